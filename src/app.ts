@@ -1,0 +1,59 @@
+import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { closeGracefully, createHttpServer } from './http/server.js';
+import { createLogger } from './logger.js';
+import { Metrics } from './metrics.js';
+import { systemModules } from './modules/system/index.js';
+import { tableModule } from './modules/table/index.js';
+import { Router } from './router/router.js';
+import type { Module } from './router/types.js';
+import { openStorage, type TableStorage } from './storage/index.js';
+
+export interface App {
+  config: Config;
+  router: Router;
+  storage: TableStorage;
+  server: http.Server;
+  log: Logger;
+  metrics: Metrics;
+  listen(): Promise<AddressInfo>;
+  close(): Promise<void>;
+}
+
+/** Wires storage, modules, router and the HTTP front together; nothing listens until `listen()`. */
+export async function createApp(config: Config, options: { log?: Logger } = {}): Promise<App> {
+  const log = options.log ?? createLogger(config.log_level);
+  const metrics = new Metrics();
+  const storage = await openStorage(config.storage);
+  const domains = Object.keys(config.wikis);
+  const served = new Set(domains);
+  const router = new Router((domain) => served.has(domain));
+  const modules: Module[] = [tableModule(storage)];
+  modules.push(...systemModules({ router, modules: () => modules, domains, metrics }));
+  for (const module of modules) router.register(module);
+
+  const server = createHttpServer(router, log, metrics, { maxBodyBytes: config.max_body_bytes, adminToken: config.admin_token });
+  let sweeper: NodeJS.Timeout | undefined;
+  if (config.ttl_sweep_interval > 0) {
+    sweeper = setInterval(() => {
+      storage.sweepExpired().catch((err) => log.warn({ err }, 'sweeping expired rows failed'));
+    }, config.ttl_sweep_interval * 1000);
+    sweeper.unref();
+  }
+
+  return {
+    config, router, storage, server, log, metrics,
+    listen: () =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.listen.port, config.listen.host, () => resolve(server.address() as AddressInfo));
+      }),
+    async close() {
+      if (sweeper) clearInterval(sweeper);
+      if (server.listening) await closeGracefully(server);
+      await storage.close();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import Negotiator from 'negotiator';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+
+const gzip = promisify(zlib.gzip);
+const gunzip = promisify(zlib.gunzip);
+const brotli = promisify(zlib.brotliCompress);
+const unbrotli = promisify(zlib.brotliDecompress);
+
+/** Below this size compression costs more than it saves. */
+const MIN_COMPRESS_BYTES = 1024;
+/** gzip first: stored content is gzip, and gzip is far cheaper to produce than good brotli. */
+const PREFERRED = ['gzip', 'br', 'identity'];
+
+export function isCompressible(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  return /^(text\/|application\/(json|problem\+json|javascript|xml|[\w.+-]+\+json|[\w.+-]+\+xml))|image\/svg\+xml/i.test(contentType);
+}
+
+export function negotiateEncoding(acceptEncoding: string | undefined): string {
+  if (!acceptEncoding) return 'identity';
+  // negotiator 1.x takes the server's preference order as a second argument (its typings predate it).
+  const negotiator = new Negotiator({ headers: { 'accept-encoding': acceptEncoding } }) as unknown as {
+    encoding(available: string[], options: { preferred: string[] }): string | undefined;
+  };
+  return negotiator.encoding(PREFERRED, { preferred: PREFERRED }) ?? 'identity';
+}
+
+export function acceptsEncoding(acceptEncoding: string | undefined, encoding: string): boolean {
+  if (!acceptEncoding) return false;
+  return new Negotiator({ headers: { 'accept-encoding': acceptEncoding } }).encodings([encoding]).length > 0;
+}
+
+export async function compress(body: Buffer, encoding: string): Promise<Buffer> {
+  if (encoding === 'gzip') return gzip(body, { level: 6 });
+  if (encoding === 'br') {
+    return brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+  }
+  return body;
+}
+
+export async function decompress(body: Buffer, encoding: string): Promise<Buffer> {
+  if (encoding === 'gzip') return gunzip(body);
+  if (encoding === 'br') return unbrotli(body);
+  return body;
+}
+
+/**
+ * Chooses how to send a body: a body the handler already compressed (stored compressed) goes out
+ * as-is to clients that accept it and is decompressed for the others; other compressible bodies are
+ * compressed on the fly.
+ */
+export async function encodeBody(
+  body: Buffer,
+  headers: Record<string, string>,
+  acceptEncoding: string | undefined,
+): Promise<Buffer> {
+  const stored = headers['content-encoding'];
+  if (stored && stored !== 'identity') {
+    headers.vary = appendVary(headers.vary, 'Accept-Encoding');
+    if (acceptsEncoding(acceptEncoding, stored)) return body;
+    delete headers['content-encoding'];
+    return decompress(body, stored);
+  }
+  if (!isCompressible(headers['content-type'])) return body;
+  headers.vary = appendVary(headers.vary, 'Accept-Encoding');
+  if (body.length < MIN_COMPRESS_BYTES) return body;
+  const encoding = negotiateEncoding(acceptEncoding);
+  if (encoding === 'identity') return body;
+  headers['content-encoding'] = encoding;
+  return compress(body, encoding);
+}
+
+function appendVary(vary: string | undefined, field: string): string {
+  if (!vary) return field;
+  return vary.toLowerCase().split(/\s*,\s*/).includes(field.toLowerCase()) ? vary : `${vary}, ${field}`;
+}

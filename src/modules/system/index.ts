@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { notFound } from '../../errors.js';
+import type { Metrics } from '../../metrics.js';
+import { buildOpenApi } from '../../router/openapi.js';
+import type { Router } from '../../router/router.js';
+import type { Module, Response, RouteRequest } from '../../router/types.js';
+import { docPage } from './doc-page.js';
+
+const require = createRequire(import.meta.url);
+const SWAGGER_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+const SWAGGER_FILES = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png']);
+const SWAGGER_TYPES: Record<string, string> = { '.css': 'text/css; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.png': 'image/png' };
+const VERSION = (require('../../../../package.json') as { version: string }).version;
+
+interface SystemOptions {
+  router: Router;
+  modules: () => Module[];
+  domains: string[];
+  metrics: Metrics;
+}
+
+/** Root listing, health, metrics, and per-domain API roots with the OpenAPI document and its docs page. */
+export function systemModules({ router, modules, domains, metrics }: SystemOptions): Module[] {
+  const specs = new Map<string, { body: string; etag: string }>();
+  const spec = (domain: string) => {
+    let cached = specs.get(domain);
+    if (!cached) {
+      const body = JSON.stringify(buildOpenApi(router, modules(), domain, VERSION));
+      cached = { body, etag: `"${createHash('sha1').update(body).digest('base64url').slice(0, 16)}"` };
+      specs.set(domain, cached);
+    }
+    return cached;
+  };
+  const apiRoot = (req: RouteRequest): Response => {
+    if (req.query.has('spec')) {
+      const { body, etag } = spec(req.domain);
+      return { status: 200, headers: { 'content-type': 'application/json', etag, 'cache-control': 'no-cache' }, body };
+    }
+    if (req.query.has('doc')) {
+      return { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: docPage(req.domain) };
+    }
+    return { status: 200, body: { items: router.listChildren(req.path) } };
+  };
+  const staticFiles = new Map<string, Buffer>();
+  return [
+    {
+      name: 'system',
+      api: 'global',
+      routes: [
+        { method: 'GET', path: '/', handler: () => ({ status: 200, body: { items: domains } }) },
+        { method: 'GET', path: '/_health', handler: () => ({ status: 200, headers: { 'cache-control': 'no-cache' }, body: { status: 'ok' } }) },
+        {
+          method: 'GET',
+          path: '/metrics',
+          handler: async () => ({
+            status: 200,
+            headers: { 'content-type': metrics.registry.contentType, 'cache-control': 'no-cache' },
+            body: await metrics.registry.metrics(),
+          }),
+        },
+        {
+          method: 'GET',
+          path: '/_static/swagger-ui/{file}',
+          handler: (req) => {
+            const file = req.params.file!;
+            if (!SWAGGER_FILES.has(file)) throw notFound(`No static file '${file}'.`);
+            let bytes = staticFiles.get(file);
+            if (!bytes) staticFiles.set(file, (bytes = fs.readFileSync(path.join(SWAGGER_DIR, file))));
+            return { status: 200, headers: { 'content-type': SWAGGER_TYPES[path.extname(file)]!, 'cache-control': 'public, max-age=86400' }, body: bytes };
+          },
+        },
+      ],
+    },
+    {
+      name: 'v1-root',
+      api: 'v1',
+      routes: [{ method: 'GET', path: '/', handler: apiRoot, spec: { summary: 'List the API; ?spec gives this document, ?doc a docs page', tags: ['meta'] } }],
+    },
+    {
+      name: 'sys-root',
+      api: 'sys',
+      routes: [{ method: 'GET', path: '/', handler: apiRoot, spec: { summary: 'List the internal API', tags: ['meta'] } }],
+    },
+  ];
+}

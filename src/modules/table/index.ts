@@ -1,0 +1,76 @@
+import { badRequest } from '../../errors.js';
+import type { Module, RouteRequest } from '../../router/types.js';
+import type { TableStorage } from '../../storage/table-storage.js';
+import { tableSpecs } from './spec.js';
+
+/** The body of a row request, with the table taken from the URL. */
+function withTable(req: RouteRequest, optional = false): Record<string, unknown> & { table: string } {
+  const body = req.body ?? (optional ? {} : undefined);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The body must be a JSON object.', 'invalid-body');
+  const { table } = req.params as { table: string };
+  const given = (body as { table?: unknown }).table;
+  if (given !== undefined && given !== table) throw badRequest(`The body names table ${JSON.stringify(given)} but the URL names '${table}'.`, 'table-mismatch');
+  return { ...(body as Record<string, unknown>), table };
+}
+
+/** `/{domain}/sys/table/`: RESTBase's table storage API over HTTP and internal requests. */
+export function tableModule(storage: TableStorage): Module {
+  const query = async (req: RouteRequest) => {
+    if (Buffer.isBuffer(req.body) || typeof req.body === 'string') throw badRequest('The query must be a JSON body.', 'invalid-body');
+    return { status: 200, body: await storage.get(req.domain, withTable(req, true)) };
+  };
+  return {
+    name: 'table',
+    api: 'sys',
+    components: tableSpecs.components,
+    routes: [
+      {
+        method: 'PUT',
+        path: '/table/{table}',
+        jsonBody: true,
+        spec: tableSpecs.createTable,
+        handler: async (req) => {
+          const outcome = await storage.createTable(req.domain, req.params.table!, req.body);
+          return { status: outcome === 'created' ? 201 : 200, body: { table: req.params.table, outcome } };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/table/{table}',
+        spec: tableSpecs.getSchema,
+        handler: async (req) => ({ status: 200, body: await storage.getSchema(req.domain, req.params.table!) }),
+      },
+      {
+        method: 'DELETE',
+        path: '/table/{table}',
+        spec: tableSpecs.dropTable,
+        handler: async (req) => {
+          await storage.dropTable(req.domain, req.params.table!);
+          return { status: 204 };
+        },
+      },
+      {
+        method: 'PUT',
+        path: '/table/{table}/',
+        jsonBody: true,
+        spec: tableSpecs.put,
+        handler: async (req) => {
+          await storage.put(req.domain, withTable(req) as never);
+          return { status: 201, body: {} };
+        },
+      },
+      { method: 'GET', path: '/table/{table}/', spec: tableSpecs.query, handler: query },
+      { method: 'POST', path: '/table/{table}/_query', spec: tableSpecs.postQuery, handler: query },
+      {
+        method: 'DELETE',
+        path: '/table/{table}/',
+        jsonBody: true,
+        spec: tableSpecs.delete,
+        handler: async (req) => {
+          await storage.delete(req.domain, withTable(req) as never);
+          return { status: 204 };
+        },
+      },
+    ],
+  };
+}

@@ -1,0 +1,81 @@
+/** OpenAPI fragments of the table storage API. */
+const json = (ref: string) => ({ content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+const tags = ['table storage'];
+
+export const tableSpecs = {
+  components: {
+    TableSchema: {
+      type: 'object',
+      description: "A table schema in RESTBase's table storage format.",
+      required: ['attributes', 'index'],
+      properties: {
+        table: { type: 'string' },
+        version: { type: 'integer', minimum: 1 },
+        attributes: { type: 'object', additionalProperties: { type: 'string' } },
+        index: { type: 'array', items: { $ref: '#/components/schemas/IndexElement' } },
+        secondaryIndexes: { type: 'object', additionalProperties: { type: 'array', items: { $ref: '#/components/schemas/IndexElement' } } },
+        revisionRetentionPolicy: { type: 'object', properties: { type: { enum: ['all', 'latest', 'interval', 'ttl'] } } },
+        options: { type: 'object' },
+      },
+    },
+    IndexElement: {
+      type: 'object',
+      required: ['attribute', 'type'],
+      properties: { attribute: { type: 'string' }, type: { enum: ['hash', 'range', 'static', 'proj'] }, order: { enum: ['asc', 'desc'] } },
+    },
+    TableQuery: {
+      type: 'object',
+      properties: {
+        index: { type: 'string' },
+        attributes: { type: 'object', description: 'Key conditions: a value (eq) or {eq|lt|gt|le|ge|between: ...}.' },
+        proj: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+        order: { type: 'object', additionalProperties: { enum: ['asc', 'desc'] } },
+        limit: { type: 'integer', minimum: 1, maximum: 1000 },
+        next: { type: 'string', description: 'Opaque paging token from a previous answer.' },
+      },
+    },
+    TableWrite: {
+      type: 'object',
+      required: ['attributes'],
+      properties: {
+        attributes: { type: 'object', description: 'Row values; blobs as base64; `_ttl` in seconds.' },
+        if: { oneOf: [{ const: 'not exists' }, { type: 'object', additionalProperties: { type: 'object', properties: { eq: {} } } }] },
+      },
+    },
+    QueryResult: {
+      type: 'object',
+      properties: { items: { type: 'array', items: { type: 'object' } }, next: { type: 'string' } },
+    },
+  },
+  createTable: {
+    tags, summary: 'Create a table, or migrate it to a higher schema version',
+    requestBody: { required: true, ...json('TableSchema') },
+    responses: { 201: { description: 'Created' }, 200: { description: 'Unchanged or migrated' }, 400: problem('Invalid schema or incompatible change') },
+  },
+  getSchema: {
+    tags, summary: "Read a table's schema",
+    responses: { 200: { description: 'The schema', ...json('TableSchema') }, 404: problem('No such table') },
+  },
+  dropTable: { tags, summary: 'Drop a table and all its rows', responses: { 204: { description: 'Dropped' }, 404: problem('No such table') } },
+  put: {
+    tags, summary: 'Write a row (optionally conditional)',
+    requestBody: { required: true, ...json('TableWrite') },
+    responses: { 201: { description: 'Written' }, 400: problem('Invalid write'), 412: problem('The condition failed; nothing was written') },
+  },
+  query: {
+    tags, summary: 'Query rows (JSON query in the GET body)',
+    requestBody: { required: false, ...json('TableQuery') },
+    responses: { 200: { description: 'Matching rows and a paging token', ...json('QueryResult') }, 400: problem('Invalid query') },
+  },
+  postQuery: {
+    tags, summary: 'Query rows (for clients that cannot send a GET body)',
+    requestBody: { required: false, ...json('TableQuery') },
+    responses: { 200: { description: 'Matching rows and a paging token', ...json('QueryResult') }, 400: problem('Invalid query') },
+  },
+  delete: {
+    tags, summary: 'Delete rows by (partial) primary key',
+    requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['attributes'] } } } },
+    responses: { 204: { description: 'Deleted' }, 400: problem('Invalid key') },
+  },
+};

@@ -1,0 +1,193 @@
+import FindMyWay from 'find-my-way';
+import type { Logger } from 'pino';
+import { HttpError, badRequest, forbidden, notFound } from '../errors.js';
+import type { Api, Handler, Module, Request, RequestContext, Response, Route, RouteRequest } from './types.js';
+
+export const METHODS = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'] as const;
+const MAX_DEPTH = 16;
+
+interface RouteEntry {
+  api: Api;
+  module: string;
+  route: Route;
+  /** Full template, OpenAPI style: `/{domain}/sys/table/{table}`. */
+  template: string;
+}
+
+export interface RouteMatch {
+  entry: RouteEntry | undefined;
+  /** Route template for metrics and logs, or a fixed label for unmatched paths. */
+  label: string;
+  handler: Handler;
+  params: Record<string, string>;
+  path: string;
+  query: URLSearchParams;
+}
+
+export interface ContextOptions {
+  requestId: string;
+  admin: boolean;
+  log: Logger;
+  depth?: number;
+  external?: boolean;
+}
+
+/** Turns `/{domain}/x/{id}` into find-my-way's `/:domain/x/:id`. */
+function toRouterPath(template: string): string {
+  return template.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+function splitUri(uri: string): { path: string; rawQuery: string } {
+  const q = uri.indexOf('?');
+  return q === -1 ? { path: uri, rawQuery: '' } : { path: uri.slice(0, q), rawQuery: uri.slice(q + 1) };
+}
+
+function checkEncoding(path: string): void {
+  if (!path.startsWith('/')) throw badRequest(`Request path must start with '/': ${path.slice(0, 100)}`, 'invalid-path');
+  if (path.includes('%')) {
+    try {
+      decodeURIComponent(path);
+    } catch {
+      throw badRequest('The request path contains an invalid percent-encoding.', 'invalid-path-encoding');
+    }
+  }
+}
+
+/**
+ * One route tree for all APIs of all domains. The same dispatcher serves external HTTP
+ * requests and internal ones (`ctx.request`), so modules talk to each other in-process.
+ */
+export class Router {
+  private readonly tree = FindMyWay({ ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 2048 });
+  private readonly entries: RouteEntry[] = [];
+  private readonly templates: string[][] = [];
+
+  constructor(private readonly isDomainServed: (domain: string) => boolean) {}
+
+  register(module: Module): void {
+    for (const route of module.routes) {
+      const template = module.api === 'global' ? route.path : `/{domain}/${module.api}${route.path}`;
+      const entry: RouteEntry = { api: module.api, module: module.name, route, template };
+      this.tree.on(route.method as 'GET', toRouterPath(template), () => entry);
+      this.entries.push(entry);
+      this.templates.push(template.split('/').slice(1));
+    }
+  }
+
+  routes(): readonly RouteEntry[] {
+    return this.entries;
+  }
+
+  /** Static children of a path, derived from the registered templates (for trailing-slash listings). */
+  listChildren(path: string): string[] {
+    const segments = path.split('/').slice(1, -1).map(decodeURIComponent);
+    const children = new Set<string>();
+    for (const template of this.templates) {
+      if (template.length <= segments.length) continue;
+      const matches = segments.every((seg, i) => template[i] === seg || /^\{.+\}$/.test(template[i]!));
+      const next = template[segments.length]!;
+      if (matches && next !== '' && !next.startsWith('{')) children.add(next);
+    }
+    return [...children].sort();
+  }
+
+  /** Finds the handler for a request, or throws the 4xx that explains why there is none. */
+  resolve(method: string, uri: string): RouteMatch {
+    const { path, rawQuery } = splitUri(uri);
+    checkEncoding(path);
+    const query = new URLSearchParams(rawQuery);
+    const found = this.tree.find(method as 'GET', path) ?? (method === 'HEAD' ? this.tree.find('GET', path) : null);
+    if (found) {
+      const entry = (found.handler as unknown as () => RouteEntry)();
+      const params = { ...found.params } as Record<string, string>;
+      if (entry.api !== 'global' && !this.isDomainServed(params.domain ?? '')) {
+        throw notFound(`Domain '${params.domain}' is not served here.`, 'unknown-domain');
+      }
+      return { entry, label: entry.template, handler: entry.route.handler, params, path, query };
+    }
+    const allowed = METHODS.filter((m) => m !== method && this.tree.find(m, path));
+    if (allowed.length > 0) {
+      if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
+      throw new HttpError(405, 'method-not-allowed', `${method} is not allowed on this path.`, {
+        headers: { allow: allowed.join(', ') },
+      });
+    }
+    if ((method === 'GET' || method === 'HEAD') && path.endsWith('/')) {
+      const items = this.listChildren(path);
+      if (items.length > 0) return this.listingMatch(path, query, items);
+    }
+    throw notFound(`No route matches ${path}.`, 'route-not-found');
+  }
+
+  private listingMatch(path: string, query: URLSearchParams, items: string[]): RouteMatch {
+    const [domain = '', api = ''] = path.split('/').slice(1).map(decodeURIComponent);
+    if (!this.isDomainServed(domain)) throw notFound(`Domain '${domain}' is not served here.`, 'unknown-domain');
+    const entry: RouteEntry | undefined = this.entries.find((e) => e.api === api);
+    return {
+      entry: entry && { ...entry, template: '(listing)' },
+      label: '(listing)',
+      handler: () => ({ status: 200, body: { items } }),
+      params: { domain },
+      path,
+      query,
+    };
+  }
+
+  /** Runs a matched handler with the access rules of its API. */
+  async invoke(match: RouteMatch, req: Request, ctx: RequestContext & { external: boolean }): Promise<Response> {
+    const api = match.entry?.api;
+    if (api === 'sys' && ctx.external && !ctx.admin) {
+      throw forbidden('The internal API (/sys/) needs the admin credential.', 'admin-required');
+    }
+    const route = match.entry?.route;
+    if (route?.jsonBody) {
+      if (req.body === undefined || req.body === null) throw badRequest('This request needs a JSON body.', 'missing-body');
+      if (Buffer.isBuffer(req.body) || typeof req.body === 'string') {
+        throw new HttpError(415, 'unsupported-media-type', 'The body must be application/json.');
+      }
+    }
+    const routeReq: RouteRequest = {
+      method: req.method,
+      uri: req.uri,
+      path: match.path,
+      headers: req.headers ?? {},
+      body: req.body,
+      params: match.params,
+      query: match.query,
+      domain: match.params.domain ?? '',
+    };
+    return match.handler(routeReq, ctx);
+  }
+
+  /** Creates the context of a root request; its `request` issues internal requests. */
+  context(options: ContextOptions): RequestContext & { external: boolean } {
+    const depth = options.depth ?? 0;
+    const router = this;
+    const ctx = {
+      requestId: options.requestId,
+      admin: options.admin,
+      log: options.log,
+      depth,
+      external: options.external ?? false,
+      async request(req: Request): Promise<Response> {
+        if (depth + 1 > MAX_DEPTH) {
+          throw new HttpError(508, 'recursion-depth', `Internal requests nested deeper than ${MAX_DEPTH}: ${req.uri}`);
+        }
+        const child = router.context({ ...options, depth: depth + 1, external: false });
+        const match = router.resolve(req.method.toUpperCase(), req.uri);
+        const res = await router.invoke(match, { ...req, method: req.method.toUpperCase() }, child);
+        if (res.status >= 400) throw responseToError(res);
+        return res;
+      },
+    };
+    return ctx;
+  }
+}
+
+/** A handler may answer an error as a plain response; internal callers still see an HttpError. */
+function responseToError(res: Response): HttpError {
+  const body = res.body as { detail?: string; type?: string } | undefined;
+  const detail = typeof body?.detail === 'string' ? body.detail : `Internal request failed with ${res.status}`;
+  const kind = typeof body?.type === 'string' ? body.type.replace(/^urn:problem:/, '') : 'internal-request-failed';
+  return new HttpError(res.status, kind, detail, { headers: res.headers });
+}

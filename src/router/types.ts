@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+
+/** One uniform, shallow request object for external and internal requests alike. */
+export interface Request {
+  method: string;
+  /** Percent-encoded path, optionally followed by `?query`. */
+  uri: string;
+  headers?: Record<string, string | undefined>;
+  /** Buffer, string, or a JSON value (in-process bodies may hold Buffers and are never serialised). */
+  body?: unknown;
+}
+
+export interface Response {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+/** What a handler receives: the request plus what the router matched. */
+export interface RouteRequest {
+  method: string;
+  uri: string;
+  path: string;
+  headers: Record<string, string | undefined>;
+  body?: unknown;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  domain: string;
+}
+
+export interface RequestContext {
+  readonly requestId: string;
+  readonly depth: number;
+  /** True when the root request carried the admin credential; internal requests inherit it. */
+  readonly admin: boolean;
+  readonly log: Logger;
+  /** Issue an internal request through the same dispatcher, without an HTTP hop. Rejects with HttpError on status >= 400. */
+  request(req: Request): Promise<Response>;
+}
+
+export type Handler = (req: RouteRequest, ctx: RequestContext) => Promise<Response> | Response;
+
+/** An OpenAPI 3.1 operation object (kept loose on purpose: modules own their fragments). */
+export type OperationSpec = Record<string, unknown>;
+
+export interface Route {
+  method: string;
+  /** Path template relative to the API root, e.g. `/table/{table}/`; absolute for global routes. */
+  path: string;
+  handler: Handler;
+  /** Require a JSON body (415 otherwise). */
+  jsonBody?: boolean;
+  spec?: OperationSpec;
+}
+
+/** `v1` is public, `sys` is internal (admin only from outside), `global` is mounted at the root. */
+export type Api = 'v1' | 'sys' | 'global';
+
+export interface Module {
+  name: string;
+  api: Api;
+  routes: Route[];
+  /** Shared OpenAPI components (schemas) this module contributes. */
+  components?: Record<string, unknown>;
+}

@@ -1,0 +1,128 @@
+import { badRequest } from '../errors.js';
+import { decodeToken, queryFingerprint } from './paging.js';
+import type { TableInfo } from './schema.js';
+import type { Query, SortOrder } from './types.js';
+import { normalizeValue, toStorage } from './values.js';
+
+export const MAX_LIMIT = 1000;
+const OPERATORS = new Set(['eq', 'lt', 'gt', 'le', 'ge', 'between']);
+
+export interface Predicate {
+  column: string;
+  op: 'eq' | 'lt' | 'gt' | 'le' | 'ge';
+  value: unknown;
+}
+
+export interface QueryPlan {
+  predicates: Predicate[];
+  /** The full, unique keyset order. */
+  order: { column: string; dir: SortOrder }[];
+  output: string[];
+  /** Columns that must not be null (the keys of a secondary index). */
+  notNull: string[];
+  limit: number;
+  after?: unknown[];
+  fingerprint: string;
+  joinStatics: boolean;
+}
+
+function toPredicates(info: TableInfo, column: string, condition: unknown, nativeBoolean: boolean): Predicate[] {
+  const type = info.schema.attributes[column]!;
+  const value = (v: unknown) => {
+    const normalized = normalizeValue(type, v, column);
+    if (normalized === null) throw badRequest(`Attribute '${column}' cannot be compared with null.`, 'invalid-query');
+    return toStorage(type, normalized, nativeBoolean);
+  };
+  const isOperatorObject =
+    typeof condition === 'object' && condition !== null && !Array.isArray(condition) && !Buffer.isBuffer(condition) && !(condition instanceof Uint8Array);
+  if (!isOperatorObject) return [{ column, op: 'eq', value: value(condition) }];
+  const entries = Object.entries(condition as Record<string, unknown>);
+  if (entries.length === 0) throw badRequest(`Condition on '${column}' is empty.`, 'invalid-query');
+  return entries.flatMap(([op, operand]): Predicate[] => {
+    if (!OPERATORS.has(op)) throw badRequest(`Unknown operator '${op}' on '${column}'.`, 'invalid-query');
+    if (op !== 'between') return [{ column, op: op as Predicate['op'], value: value(operand) }];
+    if (!Array.isArray(operand) || operand.length !== 2) throw badRequest(`'between' on '${column}' takes [low, high].`, 'invalid-query');
+    return [
+      { column, op: 'ge', value: value(operand[0]) },
+      { column, op: 'le', value: value(operand[1]) },
+    ];
+  });
+}
+
+/** Validates a query against the table and turns it into an engine-neutral plan. */
+export function planQuery(info: TableInfo, query: Query, nativeBoolean: boolean): QueryPlan {
+  const { schema } = info;
+  let hash = info.hash;
+  let range = info.range;
+  let rangeOrder = info.rangeOrder;
+  let notNull: string[] = [];
+  let projectable = Object.keys(schema.attributes);
+  if (query.index !== undefined) {
+    const elements = typeof query.index === 'string' ? schema.secondaryIndexes[query.index] : undefined;
+    if (!elements) throw badRequest(`Table '${schema.table}' has no index ${JSON.stringify(query.index)}.`, 'unknown-index');
+    hash = elements.filter((e) => e.type === 'hash').map((e) => e.attribute);
+    range = elements.filter((e) => e.type === 'range').map((e) => e.attribute);
+    rangeOrder = Object.fromEntries(elements.filter((e) => e.type === 'range').map((e) => [e.attribute, e.order ?? 'asc']));
+    notNull = [...hash, ...range];
+  }
+
+  const conditions = query.attributes ?? {};
+  if (typeof conditions !== 'object' || Array.isArray(conditions)) throw badRequest('Query attributes must be an object.', 'invalid-query');
+  const predicates: Predicate[] = [];
+  for (const [column, condition] of Object.entries(conditions)) {
+    if (!hash.includes(column) && !range.includes(column)) {
+      throw badRequest(`Cannot query on '${column}': only the hash and range keys of the index used can be queried.`, 'invalid-query');
+    }
+    predicates.push(...toPredicates(info, column, condition, nativeBoolean));
+  }
+  const hashGiven = hash.filter((h) => predicates.some((p) => p.column === h));
+  const hashComplete = hashGiven.length === hash.length;
+  if (predicates.some((p) => hash.includes(p.column) && p.op !== 'eq')) throw badRequest('Hash keys can only be matched with eq.', 'invalid-query');
+  if (hashGiven.length > 0 && !hashComplete) throw badRequest(`Give all hash keys (${hash.join(', ')}) or none.`, 'invalid-query');
+  if (query.index !== undefined && !hashComplete) throw badRequest(`A query on index '${query.index}' needs its hash keys (${hash.join(', ')}).`, 'invalid-query');
+
+  const order = query.order ?? {};
+  if (typeof order !== 'object' || Array.isArray(order)) throw badRequest('order must map range keys to asc or desc.', 'invalid-query');
+  for (const [column, dir] of Object.entries(order)) {
+    if (!range.includes(column)) throw badRequest(`Cannot order by '${column}': it is not a range key of the index used.`, 'invalid-query');
+    if (dir !== 'asc' && dir !== 'desc') throw badRequest(`Order of '${column}' must be asc or desc.`, 'invalid-query');
+  }
+  const keysetOrder = [
+    ...(hashComplete ? [] : hash.map((column) => ({ column, dir: 'asc' as SortOrder }))),
+    ...range.map((column) => ({ column, dir: (order[column] ?? rangeOrder[column]) as SortOrder })),
+  ];
+  for (const column of [...info.hash, ...info.range]) {
+    if (!keysetOrder.some((o) => o.column === column) && !predicates.some((p) => p.column === column && p.op === 'eq')) {
+      keysetOrder.push({ column, dir: info.rangeOrder[column] ?? 'asc' });
+    }
+  }
+
+  let output = projectable;
+  if (query.proj !== undefined) {
+    const proj = typeof query.proj === 'string' ? [query.proj] : query.proj;
+    if (!Array.isArray(proj) || proj.some((p) => typeof p !== 'string' || !(p in schema.attributes))) {
+      throw badRequest('proj must name attributes of the table.', 'invalid-query');
+    }
+    output = proj;
+  }
+
+  let limit = MAX_LIMIT;
+  if (query.limit !== undefined) {
+    if (!Number.isInteger(query.limit) || query.limit < 1) throw badRequest('limit must be a positive integer.', 'invalid-query');
+    limit = Math.min(query.limit, MAX_LIMIT);
+  }
+
+  const fingerprint = queryFingerprint([schema.table, query.index ?? null, keysetOrder, predicates.map((p) => [p.column, p.op])]);
+  let after: unknown[] | undefined;
+  if (query.next !== undefined && query.next !== null) {
+    const raw = decodeToken(query.next, fingerprint, keysetOrder.length);
+    after = keysetOrder.map(({ column }, i) => {
+      const type = schema.attributes[column]!;
+      const normalized = normalizeValue(type, raw[i], column);
+      if (normalized === null) throw badRequest('The paging token (next) is malformed.', 'invalid-paging-token');
+      return toStorage(type, normalized, nativeBoolean);
+    });
+  }
+  const joinStatics = info.statics.some((s) => output.includes(s));
+  return { predicates, order: keysetOrder, output, notNull, limit, after, fingerprint, joinStatics };
+}

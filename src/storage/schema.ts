@@ -1,0 +1,161 @@
+import { isDeepStrictEqual } from 'node:util';
+import { badRequest } from '../errors.js';
+import { setElementType } from './values.js';
+import { SCALAR_TYPES, type AttributeType, type IndexElement, type RetentionPolicy, type TableSchema } from './types.js';
+
+/** Names are embedded (quoted) in SQL, so they are held to strict patterns. */
+export const TABLE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,119}$/;
+export const ATTRIBUTE_NAME = /^[A-Za-z][A-Za-z0-9_\-]{0,62}$/;
+const INDEX_NAME = /^[A-Za-z][A-Za-z0-9_\-]{0,62}$/;
+const KEY_UNSUITABLE = new Set(['json', 'blob']);
+
+/** A schema plus what every operation needs to know about it, computed once. */
+export interface TableInfo {
+  schema: TableSchema;
+  hash: string[];
+  range: string[];
+  rangeOrder: Record<string, 'asc' | 'desc'>;
+  statics: string[];
+  regular: string[];
+  /** The last timeuuid range column, used by time-based retention. */
+  tidColumn: string | undefined;
+}
+
+function fail(detail: string): never {
+  throw badRequest(`Invalid schema: ${detail}`, 'invalid-schema');
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isType(t: unknown): t is AttributeType {
+  if (typeof t !== 'string') return false;
+  const element = setElementType(t as AttributeType);
+  return (SCALAR_TYPES as readonly string[]).includes(element ?? t);
+}
+
+function normalizeIndex(elements: unknown, attributes: Record<string, AttributeType>, where: string, primary: boolean): IndexElement[] {
+  if (!Array.isArray(elements) || elements.length === 0) fail(`${where} must be a non-empty array`);
+  const seen = new Set<string>();
+  const out = elements.map((raw): IndexElement => {
+    if (!isObject(raw)) fail(`${where} entries must be objects`);
+    const { attribute, type, order } = raw;
+    if (typeof attribute !== 'string' || !(attribute in attributes)) fail(`${where} names unknown attribute ${JSON.stringify(attribute)}`);
+    if (seen.has(attribute)) fail(`${where} names '${attribute}' twice`);
+    seen.add(attribute);
+    const allowed = primary ? ['hash', 'range', 'static', 'proj'] : ['hash', 'range', 'proj'];
+    if (typeof type !== 'string' || !allowed.includes(type)) fail(`${where}: '${attribute}' has type ${JSON.stringify(type)}; expected one of ${allowed.join(', ')}`);
+    if ((type === 'hash' || type === 'range') && (KEY_UNSUITABLE.has(attributes[attribute]!) || setElementType(attributes[attribute]!))) {
+      fail(`${where}: '${attribute}' of type ${attributes[attribute]} cannot be a key`);
+    }
+    if (order !== undefined && order !== 'asc' && order !== 'desc') fail(`${where}: order must be asc or desc`);
+    return type === 'range' ? { attribute, type, order: (order as 'asc' | 'desc') ?? 'asc' } : { attribute, type: type as IndexElement['type'] };
+  });
+  const kinds = out.map((e) => e.type);
+  if (!kinds.includes('hash')) fail(`${where} needs at least one hash attribute`);
+  if (kinds.lastIndexOf('hash') > kinds.indexOf('range') && kinds.includes('range')) fail(`${where}: hash attributes come before range attributes`);
+  if (primary && kinds.includes('static') && !kinds.includes('range')) fail('static columns need a range key (they are shared by the rows of a partition)');
+  return out;
+}
+
+function normalizeRetention(raw: unknown): RetentionPolicy {
+  if (raw === undefined) return { type: 'all' };
+  if (!isObject(raw)) fail('revisionRetentionPolicy must be an object');
+  const nonNegative = (field: string, dflt?: number): number => {
+    const v = raw[field] ?? dflt;
+    if (!Number.isInteger(v) || (v as number) < 0) fail(`revisionRetentionPolicy.${field} must be a non-negative integer`);
+    return v as number;
+  };
+  switch (raw.type) {
+    case 'all':
+      return { type: 'all' };
+    case 'latest':
+      return { type: 'latest', count: Math.max(1, nonNegative('count', 1)), grace_ttl: nonNegative('grace_ttl', 86400) };
+    case 'interval':
+      return {
+        type: 'interval',
+        interval: Math.max(1, nonNegative('interval')),
+        count: Math.max(1, nonNegative('count', 1)),
+        grace_ttl: nonNegative('grace_ttl', 86400),
+      };
+    case 'ttl':
+      return { type: 'ttl', ttl: Math.max(1, nonNegative('ttl')) };
+    default:
+      return fail(`unknown revisionRetentionPolicy type ${JSON.stringify(raw.type)}`);
+  }
+}
+
+/** Validates a schema in RESTBase's format and fills in defaults. */
+export function normalizeSchema(raw: unknown, tableName: string): TableSchema {
+  if (!isObject(raw)) fail('the schema must be a JSON object');
+  if (raw.table !== undefined && raw.table !== tableName) fail(`'table' is ${JSON.stringify(raw.table)} but the URL names '${tableName}'`);
+  if (!TABLE_NAME.test(tableName)) fail(`table name '${tableName}' must match ${TABLE_NAME}`);
+  const version = raw.version ?? 1;
+  if (!Number.isInteger(version) || (version as number) < 1) fail('version must be a positive integer');
+  if (!isObject(raw.attributes) || Object.keys(raw.attributes).length === 0) fail('attributes must be a non-empty object');
+  const attributes: Record<string, AttributeType> = {};
+  for (const [name, type] of Object.entries(raw.attributes)) {
+    if (!ATTRIBUTE_NAME.test(name)) fail(`attribute name '${name}' must match ${ATTRIBUTE_NAME}`);
+    if (!isType(type)) fail(`attribute '${name}' has unknown type ${JSON.stringify(type)}`);
+    attributes[name] = type;
+  }
+  const index = normalizeIndex(raw.index, attributes, 'index', true);
+  const secondaryIndexes: Record<string, IndexElement[]> = {};
+  if (raw.secondaryIndexes !== undefined) {
+    if (!isObject(raw.secondaryIndexes)) fail('secondaryIndexes must be an object');
+    const statics = new Set(index.filter((e) => e.type === 'static').map((e) => e.attribute));
+    for (const [name, elements] of Object.entries(raw.secondaryIndexes)) {
+      if (!INDEX_NAME.test(name)) fail(`index name '${name}' must match ${INDEX_NAME}`);
+      const normalized = normalizeIndex(elements, attributes, `secondaryIndexes.${name}`, false);
+      const onStatic = normalized.find((e) => e.type !== 'proj' && statics.has(e.attribute));
+      if (onStatic) fail(`secondaryIndexes.${name} cannot index the static column '${onStatic.attribute}'`);
+      secondaryIndexes[name] = normalized;
+    }
+  }
+  const retention = normalizeRetention(raw.revisionRetentionPolicy);
+  if (retention.type === 'interval' && !index.some((e) => e.type === 'range' && attributes[e.attribute] === 'timeuuid')) {
+    fail('the interval retention policy needs a timeuuid range key');
+  }
+  if (raw.options !== undefined && !isObject(raw.options)) fail('options must be an object');
+  return {
+    table: tableName,
+    version: version as number,
+    attributes,
+    index,
+    secondaryIndexes,
+    revisionRetentionPolicy: retention,
+    options: (raw.options as Record<string, unknown>) ?? {},
+  };
+}
+
+export function describe(schema: TableSchema): TableInfo {
+  const of = (kind: IndexElement['type']) => schema.index.filter((e) => e.type === kind).map((e) => e.attribute);
+  const hash = of('hash');
+  const range = of('range');
+  const statics = of('static');
+  const keyed = new Set([...hash, ...range, ...statics]);
+  const rangeOrder = Object.fromEntries(schema.index.filter((e) => e.type === 'range').map((e) => [e.attribute, e.order ?? 'asc']));
+  const tidColumn = [...range].reverse().find((a) => schema.attributes[a] === 'timeuuid');
+  return { schema, hash, range, rangeOrder, statics, regular: Object.keys(schema.attributes).filter((a) => !keyed.has(a)), tidColumn };
+}
+
+export type SchemaChange = 'unchanged' | 'migrate';
+
+/** What re-PUTting a schema means: nothing, a supported migration, or a 400. */
+export function compareSchemas(current: TableSchema, next: TableSchema): SchemaChange {
+  if (isDeepStrictEqual(current, next)) return 'unchanged';
+  if (next.version <= current.version) {
+    fail(`the schema differs from the stored one (version ${current.version}); raise 'version' to change it`);
+  }
+  const keysOf = (s: TableSchema) => s.index.filter((e) => e.type === 'hash' || e.type === 'range');
+  if (!isDeepStrictEqual(keysOf(current), keysOf(next))) fail('the hash and range keys of a table cannot change');
+  const wasStatic = new Set(current.index.filter((e) => e.type === 'static').map((e) => e.attribute));
+  const isStatic = new Set(next.index.filter((e) => e.type === 'static').map((e) => e.attribute));
+  for (const [name, type] of Object.entries(current.attributes)) {
+    if (!(name in next.attributes)) fail(`attribute '${name}' cannot be removed`);
+    if (next.attributes[name] !== type) fail(`attribute '${name}' cannot change type from ${type} to ${next.attributes[name]}`);
+    if (wasStatic.has(name) !== isStatic.has(name)) fail(`attribute '${name}' cannot change between static and regular`);
+  }
+  return 'migrate';
+}

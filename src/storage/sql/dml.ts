@@ -1,0 +1,118 @@
+import type { QueryPlan } from '../query-plan.js';
+import type { TableInfo } from '../schema.js';
+import { q, type PhysicalNames } from './names.js';
+
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+const LIVE = (alias: string) => `(${alias}."_exp" IS NULL OR ${alias}."_exp" > ?)`;
+const SQL_OPS = { eq: '=', lt: '<', gt: '>', le: '<=', ge: '>=' } as const;
+
+/** The columns a plan reads: its output plus the keyset columns for the paging token. */
+export function selectedColumns(plan: QueryPlan): string[] {
+  return [...new Set([...plan.output, ...plan.order.map((o) => o.column)])];
+}
+
+export function selectStatement(info: TableInfo, names: PhysicalNames, plan: QueryPlan, now: number): Statement {
+  const statics = new Set(info.statics);
+  const ref = (c: string) => `${statics.has(c) ? 's' : 'm'}.${q(c)}`;
+  const params: unknown[] = [now];
+  const where = [LIVE('m')];
+  for (const p of plan.predicates) {
+    where.push(`${ref(p.column)} ${SQL_OPS[p.op]} ?`);
+    params.push(p.value);
+  }
+  for (const c of plan.notNull) where.push(`${ref(c)} IS NOT NULL`);
+  if (plan.after) {
+    // Keyset continuation: rows strictly after the last one returned, in the plan's order.
+    const branches = plan.order.map((o, i) => {
+      const parts = plan.order.slice(0, i).map((prev) => `${ref(prev.column)} = ?`);
+      parts.push(`${ref(o.column)} ${o.dir === 'asc' ? '>' : '<'} ?`);
+      return `(${parts.join(' AND ')})`;
+    });
+    plan.order.forEach((_, i) => params.push(...plan.after!.slice(0, i + 1)));
+    where.push(`(${branches.join(' OR ')})`);
+  }
+  const join = plan.joinStatics
+    ? ` LEFT JOIN ${q(names.statics)} s ON ${info.hash.map((h) => `s.${q(h)} = m.${q(h)}`).join(' AND ')}`
+    : '';
+  const columns = selectedColumns(plan).map((c) => `${ref(c)} AS ${q(c)}`);
+  const orderBy = plan.order.map((o) => `${ref(o.column)} ${o.dir.toUpperCase()}`).join(', ');
+  params.push(plan.limit + 1);
+  return {
+    sql: `SELECT ${columns.join(', ')} FROM ${q(names.main)} m${join} WHERE ${where.join(' AND ')} ORDER BY ${orderBy} LIMIT ?`,
+    params,
+  };
+}
+
+/** Upsert of one row; columns it does not name keep their value unless the old row had expired. */
+export function upsertRowStatement(info: TableInfo, names: PhysicalNames, values: Record<string, unknown>, exp: number | null, now: number): Statement {
+  const keys = [...info.hash, ...info.range];
+  const given = Object.keys(values);
+  const table = q(names.main);
+  const kept = info.regular.filter((c) => !given.includes(c));
+  const sets = [
+    ...given.filter((c) => !keys.includes(c)).map((c) => `${q(c)} = excluded.${q(c)}`),
+    ...kept.map((c) => `${q(c)} = CASE WHEN ${table}."_exp" IS NOT NULL AND ${table}."_exp" <= ? THEN NULL ELSE ${table}.${q(c)} END`),
+    `"_exp" = excluded."_exp"`,
+  ];
+  const columns = [...given, '_exp'];
+  return {
+    sql: `INSERT INTO ${table} (${columns.map(q).join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ON CONFLICT (${keys.map(q).join(', ')}) DO UPDATE SET ${sets.join(', ')}`,
+    params: [...Object.values(values), exp, ...kept.map(() => now)],
+  };
+}
+
+export function upsertStaticStatement(info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, values: Record<string, unknown>): Statement {
+  const columns = [...info.hash, ...Object.keys(values)];
+  return {
+    sql: `INSERT INTO ${q(names.statics)} (${columns.map(q).join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ON CONFLICT (${info.hash.map(q).join(', ')}) DO UPDATE SET ${Object.keys(values).map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}`,
+    params: [...info.hash.map((h) => hashKey[h]), ...Object.values(values)],
+  };
+}
+
+function whereEquals(key: Record<string, unknown>): { clause: string; params: unknown[] } {
+  const cols = Object.keys(key);
+  return { clause: cols.map((c) => `${q(c)} = ?`).join(' AND '), params: cols.map((c) => key[c]) };
+}
+
+export function readRowStatement(names: PhysicalNames, key: Record<string, unknown>, columns: string[], now: number): Statement {
+  const w = whereEquals(key);
+  const cols = columns.length > 0 ? columns.map(q).join(', ') : '1 AS "present"';
+  return { sql: `SELECT ${cols} FROM ${q(names.main)} m WHERE ${w.clause} AND ${LIVE('m')}`, params: [...w.params, now] };
+}
+
+export function readStaticStatement(names: PhysicalNames, hashKey: Record<string, unknown>, columns: string[]): Statement {
+  const w = whereEquals(hashKey);
+  return { sql: `SELECT ${columns.map(q).join(', ')} FROM ${q(names.statics)} WHERE ${w.clause}`, params: w.params };
+}
+
+export function deleteRowsStatement(names: PhysicalNames, key: Record<string, unknown>): Statement {
+  const w = whereEquals(key);
+  return { sql: `DELETE FROM ${q(names.main)} WHERE ${w.clause}`, params: w.params };
+}
+
+export function deleteStaticStatement(names: PhysicalNames, hashKey: Record<string, unknown>): Statement {
+  const w = whereEquals(hashKey);
+  return { sql: `DELETE FROM ${q(names.statics)} WHERE ${w.clause}`, params: w.params };
+}
+
+/** The partition's rows that have no expiry yet, newest first: what retention policies look at. */
+export function retentionCandidatesStatement(info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>): Statement {
+  const w = whereEquals(hashKey);
+  return {
+    sql: `SELECT ${info.range.map(q).join(', ')} FROM ${q(names.main)} WHERE ${w.clause} AND "_exp" IS NULL ORDER BY ${info.range.map((r) => `${q(r)} DESC`).join(', ')}`,
+    params: w.params,
+  };
+}
+
+export function expireRowStatement(names: PhysicalNames, key: Record<string, unknown>, exp: number): Statement {
+  const w = whereEquals(key);
+  return { sql: `UPDATE ${q(names.main)} SET "_exp" = ? WHERE ${w.clause} AND ("_exp" IS NULL OR "_exp" > ?)`, params: [exp, ...w.params, exp] };
+}
+
+export function sweepStatement(names: PhysicalNames, now: number): Statement {
+  return { sql: `DELETE FROM ${q(names.main)} WHERE "_exp" IS NOT NULL AND "_exp" <= ?`, params: [now] };
+}

@@ -1,0 +1,30 @@
+import type { AttributeType } from '../types.js';
+
+/** Engine-specific SQL details; everything else about SQL is shared. */
+export interface Dialect {
+  readonly name: 'sqlite' | 'postgres';
+  /** Whether the engine has a boolean type (else booleans are 0/1). */
+  readonly nativeBoolean: boolean;
+  columnType(type: AttributeType): string;
+  /** Type of the `_exp` column (milliseconds since the epoch). */
+  readonly int64: string;
+}
+
+export type SqlRow = Record<string, unknown>;
+
+export interface SqlExecutor {
+  /** Runs a statement with `?` placeholders and returns its rows. */
+  all(sql: string, params: readonly unknown[]): Promise<SqlRow[]>;
+  /** Runs a statement and returns the number of rows it changed. */
+  run(sql: string, params: readonly unknown[]): Promise<number>;
+}
+
+export interface SqlDriver extends SqlExecutor {
+  readonly dialect: Dialect;
+  /**
+   * Runs `fn` in one transaction. Transactions given the same `lockKey` (a partition) are
+   * serialised, which is what makes conditional writes atomic per partition.
+   */
+  transaction<T>(lockKey: string | undefined, fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

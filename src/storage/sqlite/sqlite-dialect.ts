@@ -1,0 +1,14 @@
+import type { Dialect } from '../sql/driver.js';
+import type { AttributeType } from '../types.js';
+
+const TYPES: Record<string, string> = {
+  blob: 'BLOB', string: 'TEXT', int: 'INTEGER', varint: 'INTEGER', decimal: 'TEXT', float: 'REAL', double: 'REAL',
+  boolean: 'INTEGER', timeuuid: 'TEXT', uuid: 'TEXT', timestamp: 'INTEGER', json: 'TEXT',
+};
+
+export const sqliteDialect: Dialect = {
+  name: 'sqlite',
+  nativeBoolean: false,
+  int64: 'INTEGER',
+  columnType: (type: AttributeType) => (type.startsWith('set<') ? 'TEXT' : TYPES[type]!),
+};

@@ -1,0 +1,98 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { SqlDriver, SqlExecutor, SqlRow } from '../sql/driver.js';
+import { sqliteDialect } from './sqlite-dialect.js';
+
+type Db = Database.Database;
+type Stmt = Database.Statement<unknown[], SqlRow>;
+
+/** Prepared statements are cached per connection: preparing costs more than a point read. */
+class Connection implements SqlExecutor {
+  private readonly statements = new Map<string, Stmt>();
+  constructor(readonly db: Db) {}
+
+  prepare(sql: string): Stmt {
+    let stmt = this.statements.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare<unknown[], SqlRow>(sql);
+      if (this.statements.size > 2000) this.statements.clear();
+      this.statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  allSync(sql: string, params: readonly unknown[]): SqlRow[] {
+    const stmt = this.prepare(sql);
+    return stmt.reader ? stmt.all(...params) : (stmt.run(...params), []);
+  }
+
+  runSync(sql: string, params: readonly unknown[]): number {
+    return this.prepare(sql).run(...params).changes;
+  }
+
+  async all(sql: string, params: readonly unknown[]): Promise<SqlRow[]> {
+    return this.allSync(sql, params);
+  }
+
+  async run(sql: string, params: readonly unknown[]): Promise<number> {
+    return this.runSync(sql, params);
+  }
+}
+
+function open(file: string): Db {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  return db;
+}
+
+/**
+ * SQLite through better-sqlite3 (WAL). Reads use their own connection, so they never see a write
+ * transaction that is still open; writes are serialised on one connection (SQLite has one writer
+ * anyway), and BEGIN IMMEDIATE keeps them atomic across processes too.
+ */
+export class SqliteDriver implements SqlDriver {
+  readonly dialect = sqliteDialect;
+  private readonly reader: Connection;
+  private readonly writer: Connection;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(file: string) {
+    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    this.writer = new Connection(open(file));
+    this.reader = new Connection(open(file));
+  }
+
+  all(sql: string, params: readonly unknown[]): Promise<SqlRow[]> {
+    return this.reader.all(sql, params);
+  }
+
+  /** Autocommit statements outside transactions go through the write queue too. */
+  run(sql: string, params: readonly unknown[]): Promise<number> {
+    return this.transaction(undefined, (tx) => tx.run(sql, params));
+  }
+
+  transaction<T>(_lockKey: string | undefined, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const result = this.queue.then(async () => {
+      this.writer.runSync('BEGIN IMMEDIATE', []);
+      try {
+        const value = await fn(this.writer);
+        this.writer.runSync('COMMIT', []);
+        return value;
+      } catch (err) {
+        if (this.writer.db.inTransaction) this.writer.runSync('ROLLBACK', []);
+        throw err;
+      }
+    });
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  async close(): Promise<void> {
+    await this.queue;
+    this.reader.db.close();
+    this.writer.db.close();
+  }
+}

@@ -1,0 +1,196 @@
+import { isDeepStrictEqual } from 'node:util';
+import { badRequest, notFound, preconditionFailed } from '../errors.js';
+import { encodeToken } from './paging.js';
+import { planQuery } from './query-plan.js';
+import { rowsToExpire } from './retention.js';
+import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from './schema.js';
+import { createTableDdl, dropTableDdl, metaTableDdl, migrateTableDdl } from './sql/ddl.js';
+import {
+  deleteRowsStatement, deleteStaticStatement, expireRowStatement, readRowStatement, readStaticStatement,
+  retentionCandidatesStatement, selectStatement, sweepStatement, upsertRowStatement, upsertStaticStatement, type Statement,
+} from './sql/dml.js';
+import type { SqlDriver, SqlExecutor, SqlRow } from './sql/driver.js';
+import { META_TABLE, physicalNames, q, type PhysicalNames } from './sql/names.js';
+import type { Delete, Query, QueryResult, Row, TableSchema, Write } from './types.js';
+import { fromStorage, sortableToTimeuuid, timeuuidMillis, toStorage } from './values.js';
+import { planDelete, planWrite, type WritePlan } from './write-plan.js';
+
+interface Table {
+  info: TableInfo;
+  names: PhysicalNames;
+}
+
+const exec = (x: SqlExecutor, s: Statement) => x.run(s.sql, s.params);
+const read = (x: SqlExecutor, s: Statement) => x.all(s.sql, s.params);
+
+/**
+ * The table storage API (RESTBase's table format, DynamoDB-like operations on Cassandra's data
+ * model) over any SQL driver. Validation and SQL are shared; drivers only execute.
+ */
+export class TableStorage {
+  private readonly tables = new Map<string, Table>();
+  private readonly native: boolean;
+
+  private constructor(private readonly driver: SqlDriver) {
+    this.native = driver.dialect.nativeBoolean;
+  }
+
+  static async open(driver: SqlDriver): Promise<TableStorage> {
+    await driver.run(metaTableDdl(), []);
+    return new TableStorage(driver);
+  }
+
+  get backend(): string {
+    return this.driver.dialect.name;
+  }
+
+  private async table(domain: string, name: unknown): Promise<Table> {
+    if (typeof name !== 'string' || !TABLE_NAME.test(name)) throw badRequest(`Invalid table name ${JSON.stringify(name)}.`, 'invalid-table-name');
+    const cacheKey = `${domain}\u0000${name}`;
+    const cached = this.tables.get(cacheKey);
+    if (cached) return cached;
+    const rows = await this.driver.all(`SELECT schema FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
+    if (rows.length === 0) throw notFound(`Table '${name}' does not exist in ${domain}.`, 'unknown-table');
+    const table = { info: describe(JSON.parse(rows[0]!.schema as string) as TableSchema), names: physicalNames(domain, name) };
+    this.tables.set(cacheKey, table);
+    return table;
+  }
+
+  /** Creates a table or migrates it to a higher schema version; 'unchanged' for the same schema. */
+  async createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
+    const schema = normalizeSchema(rawSchema, name);
+    const info = describe(schema);
+    const names = physicalNames(domain, name);
+    const outcome = await this.driver.transaction(`schema\u0000${domain}\u0000${name}`, async (tx) => {
+      const rows = await tx.all(`SELECT schema FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
+      if (rows.length === 0) {
+        for (const ddl of createTableDdl(info, names, this.driver.dialect)) await tx.run(ddl, []);
+        await tx.run(`INSERT INTO ${q(META_TABLE)} (domain, name, schema) VALUES (?, ?, ?)`, [domain, name, JSON.stringify(schema)]);
+        return 'created' as const;
+      }
+      const current = JSON.parse(rows[0]!.schema as string) as TableSchema;
+      if (compareSchemas(current, schema) === 'unchanged') return 'unchanged' as const;
+      for (const ddl of migrateTableDdl(describe(current), info, names, this.driver.dialect)) await tx.run(ddl, []);
+      await tx.run(`UPDATE ${q(META_TABLE)} SET schema = ? WHERE domain = ? AND name = ?`, [JSON.stringify(schema), domain, name]);
+      return 'updated' as const;
+    });
+    this.tables.set(`${domain}\u0000${name}`, { info, names });
+    return outcome;
+  }
+
+  async getSchema(domain: string, name: string): Promise<TableSchema> {
+    return (await this.table(domain, name)).info.schema;
+  }
+
+  async dropTable(domain: string, name: string): Promise<void> {
+    const { names } = await this.table(domain, name);
+    await this.driver.transaction(`schema\u0000${domain}\u0000${name}`, async (tx) => {
+      for (const ddl of dropTableDdl(names)) await tx.run(ddl, []);
+      await tx.run(`DELETE FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
+    });
+    this.tables.delete(`${domain}\u0000${name}`);
+  }
+
+  async get(domain: string, query: Query): Promise<QueryResult> {
+    if (typeof query !== 'object' || query === null) throw badRequest('A query must be a JSON object.', 'invalid-query');
+    const { info, names } = await this.table(domain, query.table);
+    const plan = planQuery(info, query, this.native);
+    const rows = await read(this.driver, selectStatement(info, names, plan, Date.now()));
+    const more = rows.length > plan.limit;
+    const items = (more ? rows.slice(0, plan.limit) : rows).map((row) => this.toItem(info, row, plan.output));
+    if (!more) return { items };
+    const last = this.toItem(info, rows[plan.limit - 1]!, plan.order.map((o) => o.column));
+    return { items, next: encodeToken(plan.fingerprint, plan.order.map((o) => last[o.column])) };
+  }
+
+  private toItem(info: TableInfo, row: SqlRow, columns: string[]): Row {
+    const item: Row = {};
+    for (const c of columns) item[c] = fromStorage(info.schema.attributes[c]!, row[c]);
+    return item;
+  }
+
+  /** Writes one row (and/or its partition's static columns); a failed condition is a 412 and writes nothing. */
+  async put(domain: string, write: Write): Promise<void> {
+    if (typeof write !== 'object' || write === null) throw badRequest('A write must be a JSON object.', 'invalid-write');
+    const { info, names } = await this.table(domain, write.table);
+    const plan = planWrite(info, write, this.native);
+    const conditional = plan.notExists || plan.conditions.length > 0;
+    const lockKey = conditional ? `${names.main}\u0000${JSON.stringify(Object.values(plan.hashKey))}` : undefined;
+    await this.driver.transaction(lockKey, async (tx) => {
+      const now = Date.now();
+      if (conditional) await this.checkConditions(tx, info, names, plan, now);
+      if (plan.row) {
+        await exec(tx, upsertRowStatement(info, names, plan.row, this.expiry(info, plan, now), now));
+      }
+      if (Object.keys(plan.statics).length > 0) await exec(tx, upsertStaticStatement(info, names, plan.hashKey, plan.statics));
+      if (plan.row) await this.applyRetention(tx, info, names, plan.hashKey, now);
+    });
+  }
+
+  private expiry(info: TableInfo, plan: WritePlan, now: number): number | null {
+    const policy = info.schema.revisionRetentionPolicy;
+    const ttls = [plan.ttl, policy.type === 'ttl' ? policy.ttl : undefined].filter((t): t is number => t !== undefined);
+    return ttls.length > 0 ? now + Math.min(...ttls) * 1000 : null;
+  }
+
+  private async checkConditions(tx: SqlExecutor, info: TableInfo, names: PhysicalNames, plan: WritePlan, now: number): Promise<void> {
+    const key = plan.row && Object.fromEntries([...info.hash, ...info.range].map((k) => [k, plan.row![k]]));
+    const rowConditions = plan.conditions.filter((c) => !c.isStatic);
+    const staticConditions = plan.conditions.filter((c) => c.isStatic);
+    if (key && (plan.notExists || rowConditions.length > 0)) {
+      const [current] = await read(tx, readRowStatement(names, key, rowConditions.map((c) => c.column), now));
+      if (plan.notExists && current) throw preconditionFailed('The row already exists.', 'row-exists');
+      this.compare(info, rowConditions, current);
+    }
+    if (staticConditions.length > 0) {
+      const [current] = await read(tx, readStaticStatement(names, plan.hashKey, staticConditions.map((c) => c.column)));
+      this.compare(info, staticConditions, current);
+    }
+  }
+
+  private compare(info: TableInfo, conditions: WritePlan['conditions'], current: SqlRow | undefined): void {
+    for (const { column, expected } of conditions) {
+      const type = info.schema.attributes[column]!;
+      const actual = current ? fromStorage(type, current[column]) : null;
+      const wanted = expected === null ? null : fromStorage(type, toStorage(type, expected, this.native));
+      if (!isDeepStrictEqual(actual, wanted)) {
+        throw preconditionFailed(`The condition on '${column}' does not hold.`, 'condition-failed');
+      }
+    }
+  }
+
+  private async applyRetention(tx: SqlExecutor, info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, now: number): Promise<void> {
+    const policy = info.schema.revisionRetentionPolicy;
+    if ((policy.type !== 'latest' && policy.type !== 'interval') || info.range.length === 0) return;
+    const rows = await read(tx, retentionCandidatesStatement(info, names, hashKey));
+    const times = rows.map((r) => (info.tidColumn ? timeuuidMillis(sortableToTimeuuid(r[info.tidColumn] as string)) : 0));
+    for (const i of rowsToExpire(policy, times)) {
+      const key = { ...hashKey, ...Object.fromEntries(info.range.map((c) => [c, rows[i]![c]])) };
+      await exec(tx, expireRowStatement(names, key, now + policy.grace_ttl * 1000));
+    }
+  }
+
+  /** Deletes the rows matching a (partial) primary key; without range keys, the static columns too. */
+  async delete(domain: string, del: Delete): Promise<void> {
+    if (typeof del !== 'object' || del === null) throw badRequest('A delete must be a JSON object.', 'invalid-delete');
+    const { info, names } = await this.table(domain, del.table);
+    const plan = planDelete(info, del, this.native);
+    await this.driver.transaction(undefined, async (tx) => {
+      await exec(tx, deleteRowsStatement(names, plan.key));
+      if (plan.wholePartition) await exec(tx, deleteStaticStatement(names, plan.hashKey));
+    });
+  }
+
+  /** Removes rows whose TTL has passed (reads never return them; this reclaims their space). */
+  async sweepExpired(): Promise<number> {
+    const tables = await this.driver.all(`SELECT domain, name FROM ${q(META_TABLE)}`, []);
+    let removed = 0;
+    const now = Date.now();
+    for (const t of tables) removed += await exec(this.driver, sweepStatement(physicalNames(t.domain as string, t.name as string), now));
+    return removed;
+  }
+
+  close(): Promise<void> {
+    return this.driver.close();
+  }
+}

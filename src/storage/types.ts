@@ -1,0 +1,66 @@
+/** RESTBase's table storage JSON format: schemas, queries, writes. */
+
+export const SCALAR_TYPES = [
+  'blob', 'string', 'int', 'varint', 'decimal', 'float', 'double', 'boolean', 'timeuuid', 'uuid', 'timestamp', 'json',
+] as const;
+export type ScalarType = (typeof SCALAR_TYPES)[number];
+export type AttributeType = ScalarType | `set<${ScalarType}>`;
+
+export type IndexKind = 'hash' | 'range' | 'static' | 'proj';
+export type SortOrder = 'asc' | 'desc';
+
+export interface IndexElement {
+  attribute: string;
+  type: IndexKind;
+  order?: SortOrder;
+}
+
+export type RetentionPolicy =
+  | { type: 'all' }
+  | { type: 'latest'; count: number; grace_ttl: number }
+  | { type: 'interval'; interval: number; count: number; grace_ttl: number }
+  | { type: 'ttl'; ttl: number };
+
+export interface TableSchema {
+  table: string;
+  version: number;
+  attributes: Record<string, AttributeType>;
+  index: IndexElement[];
+  secondaryIndexes: Record<string, IndexElement[]>;
+  revisionRetentionPolicy: RetentionPolicy;
+  options: Record<string, unknown>;
+}
+
+export type Operator = 'eq' | 'lt' | 'gt' | 'le' | 'ge' | 'between';
+/** A plain value means `eq`. */
+export type Predicate = unknown;
+
+export interface Query {
+  table: string;
+  index?: string;
+  attributes?: Record<string, Predicate>;
+  proj?: string | string[];
+  order?: Record<string, SortOrder>;
+  limit?: number;
+  next?: string;
+}
+
+export type WriteCondition = 'not exists' | Record<string, { eq: unknown }>;
+
+export interface Write {
+  table: string;
+  attributes: Record<string, unknown>;
+  if?: WriteCondition;
+}
+
+export interface Delete {
+  table: string;
+  attributes: Record<string, unknown>;
+}
+
+export type Row = Record<string, unknown>;
+
+export interface QueryResult {
+  items: Row[];
+  next?: string;
+}

@@ -1,0 +1,101 @@
+import { badRequest } from '../errors.js';
+import type { TableInfo } from './schema.js';
+import type { Delete, Write } from './types.js';
+import { normalizeValue, toStorage } from './values.js';
+
+export interface Condition {
+  column: string;
+  isStatic: boolean;
+  /** The expected value, normalized (null: absent). */
+  expected: unknown;
+}
+
+export interface WritePlan {
+  hashKey: Record<string, unknown>;
+  /** Hash and range keys plus regular columns, in storage form; undefined for a static-only write. */
+  row?: Record<string, unknown>;
+  statics: Record<string, unknown>;
+  ttl?: number;
+  notExists: boolean;
+  conditions: Condition[];
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Validates a write against the schema: every key present, no unknown attribute, every type right. */
+export function planWrite(info: TableInfo, write: Write, nativeBoolean: boolean): WritePlan {
+  const { schema } = info;
+  if (!isObject(write.attributes)) throw badRequest('A write needs an attributes object.', 'invalid-write');
+  const values: Record<string, unknown> = {};
+  let ttl: number | undefined;
+  for (const [name, value] of Object.entries(write.attributes)) {
+    if (name === '_ttl') {
+      if (!Number.isInteger(value) || (value as number) < 1) throw badRequest('_ttl must be a positive number of seconds.', 'invalid-write');
+      ttl = value as number;
+      continue;
+    }
+    const type = schema.attributes[name];
+    if (!type) throw badRequest(`Table '${schema.table}' has no attribute '${name}'.`, 'unknown-attribute');
+    values[name] = toStorage(type, normalizeValue(type, value, name), nativeBoolean);
+  }
+  for (const h of info.hash) {
+    if (values[h] === null || values[h] === undefined) throw badRequest(`The hash key '${h}' is missing.`, 'missing-key');
+  }
+  const hashKey = Object.fromEntries(info.hash.map((h) => [h, values[h]]));
+  const statics = Object.fromEntries(info.statics.filter((s) => s in values).map((s) => [s, values[s]]));
+  const givenRange = info.range.filter((r) => values[r] !== null && values[r] !== undefined);
+  const givenRegular = info.regular.filter((c) => c in values);
+  const staticOnly = givenRange.length === 0 && givenRegular.length === 0 && Object.keys(statics).length > 0;
+  if (!staticOnly) {
+    const missing = info.range.find((r) => !givenRange.includes(r));
+    if (missing) throw badRequest(`The range key '${missing}' is missing.`, 'missing-key');
+  }
+  const row = staticOnly
+    ? undefined
+    : Object.fromEntries([...info.hash, ...info.range, ...givenRegular].map((c) => [c, values[c]]));
+
+  let notExists = false;
+  const conditions: Condition[] = [];
+  if (write.if === 'not exists') {
+    if (staticOnly) throw badRequest("'if: not exists' needs the full primary key.", 'invalid-write');
+    notExists = true;
+  } else if (write.if !== undefined && write.if !== null) {
+    if (!isObject(write.if)) throw badRequest("'if' must be \"not exists\" or {attribute: {eq: value}}.", 'invalid-write');
+    for (const [column, cond] of Object.entries(write.if)) {
+      const type = schema.attributes[column];
+      if (!type) throw badRequest(`Condition on unknown attribute '${column}'.`, 'unknown-attribute');
+      if (!isObject(cond) || !('eq' in cond) || Object.keys(cond).length !== 1) {
+        throw badRequest(`Condition on '${column}' must be {eq: value}.`, 'invalid-write');
+      }
+      const isStatic = info.statics.includes(column);
+      if (!isStatic && !row) throw badRequest(`A condition on '${column}' needs the full primary key.`, 'invalid-write');
+      conditions.push({ column, isStatic, expected: normalizeValue(type, cond.eq, column) });
+    }
+  }
+  return { hashKey, row, statics, ttl, notExists, conditions };
+}
+
+export interface DeletePlan {
+  hashKey: Record<string, unknown>;
+  key: Record<string, unknown>;
+  wholePartition: boolean;
+}
+
+export function planDelete(info: TableInfo, del: Delete, nativeBoolean: boolean): DeletePlan {
+  if (!isObject(del.attributes)) throw badRequest('A delete needs an attributes object naming the key.', 'invalid-delete');
+  const key: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(del.attributes)) {
+    if (!info.hash.includes(name) && !info.range.includes(name)) {
+      throw badRequest(`Deletes match keys only; '${name}' is not a key of '${info.schema.table}'.`, 'invalid-delete');
+    }
+    const type = info.schema.attributes[name]!;
+    const normalized = normalizeValue(type, value, name);
+    if (normalized === null) throw badRequest(`Key '${name}' cannot be null.`, 'invalid-delete');
+    key[name] = toStorage(type, normalized, nativeBoolean);
+  }
+  for (const h of info.hash) if (!(h in key)) throw badRequest(`The hash key '${h}' is missing.`, 'missing-key');
+  const hashKey = Object.fromEntries(info.hash.map((h) => [h, key[h]]));
+  return { hashKey, key, wholePartition: info.range.every((r) => !(r in key)) };
+}
