@@ -61,7 +61,7 @@ export class TableStorage {
     const schema = normalizeSchema(rawSchema, name);
     const info = describe(schema);
     const names = physicalNames(domain, name);
-    const outcome = await this.driver.transaction(`schema\u0000${domain}\u0000${name}`, async (tx) => {
+    const outcome = await this.driver.transaction(JSON.stringify(['schema', domain, name]), async (tx) => {
       const rows = await tx.all(`SELECT schema FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
       if (rows.length === 0) {
         for (const ddl of createTableDdl(info, names, this.driver.dialect)) await tx.run(ddl, []);
@@ -84,7 +84,7 @@ export class TableStorage {
 
   async dropTable(domain: string, name: string): Promise<void> {
     const { names } = await this.table(domain, name);
-    await this.driver.transaction(`schema\u0000${domain}\u0000${name}`, async (tx) => {
+    await this.driver.transaction(JSON.stringify(['schema', domain, name]), async (tx) => {
       for (const ddl of dropTableDdl(names)) await tx.run(ddl, []);
       await tx.run(`DELETE FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
     });
@@ -115,7 +115,7 @@ export class TableStorage {
     const { info, names } = await this.table(domain, write.table);
     const plan = planWrite(info, write, this.native);
     const conditional = plan.notExists || plan.conditions.length > 0;
-    const lockKey = conditional ? `${names.main}\u0000${JSON.stringify(Object.values(plan.hashKey))}` : undefined;
+    const lockKey = conditional ? JSON.stringify([names.main, ...Object.values(plan.hashKey)]) : undefined;
     await this.driver.transaction(lockKey, async (tx) => {
       const now = Date.now();
       if (conditional) await this.checkConditions(tx, info, names, plan, now);

@@ -49,7 +49,8 @@ function normalizeScalar(type: ScalarType, value: unknown, name: string): unknow
       if (typeof value === 'string' && BASE64.test(value)) return Buffer.from(value, 'base64');
       return invalid(name, 'blob (bytes, or base64 in JSON)', value);
     case 'string':
-      return typeof value === 'string' ? value : invalid(name, type, value);
+      // NUL is rejected because PostgreSQL text cannot hold it: both backends must accept the same values.
+      return typeof value === 'string' && !value.includes('\u0000') ? value : invalid(name, 'string (without NUL)', value);
     case 'int':
       return Number.isInteger(value) && (value as number) >= INT32_MIN && (value as number) <= INT32_MAX
         ? value

@@ -39,10 +39,10 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
     ? ` LEFT JOIN ${q(names.statics)} s ON ${info.hash.map((h) => `s.${q(h)} = m.${q(h)}`).join(' AND ')}`
     : '';
   const columns = selectedColumns(plan).map((c) => `${ref(c)} AS ${q(c)}`);
-  const orderBy = plan.order.map((o) => `${ref(o.column)} ${o.dir.toUpperCase()}`).join(', ');
+  const orderBy = plan.order.length > 0 ? ` ORDER BY ${plan.order.map((o) => `${ref(o.column)} ${o.dir.toUpperCase()}`).join(', ')}` : '';
   params.push(plan.limit + 1);
   return {
-    sql: `SELECT ${columns.join(', ')} FROM ${q(names.main)} m${join} WHERE ${where.join(' AND ')} ORDER BY ${orderBy} LIMIT ?`,
+    sql: `SELECT ${columns.join(', ')} FROM ${q(names.main)} m${join} WHERE ${where.join(' AND ')}${orderBy} LIMIT ?`,
     params,
   };
 }

@@ -1,0 +1,107 @@
+import http from 'node:http';
+import os from 'node:os';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pino } from 'pino';
+import { createApp, type App } from '../src/app.js';
+import { defaultConfig, type Config, type StorageConfig } from '../src/config.js';
+
+export const ADMIN_TOKEN = 'test-admin-token';
+export const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+/** The throwaway PostgreSQL database the test command created (or a local default). */
+export const PG_URL = process.env.WIKISTORE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export function tempDir(prefix = 'wikistore-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export function sqliteConfig(): StorageConfig {
+  return { backend: 'sqlite', path: path.join(tempDir(), 'store.sqlite3') };
+}
+
+export function postgresConfig(): StorageConfig {
+  return { backend: 'postgres', url: PG_URL, pool_size: 10 };
+}
+
+export const BACKENDS: { name: string; storage: () => StorageConfig }[] = [
+  { name: 'sqlite', storage: sqliteConfig },
+  { name: 'postgres', storage: postgresConfig },
+];
+
+let domainCounter = 0;
+/** A fresh domain per test keeps tests apart even in one shared database. */
+export function freshDomain(): string {
+  return `t${process.pid}-${Date.now().toString(36)}-${domainCounter++}.test`;
+}
+
+export interface TestServer {
+  app: App;
+  base: string;
+  domain: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+  const domain = freshDomain();
+  const config: Config = {
+    ...defaultConfig(tempDir()),
+    storage: sqliteConfig(),
+    wikis: { [domain]: { action_api: 'http://127.0.0.1:1/api.php', rest_api: 'http://127.0.0.1:1/rest.php' } },
+    admin_token: ADMIN_TOKEN,
+    log_level: 'silent',
+    ttl_sweep_interval: 0,
+    ...overrides,
+  };
+  config.listen = { host: '127.0.0.1', port: 0 };
+  const app = await createApp(config, { log: pino({ level: 'silent' }) });
+  const address = await app.listen();
+  return { app, base: `http://127.0.0.1:${address.port}`, domain, close: () => app.close() };
+}
+
+export interface HttpResult {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  raw: Buffer;
+  text: string;
+  json: any;
+}
+
+/** A plain HTTP client (fetch cannot send a GET body, which the table API uses). */
+export function request(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<HttpResult> {
+  const headers: Record<string, string> = { ...options.headers };
+  let payload: Buffer | undefined;
+  if (options.body !== undefined) {
+    if (Buffer.isBuffer(options.body) || typeof options.body === 'string') payload = Buffer.from(options.body as string);
+    else {
+      payload = Buffer.from(JSON.stringify(options.body));
+      headers['content-type'] ??= 'application/json';
+    }
+    headers['content-length'] = String(payload.length);
+  }
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: options.method ?? 'GET', headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        const text = raw.toString('utf8');
+        let json: unknown;
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, raw, text, json });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,457 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { v1 as uuidv1 } from 'uuid';
+import type { StorageConfig } from '../../src/config.js';
+import { HttpError } from '../../src/errors.js';
+import { openStorage, type TableStorage } from '../../src/storage/index.js';
+import { freshDomain, sleep } from '../helpers.js';
+
+/** Asserts that a promise rejects with an HttpError of the given status. */
+export async function rejectsWith(promise: Promise<unknown>, status: number, match?: RegExp): Promise<void> {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof HttpError, `expected HttpError, got ${String(err)}`);
+    assert.equal(err.status, status, err.detail);
+    if (match) assert.match(err.detail, match);
+    return true;
+  });
+}
+
+const tid = (ms: number) => uuidv1({ msecs: ms, nsecs: 0 });
+
+const revisions = {
+  table: 'revisions',
+  version: 1,
+  attributes: { key: 'string', tid: 'timeuuid', value: 'blob', note: 'string', latest: 'timeuuid', hits: 'int' },
+  index: [
+    { attribute: 'key', type: 'hash' },
+    { attribute: 'latest', type: 'static' },
+    { attribute: 'tid', type: 'range', order: 'desc' },
+  ],
+};
+
+const everyType = {
+  table: 'types',
+  attributes: {
+    id: 'string', b: 'blob', s: 'string', i: 'int', v: 'varint', d: 'decimal', f: 'float', db: 'double', bo: 'boolean',
+    tu: 'timeuuid', u: 'uuid', ts: 'timestamp', j: 'json', ss: 'set<string>', si: 'set<int>',
+  },
+  index: [{ attribute: 'id', type: 'hash' }],
+};
+
+const grid = {
+  table: 'grid',
+  attributes: { p: 'string', x: 'int', y: 'int', label: 'string' },
+  index: [
+    { attribute: 'p', type: 'hash' },
+    { attribute: 'x', type: 'range', order: 'asc' },
+    { attribute: 'y', type: 'range', order: 'desc' },
+  ],
+};
+
+const pages = {
+  table: 'pages',
+  attributes: { title: 'string', rev: 'int', tid: 'timeuuid', comment: 'string' },
+  index: [
+    { attribute: 'title', type: 'hash' },
+    { attribute: 'rev', type: 'range', order: 'desc' },
+    { attribute: 'tid', type: 'range', order: 'desc' },
+  ],
+  secondaryIndexes: {
+    by_rev: [
+      { attribute: 'rev', type: 'hash' },
+      { attribute: 'tid', type: 'range', order: 'desc' },
+      { attribute: 'title', type: 'proj' },
+    ],
+  },
+};
+
+/** One suite, every backend: the semantics the table storage API promises. */
+export function storageConformance(backend: string, config: () => StorageConfig): void {
+  describe(`table storage conformance: ${backend}`, () => {
+    let storage: TableStorage;
+    before(async () => {
+      storage = await openStorage(config());
+    });
+    after(async () => {
+      await storage.close();
+    });
+
+    async function table(schema: Record<string, unknown>): Promise<string> {
+      const domain = freshDomain();
+      assert.equal(await storage.createTable(domain, schema.table as string, schema), 'created');
+      return domain;
+    }
+
+    describe('schemas', () => {
+      it('creates a table once and answers the same schema idempotently', async () => {
+        const domain = await table(revisions);
+        assert.equal(await storage.createTable(domain, 'revisions', revisions), 'unchanged');
+        const schema = await storage.getSchema(domain, 'revisions');
+        assert.equal(schema.version, 1);
+        assert.deepEqual(schema.revisionRetentionPolicy, { type: 'all' });
+        assert.equal(schema.index.find((e) => e.attribute === 'tid')?.order, 'desc');
+      });
+
+      it('rejects invalid schemas with 400', async () => {
+        const domain = freshDomain();
+        const bad: [string, unknown][] = [
+          ['injected attribute name', { attributes: { 'a"; DROP TABLE x; --': 'string' }, index: [{ attribute: 'a"; DROP TABLE x; --', type: 'hash' }] }],
+          ['unknown type', { attributes: { a: 'text' }, index: [{ attribute: 'a', type: 'hash' }] }],
+          ['unknown index attribute', { attributes: { a: 'string' }, index: [{ attribute: 'b', type: 'hash' }] }],
+          ['no hash key', { attributes: { a: 'string' }, index: [{ attribute: 'a', type: 'range' }] }],
+          ['static without range key', { attributes: { a: 'string', s: 'int' }, index: [{ attribute: 'a', type: 'hash' }, { attribute: 's', type: 'static' }] }],
+          ['json key', { attributes: { a: 'json' }, index: [{ attribute: 'a', type: 'hash' }] }],
+          ['bad retention', { ...grid, table: undefined, revisionRetentionPolicy: { type: 'forever' } }],
+          ['not an object', 'schema'],
+        ];
+        for (const [why, schema] of bad) await rejectsWith(storage.createTable(domain, 'bad', schema), 400, undefined).catch((e) => assert.fail(`${why}: ${e}`));
+        await rejectsWith(storage.createTable(domain, 'x"; DROP TABLE wikistore_tables; --', grid), 400);
+        await rejectsWith(storage.getSchema(domain, 'bad'), 404);
+      });
+
+      it('migrates to a higher version by adding columns, static columns and indexes', async () => {
+        const domain = await table(grid);
+        await storage.put(domain, { table: 'grid', attributes: { p: 'a', x: 1, y: 1, label: 'old' } });
+        const v2 = {
+          ...grid,
+          version: 2,
+          attributes: { ...grid.attributes, color: 'string', owner: 'string' },
+          index: [...grid.index, { attribute: 'owner', type: 'static' }],
+          secondaryIndexes: { by_color: [{ attribute: 'color', type: 'hash' }, { attribute: 'p', type: 'proj' }] },
+        };
+        assert.equal(await storage.createTable(domain, 'grid', v2), 'updated');
+        assert.equal(await storage.createTable(domain, 'grid', v2), 'unchanged');
+        await storage.put(domain, { table: 'grid', attributes: { p: 'a', x: 2, y: 1, color: 'red', owner: 'me' } });
+        const { items } = await storage.get(domain, { table: 'grid', attributes: { p: 'a' } });
+        assert.deepEqual(items.map((r) => [r.x, r.label, r.color, r.owner]), [[1, 'old', null, 'me'], [2, null, 'red', 'me']]);
+        const byColor = await storage.get(domain, { table: 'grid', index: 'by_color', attributes: { color: 'red' } });
+        assert.deepEqual(byColor.items.map((r) => r.x), [2]);
+      });
+
+      it('rejects incompatible changes and changes without a higher version', async () => {
+        const domain = await table(grid);
+        await rejectsWith(storage.createTable(domain, 'grid', { ...grid, attributes: { ...grid.attributes, extra: 'int' } }), 400, /version/);
+        await rejectsWith(storage.createTable(domain, 'grid', { ...grid, version: 2, attributes: { ...grid.attributes, label: 'int' } }), 400, /type/);
+        const { label: _dropped, ...withoutLabel } = grid.attributes;
+        await rejectsWith(storage.createTable(domain, 'grid', { ...grid, version: 2, attributes: withoutLabel }), 400, /removed/);
+        await rejectsWith(storage.createTable(domain, 'grid', { ...grid, version: 2, index: grid.index.slice(0, 2) }), 400, /keys/);
+        assert.deepEqual((await storage.getSchema(domain, 'grid')).attributes, grid.attributes);
+      });
+
+      it('drops a table', async () => {
+        const domain = await table(grid);
+        await storage.dropTable(domain, 'grid');
+        await rejectsWith(storage.get(domain, { table: 'grid' }), 404);
+        assert.equal(await storage.createTable(domain, 'grid', grid), 'created');
+        assert.deepEqual((await storage.get(domain, { table: 'grid' })).items, []);
+      });
+    });
+
+    describe('writes', () => {
+      it('round-trips every attribute type', async () => {
+        const domain = await table(everyType);
+        const row = {
+          id: 'r1', b: Buffer.from([0, 1, 2, 255]), s: 'ünïcödé ✓', i: -2147483648, v: 9007199254740991, d: '12345.6789',
+          f: 1.5, db: -0.1, bo: true, tu: tid(1_700_000_000_000), u: '6ba7b810-9dad-11d1-80b4-00c04fd430c8',
+          ts: '2014-01-01T20:23:22.100Z', j: { nested: [1, 'two', null] }, ss: ['b', 'a', 'b'], si: [3, 1, 2],
+        };
+        await storage.put(domain, { table: 'types', attributes: row });
+        const [item] = (await storage.get(domain, { table: 'types', attributes: { id: 'r1' } })).items;
+        assert.deepEqual(item, { ...row, ss: ['a', 'b'], si: [1, 2, 3] });
+        await storage.put(domain, { table: 'types', attributes: { id: 'r2', b: Buffer.from('hi').toString('base64'), bo: false } });
+        const [second] = (await storage.get(domain, { table: 'types', attributes: { id: 'r2' } })).items;
+        assert.deepEqual([second!.b, second!.bo, second!.s], [Buffer.from('hi'), false, null]);
+      });
+
+      it('validates every write and writes nothing when it is invalid', async () => {
+        const domain = await table(revisions);
+        const t = tid(Date.now());
+        const invalid = [
+          { key: 'k', value: Buffer.from('x') },
+          { tid: t, value: Buffer.from('x') },
+          { key: 'k', tid: t, unknown: 1 },
+          { key: 'k', tid: t, hits: 'many' },
+          { key: 'k', tid: t, hits: 2 ** 40 },
+          { key: 'k', tid: 'not-a-uuid' },
+          { key: 'k', tid: '6ba7b810-9dad-41d1-80b4-00c04fd430c8' },
+          { key: 'k', tid: t, value: 'not base64!' },
+          { key: 'k', tid: t, _ttl: -5 },
+        ];
+        for (const attributes of invalid) await rejectsWith(storage.put(domain, { table: 'revisions', attributes }), 400);
+        await rejectsWith(storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t }, if: { nope: { eq: 1 } } }), 400);
+        assert.deepEqual((await storage.get(domain, { table: 'revisions' })).items, []);
+      });
+
+      it('updates only the columns a write names', async () => {
+        const domain = await table(revisions);
+        const t = tid(Date.now());
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, note: 'first', hits: 1 } });
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, hits: 2 } });
+        const [row] = (await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items;
+        assert.deepEqual([row!.note, row!.hits], ['first', 2]);
+      });
+
+      it("'not exists' writes once and answers 412 after, changing nothing", async () => {
+        const domain = await table(revisions);
+        const t = tid(Date.now());
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, note: 'one' }, if: 'not exists' });
+        await rejectsWith(storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, note: 'two' }, if: 'not exists' }), 412);
+        const { items } = await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } });
+        assert.deepEqual(items.map((r) => r.note), ['one']);
+      });
+
+      it('applies {attribute: {eq}} conditions to regular and static columns', async () => {
+        const domain = await table(revisions);
+        const [t1, t2] = [tid(Date.now() - 1000), tid(Date.now())];
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t1, note: 'a', latest: t1 } });
+        await rejectsWith(storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t1, note: 'b' }, if: { note: { eq: 'x' } } }), 412);
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t1, note: 'b' }, if: { note: { eq: 'a' } } });
+        await rejectsWith(storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t2, latest: t2 }, if: { latest: { eq: t2 } } }), 412);
+        assert.equal((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items.length, 1, 'a failed CAS must not add the row');
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t2, latest: t2 }, if: { latest: { eq: t1 } } });
+        const { items } = await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } });
+        assert.deepEqual(items.map((r) => [r.tid, r.note, r.latest]), [[t2, null, t2], [t1, 'b', t2]]);
+      });
+
+      it('keeps one static value per partition, joined to every row, writable on its own', async () => {
+        const domain = await table(revisions);
+        const ts = [1, 2, 3].map((i) => tid(Date.now() - i * 1000));
+        for (const t of ts) await storage.put(domain, { table: 'revisions', attributes: { key: 'a', tid: t, latest: t } });
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'b', tid: ts[0], latest: ts[0] } });
+        const a = await storage.get(domain, { table: 'revisions', attributes: { key: 'a' } });
+        assert.deepEqual(a.items.map((r) => r.latest), [ts[2], ts[2], ts[2]]);
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'a', latest: ts[0] } });
+        const again = await storage.get(domain, { table: 'revisions', attributes: { key: 'a' }, proj: ['tid', 'latest'] });
+        assert.deepEqual(again.items.map((r) => r.latest), [ts[0], ts[0], ts[0]]);
+        assert.deepEqual(Object.keys(again.items[0]!).sort(), ['latest', 'tid']);
+        const b = await storage.get(domain, { table: 'revisions', attributes: { key: 'b' } });
+        assert.deepEqual(b.items.map((r) => r.latest), [ts[0]]);
+      });
+
+      it('deletes rows by key, and a whole partition with its static columns', async () => {
+        const domain = await table(revisions);
+        const [t1, t2] = [tid(Date.now() - 1000), tid(Date.now())];
+        for (const t of [t1, t2]) await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, latest: t2 } });
+        await storage.delete(domain, { table: 'revisions', attributes: { key: 'k', tid: t1 } });
+        assert.deepEqual((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items.map((r) => r.tid), [t2]);
+        await storage.delete(domain, { table: 'revisions', attributes: { key: 'k' } });
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t1 } });
+        const [row] = (await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items;
+        assert.equal(row!.latest, null, 'the static column went with the partition');
+        await rejectsWith(storage.delete(domain, { table: 'revisions', attributes: { tid: t1 } }), 400);
+        await rejectsWith(storage.delete(domain, { table: 'revisions', attributes: { key: 'k', note: 'x' } }), 400);
+      });
+    });
+
+    describe('queries', () => {
+      let domain: string;
+      before(async () => {
+        domain = await table(grid);
+        for (const p of ['p1', 'p2', 'p3']) {
+          for (let x = 0; x < 5; x++) for (let y = 0; y < 4; y++) await storage.put(domain, { table: 'grid', attributes: { p, x, y, label: `${p}:${x}:${y}` } });
+        }
+      });
+
+      it('orders by range keys as declared, and reversed on request', async () => {
+        const { items } = await storage.get(domain, { table: 'grid', attributes: { p: 'p1', x: 1 } });
+        assert.deepEqual(items.map((r) => r.y), [3, 2, 1, 0]);
+        const all = await storage.get(domain, { table: 'grid', attributes: { p: 'p1' } });
+        assert.deepEqual(all.items.slice(0, 5).map((r) => [r.x, r.y]), [[0, 3], [0, 2], [0, 1], [0, 0], [1, 3]]);
+        const reversed = await storage.get(domain, { table: 'grid', attributes: { p: 'p1' }, order: { x: 'desc', y: 'asc' } });
+        assert.deepEqual(reversed.items.slice(0, 2).map((r) => [r.x, r.y]), [[4, 0], [4, 1]]);
+      });
+
+      it('answers eq, lt, gt, le, ge and between on range keys', async () => {
+        const xs = async (cond: unknown) =>
+          [...new Set((await storage.get(domain, { table: 'grid', attributes: { p: 'p2', x: cond } })).items.map((r) => r.x))];
+        assert.deepEqual(await xs({ lt: 2 }), [0, 1]);
+        assert.deepEqual(await xs({ le: 2 }), [0, 1, 2]);
+        assert.deepEqual(await xs({ gt: 3 }), [4]);
+        assert.deepEqual(await xs({ ge: 3 }), [3, 4]);
+        assert.deepEqual(await xs({ between: [1, 3] }), [1, 2, 3]);
+        assert.deepEqual(await xs({ eq: 2 }), [2]);
+        assert.deepEqual(await xs({ gt: 0, lt: 2 }), [1]);
+      });
+
+      it('pages through a partition and through the whole table with opaque tokens', async () => {
+        const seen: string[] = [];
+        let next: string | undefined;
+        do {
+          const page = await storage.get(domain, { table: 'grid', attributes: { p: 'p3' }, limit: 3, next });
+          assert.ok(page.items.length <= 3);
+          seen.push(...page.items.map((r) => r.label as string));
+          next = page.next;
+        } while (next);
+        const whole = await storage.get(domain, { table: 'grid', attributes: { p: 'p3' } });
+        assert.deepEqual(seen, whole.items.map((r) => r.label));
+        assert.equal(seen.length, 20);
+
+        const table: string[] = [];
+        next = undefined;
+        do {
+          const page = await storage.get(domain, { table: 'grid', limit: 7, next });
+          table.push(...page.items.map((r) => r.label as string));
+          next = page.next;
+        } while (next);
+        assert.equal(table.length, 60);
+        assert.equal(new Set(table).size, 60);
+        assert.deepEqual(table.slice(0, 2), ['p1:0:3', 'p1:0:2']);
+      });
+
+      it('keeps a paging token valid while rows are written', async () => {
+        const d = await table(grid);
+        for (let x = 0; x < 10; x++) await storage.put(d, { table: 'grid', attributes: { p: 'p', x, y: 0 } });
+        const first = await storage.get(d, { table: 'grid', attributes: { p: 'p' }, limit: 4 });
+        assert.deepEqual(first.items.map((r) => r.x), [0, 1, 2, 3]);
+        await storage.put(d, { table: 'grid', attributes: { p: 'p', x: -1, y: 0 } });
+        await storage.put(d, { table: 'grid', attributes: { p: 'p', x: 5, y: 1 } });
+        await storage.delete(d, { table: 'grid', attributes: { p: 'p', x: 4 } });
+        const rest = await storage.get(d, { table: 'grid', attributes: { p: 'p' }, next: first.next });
+        assert.deepEqual(rest.items.map((r) => [r.x, r.y]), [[5, 1], [5, 0], [6, 0], [7, 0], [8, 0], [9, 0]]);
+        assert.equal(rest.next, undefined);
+      });
+
+      it('caps huge limits and rejects malformed or foreign tokens', async () => {
+        const d = await table(grid);
+        for (let x = 0; x < 1005; x++) await storage.put(d, { table: 'grid', attributes: { p: 'p', x, y: 0 } });
+        const page = await storage.get(d, { table: 'grid', attributes: { p: 'p' }, limit: 1_000_000 });
+        assert.equal(page.items.length, 1000);
+        assert.ok(page.next);
+        await rejectsWith(storage.get(d, { table: 'grid', attributes: { p: 'p' }, next: 'garbage!' }), 400);
+        await rejectsWith(storage.get(d, { table: 'grid', attributes: { p: 'p' }, next: Buffer.from('{"f":1}').toString('base64url') }), 400);
+        await rejectsWith(storage.get(d, { table: 'grid', attributes: { p: 'p' }, order: { x: 'desc' }, next: page.next }), 400);
+        await rejectsWith(storage.get(d, { table: 'grid', attributes: { p: 'p' }, limit: 0 }), 400);
+      });
+
+      it('rejects queries the model cannot answer', async () => {
+        await rejectsWith(storage.get(domain, { table: 'grid', attributes: { label: 'x' } }), 400);
+        await rejectsWith(storage.get(domain, { table: 'grid', attributes: { p: { gt: 'a' } } }), 400);
+        await rejectsWith(storage.get(domain, { table: 'grid', attributes: { p: 'p1', x: { near: 1 } } }), 400);
+        await rejectsWith(storage.get(domain, { table: 'grid', attributes: { p: 'p1', x: 'one' } }), 400);
+        await rejectsWith(storage.get(domain, { table: 'grid', index: 'nope' }), 400);
+        await rejectsWith(storage.get(domain, { table: 'grid', order: { label: 'asc' } }), 400);
+        await rejectsWith(storage.get(domain, { table: 'grid', proj: ['nope'] }), 400);
+        await rejectsWith(storage.get(domain, { table: 'missing' }), 404);
+      });
+    });
+
+    describe('secondary indexes', () => {
+      it('finds primary rows by index and follows updates and deletes', async () => {
+        const domain = await table(pages);
+        const tids = [0, 1, 2, 3, 4].map((i) => tid(1_600_000_000_000 + i * 1000));
+        const t = (i: number) => tids[i]!;
+        await storage.put(domain, { table: 'pages', attributes: { title: 'A', rev: 1, tid: t(1), comment: 'a1' } });
+        await storage.put(domain, { table: 'pages', attributes: { title: 'A', rev: 2, tid: t(2), comment: 'a2' } });
+        await storage.put(domain, { table: 'pages', attributes: { title: 'B', rev: 3, tid: t(3), comment: 'b3' } });
+        await storage.put(domain, { table: 'pages', attributes: { title: 'A', rev: 2, tid: t(4), comment: 'a2 re-render' } });
+        const byRev = await storage.get(domain, { table: 'pages', index: 'by_rev', attributes: { rev: 2 } });
+        assert.deepEqual(byRev.items.map((r) => [r.title, r.tid, r.comment]), [['A', t(4), 'a2 re-render'], ['A', t(2), 'a2']]);
+        const one = await storage.get(domain, { table: 'pages', index: 'by_rev', attributes: { rev: 2 }, limit: 1 });
+        const two = await storage.get(domain, { table: 'pages', index: 'by_rev', attributes: { rev: 2 }, limit: 1, next: one.next });
+        assert.deepEqual([one.items[0]!.tid, two.items[0]!.tid], [t(4), t(2)]);
+        await storage.delete(domain, { table: 'pages', attributes: { title: 'A', rev: 2, tid: t(4) } });
+        assert.deepEqual((await storage.get(domain, { table: 'pages', index: 'by_rev', attributes: { rev: 2 } })).items.map((r) => r.tid), [t(2)]);
+        await rejectsWith(storage.get(domain, { table: 'pages', index: 'by_rev', attributes: {} }), 400);
+      });
+    });
+
+    describe('expiry and retention', () => {
+      it('never returns a row past its _ttl and sweeps it later', async () => {
+        const domain = await table(revisions);
+        const [t1, t2] = [tid(Date.now() - 1000), tid(Date.now())];
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t1, _ttl: 1 } });
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t2 } });
+        assert.equal((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items.length, 2);
+        await sleep(1100);
+        assert.deepEqual((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items.map((r) => r.tid), [t2]);
+        assert.ok((await storage.sweepExpired()) >= 1);
+        // A write over an expired row does not resurrect its old columns.
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'x', tid: t1, note: 'old', _ttl: 1 } });
+        await sleep(1100);
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'x', tid: t1, hits: 1 } });
+        const [row] = (await storage.get(domain, { table: 'revisions', attributes: { key: 'x' } })).items;
+        assert.deepEqual([row!.note, row!.hits], [null, 1]);
+      });
+
+      it("'latest' keeps the newest N revisions per key, others only for the grace period", async () => {
+        const domain = await table({ ...revisions, revisionRetentionPolicy: { type: 'latest', count: 2, grace_ttl: 1 } });
+        const ts = [5, 4, 3, 2, 1].map((i) => tid(Date.now() - i * 1000));
+        for (const t of ts) await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t } });
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'other', tid: ts[0] } });
+        assert.equal((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items.length, 5);
+        await sleep(1100);
+        const { items } = await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } });
+        assert.deepEqual(items.map((r) => r.tid), [ts[4], ts[3]]);
+        assert.equal((await storage.get(domain, { table: 'revisions', attributes: { key: 'other' } })).items.length, 1);
+      });
+
+      it("'latest' bounds a key written a thousand times", async () => {
+        const domain = await table({ ...revisions, revisionRetentionPolicy: { type: 'latest', count: 3, grace_ttl: 0 } });
+        for (let i = 0; i < 1000; i++) await storage.put(domain, { table: 'revisions', attributes: { key: 'hot', tid: tid(1_700_000_000_000 + i) } });
+        await sleep(5);
+        assert.equal((await storage.get(domain, { table: 'revisions', attributes: { key: 'hot' } })).items.length, 3);
+        assert.ok((await storage.sweepExpired()) >= 997);
+      });
+
+      it("'interval' keeps the newest revision of each interval", async () => {
+        const domain = await table({ ...revisions, revisionRetentionPolicy: { type: 'interval', interval: 3600, count: 1, grace_ttl: 0 } });
+        const hour = 3_600_000;
+        const base = Math.floor(Date.now() / hour) * hour - 10 * hour;
+        const ts = [base + 1000, base + 2000, base + hour + 1000, base + hour + 2000, base + 2 * hour + 1000].map(tid);
+        for (const t of ts) await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t } });
+        await sleep(5);
+        const { items } = await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } });
+        assert.deepEqual(items.map((r) => r.tid), [ts[4], ts[3], ts[1]]);
+      });
+
+      it("'ttl' expires every row after its time", async () => {
+        const domain = await table({ ...revisions, revisionRetentionPolicy: { type: 'ttl', ttl: 1 } });
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: tid(Date.now()) } });
+        assert.equal((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items.length, 1);
+        await sleep(1100);
+        assert.equal((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items.length, 0);
+      });
+    });
+
+    describe('isolation and concurrency', () => {
+      it('keeps tables of different domains apart', async () => {
+        const [d1, d2] = [await table(grid), await table(grid)];
+        await storage.put(d1, { table: 'grid', attributes: { p: 'p', x: 1, y: 1, label: 'one' } });
+        await storage.put(d2, { table: 'grid', attributes: { p: 'p', x: 1, y: 1, label: 'two' } });
+        assert.deepEqual((await storage.get(d1, { table: 'grid' })).items.map((r) => r.label), ['one']);
+        await storage.dropTable(d2, 'grid');
+        assert.deepEqual((await storage.get(d1, { table: 'grid' })).items.map((r) => r.label), ['one']);
+      });
+
+      it("lets exactly one of 20 concurrent 'not exists' writes of one key win", async () => {
+        const domain = await table(revisions);
+        const t = tid(Date.now());
+        const results = await Promise.allSettled(
+          Array.from({ length: 20 }, (_, i) => storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, hits: i }, if: 'not exists' })),
+        );
+        const won = results.filter((r) => r.status === 'fulfilled');
+        const lost = results.filter((r) => r.status === 'rejected' && (r.reason as HttpError).status === 412);
+        assert.deepEqual([won.length, lost.length], [1, 19]);
+        const winner = results.findIndex((r) => r.status === 'fulfilled');
+        const [row] = (await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items;
+        assert.equal(row!.hits, winner);
+      });
+
+      it('lets exactly one of 20 concurrent CAS updates of a static column win', async () => {
+        const domain = await table(revisions);
+        const base = tid(Date.now() - 10_000);
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: base, latest: base } });
+        const candidates = Array.from({ length: 20 }, (_, i) => tid(Date.now() + i));
+        const results = await Promise.allSettled(
+          candidates.map((t) => storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, latest: t }, if: { latest: { eq: base } } })),
+        );
+        assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+        assert.ok(results.every((r) => r.status === 'fulfilled' || (r.reason as HttpError).status === 412));
+        const winner = candidates[results.findIndex((r) => r.status === 'fulfilled')];
+        const { items } = await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } });
+        assert.equal(items.length, 2, 'losers wrote no rows');
+        assert.ok(items.every((r) => r.latest === winner));
+      });
+    });
+  });
+}

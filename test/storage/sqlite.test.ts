@@ -1,0 +1,4 @@
+import { sqliteConfig } from '../helpers.js';
+import { storageConformance } from './conformance.js';
+
+storageConformance('sqlite', sqliteConfig);
