@@ -76,7 +76,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = defaultConfig(dataDir);
   const file = env.CONFIG ?? (fs.existsSync('config.yaml') ? 'config.yaml' : undefined);
   if (file) {
-    const parsed = loadYaml(fs.readFileSync(file, 'utf8')) as Partial<Config> | undefined;
+    const text = fs.readFileSync(file, 'utf8');
+    // An empty or all-comment file means "all defaults".
+    const parsed = (text.replace(/#.*$/gm, '').trim() ? loadYaml(text) : undefined) as Partial<Config> | undefined;
     if (parsed && typeof parsed === 'object') {
       Object.assign(config, parsed, {
         listen: { ...config.listen, ...parsed.listen },

@@ -1,7 +1,13 @@
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';
 
-const config = loadConfig();
+let config;
+try {
+  config = loadConfig();
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
 const app = await createApp(config);
 const address = await app.listen();
 app.log.info({ host: address.address, port: address.port, storage: config.storage.backend, wikis: Object.keys(config.wikis) }, 'listening');
