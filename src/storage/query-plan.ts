@@ -22,7 +22,8 @@ export interface QueryPlan {
   notNull: string[];
   limit: number;
   after?: unknown[];
-  fingerprint: string;
+  /** Ties paging tokens to the query's shape; computed only when paging (it costs a hash). */
+  fingerprint(): string;
   joinStatics: boolean;
 }
 
@@ -87,12 +88,14 @@ export function planQuery(info: TableInfo, query: Query, nativeBoolean: boolean)
     if (!range.includes(column)) throw badRequest(`Cannot order by '${column}': it is not a range key of the index used.`, 'invalid-query');
     if (dir !== 'asc' && dir !== 'desc') throw badRequest(`Order of '${column}' must be asc or desc.`, 'invalid-query');
   }
+  // Columns pinned by eq need no ordering; a query pinning every key is a point lookup.
+  const pinned = (column: string) => predicates.some((p) => p.column === column && p.op === 'eq');
   const keysetOrder = [
     ...(hashComplete ? [] : hash.map((column) => ({ column, dir: 'asc' as SortOrder }))),
-    ...range.map((column) => ({ column, dir: (order[column] ?? rangeOrder[column]) as SortOrder })),
+    ...range.filter((column) => !pinned(column)).map((column) => ({ column, dir: (order[column] ?? rangeOrder[column]) as SortOrder })),
   ];
   for (const column of [...info.hash, ...info.range]) {
-    if (!keysetOrder.some((o) => o.column === column) && !predicates.some((p) => p.column === column && p.op === 'eq')) {
+    if (!keysetOrder.some((o) => o.column === column) && !pinned(column)) {
       keysetOrder.push({ column, dir: info.rangeOrder[column] ?? 'asc' });
     }
   }
@@ -112,10 +115,10 @@ export function planQuery(info: TableInfo, query: Query, nativeBoolean: boolean)
     limit = Math.min(query.limit, MAX_LIMIT);
   }
 
-  const fingerprint = queryFingerprint([schema.table, query.index ?? null, keysetOrder, predicates.map((p) => [p.column, p.op])]);
+  const fingerprint = () => queryFingerprint([schema.table, query.index ?? null, keysetOrder, predicates.map((p) => [p.column, p.op])]);
   let after: unknown[] | undefined;
   if (query.next !== undefined && query.next !== null) {
-    const raw = decodeToken(query.next, fingerprint, keysetOrder.length);
+    const raw = decodeToken(query.next, fingerprint(), keysetOrder.length);
     after = keysetOrder.map(({ column }, i) => {
       const type = schema.attributes[column]!;
       const normalized = normalizeValue(type, raw[i], column);

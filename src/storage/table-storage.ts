@@ -100,7 +100,7 @@ export class TableStorage {
     const items = (more ? rows.slice(0, plan.limit) : rows).map((row) => this.toItem(info, row, plan.output));
     if (!more) return { items };
     const last = this.toItem(info, rows[plan.limit - 1]!, plan.order.map((o) => o.column));
-    return { items, next: encodeToken(plan.fingerprint, plan.order.map((o) => last[o.column])) };
+    return { items, next: encodeToken(plan.fingerprint(), plan.order.map((o) => last[o.column])) };
   }
 
   private toItem(info: TableInfo, row: SqlRow, columns: string[]): Row {

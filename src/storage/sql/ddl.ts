@@ -20,10 +20,12 @@ function secondaryIndexDdl(info: TableInfo, names: PhysicalNames): string[] {
 
 export function createTableDdl(info: TableInfo, names: PhysicalNames, dialect: Dialect): string[] {
   const keys = [...info.hash, ...info.range];
+  // `_exp` sits right after the keys: every read checks it, and in SQLite a column stored after a
+  // large blob can only be reached by walking the blob's overflow pages.
   const mainCols = [
     ...keys.map((k) => column(info, dialect, k, true)),
-    ...info.regular.map((c) => column(info, dialect, c, false)),
     `"_exp" ${dialect.int64}`,
+    ...info.regular.map((c) => column(info, dialect, c, false)),
   ];
   const staticCols = [...info.hash.map((k) => column(info, dialect, k, true)), ...info.statics.map((c) => column(info, dialect, c, false))];
   return [

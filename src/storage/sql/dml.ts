@@ -18,12 +18,15 @@ export function selectedColumns(plan: QueryPlan): string[] {
 export function selectStatement(info: TableInfo, names: PhysicalNames, plan: QueryPlan, now: number): Statement {
   const statics = new Set(info.statics);
   const ref = (c: string) => `${statics.has(c) ? 's' : 'm'}.${q(c)}`;
-  const params: unknown[] = [now];
-  const where = [LIVE('m')];
+  const params: unknown[] = [];
+  const where: string[] = [];
   for (const p of plan.predicates) {
     where.push(`${ref(p.column)} ${SQL_OPS[p.op]} ?`);
     params.push(p.value);
   }
+  // Key predicates first: SQLite's planner then seeks the primary key before checking expiry.
+  where.push(LIVE('m'));
+  params.push(now);
   for (const c of plan.notNull) where.push(`${ref(c)} IS NOT NULL`);
   if (plan.after) {
     // Keyset continuation: rows strictly after the last one returned, in the plan's order.
@@ -40,9 +43,11 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
     : '';
   const columns = selectedColumns(plan).map((c) => `${ref(c)} AS ${q(c)}`);
   const orderBy = plan.order.length > 0 ? ` ORDER BY ${plan.order.map((o) => `${ref(o.column)} ${o.dir.toUpperCase()}`).join(', ')}` : '';
-  params.push(plan.limit + 1);
+  // A point lookup finds one row at most; SQLite runs it markedly faster without a LIMIT.
+  const point = plan.order.length === 0;
+  if (!point) params.push(plan.limit + 1);
   return {
-    sql: `SELECT ${columns.join(', ')} FROM ${q(names.main)} m${join} WHERE ${where.join(' AND ')}${orderBy} LIMIT ?`,
+    sql: `SELECT ${columns.join(', ')} FROM ${q(names.main)} m${join} WHERE ${where.join(' AND ')}${orderBy}${point ? '' : ' LIMIT ?'}`,
     params,
   };
 }

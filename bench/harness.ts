@@ -1,0 +1,164 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** One measured run of one side of a comparison. */
+export interface Sample {
+  rps: number;
+  p50Ms?: number;
+  p99Ms?: number;
+}
+
+export interface Comparison {
+  scenario: string;
+  service: Sample;
+  baseline: Sample;
+  baselineName: string;
+  /** service / baseline throughput. */
+  ratio: number;
+  target?: { minRatio?: number; maxP99Ratio?: number };
+  met?: boolean;
+  note?: string;
+}
+
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+function medianSample(samples: Sample[]): Sample {
+  const pick = (f: (s: Sample) => number | undefined) => {
+    const xs = samples.map(f).filter((x): x is number => x !== undefined);
+    return xs.length ? median(xs) : undefined;
+  };
+  return { rps: pick((s) => s.rps)!, p50Ms: pick((s) => s.p50Ms), p99Ms: pick((s) => s.p99Ms) };
+}
+
+/** Runs service and baseline alternately for several rounds and compares their medians. */
+export async function compare(
+  scenario: string,
+  rounds: number,
+  service: () => Promise<Sample>,
+  baselineName: string,
+  baseline: () => Promise<Sample>,
+  target?: Comparison['target'],
+): Promise<Comparison> {
+  const a: Sample[] = [];
+  const b: Sample[] = [];
+  for (let i = 0; i < rounds; i++) {
+    // Alternate which side goes first so drift on a shared machine hits both alike.
+    if (i % 2 === 0) {
+      a.push(await service());
+      b.push(await baseline());
+    } else {
+      b.push(await baseline());
+      a.push(await service());
+    }
+  }
+  const s = medianSample(a);
+  const base = medianSample(b);
+  const ratio = s.rps / base.rps;
+  let met: boolean | undefined;
+  if (target) {
+    met = (target.minRatio === undefined || ratio >= target.minRatio) &&
+      (target.maxP99Ratio === undefined || (s.p99Ms !== undefined && base.p99Ms !== undefined && s.p99Ms <= target.maxP99Ratio * base.p99Ms));
+  }
+  return { scenario, service: s, baseline: base, baselineName, ratio, target, met };
+}
+
+/** Runs async operations with a fixed number in flight for `seconds`; returns ops/s. */
+export async function throughput(seconds: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<Sample> {
+  let count = 0;
+  const end = performance.now() + seconds * 1000;
+  const start = performance.now();
+  const worker = async () => {
+    while (performance.now() < end) await op(count++);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { rps: count / ((performance.now() - start) / 1000) };
+}
+
+const hasTaskset = (() => {
+  try {
+    execFileSync('taskset', ['-c', '0', 'true']);
+    return os.cpus().length > 1;
+  } catch {
+    return false;
+  }
+})();
+
+/** Spawns a process pinned to core 0 (the load generator gets core 1). */
+export function spawnPinned(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
+  const [c, a] = hasTaskset ? ['taskset', ['-c', '0', cmd, ...args]] : [cmd, args];
+  return spawn(c, a, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+export function waitForLine(child: ChildProcess, pattern: RegExp): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (c: Buffer) => {
+      out += c.toString();
+      const m = pattern.exec(out);
+      if (m) {
+        child.stdout!.off('data', onData);
+        child.stdout!.resume();
+        resolve(m);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`process exited (${code}) before ready: ${out.slice(-500)}`)));
+  });
+}
+
+export interface WrkRequest {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+const lua = (r: WrkRequest) => {
+  const file = path.join(os.tmpdir(), `wikistore-wrk-${process.pid}-${Math.random().toString(36).slice(2)}.lua`);
+  const lines = [`wrk.method = ${JSON.stringify(r.method ?? 'GET')}`];
+  for (const [k, v] of Object.entries(r.headers ?? {})) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
+  if (r.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(r.body)}`);
+  fs.writeFileSync(file, lines.join('\n'));
+  return file;
+};
+
+function toMs(value: string): number {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(value.trim());
+  if (!m) return NaN;
+  const n = Number(m[1]);
+  return m[2] === 'us' ? n / 1000 : m[2] === 's' ? n * 1000 : n;
+}
+
+/** One wrk run (keep-alive, 50 connections, pinned to core 1 when possible). */
+export function wrk(r: WrkRequest, seconds: number, connections = 50): Promise<Sample> {
+  const script = lua(r);
+  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, r.url];
+  const [cmd, a] = hasTaskset ? ['taskset', ['-c', '1', 'wrk', ...args]] : ['wrk', args];
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, a, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('exit', (code) => {
+      fs.rmSync(script, { force: true });
+      if (code !== 0) return reject(new Error(`wrk failed (${code}): ${out}`));
+      const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+      const p50 = /\n\s+50%\s+(\S+)/.exec(out)?.[1];
+      const p99 = /\n\s+99%\s+(\S+)/.exec(out)?.[1];
+      const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1];
+      if (non2xx) return reject(new Error(`wrk saw ${non2xx} error responses from ${r.url}`));
+      resolve({ rps, p50Ms: p50 ? toMs(p50) : undefined, p99Ms: p99 ? toMs(p99) : undefined });
+    });
+  });
+}
+
+export function rssMb(pid: number): { rss: number; peak: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+}

@@ -1,0 +1,89 @@
+import Database from 'better-sqlite3';
+import crypto from 'node:crypto';
+import path from 'node:path';
+import postgres from 'postgres';
+import { openStorage } from '../../src/storage/index.js';
+import type { StorageConfig } from '../../src/config.js';
+import { compare, throughput, type Comparison } from '../harness.js';
+
+const VALUE = crypto.randomBytes(50 * 1024);
+const KEYS = 200;
+const SCHEMA = { table: 'bench', attributes: { key: 'string', value: 'blob' }, index: [{ attribute: 'key', type: 'hash' }] };
+
+interface Direct {
+  read(key: string): Promise<unknown>;
+  insert(key: string): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+async function directSqlite(file: string): Promise<Direct> {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec('CREATE TABLE IF NOT EXISTS direct (key TEXT PRIMARY KEY, value BLOB)');
+  const ins = db.prepare('INSERT INTO direct (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING');
+  for (let i = 0; i < KEYS; i++) ins.run(`k${i}`, VALUE);
+  const sel = db.prepare('SELECT value FROM direct WHERE key = ?');
+  return {
+    read: async (key) => sel.get(key),
+    insert: async (key) => ins.run(key, VALUE).changes,
+    close: async () => {
+      db.close();
+    },
+  };
+}
+
+async function directPostgres(url: string): Promise<Direct> {
+  const sql = postgres(url, { max: 10, onnotice: () => {} });
+  await sql.unsafe('DROP TABLE IF EXISTS bench_direct');
+  await sql.unsafe('CREATE TABLE bench_direct (key TEXT PRIMARY KEY, value BYTEA)');
+  for (let i = 0; i < KEYS; i++) await sql.unsafe('INSERT INTO bench_direct VALUES ($1, $2)', [`k${i}`, VALUE], { prepare: true });
+  return {
+    read: (key) => sql.unsafe('SELECT value FROM bench_direct WHERE key = $1', [key], { prepare: true }),
+    insert: (key) => sql.unsafe('INSERT INTO bench_direct (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING', [key, VALUE], { prepare: true }),
+    close: () => sql.end({ timeout: 5 }),
+  };
+}
+
+/** Point reads and conditional writes of 50 KB values: the storage layer next to its driver. */
+export async function storageScenarios(
+  backend: 'sqlite' | 'postgres',
+  config: StorageConfig,
+  opts: { seconds: number; rounds: number },
+): Promise<Comparison[]> {
+  const storage = await openStorage(config);
+  const domain = `bench-${Date.now()}.test`;
+  await storage.createTable(domain, 'bench', SCHEMA);
+  for (let i = 0; i < KEYS; i++) await storage.put(domain, { table: 'bench', attributes: { key: `k${i}`, value: VALUE } });
+  const direct = backend === 'sqlite' ? await directSqlite(path.join(path.dirname((config as { path: string }).path), 'direct.sqlite3')) : await directPostgres((config as { url: string }).url);
+  const concurrency = backend === 'sqlite' ? 1 : 16;
+  let writeSeq = 0;
+  const run = `${process.pid}-${Date.now()}`;
+  const results: Comparison[] = [];
+  try {
+    results.push(
+      await compare(
+        `storage point read 50 KB (${backend})`,
+        opts.rounds,
+        () => throughput(opts.seconds, concurrency, (i) => storage.get(domain, { table: 'bench', attributes: { key: `k${i % KEYS}` } })),
+        'driver',
+        () => throughput(opts.seconds, concurrency, (i) => direct.read(`k${i % KEYS}`)),
+        { minRatio: 0.8 },
+      ),
+    );
+    results.push(
+      await compare(
+        `storage conditional write 50 KB (${backend})`,
+        opts.rounds,
+        () => throughput(opts.seconds, concurrency, () => storage.put(domain, { table: 'bench', attributes: { key: `w${run}-${writeSeq++}`, value: VALUE }, if: 'not exists' })),
+        'driver',
+        () => throughput(opts.seconds, concurrency, () => direct.insert(`w${run}-${writeSeq++}`)),
+      ),
+    );
+  } finally {
+    await storage.dropTable(domain, 'bench').catch(() => {});
+    await storage.close();
+    await direct.close();
+  }
+  return results;
+}

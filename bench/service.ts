@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { spawnPinned, waitForLine } from './harness.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+export const ADMIN_TOKEN = 'bench-admin-token';
+export const DOMAIN = 'bench.example';
+
+export interface Running {
+  child: ChildProcess;
+  base: string;
+  stop(): Promise<void>;
+}
+
+async function started(child: ChildProcess, pattern: RegExp): Promise<Running> {
+  const m = await waitForLine(child, pattern);
+  return {
+    child,
+    base: `http://127.0.0.1:${m[1]}`,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** The service itself, as `npm start` runs it, pinned to core 0, with its own data dir. */
+export async function startService(storage: 'sqlite' | { url: string }): Promise<Running & { startupMs: number }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-bench-'));
+  const config = path.join(dir, 'config.yaml');
+  const storageYaml = storage === 'sqlite' ? `  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'db.sqlite3'))}` : `  backend: postgres\n  url: ${JSON.stringify(storage.url)}`;
+  fs.writeFileSync(
+    config,
+    `storage:\n${storageYaml}\nwikis:\n  ${DOMAIN}:\n    action_api: http://127.0.0.1:1/api.php\n    rest_api: http://127.0.0.1:1/rest.php\nadmin_token: ${ADMIN_TOKEN}\nlog_level: warn\n`,
+  );
+  const t0 = performance.now();
+  const child = spawnPinned(process.execPath, [path.join(HERE, '../src/main.js')], { CONFIG: config, PORT: '0', LOG_LEVEL: 'info' });
+  const running = await started(child, /"port":(\d+)[^\n]*"msg":"listening"/);
+  return { ...running, startupMs: performance.now() - t0 };
+}
+
+/** A bare node:http server answering with exactly these bytes and headers. */
+export async function startBare(headers: Record<string, string>, body: Buffer): Promise<Running> {
+  const file = path.join(os.tmpdir(), `wikistore-bare-${process.pid}-${Date.now()}.json`);
+  fs.writeFileSync(file, JSON.stringify({ headers, body: body.toString('base64') }));
+  const child = spawnPinned(process.execPath, [path.join(HERE, 'bare-server.js'), file]);
+  return started(child, /listening (\d+)/);
+}

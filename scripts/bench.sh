@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs the benchmarks: installs wrk and PostgreSQL if missing, creates a throwaway database,
+# builds, and prints side-by-side ratios. Pass --quick for a short run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+apt_install wrk
+if [ -z "${WIKISTORE_BENCH_PG_URL:-}" ]; then
+  ensure_postgres
+  role=wikistore_test
+  db="wikistore_bench_$$"
+  psql_admin "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$role') THEN CREATE ROLE $role LOGIN PASSWORD '$role'; END IF; END \$\$;"
+  psql_admin "CREATE DATABASE $db OWNER $role"
+  trap 'psql_admin "DROP DATABASE IF EXISTS $db WITH (FORCE)" || true' EXIT
+  export WIKISTORE_BENCH_PG_URL="postgres://$role:$role@127.0.0.1:5432/$db"
+fi
+[ -d node_modules ] || npm ci --no-audit --no-fund >&2
+npx tsc -p .
+node dist/bench/run.js "$@"
