@@ -5,6 +5,9 @@ import type { Config } from './config.js';
 import { closeGracefully, createHttpServer } from './http/server.js';
 import { createLogger } from './logger.js';
 import { Metrics } from './metrics.js';
+import { keyRevValueModule } from './modules/buckets/key-rev-value.js';
+import { keyValueModule } from './modules/buckets/key-value.js';
+import { revisionedObjectModule } from './modules/buckets/revisioned-object.js';
 import { systemModules } from './modules/system/index.js';
 import { tableModule } from './modules/table/index.js';
 import { Router } from './router/router.js';
@@ -30,7 +33,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const domains = Object.keys(config.wikis);
   const served = new Set(domains);
   const router = new Router((domain) => served.has(domain));
-  const modules: Module[] = [tableModule(storage)];
+  const modules: Module[] = [tableModule(storage), keyValueModule(), keyRevValueModule(), revisionedObjectModule()];
   modules.push(...systemModules({ router, modules: () => modules, domains, metrics }));
   for (const module of modules) router.register(module);
 

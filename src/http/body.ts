@@ -12,7 +12,7 @@ function tooLarge(limit: number): HttpError {
 }
 
 /** Reads the body up to `limit` bytes; JSON content types are parsed, everything else stays bytes. */
-export async function readBody(req: IncomingMessage, limit: number): Promise<unknown> {
+export async function readBody(req: IncomingMessage, limit: number, raw = false): Promise<unknown> {
   const declared = req.headers['content-length'];
   if (declared === undefined && req.headers['transfer-encoding'] === undefined) return undefined;
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
@@ -25,10 +25,10 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<unk
     chunks.push(chunk);
   }
   if (size === 0) return undefined;
-  const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-  if (!isJsonType(req.headers['content-type'])) return raw;
+  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+  if (raw || !isJsonType(req.headers['content-type'])) return bytes;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    return JSON.parse(bytes.toString('utf8'));
   } catch (e) {
     throw badRequest(`Malformed JSON body: ${(e as Error).message}`, 'malformed-json');
   }

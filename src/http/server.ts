@@ -59,7 +59,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     let body: Buffer = Buffer.alloc(0);
     try {
       match = router.resolve(method, uri);
-      const reqBody = await readBody(req, options.maxBodyBytes);
+      const reqBody = await readBody(req, options.maxBodyBytes, match.entry?.route.rawBody === true);
       const ctx = router.context({ requestId, admin: isAdmin(headers.authorization, options.adminToken), log, external: true });
       response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
     } catch (err) {

@@ -50,6 +50,8 @@ export interface Route {
   handler: Handler;
   /** Require a JSON body (415 otherwise). */
   jsonBody?: boolean;
+  /** Keep the body as bytes whatever its content type (stores of opaque values). */
+  rawBody?: boolean;
   spec?: OperationSpec;
 }
 

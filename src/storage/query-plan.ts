@@ -25,6 +25,7 @@ export interface QueryPlan {
   /** Ties paging tokens to the query's shape; computed only when paging (it costs a hash). */
   fingerprint(): string;
   joinStatics: boolean;
+  distinct: boolean;
 }
 
 function toPredicates(info: TableInfo, column: string, condition: unknown, nativeBoolean: boolean): Predicate[] {
@@ -67,6 +68,14 @@ export function planQuery(info: TableInfo, query: Query, nativeBoolean: boolean)
     notNull = [...hash, ...range];
   }
 
+  const distinct = query.distinct === true;
+  if (query.distinct !== undefined && typeof query.distinct !== 'boolean') throw badRequest('distinct must be a boolean.', 'invalid-query');
+  if (distinct) {
+    if (query.index !== undefined) throw badRequest('distinct lists partitions of the table itself, not of an index.', 'invalid-query');
+    range = [];
+    projectable = [...info.hash, ...info.statics];
+  }
+
   const conditions = query.attributes ?? {};
   if (typeof conditions !== 'object' || Array.isArray(conditions)) throw badRequest('Query attributes must be an object.', 'invalid-query');
   const predicates: Predicate[] = [];
@@ -94,7 +103,7 @@ export function planQuery(info: TableInfo, query: Query, nativeBoolean: boolean)
     ...(hashComplete ? [] : hash.map((column) => ({ column, dir: 'asc' as SortOrder }))),
     ...range.filter((column) => !pinned(column)).map((column) => ({ column, dir: (order[column] ?? rangeOrder[column]) as SortOrder })),
   ];
-  for (const column of [...info.hash, ...info.range]) {
+  for (const column of distinct ? [] : [...info.hash, ...info.range]) {
     if (!keysetOrder.some((o) => o.column === column) && !pinned(column)) {
       keysetOrder.push({ column, dir: info.rangeOrder[column] ?? 'asc' });
     }
@@ -103,8 +112,8 @@ export function planQuery(info: TableInfo, query: Query, nativeBoolean: boolean)
   let output = projectable;
   if (query.proj !== undefined) {
     const proj = typeof query.proj === 'string' ? [query.proj] : query.proj;
-    if (!Array.isArray(proj) || proj.some((p) => typeof p !== 'string' || !(p in schema.attributes))) {
-      throw badRequest('proj must name attributes of the table.', 'invalid-query');
+    if (!Array.isArray(proj) || proj.some((p) => typeof p !== 'string' || !projectable.includes(p))) {
+      throw badRequest(`proj must name attributes of the table${distinct ? ' (hash keys and static columns for distinct)' : ''}.`, 'invalid-query');
     }
     output = proj;
   }
@@ -115,7 +124,7 @@ export function planQuery(info: TableInfo, query: Query, nativeBoolean: boolean)
     limit = Math.min(query.limit, MAX_LIMIT);
   }
 
-  const fingerprint = () => queryFingerprint([schema.table, query.index ?? null, keysetOrder, predicates.map((p) => [p.column, p.op])]);
+  const fingerprint = () => queryFingerprint([schema.table, query.index ?? null, distinct, keysetOrder, predicates.map((p) => [p.column, p.op])]);
   let after: unknown[] | undefined;
   if (query.next !== undefined && query.next !== null) {
     const raw = decodeToken(query.next, fingerprint(), keysetOrder.length);
@@ -127,5 +136,5 @@ export function planQuery(info: TableInfo, query: Query, nativeBoolean: boolean)
     });
   }
   const joinStatics = info.statics.some((s) => output.includes(s));
-  return { predicates, order: keysetOrder, output, notNull, limit, after, fingerprint, joinStatics };
+  return { predicates, order: keysetOrder, output, notNull, limit, after, fingerprint, joinStatics, distinct };
 }

@@ -43,6 +43,8 @@ export interface Query {
   order?: Record<string, SortOrder>;
   limit?: number;
   next?: string;
+  /** One item per partition: its hash keys and static columns (Cassandra's SELECT DISTINCT). */
+  distinct?: boolean;
 }
 
 export type WriteCondition = 'not exists' | Record<string, { eq: unknown }>;

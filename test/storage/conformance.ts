@@ -323,6 +323,19 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         await rejectsWith(storage.get(d, { table: 'grid', attributes: { p: 'p' }, limit: 0 }), 400);
       });
 
+      it('lists each partition once with distinct, paged, with its static columns', async () => {
+        const d = await table(revisions);
+        const t = tid(Date.now());
+        for (const key of ['b', 'a', 'c']) for (let i = 0; i < 3; i++) await storage.put(d, { table: 'revisions', attributes: { key, tid: tid(Date.now() + i), latest: t } });
+        const first = await storage.get(d, { table: 'revisions', distinct: true, limit: 2 });
+        assert.deepEqual(first.items, [{ key: 'a', latest: t }, { key: 'b', latest: t }]);
+        const rest = await storage.get(d, { table: 'revisions', distinct: true, limit: 2, next: first.next });
+        assert.deepEqual(rest.items, [{ key: 'c', latest: t }]);
+        assert.equal(rest.next, undefined);
+        await rejectsWith(storage.get(d, { table: 'revisions', distinct: true, proj: ['tid'] }), 400);
+        await rejectsWith(storage.get(d, { table: 'revisions', distinct: true, attributes: { key: 'a', tid: t } }), 400);
+      });
+
       it('rejects queries the model cannot answer', async () => {
         await rejectsWith(storage.get(domain, { table: 'grid', attributes: { label: 'x' } }), 400);
         await rejectsWith(storage.get(domain, { table: 'grid', attributes: { p: { gt: 'a' } } }), 400);

@@ -47,7 +47,7 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
   const point = plan.order.length === 0;
   if (!point) params.push(plan.limit + 1);
   return {
-    sql: `SELECT ${columns.join(', ')} FROM ${q(names.main)} m${join} WHERE ${where.join(' AND ')}${orderBy}${point ? '' : ' LIMIT ?'}`,
+    sql: `SELECT ${plan.distinct ? 'DISTINCT ' : ''}${columns.join(', ')} FROM ${q(names.main)} m${join} WHERE ${where.join(' AND ')}${orderBy}${point ? '' : ' LIMIT ?'}`,
     params,
   };
 }

@@ -1,0 +1,74 @@
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { HttpError, badRequest } from '../../errors.js';
+import { isCompressible } from '../../http/encoding.js';
+import { toJson } from '../../http/serialize.js';
+import type { RouteRequest } from '../../router/types.js';
+
+const gzip = promisify(zlib.gzip);
+const MIN_COMPRESS_BYTES = 1024;
+const CONTROL = /[\u0000-\u001f\u007f]/;
+export const BUCKET_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}$/;
+
+/** What a bucket stores of a PUT: the bytes as stored and the entity headers to answer with. */
+export interface Entity {
+  value: Buffer;
+  headers: Record<string, string>;
+}
+
+export function checkBucket(name: string): void {
+  if (!BUCKET_NAME.test(name)) throw badRequest(`Bucket name '${name.slice(0, 100)}' must match ${BUCKET_NAME}.`, 'invalid-bucket-name');
+}
+
+/** Keys arrive percent-decoded; a decoded '/' is fine (it round-trips as %2F), control characters are not. */
+export function checkKey(key: string, what = 'key'): void {
+  if (CONTROL.test(key)) throw badRequest(`The ${what} contains control characters.`, 'invalid-key');
+  if (key.length > 1024) throw badRequest(`The ${what} is longer than 1024 characters.`, 'invalid-key');
+}
+
+/**
+ * Turns a PUT into what is stored: compressible content is gzipped once here, so reads send the
+ * stored bytes to clients that accept gzip and decompress only for those that do not.
+ */
+export async function entityFromRequest(req: RouteRequest): Promise<Entity> {
+  const contentType = req.headers['content-type'];
+  if (!contentType) throw badRequest('A content-type header is required.', 'missing-content-type');
+  let body: Buffer;
+  if (Buffer.isBuffer(req.body)) body = req.body;
+  else if (typeof req.body === 'string') body = Buffer.from(req.body);
+  else if (req.body === undefined || req.body === null) body = Buffer.alloc(0);
+  else body = Buffer.from(toJson(req.body));
+  if (body.length === 0) throw badRequest('The body is empty.', 'empty-body');
+  const encoding = req.headers['content-encoding']?.toLowerCase();
+  if (encoding && encoding !== 'identity' && encoding !== 'gzip') {
+    throw new HttpError(415, 'unsupported-encoding', `Content-Encoding '${encoding}' is not supported; send identity or gzip.`);
+  }
+  const headers: Record<string, string> = {
+    'content-type': contentType,
+    'content-sha256': createHash('sha256').update(body).digest('hex'),
+  };
+  const location = req.headers['location'] ?? req.headers['content-location'];
+  if (location) headers.location = location;
+  if (encoding === 'gzip') return { value: body, headers: { ...headers, 'content-encoding': 'gzip' } };
+  if (isCompressible(contentType) && body.length >= MIN_COMPRESS_BYTES) {
+    return { value: await gzip(body, { level: 6 }), headers: { ...headers, 'content-encoding': 'gzip' } };
+  }
+  return { value: body, headers };
+}
+
+/** The tid an If-Match header names (quoted or not), or undefined. */
+export function etagTid(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  return header.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+}
+
+/** Paging parameters of a listing: ?limit= and ?next=. */
+export function pagingFrom(req: RouteRequest): { limit?: number; next?: string } {
+  const limitText = req.query.get('limit');
+  const next = req.query.get('next') ?? undefined;
+  if (limitText === null) return { next };
+  const limit = Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1) throw badRequest('limit must be a positive integer.', 'invalid-limit');
+  return { limit, next };
+}

@@ -1,0 +1,124 @@
+import { badRequest, forbidden, notFound } from '../../errors.js';
+import type { RequestContext, Response, Route, RouteRequest } from '../../router/types.js';
+import type { RetentionPolicy } from '../../storage/types.js';
+import { isTid, parseTime, tidTime, UUID_PATTERN } from '../../tid.js';
+import { checkBucket, checkKey, entityFromRequest, etagTid, pagingFrom } from './entity.js';
+import type { Revision, RevisionStore } from './revision-store.js';
+import { bucketSpecs } from './spec.js';
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+export function revisionResponse(rev: Revision, immutable: boolean): Response {
+  return {
+    status: 200,
+    headers: {
+      ...rev.headers,
+      etag: `"${rev.tid}"`,
+      'last-modified': new Date(tidTime(rev.tid)).toUTCString(),
+      'cache-control': immutable ? IMMUTABLE : 'no-cache',
+    },
+    body: rev.value,
+  };
+}
+
+/** A path segment after a key: a tid (v1 time-uuid) or a time. */
+export function parseRevisionSegment(segment: string): { tid: string } | { time: number } {
+  if (UUID_PATTERN.test(segment)) {
+    if (!isTid(segment)) throw badRequest(`'${segment}' is not a time-uuid (version 1).`, 'invalid-tid');
+    return { tid: segment.toLowerCase() };
+  }
+  return { time: parseTime(segment) };
+}
+
+export function parseCreateBody(body: unknown): RetentionPolicy | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) throw badRequest('The bucket options must be a JSON object.', 'invalid-body');
+  return (body as { revisionRetentionPolicy?: RetentionPolicy }).revisionRetentionPolicy;
+}
+
+export interface RevisionRouteOptions {
+  /** Path template up to and including the key segments, e.g. `/key_rev_value/{bucket}/{key}`. */
+  keyPath: string;
+  store(req: RouteRequest): RevisionStore;
+  key(req: RouteRequest): Record<string, string>;
+  /** Runs after a revision was saved (e.g. to record an object's property). */
+  afterPut?(req: RouteRequest, ctx: RequestContext): Promise<void>;
+}
+
+/** The routes of one revisioned blob: latest, history, by tid or time, and saving. */
+export function revisionRoutes(opts: RevisionRouteOptions): Route[] {
+  const keyed = (req: RouteRequest) => {
+    checkBucket(req.params.bucket!);
+    const key = opts.key(req);
+    for (const [name, value] of Object.entries(key)) checkKey(value, name);
+    return { store: opts.store(req), key };
+  };
+  const missing = () => notFound('No revision matches.', 'no-revision');
+
+  const save = async (req: RouteRequest, ctx: RequestContext, chosenTid?: string): Promise<Response> => {
+    const { store, key } = keyed(req);
+    const entity = await entityFromRequest(req);
+    const ifNoneMatch = req.headers['if-none-match']?.trim();
+    if (ifNoneMatch !== undefined && ifNoneMatch !== '*') throw badRequest("If-None-Match on a write must be '*'.", 'invalid-precondition');
+    const ifMatch = etagTid(req.headers['if-match']);
+    if (ifMatch !== undefined && !isTid(ifMatch)) throw badRequest('If-Match must name a revision tid.', 'invalid-precondition');
+    const tid = await store.put(ctx, key, entity, { ifMatch, ifNoneMatch: ifNoneMatch === '*' }, chosenTid);
+    await opts.afterPut?.(req, ctx);
+    return { status: 201, headers: { etag: `"${tid}"` }, body: { tid } };
+  };
+
+  return [
+    {
+      method: 'PUT',
+      path: opts.keyPath,
+      rawBody: true,
+      spec: bucketSpecs.putRevision,
+      handler: (req, ctx) => save(req, ctx),
+    },
+    {
+      method: 'GET',
+      path: opts.keyPath,
+      spec: bucketSpecs.getLatest,
+      handler: async (req, ctx) => {
+        const { store, key } = keyed(req);
+        const ts = req.query.get('ts');
+        const rev = ts === null ? await store.latest(ctx, key) : await store.atTime(ctx, key, parseTime(ts));
+        if (!rev) throw missing();
+        return revisionResponse(rev, false);
+      },
+    },
+    {
+      method: 'GET',
+      path: `${opts.keyPath}/`,
+      spec: bucketSpecs.listRevisions,
+      handler: async (req, ctx) => {
+        const { store, key } = keyed(req);
+        return { status: 200, headers: { 'cache-control': 'no-cache' }, body: await store.listRevisions(ctx, key, pagingFrom(req)) };
+      },
+    },
+    {
+      method: 'GET',
+      path: `${opts.keyPath}/{revision}`,
+      spec: bucketSpecs.getRevision,
+      handler: async (req, ctx) => {
+        const { store, key } = keyed(req);
+        const wanted = parseRevisionSegment(req.params.revision!);
+        const rev = 'tid' in wanted ? await store.byTid(ctx, key, wanted.tid) : await store.atTime(ctx, key, wanted.time);
+        if (!rev) throw missing();
+        return revisionResponse(rev, 'tid' in wanted);
+      },
+    },
+    {
+      method: 'PUT',
+      path: `${opts.keyPath}/{revision}`,
+      rawBody: true,
+      spec: bucketSpecs.putRevisionWithTid,
+      handler: async (req, ctx) => {
+        if (!ctx.admin) throw forbidden('Saving a revision with a chosen tid needs the admin credential.', 'elevated-right-required');
+        const wanted = parseRevisionSegment(req.params.revision!);
+        if (!('tid' in wanted)) throw badRequest('A revision is saved under a tid, not a time.', 'invalid-tid');
+        return save(req, ctx, wanted.tid);
+      },
+    },
+  ];
+}

@@ -1,0 +1,135 @@
+import { HttpError, notFound, preconditionFailed } from '../../errors.js';
+import type { RequestContext } from '../../router/types.js';
+import type { QueryResult, RetentionPolicy, Row } from '../../storage/types.js';
+import { compareTids, maxTidAt, newTid } from '../../tid.js';
+import type { Entity } from './entity.js';
+
+export interface Revision {
+  tid: string;
+  value: Buffer;
+  headers: Record<string, string>;
+}
+
+/** A write condition in HTTP terms: If-Match on the latest tid, or If-None-Match: * (no revision yet). */
+export interface WritePrecondition {
+  ifMatch?: string;
+  ifNoneMatch?: boolean;
+}
+
+const MAX_RACE_RETRIES = 8;
+
+/**
+ * Revisioned blobs over the table storage API (internal requests only): one partition per key,
+ * revisions ordered by tid, and a static latest tid per key that makes If-Match a CAS.
+ * `key` is one or more string attributes (a key_rev_value key; an object name and property).
+ */
+export class RevisionStore {
+  constructor(
+    private readonly domain: string,
+    readonly table: string,
+    private readonly keyAttributes: string[],
+  ) {}
+
+  private get uri(): string {
+    return `/${this.domain}/sys/table/${encodeURIComponent(this.table)}`;
+  }
+
+  schema(retention: RetentionPolicy | undefined): Record<string, unknown> {
+    return {
+      table: this.table,
+      version: 1,
+      attributes: { ...Object.fromEntries(this.keyAttributes.map((a) => [a, 'string'])), tid: 'timeuuid', latest_tid: 'timeuuid', value: 'blob', headers: 'json' },
+      index: [...this.keyAttributes.map((a) => ({ attribute: a, type: 'hash' })), { attribute: 'latest_tid', type: 'static' }, { attribute: 'tid', type: 'range', order: 'desc' }],
+      revisionRetentionPolicy: retention ?? { type: 'all' },
+    };
+  }
+
+  async create(ctx: RequestContext, retention: RetentionPolicy | undefined): Promise<number> {
+    return (await ctx.request({ method: 'PUT', uri: this.uri, body: this.schema(retention) })).status;
+  }
+
+  private async query(ctx: RequestContext, body: Record<string, unknown>): Promise<QueryResult> {
+    try {
+      return (await ctx.request({ method: 'GET', uri: `${this.uri}/`, body })).body as QueryResult;
+    } catch (e) {
+      throw missingBucket(e, this.table);
+    }
+  }
+
+  private async latestTid(ctx: RequestContext, key: Record<string, string>): Promise<string | undefined> {
+    const { items } = await this.query(ctx, { attributes: key, proj: ['latest_tid'], limit: 1 });
+    return (items[0]?.latest_tid as string | null | undefined) ?? undefined;
+  }
+
+  private async write(ctx: RequestContext, attributes: Record<string, unknown>, condition?: unknown): Promise<void> {
+    try {
+      await ctx.request({ method: 'PUT', uri: `${this.uri}/`, body: { attributes, if: condition } });
+    } catch (e) {
+      throw missingBucket(e, this.table);
+    }
+  }
+
+  /**
+   * Saves a new revision. The latest tid only moves forward: every write is a CAS on it, retried
+   * after a lost race unless the caller made the write conditional (If-Match / If-None-Match).
+   */
+  async put(ctx: RequestContext, key: Record<string, string>, entity: Entity, pre: WritePrecondition, chosenTid?: string): Promise<string> {
+    const tid = chosenTid ?? newTid();
+    const row = { ...key, tid, value: entity.value, headers: entity.headers };
+    // A caller-chosen tid never rewrites a revision: content by tid is immutable.
+    if (chosenTid && (await this.byTid(ctx, key, chosenTid))) throw preconditionFailed(`Revision ${tid} already exists.`, 'revision-exists');
+    for (let attempt = 0; attempt < MAX_RACE_RETRIES; attempt++) {
+      const current = await this.latestTid(ctx, key);
+      if (pre.ifMatch !== undefined && current !== pre.ifMatch) {
+        throw preconditionFailed(`The latest revision is ${current ?? 'none'}, not ${pre.ifMatch}.`, 'revision-conflict');
+      }
+      if (pre.ifNoneMatch && current !== undefined) throw preconditionFailed('The key already has revisions.', 'revision-conflict');
+      if (current !== undefined && compareTids(tid, current) <= 0) {
+        // An older caller-chosen tid joins the history without becoming the latest.
+        await this.write(ctx, row, 'not exists');
+        return tid;
+      }
+      try {
+        await this.write(ctx, { ...row, latest_tid: tid }, { latest_tid: { eq: current ?? null } });
+        return tid;
+      } catch (e) {
+        if (!(e instanceof HttpError && e.status === 412)) throw e;
+        if (pre.ifMatch !== undefined || pre.ifNoneMatch) throw preconditionFailed('Another revision was saved first.', 'revision-conflict');
+      }
+    }
+    throw new HttpError(503, 'write-contention', 'Too many concurrent writes to this key; try again.', { headers: { 'retry-after': '1' } });
+  }
+
+  async latest(ctx: RequestContext, key: Record<string, string>): Promise<Revision | undefined> {
+    return toRevision((await this.query(ctx, { attributes: key, limit: 1 })).items[0]);
+  }
+
+  async byTid(ctx: RequestContext, key: Record<string, string>, tid: string): Promise<Revision | undefined> {
+    return toRevision((await this.query(ctx, { attributes: { ...key, tid } })).items[0]);
+  }
+
+  /** The revision that was current at `ms`: the newest with a tid at or before it. */
+  async atTime(ctx: RequestContext, key: Record<string, string>, ms: number): Promise<Revision | undefined> {
+    return toRevision((await this.query(ctx, { attributes: { ...key, tid: { le: maxTidAt(ms) } }, limit: 1 })).items[0]);
+  }
+
+  async listRevisions(ctx: RequestContext, key: Record<string, string>, paging: { limit?: number; next?: string }): Promise<{ items: string[]; next?: string }> {
+    const result = await this.query(ctx, { attributes: key, proj: ['tid'], ...paging });
+    return { items: result.items.map((r) => r.tid as string), next: result.next };
+  }
+
+  async listKeys(ctx: RequestContext, paging: { limit?: number; next?: string }, fixed: Record<string, string> = {}): Promise<{ items: Row[]; next?: string }> {
+    return this.query(ctx, { attributes: fixed, distinct: true, proj: this.keyAttributes, ...paging });
+  }
+}
+
+function toRevision(row: Row | undefined): Revision | undefined {
+  if (!row) return undefined;
+  return { tid: row.tid as string, value: row.value as Buffer, headers: row.headers as Record<string, string> };
+}
+
+/** The table API's "no such table" means "no such bucket" here. */
+export function missingBucket(e: unknown, table: string): unknown {
+  if (e instanceof HttpError && e.status === 404) return notFound(`Bucket '${table.slice(table.indexOf('.') + 1)}' does not exist.`, 'unknown-bucket');
+  return e;
+}

@@ -1,0 +1,97 @@
+import { notFound } from '../../errors.js';
+import type { Module, RequestContext, RouteRequest } from '../../router/types.js';
+import type { QueryResult } from '../../storage/types.js';
+import { checkBucket, checkKey, pagingFrom } from './entity.js';
+import { missingBucket, RevisionStore } from './revision-store.js';
+import { parseCreateBody, revisionRoutes } from './revision-routes.js';
+import { bucketSpecs } from './spec.js';
+
+const revisionsTable = (bucket: string) => `revisioned_object.${bucket}`;
+const propsTable = (bucket: string) => `revisioned_object.${bucket}.props`;
+const storeOf = (req: RouteRequest) => new RevisionStore(req.domain, revisionsTable(req.params.bucket!), ['name', 'prop']);
+const tableUri = (req: RouteRequest, table: string) => `/${req.domain}/sys/table/${encodeURIComponent(table)}`;
+
+/** Which properties an object has: one small partition per object, written after each save. */
+const PROPS_SCHEMA = (table: string) => ({
+  table,
+  attributes: { name: 'string', prop: 'string' },
+  index: [
+    { attribute: 'name', type: 'hash' },
+    { attribute: 'prop', type: 'range', order: 'asc' },
+  ],
+});
+
+async function queryProps(req: RouteRequest, ctx: RequestContext, body: Record<string, unknown>): Promise<QueryResult> {
+  const table = propsTable(req.params.bucket!);
+  try {
+    return (await ctx.request({ method: 'GET', uri: `${tableUri(req, table)}/`, body })).body as QueryResult;
+  } catch (e) {
+    throw missingBucket(e, table);
+  }
+}
+
+/**
+ * `/{domain}/sys/revisioned_object/{bucket}/{name}/{prop}`: objects whose named properties are
+ * each a revisioned blob (what the page content API specialises for wiki pages).
+ */
+export function revisionedObjectModule(): Module {
+  return {
+    name: 'revisioned_object',
+    api: 'sys',
+    routes: [
+      {
+        method: 'PUT',
+        path: '/revisioned_object/{bucket}',
+        spec: bucketSpecs.createRevisionedBucket,
+        handler: async (req, ctx) => {
+          checkBucket(req.params.bucket!);
+          const status = await storeOf(req).create(ctx, parseCreateBody(req.body));
+          const table = propsTable(req.params.bucket!);
+          await ctx.request({ method: 'PUT', uri: tableUri(req, table), body: PROPS_SCHEMA(table) });
+          return { status, body: { bucket: req.params.bucket } };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/revisioned_object/{bucket}/',
+        spec: bucketSpecs.listKeys,
+        handler: async (req, ctx) => {
+          checkBucket(req.params.bucket!);
+          const { items, next } = await queryProps(req, ctx, { distinct: true, proj: ['name'], ...pagingFrom(req) });
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items: items.map((r) => r.name), next } };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/revisioned_object/{bucket}/{name}',
+        spec: bucketSpecs.objectRedirect,
+        handler: (req) => {
+          checkBucket(req.params.bucket!);
+          const segment = req.path.slice(req.path.lastIndexOf('/') + 1);
+          return { status: 302, headers: { location: `${segment}/`, 'cache-control': 'no-cache' } };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/revisioned_object/{bucket}/{name}/',
+        spec: bucketSpecs.listProperties,
+        handler: async (req, ctx) => {
+          checkBucket(req.params.bucket!);
+          checkKey(req.params.name!, 'name');
+          const { items, next } = await queryProps(req, ctx, { attributes: { name: req.params.name }, proj: ['prop'], ...pagingFrom(req) });
+          if (items.length === 0 && !req.query.has('next')) throw notFound(`Object '${req.params.name}' has no properties.`, 'unknown-object');
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items: items.map((r) => r.prop), next } };
+        },
+      },
+      ...revisionRoutes({
+        keyPath: '/revisioned_object/{bucket}/{name}/{prop}',
+        store: storeOf,
+        key: (req) => ({ name: req.params.name!, prop: req.params.prop! }),
+        afterPut: async (req, ctx) => {
+          const table = propsTable(req.params.bucket!);
+          await ctx.request({ method: 'PUT', uri: `${tableUri(req, table)}/`, body: { attributes: { name: req.params.name, prop: req.params.prop } } });
+        },
+      }),
+    ],
+  };
+}

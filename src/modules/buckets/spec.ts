@@ -1,0 +1,57 @@
+/** OpenAPI fragments of the bucket modules. */
+const tags = ['buckets'];
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+const listing = {
+  description: 'One page of names and a paging token',
+  content: { 'application/json': { schema: { type: 'object', properties: { items: { type: 'array', items: { type: 'string' } }, next: { type: 'string' } } } } },
+};
+const paging = [
+  { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+  { name: 'next', in: 'query', schema: { type: 'string' }, description: 'Paging token from the previous page' },
+];
+const blob = { description: 'The stored bytes with their entity headers (ETag is the revision tid)', content: { '*/*': {} } };
+const saved = { description: 'Saved; the body and ETag give the new tid', content: { 'application/json': { schema: { type: 'object', properties: { tid: { type: 'string' } } } } } };
+const anyBody = { required: true, content: { '*/*': {} } };
+const conditional = [
+  { name: 'if-match', in: 'header', schema: { type: 'string' }, description: 'Save only if this is still the latest ETag' },
+  { name: 'if-none-match', in: 'header', schema: { const: '*' }, description: 'Save only if nothing is stored yet' },
+];
+const retentionBody = {
+  required: false,
+  content: { 'application/json': { schema: { type: 'object', properties: { revisionRetentionPolicy: { type: 'object' } } } } },
+};
+
+export const bucketSpecs = {
+  createKeyValueBucket: { tags, summary: 'Create a key-value bucket', responses: { 201: { description: 'Created' }, 200: { description: 'Already there' } } },
+  createRevisionedBucket: {
+    tags, summary: 'Create a revisioned bucket (optionally with a retention policy)', requestBody: retentionBody,
+    responses: { 201: { description: 'Created' }, 200: { description: 'Already there or updated' }, 400: problem('Invalid options') },
+  },
+  listKeys: { tags, summary: 'List the keys of a bucket, paged, each once', parameters: paging, responses: { 200: listing, 404: problem('No such bucket') } },
+  putValue: {
+    tags, summary: 'Store a value', parameters: conditional, requestBody: anyBody,
+    responses: { 201: saved, 400: problem('Empty body, no content-type or a bad key'), 412: problem('The precondition failed') },
+  },
+  getValue: { tags, summary: 'Read a value', responses: { 200: blob, 404: problem('No such key') } },
+  deleteValue: { tags, summary: 'Delete a value', responses: { 204: { description: 'Deleted' } } },
+  putRevision: {
+    tags, summary: 'Save a new revision', parameters: conditional, requestBody: anyBody,
+    responses: { 201: saved, 400: problem('Empty body, no content-type or a bad key'), 412: problem('Another revision is the latest') },
+  },
+  getLatest: {
+    tags, summary: 'The latest revision, or the one current at ?ts=',
+    parameters: [{ name: 'ts', in: 'query', schema: { type: 'string' }, description: 'ISO 8601 or 20140101T20:23:22.100Z' }],
+    responses: { 200: blob, 400: problem('Bad time'), 404: problem('Nothing stored (at that time)') },
+  },
+  listRevisions: { tags, summary: 'List the revisions (tids), newest first, paged', parameters: paging, responses: { 200: listing } },
+  getRevision: {
+    tags, summary: 'One revision by tid (immutable) or the one current at a time',
+    responses: { 200: blob, 400: problem('Neither a tid nor a time'), 404: problem('No such revision') },
+  },
+  putRevisionWithTid: {
+    tags, summary: 'Save a revision under a chosen tid (needs the admin credential)', requestBody: anyBody,
+    responses: { 201: saved, 403: problem('Not allowed'), 412: problem('That revision exists') },
+  },
+  objectRedirect: { tags, summary: "Redirect to the object's property listing", responses: { 302: { description: 'To {name}/' } } },
+  listProperties: { tags, summary: "List an object's properties", parameters: paging, responses: { 200: listing, 404: problem('No such object') } },
+};

@@ -1,0 +1,50 @@
+import { v1 as uuidv1 } from 'uuid';
+import { badRequest } from './errors.js';
+import { timeuuidMillis, timeuuidToSortable } from './storage/values.js';
+
+/**
+ * Render and revision time-uuids (v1): ordered by their embedded time. Also the two ways a time
+ * is written in URLs: ISO 8601 and the compact 20140101T20:23:22.100Z.
+ */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+const COMPACT = /^(\d{4})(\d{2})(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?Z$/;
+/** Clocks of the writers may run a little ahead of ours. */
+const FUTURE_SKEW_MS = 60_000;
+
+export function newTid(): string {
+  return uuidv1();
+}
+
+export function isTid(value: string): boolean {
+  return UUID_PATTERN.test(value) && value[14] === '1';
+}
+
+export function tidTime(tid: string): number {
+  return timeuuidMillis(tid);
+}
+
+/** Orders two time-uuids by time, then by the rest. */
+export function compareTids(a: string, b: string): number {
+  const x = timeuuidToSortable(a);
+  const y = timeuuidToSortable(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** The greatest time-uuid of millisecond `ms`: a `le` bound that includes every tid of that ms. */
+export function maxTidAt(ms: number): string {
+  const ticks = (BigInt(ms) * 10000n + 9999n + 122192928000000000n).toString(16).padStart(15, '0');
+  return `${ticks.slice(7)}-${ticks.slice(3, 7)}-1${ticks.slice(0, 3)}-ffff-ffffffffffff`;
+}
+
+/** Parses a time in either URL form; unparseable or future times are 400s. */
+export function parseTime(text: string): number {
+  const compact = COMPACT.exec(text);
+  const iso = compact ? `${compact[1]}-${compact[2]}-${compact[3]}T${compact[4]}:${compact[5]}:${compact[6]}${compact[7] ?? ''}Z` : text;
+  const ms = ISO.test(iso) ? Date.parse(iso) : NaN;
+  if (!Number.isFinite(ms)) {
+    throw badRequest(`'${text.slice(0, 64)}' is not a time: use ISO 8601 (2014-01-01T20:23:22.100Z) or 20140101T20:23:22.100Z.`, 'invalid-time');
+  }
+  if (ms > Date.now() + FUTURE_SKEW_MS) throw badRequest(`The time ${new Date(ms).toISOString()} is in the future.`, 'time-in-future');
+  return ms;
+}
