@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Comparison } from './harness.js';
-import { httpTableScenarios } from './scenarios/http-table.js';
+import { httpScenarios } from './scenarios/http.js';
 import { storageScenarios } from './scenarios/storage.js';
 
 const quick = process.argv.includes('--quick');
@@ -14,7 +14,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-bench-'));
 comparisons.push(...(await storageScenarios('sqlite', { backend: 'sqlite', path: path.join(dir, 'layer.sqlite3') }, opts)));
 if (pgUrl) comparisons.push(...(await storageScenarios('postgres', { backend: 'postgres', url: pgUrl, pool_size: 10 }, opts)));
 else console.warn('WIKISTORE_BENCH_PG_URL not set: PostgreSQL scenarios skipped');
-const http = await httpTableScenarios(opts);
+const http = await httpScenarios(opts);
 comparisons.push(...http.comparisons);
 
 const fmt = (n: number | undefined, digits = 0) => (n === undefined ? '-' : n.toFixed(digits));

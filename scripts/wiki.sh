@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# A real MediaWiki 1.39 with Parsoid, from Debian's packages, on loopback and SQLite, loaded with
+# the corpus in test/fixtures/corpus. Idempotent: a second `start` with everything up takes < 1 s.
+#   scripts/wiki.sh start | stop | status | url
+# WIKI_DIR (default .wiki) holds its database, settings and logs; WIKI_PORT (default 8089).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+WIKI_DIR=$(realpath -m "${WIKI_DIR:-.wiki}")
+WIKI_PORT=${WIKI_PORT:-8089}
+MW=/usr/share/mediawiki
+MAX_EXEC=${MAX_EXEC:-120}
+PACKAGES=(mediawiki php8.2-cli php8.2-fpm php8.2-sqlite3 php8.2-intl php8.2-mbstring php8.2-xml php8.2-curl
+  php-apcu php8.2-gmp php8.2-readline php-luasandbox lua5.1 nginx sqlite3 curl)
+BOT_USER=Botuser
+BOT_APP=restbase
+# Bot passwords must match ^[0-9a-w]{32,}$ or MediaWiki silently treats the login as a normal one.
+BOT_PASSWORD=restbasebotpassword0123456789abc
+export MW_CONFIG_FILE="$WIKI_DIR/LocalSettings.php"
+
+url() { echo "http://127.0.0.1:$WIKI_PORT"; }
+maint() { php "$MW/maintenance/$1.php" "${@:2}"; }
+
+answering() {
+  curl -fsS -m 10 "$(url)/api.php?action=query&meta=siteinfo&format=json" 2>/dev/null | grep -q '"generator"'
+}
+
+server_pid() {
+  [ -f "$WIKI_DIR/server.pid" ] && kill -0 "$(cat "$WIKI_DIR/server.pid")" 2>/dev/null && cat "$WIKI_DIR/server.pid"
+}
+
+install_wiki() {
+  [ -f "$WIKI_DIR/.installed" ] && return 0
+  log "installing MediaWiki into $WIKI_DIR"
+  rm -rf "$WIKI_DIR/db" "$WIKI_DIR/LocalSettings.php"
+  mkdir -p "$WIKI_DIR/db" "$WIKI_DIR/logs"
+  (cd "$MW" && MW_CONFIG_FILE= php maintenance/install.php --dbtype=sqlite --dbpath="$WIKI_DIR/db" --dbname=my_wiki \
+    --server="$(url)" --scriptpath= --confpath="$WIKI_DIR" --lang=en --pass=AdminPassword123 --skins=Vector \
+    --extensions=Cite,CategoryTree,ImageMap,InputBox,Interwiki,ParserFunctions,Poem,TemplateData,TextExtracts,PageImages,Scribunto \
+    "Test Wiki" Admin >"$WIKI_DIR/logs/install.log")
+  cat >"$WIKI_DIR/ExtraSettings.php" <<PHP
+<?php
+wfLoadExtension( 'Parsoid', "\$IP/vendor/wikimedia/parsoid/extension.json" );
+\$wgParsoidSettings = [ 'useSelser' => true, 'linting' => false ];
+\$wgScribuntoDefaultEngine = 'luasandbox';
+// The ltgwiki corpus links with Latgalian namespace names.
+\$wgNamespaceAliases['Taiss'] = NS_TEMPLATE;
+\$wgNamespaceAliases['Kategoreja'] = NS_CATEGORY;
+\$wgNamespaceAliases['Fails'] = NS_FILE;
+\$wgNamespaceAliases['Modulis'] = 828;
+\$wgNamespaceAliases['Vikipedeja'] = NS_PROJECT;
+\$wgNamespaceAliases['Paleigs'] = NS_HELP;
+\$wgNamespaceAliases['Lītuotuojs'] = NS_USER;
+\$wgNamespaceAliases['Medeja'] = NS_MEDIA;
+\$wgGroupPermissions['*']['edit'] = true;
+\$wgGroupPermissions['*']['createpage'] = true;
+\$wgGroupPermissions['*']['noratelimit'] = true;
+\$wgGroupPermissions['sysop']['deleterevision'] = true;
+\$wgGroupPermissions['sysop']['deletelogentry'] = true;
+\$wgJobRunRate = 0;
+\$wgEnableBotPasswords = true;
+\$wgEnableUploads = false;
+\$wgUseInstantCommons = false;
+\$wgEnableEmail = false;
+\$wgShowExceptionDetails = true;
+\$wgDebugLogGroups['exception'] = '$WIKI_DIR/logs/exception.log';
+\$wgDebugLogGroups['error'] = '$WIKI_DIR/logs/error.log';
+PHP
+  cat >>"$WIKI_DIR/LocalSettings.php" <<PHP
+require_once '$WIKI_DIR/PortSettings.php';
+require_once '$WIKI_DIR/ExtraSettings.php';
+PHP
+  write_port_settings
+  sqlite3 "$WIKI_DIR/db/my_wiki.sqlite" 'PRAGMA journal_mode=WAL;' >/dev/null
+  maint update --quick >>"$WIKI_DIR/logs/install.log"
+  maint createAndPromote --force --bot --sysop "$BOT_USER" BotUserPassword123 >>"$WIKI_DIR/logs/install.log"
+  maint createBotPassword --appid="$BOT_APP" \
+    --grants=basic,highvolume,editpage,editprotected,createeditmovepage,delete,rollback,patrol,protect \
+    "$BOT_USER" "$BOT_PASSWORD" >>"$WIKI_DIR/logs/install.log"
+  touch "$WIKI_DIR/.installed"
+}
+
+write_port_settings() {
+  cat >"$WIKI_DIR/PortSettings.php" <<PHP
+<?php
+\$wgServer = '$(url)';
+\$wgCanonicalServer = '$(url)';
+PHP
+}
+
+import_corpus() {
+  [ -f "$WIKI_DIR/.imported" ] && return 0
+  local corpus=test/fixtures/corpus
+  log "importing the corpus (takes a minute or two)"
+  node scripts/corpus-dump.mjs "$corpus/wtf_wikipedia" "$WIKI_DIR/wtf_wikipedia.xml" >&2
+  maint importDump --namespaces='0|4|10|14|828' "$corpus/ltgwiki/ltgwiki-pages-articles.xml.gz" >"$WIKI_DIR/logs/import.log" 2>&1
+  maint importDump "$WIKI_DIR/wtf_wikipedia.xml" >>"$WIKI_DIR/logs/import.log" 2>&1
+  maint initSiteStats --update >>"$WIKI_DIR/logs/import.log" 2>&1
+  touch "$WIKI_DIR/.imported"
+}
+
+start_server() {
+  if server_pid >/dev/null && answering; then return 0; fi
+  stop_server
+  if ss -ltn "sport = :$WIKI_PORT" | grep -q LISTEN; then
+    log "port $WIKI_PORT is taken by another program"
+    return 1
+  fi
+  write_port_settings
+  log "starting MediaWiki on $(url)"
+  # setsid makes the server its own process group, so stop can end its forked workers too;
+  # the exec'ing shell writes its own pid ($$), which becomes the server's.
+  (cd "$MW" && MW_CONFIG_FILE="$MW_CONFIG_FILE" PHP_CLI_SERVER_WORKERS=4 setsid bash -c \
+    "echo \$\$ > '$WIKI_DIR/server.pid'; exec php -d max_execution_time=$MAX_EXEC -S 127.0.0.1:$WIKI_PORT -t $MW $MW/maintenance/dev/includes/router.php" \
+    >>"$WIKI_DIR/logs/server.log" 2>&1 </dev/null &)
+  for _ in $(seq 1 100); do
+    answering && return 0
+    sleep 0.2
+  done
+  log "MediaWiki did not answer; see $WIKI_DIR/logs/server.log"
+  return 1
+}
+
+stop_server() {
+  local pid
+  pid=$(server_pid) || { rm -f "$WIKI_DIR/server.pid"; return 0; }
+  kill -TERM -- "-$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  rm -f "$WIKI_DIR/server.pid"
+}
+
+case "${1:-start}" in
+  start)
+    apt_install "${PACKAGES[@]}"
+    mkdir -p "$WIKI_DIR"
+    install_wiki
+    import_corpus
+    start_server
+    url
+    ;;
+  stop) stop_server ;;
+  status) if server_pid >/dev/null && answering; then echo "up at $(url)"; else echo down; exit 1; fi ;;
+  url) url ;;
+  *) echo "usage: $0 start|stop|status|url" >&2; exit 2 ;;
+esac
