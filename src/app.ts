@@ -8,11 +8,15 @@ import { Metrics } from './metrics.js';
 import { keyRevValueModule } from './modules/buckets/key-rev-value.js';
 import { keyValueModule } from './modules/buckets/key-value.js';
 import { revisionedObjectModule } from './modules/buckets/revisioned-object.js';
+import { pageModule } from './modules/page/index.js';
+import { PageService } from './modules/page/page-service.js';
+import { RenderStore } from './modules/page/renders.js';
 import { systemModules } from './modules/system/index.js';
 import { tableModule } from './modules/table/index.js';
 import { Router } from './router/router.js';
 import type { Module } from './router/types.js';
 import { openStorage, type TableStorage } from './storage/index.js';
+import { Wiki } from './upstream/wiki.js';
 
 export interface App {
   config: Config;
@@ -33,9 +37,13 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const domains = Object.keys(config.wikis);
   const served = new Set(domains);
   const router = new Router((domain) => served.has(domain));
-  const modules: Module[] = [tableModule(storage), keyValueModule(), keyRevValueModule(), revisionedObjectModule()];
+  const wikis = new Map(domains.map((d) => [d, new Wiki(d, config.wikis[d]!, config.user_agent, metrics)]));
+  const pages = new PageService(wikis, new RenderStore(config.render_cache_bytes), config.latest_check_interval * 1000, log);
+  const modules: Module[] = [tableModule(storage), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), pageModule(pages)];
   modules.push(...systemModules({ router, modules: () => modules, domains, metrics }));
   for (const module of modules) router.register(module);
+  const setup = router.context({ requestId: 'startup', admin: true, log });
+  for (const domain of domains) await pages.createTables(setup, domain);
 
   const server = createHttpServer(router, log, metrics, { maxBodyBytes: config.max_body_bytes, adminToken: config.admin_token });
   let sweeper: NodeJS.Timeout | undefined;

@@ -7,6 +7,8 @@ export interface WikiConfig {
   action_api: string;
   /** The wiki's REST base (rest.php), where Parsoid answers. */
   rest_api: string;
+  /** The domain Parsoid's v3 routes expect (the host of $wgServer); defaults to rest_api's host. */
+  parsoid_domain?: string;
 }
 
 export type StorageConfig =
@@ -23,6 +25,10 @@ export interface Config {
   max_body_bytes: number;
   /** How often expired rows are swept from storage, in seconds (0 = never). */
   ttl_sweep_interval: number;
+  /** How old a page's "latest revision" may get before the wiki is asked again, in seconds. */
+  latest_check_interval: number;
+  /** Bytes of rendered content kept in memory (renders are immutable by tid). */
+  render_cache_bytes: number;
 }
 
 export const DEFAULT_USER_AGENT =
@@ -42,6 +48,8 @@ export function defaultConfig(dataDir = './data'): Config {
     log_level: 'info',
     max_body_bytes: 16 * 1024 * 1024,
     ttl_sweep_interval: 300,
+    latest_check_interval: 60,
+    render_cache_bytes: 64 * 1024 * 1024,
   };
 }
 

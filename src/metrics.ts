@@ -17,6 +17,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly wikiRequests = new Counter({
+    name: 'wiki_requests_total',
+    help: 'Requests to the wikis, by domain and endpoint (action, parsoid, parsoid-wikitext)',
+    labelNames: ['domain', 'endpoint'] as const,
+    registers: [this.registry],
+  });
+
   constructor(defaults = true) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
   }

@@ -1,0 +1,187 @@
+import { HttpError, badRequest, notFound } from '../../errors.js';
+import type { Module, RequestContext, Response, RouteRequest } from '../../router/types.js';
+import { isTid, parseTime, tidTime, UUID_PATTERN } from '../../tid.js';
+import { pagingFrom } from '../buckets/entity.js';
+import { PageService, RevisionMoved } from './page-service.js';
+import { PROPS, type Prop, type Render } from './renders.js';
+import { revisionMetadata, type RevisionRow } from './revisions.js';
+import { pageSpecs } from './spec.js';
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+/** Shared caches keep it until purged; browsers revalidate. */
+const PURGEABLE = 's-maxage=86400, max-age=0, must-revalidate';
+const REVID = /^[1-9]\d{0,15}$/;
+
+const encodeTitle = (title: string) => encodeURIComponent(title).replace(/%3A/g, ':');
+
+function checkProp(prop: string): Prop {
+  if (!(PROPS as readonly string[]).includes(prop)) throw notFound(`Unknown property '${prop}'; pages have ${PROPS.join(', ')} and rev.`, 'unknown-property');
+  return prop as Prop;
+}
+
+/** An authorised caller's Cache-Control: no-cache asks for the wiki's answer, not storage's. */
+const forced = (req: RouteRequest, ctx: RequestContext) => ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
+
+function contentResponse(domain: string, render: Render, prop: Prop, byTid: boolean): Response {
+  const headers: Record<string, string> = {
+    'content-type': render.types[prop],
+    'content-encoding': 'gzip',
+    etag: `"${render.rev}/${render.tid}"`,
+    'last-modified': new Date(tidTime(render.tid)).toUTCString(),
+    'cache-control': byTid ? IMMUTABLE : PURGEABLE,
+  };
+  if (!byTid) headers['content-location'] = `/${domain}/v1/page/${encodeTitle(render.title)}/${prop}/${render.tid}`;
+  if (render.redirect) {
+    // Redirects are not followed: the page is served, and says where it points.
+    headers['x-mediawiki-redirect'] = encodeURIComponent(render.redirect);
+    headers.link = `</${domain}/v1/page/${encodeTitle(render.redirect.replace(/ /g, '_'))}/${prop}>; rel="mw:PageProp/redirect"`;
+  }
+  return { status: 200, headers, body: render.parts[prop] };
+}
+
+/** `/{domain}/v1/page/...` and `/{domain}/v1/revision/...`: the public content API. */
+export function pageModule(service: PageService): Module {
+  /** The normalized title, or a redirect to the same URL with it. */
+  async function titleOf(req: RouteRequest): Promise<{ title: string } | { redirect: Response }> {
+    const given = req.params.title!;
+    const title = await service.wiki(req.domain).normalize(given);
+    if (title === given) return { title };
+    const prefix = `/${req.domain}/v1/page/`;
+    const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
+    const query = req.uri.includes('?') ? req.uri.slice(req.uri.indexOf('?')) : '';
+    return { redirect: { status: 301, headers: { location: `${prefix}${encodeTitle(title)}${rest}${query}`, 'cache-control': 'max-age=3600' } } };
+  }
+
+  /** Wraps a handler that works on a normalized title; moved revisions become redirects. */
+  const withTitle =
+    (fn: (req: RouteRequest, ctx: RequestContext, title: string) => Promise<Response>) => async (req: RouteRequest, ctx: RequestContext) => {
+      const t = await titleOf(req);
+      if ('redirect' in t) return t.redirect;
+      try {
+        return await fn(req, ctx, t.title);
+      } catch (e) {
+        if (!(e instanceof RevisionMoved)) throw e;
+        const prefix = `/${req.domain}/v1/page/`;
+        const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
+        return { status: 302, headers: { location: `${prefix}${encodeTitle(e.title)}${rest}`, 'cache-control': 'no-cache' } };
+      }
+    };
+
+  const latestOrAt = async (req: RouteRequest, ctx: RequestContext, title: string): Promise<RevisionRow> => {
+    const ts = req.query.get('ts');
+    if (ts !== null) return service.revisionAt(ctx, req.domain, title, parseTime(ts));
+    return service.latest(ctx, req.domain, title, forced(req, ctx));
+  };
+
+  return {
+    name: 'page',
+    api: 'v1',
+    routes: [
+      {
+        method: 'GET',
+        path: '/page/',
+        spec: pageSpecs.listPages,
+        handler: async (req, ctx) => {
+          const ts = req.query.get('ts');
+          const at = ts === null ? undefined : parseTime(ts);
+          const { items, next } = await service.revisions(req.domain).list(ctx, pagingFrom(req));
+          const visible = items.filter((r) => {
+            const deleted = r.deleted ? Date.parse(r.deleted as string) : Infinity;
+            const seen = r.first_seen ? Date.parse(r.first_seen as string) : 0;
+            return at === undefined ? deleted === Infinity : seen <= at && deleted > at;
+          });
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items: visible.map((r) => r.title), next } };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}',
+        spec: pageSpecs.pageRedirect,
+        handler: withTitle(async (_req, _ctx, title) => ({ status: 302, headers: { location: `${encodeTitle(title)}/html`, 'cache-control': 'max-age=3600' } })),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/',
+        spec: pageSpecs.listProperties,
+        handler: withTitle(async (req, ctx, title) => {
+          await service.latest(ctx, req.domain, title, false);
+          return { status: 200, body: { items: [...PROPS, 'rev'] } };
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/rev/',
+        spec: pageSpecs.history,
+        handler: withTitle(async (req, ctx, title) => {
+          const { limit, next } = pagingFrom(req);
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: await service.history(ctx, req.domain, title, Math.min(limit ?? 20, 500), next) };
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/rev/{revid}',
+        spec: pageSpecs.revisionMetadata,
+        handler: withTitle(async (req, ctx, title) => {
+          const revid = req.params.revid!;
+          if (!REVID.test(revid)) throw badRequest(`'${revid}' is not a revision id.`, 'invalid-revision');
+          const row = await service.revision(ctx, req.domain, title, Number(revid), forced(req, ctx));
+          return { status: 200, headers: { 'cache-control': PURGEABLE }, body: revisionMetadata(row) };
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/{prop}',
+        spec: pageSpecs.latest,
+        handler: withTitle(async (req, ctx, title) => {
+          const prop = checkProp(req.params.prop!);
+          const row = await latestOrAt(req, ctx, title);
+          return contentResponse(req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, false);
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/{prop}/',
+        spec: pageSpecs.listRenders,
+        handler: withTitle(async (req, ctx, title) => {
+          checkProp(req.params.prop!);
+          await service.latest(ctx, req.domain, title, false);
+          const { items, next } = await service.renders.list(ctx, req.domain, title, pagingFrom(req));
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items, next } };
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/{prop}/{revision}',
+        spec: pageSpecs.byRevision,
+        handler: withTitle(async (req, ctx, title) => {
+          const prop = checkProp(req.params.prop!);
+          const revision = req.params.revision!;
+          if (REVID.test(revision)) {
+            const row = await service.revision(ctx, req.domain, title, Number(revision), forced(req, ctx));
+            return contentResponse(req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, false);
+          }
+          if (!UUID_PATTERN.test(revision) || !isTid(revision)) {
+            throw badRequest(`'${revision}' is neither a revision id nor a render tid (v1 time-uuid).`, 'invalid-revision');
+          }
+          const render = await service.renders.byTid(ctx, req.domain, title, revision.toLowerCase());
+          if (!render) throw notFound(`No render ${revision} of ${title}.`, 'render-not-found');
+          const row = await service.revisions(req.domain).get(ctx, title, render.rev);
+          if (row?.deleted) throw notFound(`${title} has been deleted.`, 'page-deleted');
+          if (row?.text_hidden) throw new HttpError(403, 'revision-hidden', `The text of revision ${render.rev} is hidden.`);
+          return contentResponse(req.domain, render, prop, true);
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/revision/{revid}',
+        spec: pageSpecs.revisionLookup,
+        handler: async (req, ctx) => {
+          const revid = req.params.revid!;
+          if (!REVID.test(revid)) throw badRequest(`'${revid}' is not a revision id.`, 'invalid-revision');
+          const body = await service.lookupRevision(ctx, req.domain, Number(revid));
+          return { status: 200, headers: { 'cache-control': PURGEABLE }, body: revisionMetadata(body) };
+        },
+      },
+    ],
+  };
+}

@@ -1,0 +1,257 @@
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import type { Logger } from 'pino';
+import { HttpError, badRequest, forbidden, notFound } from '../../errors.js';
+import type { RequestContext } from '../../router/types.js';
+import { newTid } from '../../tid.js';
+import type { ApiPage } from '../../upstream/action-api.js';
+import type { PageBundle, Part } from '../../upstream/parsoid.js';
+import type { Wiki } from '../../upstream/wiki.js';
+import { PROPS, type Prop, type Render, type RenderStore } from './renders.js';
+import { PageRevisions, revisionMetadata, type RevisionRow } from './revisions.js';
+
+const gzip = promisify(zlib.gzip);
+
+/** A revision that now belongs to another page (the page was moved). */
+export class RevisionMoved extends Error {
+  constructor(readonly title: string) {
+    super(`The revision belongs to ${title}`);
+  }
+}
+
+const isUnavailable = (e: unknown) => e instanceof HttpError && e.status >= 502 && e.status <= 504;
+
+function redirectTarget(html: string): string | undefined {
+  const m = /<link rel="mw:PageProp\/redirect" href="\.\/([^"]+)"/.exec(html);
+  if (!m) return undefined;
+  const decoded = m[1]!.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'");
+  try {
+    return decodeURIComponent(decoded);
+  } catch {
+    return decoded;
+  }
+}
+
+/**
+ * Page content on top of storage: revisions as first seen, renders made on demand by the wiki's
+ * Parsoid (one upstream request however many clients wait for the same miss), and the page's
+ * latest revision refreshed from the wiki when it is older than the check interval.
+ */
+export class PageService {
+  private readonly inflight = new Map<string, Promise<unknown>>();
+  private readonly revisionTables = new Map<string, PageRevisions>();
+
+  constructor(
+    private readonly wikis: Map<string, Wiki>,
+    readonly renders: RenderStore,
+    private readonly latestCheckMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  wiki(domain: string): Wiki {
+    return this.wikis.get(domain)!;
+  }
+
+  revisions(domain: string): PageRevisions {
+    let t = this.revisionTables.get(domain);
+    if (!t) this.revisionTables.set(domain, (t = new PageRevisions(domain)));
+    return t;
+  }
+
+  async createTables(ctx: RequestContext, domain: string): Promise<void> {
+    await this.revisions(domain).create(ctx);
+    await this.renders.create(ctx, domain);
+  }
+
+  /** Runs `fn` once for all concurrent callers with the same key. */
+  private coalesce<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const running = this.inflight.get(key);
+    if (running) return running as Promise<T>;
+    const promise = fn().finally(() => this.inflight.delete(key));
+    this.inflight.set(key, promise);
+    return promise;
+  }
+
+  // ---- revisions ----------------------------------------------------------------------------
+
+  /** The page's latest revision: from storage while fresh, else asked of the wiki. */
+  async latest(ctx: RequestContext, domain: string, title: string, force: boolean): Promise<RevisionRow> {
+    const revs = this.revisions(domain);
+    const row = await revs.newest(ctx, title);
+    const age = row?.checked ? Date.now() - Date.parse(row.checked) : Infinity;
+    if (row && !force && age <= this.latestCheckMs) return this.live(row);
+    const refresh = () => this.coalesce(`latest\u0000${domain}\u0000${title}`, () => this.refreshLatest(ctx, domain, title, row));
+    if (row && !force && row.latest_rev !== null) {
+      // Serve what is stored and let the wiki's answer update it for the next reader.
+      refresh().catch((err) => this.log.warn({ err, domain, title }, 'refreshing the latest revision failed'));
+      return this.live(row);
+    }
+    try {
+      return this.live(await refresh());
+    } catch (e) {
+      if (row && row.latest_rev !== null && isUnavailable(e)) return this.live(row);
+      throw e;
+    }
+  }
+
+  private live(row: RevisionRow): RevisionRow {
+    if (row.deleted) throw notFound(`${row.title} has been deleted.`, 'page-deleted');
+    return row;
+  }
+
+  private async refreshLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined): Promise<RevisionRow> {
+    const revs = this.revisions(domain);
+    const page = await this.wiki(domain).api.page(title);
+    if (page.missing || page.invalid || !page.revisions?.length) {
+      if (current) await revs.tombstone(ctx, title);
+      throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
+    }
+    const latest = page.revisions[0]!;
+    await revs.saveFromApi(ctx, title, page, [latest]);
+    const stored = await revs.get(ctx, title, latest.revid);
+    await revs.markLatest(ctx, title, latest.revid, stored?.tid ?? null, current);
+    return (await revs.get(ctx, title, latest.revid))!;
+  }
+
+  /** One revision of the page, from storage or, on a miss (or when forced), from the wiki. */
+  async revision(ctx: RequestContext, domain: string, title: string, revid: number, force: boolean): Promise<RevisionRow> {
+    const revs = this.revisions(domain);
+    const row = await revs.get(ctx, title, revid);
+    if (row && !force) return this.live(row);
+    const fetched = await this.coalesce(`rev\u0000${domain}\u0000${revid}`, async () => {
+      const page = await this.wiki(domain).api.revision(revid);
+      if (!page || page.missing || !page.revisions?.length) throw notFound(`The wiki has no revision ${revid}.`, 'revision-not-found');
+      return page;
+    });
+    const owner = await this.wiki(domain).normalize(fetched.title);
+    if (owner !== title) {
+      await revs.saveFromApi(ctx, owner, fetched, fetched.revisions!);
+      throw new RevisionMoved(owner);
+    }
+    await this.store(ctx, domain, title, fetched);
+    return (await revs.get(ctx, title, revid))!;
+  }
+
+  /** Saves what the wiki said about a page that exists, lifting a stale tombstone. */
+  private async store(ctx: RequestContext, domain: string, title: string, page: ApiPage): Promise<void> {
+    const revs = this.revisions(domain);
+    const newest = await revs.newest(ctx, title);
+    await revs.saveFromApi(ctx, title, page, page.revisions ?? []);
+    if (!newest || newest.deleted || newest.latest_rev === null) {
+      const latestRev = page.lastrevid ?? page.revisions![0]!.revid;
+      const latestRow = await revs.get(ctx, title, latestRev);
+      await revs.markLatest(ctx, title, latestRev, latestRow?.tid ?? null, newest);
+    }
+  }
+
+  /** A revision id's page and metadata, wherever the page is now. */
+  async lookupRevision(ctx: RequestContext, domain: string, revid: number): Promise<RevisionRow> {
+    const revs = this.revisions(domain);
+    const titles = await revs.titlesOf(ctx, revid);
+    if (titles.length === 1) return this.live((await revs.get(ctx, titles[0]!, revid))!);
+    const page = await this.wiki(domain).api.revision(revid);
+    if (!page || page.missing || !page.revisions?.length) throw notFound(`The wiki has no revision ${revid}.`, 'revision-not-found');
+    const title = await this.wiki(domain).normalize(page.title);
+    await this.store(ctx, domain, title, page);
+    return this.live((await revs.get(ctx, title, revid))!);
+  }
+
+  /** One page of the page's history, from the wiki (it follows moves); each revision is stored as seen. */
+  async history(ctx: RequestContext, domain: string, title: string, limit: number, next: string | undefined): Promise<{ items: Record<string, unknown>[]; next?: string }> {
+    let cont: string | undefined;
+    if (next !== undefined) {
+      try {
+        cont = (JSON.parse(Buffer.from(next, 'base64url').toString('utf8')) as { c?: unknown }).c as string;
+      } catch {
+        cont = undefined;
+      }
+      if (typeof cont !== 'string' || !/^[\w|:-]{1,200}$/.test(cont)) throw badRequest('The paging token (next) is malformed.', 'invalid-paging-token');
+    }
+    const { page, cont: more } = await this.wiki(domain).api.history(title, limit, cont);
+    if (page.missing || page.invalid) {
+      const known = await this.revisions(domain).newest(ctx, title);
+      if (known) await this.revisions(domain).tombstone(ctx, title);
+      throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
+    }
+    const revisions = page.revisions ?? [];
+    await this.store(ctx, domain, title, page);
+    const ids = revisions.map((r) => r.revid);
+    const rows = ids.length ? await this.revisions(domain).range(ctx, title, Math.min(...ids), Math.max(...ids)) : [];
+    const byRev = new Map(rows.map((r) => [r.rev, r]));
+    return {
+      items: ids.map((id) => byRev.get(id)).filter((r): r is RevisionRow => r !== undefined).map(revisionMetadata),
+      next: more ? Buffer.from(JSON.stringify({ c: more })).toString('base64url') : undefined,
+    };
+  }
+
+  /** The revision that was current at `ms` (by revision timestamp). */
+  async revisionAt(ctx: RequestContext, domain: string, title: string, ms: number): Promise<RevisionRow> {
+    const revs = this.revisions(domain);
+    try {
+      const page = await this.wiki(domain).api.page(title, { before: new Date(ms).toISOString() });
+      if (page.missing || page.invalid) throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
+      if (!page.revisions?.length) throw notFound(`${title} had no revision at ${new Date(ms).toISOString()}.`, 'no-revision-at-time');
+      await this.store(ctx, domain, title, page);
+      return this.live((await revs.get(ctx, title, page.revisions[0]!.revid))!);
+    } catch (e) {
+      if (!isUnavailable(e)) throw e;
+      // The wiki is down: answer from the revisions stored so far.
+      const { items } = await revs.history(ctx, title, { limit: 1000 });
+      const row = (items as unknown as RevisionRow[]).find((r) => r.timestamp && Date.parse(r.timestamp) <= ms);
+      if (!row) throw e;
+      return this.live(row);
+    }
+  }
+
+  // ---- renders ------------------------------------------------------------------------------
+
+  /** The newest render of a revision; rendered now (once for all waiting callers) on a miss. */
+  async render(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<Render> {
+    if (row.text_hidden) throw forbidden(`The text of revision ${row.rev} is hidden.`, 'revision-hidden');
+    if (!force) {
+      const stored =
+        (row.tid ? await this.renders.byTid(ctx, domain, row.title, row.tid, row.rev) : undefined) ??
+        (await this.renders.newestOf(ctx, domain, row.title, row.rev));
+      if (stored) return stored;
+    }
+    return this.coalesce(`render\u0000${domain}\u0000${row.title}\u0000${row.rev}\u0000${force}`, () => this.renderNow(ctx, domain, row));
+  }
+
+  private async renderNow(ctx: RequestContext, domain: string, row: RevisionRow): Promise<Render> {
+    const wiki = this.wiki(domain);
+    let bundle: PageBundle;
+    let wikitext: Part;
+    try {
+      [bundle, wikitext] = await Promise.all([wiki.parsoid.pagebundle(row.title, row.rev), wiki.parsoid.wikitext(row.title, row.rev)]);
+    } catch (e) {
+      if (e instanceof HttpError && e.problemType === 'urn:problem:revision-hidden') {
+        // Hidden or deleted since it was stored: learn which, and remember it.
+        const fresh = await this.revision(ctx, domain, row.title, row.rev, true);
+        if (fresh.text_hidden) throw forbidden(`The text of revision ${row.rev} is hidden.`, 'revision-hidden');
+      }
+      throw e;
+    }
+    const raw: Record<Prop, Part> = { html: bundle.html, 'data-parsoid': bundle.dataParsoid, 'data-mw': bundle.dataMw, wikitext };
+    const hash = createHash('sha256');
+    for (const p of PROPS) hash.update(raw[p].contentType).update('\u0000').update(raw[p].body).update('\u0000');
+    const digest = hash.digest('hex');
+    const previous = await this.renders.newestOf(ctx, domain, row.title, row.rev);
+    if (previous?.digest === digest) return previous;
+
+    const zipped = await Promise.all(PROPS.map((p) => gzip(raw[p].body, { level: 6 })));
+    const render: Render = {
+      title: row.title,
+      rev: row.rev,
+      tid: newTid(),
+      parts: Object.fromEntries(PROPS.map((p, i) => [p, zipped[i]!])) as Record<Prop, Buffer>,
+      types: Object.fromEntries(PROPS.map((p) => [p, raw[p].contentType])) as Record<Prop, string>,
+      digest,
+      redirect: redirectTarget(bundle.html.body.toString('utf8')),
+    };
+    // The render first, then the pointers to it: a crash in between leaves only an unused render.
+    await this.renders.save(ctx, domain, render);
+    await this.revisions(domain).setRenderTid(ctx, row.title, row.rev, render.tid, row.latest_rev === row.rev);
+    return render;
+  }
+}

@@ -1,0 +1,100 @@
+import { LRUCache } from 'lru-cache';
+import type { RequestContext } from '../../router/types.js';
+import type { Row } from '../../storage/types.js';
+import { TableClient } from '../table/client.js';
+
+export const PROPS = ['html', 'data-parsoid', 'data-mw', 'wikitext'] as const;
+export type Prop = (typeof PROPS)[number];
+const COLUMN: Record<Prop, string> = { html: 'html', 'data-parsoid': 'data_parsoid', 'data-mw': 'data_mw', wikitext: 'wikitext' };
+
+/** One render of a revision: every property from the same Parsoid run, stored gzipped, immutable by tid. */
+export interface Render {
+  title: string;
+  rev: number;
+  tid: string;
+  parts: Record<Prop, Buffer>;
+  types: Record<Prop, string>;
+  /** Content hashes of the uncompressed parts, to tell whether a re-render changed anything. */
+  digest: string;
+  /** Target of a redirect page, from Parsoid's mw:PageProp/redirect link. */
+  redirect?: string;
+}
+
+export const RENDERS_SCHEMA = {
+  version: 1,
+  attributes: { title: 'string', rev: 'varint', tid: 'timeuuid', html: 'blob', data_parsoid: 'blob', data_mw: 'blob', wikitext: 'blob', meta: 'json' },
+  index: [
+    { attribute: 'title', type: 'hash' },
+    { attribute: 'rev', type: 'range', order: 'desc' },
+    { attribute: 'tid', type: 'range', order: 'desc' },
+  ],
+  // A page re-rendered or edited many times keeps its newest renders; older ones live a day more.
+  revisionRetentionPolicy: { type: 'latest', count: 16, grace_ttl: 86400 },
+};
+
+function toRender(row: Row | undefined): Render | undefined {
+  if (!row) return undefined;
+  const meta = row.meta as { types: Record<Prop, string>; digest: string; redirect?: string };
+  const parts = Object.fromEntries(PROPS.map((p) => [p, row[COLUMN[p]] as Buffer])) as Record<Prop, Buffer>;
+  return { title: row.title as string, rev: row.rev as number, tid: row.tid as string, parts, types: meta.types, digest: meta.digest, redirect: meta.redirect };
+}
+
+/**
+ * Render storage (the `parsoid` table) with an in-memory cache: renders never change once
+ * stored, so a cached render needs no storage read.
+ */
+export class RenderStore {
+  private readonly cache: LRUCache<string, Render>;
+  private readonly tables = new Map<string, TableClient>();
+
+  constructor(cacheBytes: number) {
+    this.cache = new LRUCache<string, Render>({
+      maxSize: Math.max(1, cacheBytes),
+      sizeCalculation: (r) => Math.max(1, PROPS.reduce((n, p) => n + r.parts[p].length, 0)),
+    });
+  }
+
+  table(domain: string): TableClient {
+    let t = this.tables.get(domain);
+    if (!t) this.tables.set(domain, (t = new TableClient(domain, 'parsoid')));
+    return t;
+  }
+
+  create(ctx: RequestContext, domain: string): Promise<void> {
+    return this.table(domain).create(ctx, RENDERS_SCHEMA);
+  }
+
+  private remember(domain: string, render: Render | undefined): Render | undefined {
+    if (render) this.cache.set(`${domain}\u0000${render.tid}`, render);
+    return render;
+  }
+
+  async byTid(ctx: RequestContext, domain: string, title: string, tid: string, rev?: number): Promise<Render | undefined> {
+    const cached = this.cache.get(`${domain}\u0000${tid}`);
+    if (cached) return cached.title === title ? cached : undefined;
+    const attributes = rev === undefined ? { title, tid } : { title, rev, tid };
+    return this.remember(domain, toRender((await this.table(domain).query(ctx, { attributes, limit: 1 })).items[0]));
+  }
+
+  /** The newest stored render of a revision. */
+  async newestOf(ctx: RequestContext, domain: string, title: string, rev: number): Promise<Render | undefined> {
+    return this.remember(domain, toRender((await this.table(domain).query(ctx, { attributes: { title, rev }, limit: 1 })).items[0]));
+  }
+
+  async save(ctx: RequestContext, domain: string, render: Render): Promise<void> {
+    const attributes: Record<string, unknown> = {
+      title: render.title,
+      rev: render.rev,
+      tid: render.tid,
+      meta: { types: render.types, digest: render.digest, ...(render.redirect ? { redirect: render.redirect } : {}) },
+    };
+    for (const p of PROPS) attributes[COLUMN[p]] = render.parts[p];
+    await this.table(domain).put(ctx, { attributes, if: 'not exists' });
+    this.remember(domain, render);
+  }
+
+  /** Stored renders of a page, newest first. */
+  async list(ctx: RequestContext, domain: string, title: string, paging: { limit?: number; next?: string }): Promise<{ items: Row[]; next?: string }> {
+    return this.table(domain).query(ctx, { attributes: { title }, proj: ['rev', 'tid'], ...paging });
+  }
+}

@@ -1,0 +1,149 @@
+import type { RequestContext } from '../../router/types.js';
+import type { Row } from '../../storage/types.js';
+import type { ApiPage, ApiRevision } from '../../upstream/action-api.js';
+import { TableClient } from '../table/client.js';
+
+/** One revision of a page as stored, with the page's static state joined to it. */
+export interface RevisionRow {
+  title: string;
+  rev: number;
+  /** The newest render of this revision, if there is one. */
+  tid: string | null;
+  page_id: number | null;
+  timestamp: string | null;
+  user_id: number | null;
+  user_text: string | null;
+  comment: string | null;
+  minor: boolean | null;
+  size: number | null;
+  sha1: string | null;
+  content_model: string | null;
+  text_hidden: boolean | null;
+  user_hidden: boolean | null;
+  comment_hidden: boolean | null;
+  latest_rev: number | null;
+  latest_tid: string | null;
+  deleted: string | null;
+  checked: string | null;
+  first_seen: string | null;
+}
+
+export const PAGE_REVISIONS_SCHEMA = {
+  version: 1,
+  attributes: {
+    title: 'string', rev: 'varint', tid: 'timeuuid', page_id: 'varint', timestamp: 'timestamp', user_id: 'varint', user_text: 'string',
+    comment: 'string', minor: 'boolean', size: 'varint', sha1: 'string', content_model: 'string',
+    text_hidden: 'boolean', user_hidden: 'boolean', comment_hidden: 'boolean',
+    latest_rev: 'varint', latest_tid: 'timeuuid', deleted: 'timestamp', checked: 'timestamp', first_seen: 'timestamp',
+  },
+  index: [
+    { attribute: 'title', type: 'hash' },
+    { attribute: 'latest_rev', type: 'static' },
+    { attribute: 'latest_tid', type: 'static' },
+    { attribute: 'deleted', type: 'static' },
+    { attribute: 'checked', type: 'static' },
+    { attribute: 'first_seen', type: 'static' },
+    { attribute: 'rev', type: 'range', order: 'desc' },
+  ],
+  secondaryIndexes: { by_rev: [{ attribute: 'rev', type: 'hash' }, { attribute: 'title', type: 'proj' }] },
+};
+
+/** A revision as clients see it: hidden fields are left out. */
+export function revisionMetadata(row: RevisionRow): Record<string, unknown> {
+  return {
+    title: row.title,
+    rev: row.rev,
+    tid: row.tid,
+    page_id: row.page_id,
+    timestamp: row.timestamp,
+    user_id: row.user_hidden ? null : row.user_id,
+    user_text: row.user_hidden ? null : row.user_text,
+    comment: row.comment_hidden ? null : row.comment,
+    minor: row.minor,
+    size: row.size,
+    sha1: row.sha1,
+    content_model: row.content_model,
+    hidden: { text: !!row.text_hidden, user: !!row.user_hidden, comment: !!row.comment_hidden },
+  };
+}
+
+function fromApi(title: string, page: ApiPage, r: ApiRevision): Record<string, unknown> {
+  return {
+    title,
+    rev: r.revid,
+    page_id: page.pageid ?? null,
+    timestamp: r.timestamp,
+    user_id: r.userhidden ? null : (r.userid ?? null),
+    user_text: r.userhidden ? null : (r.user ?? null),
+    comment: r.commenthidden ? null : (r.comment ?? null),
+    minor: r.minor ?? false,
+    size: r.size ?? null,
+    sha1: r.sha1hidden ? null : (r.sha1 ?? null),
+    content_model: r.slots?.main?.contentmodel ?? null,
+    text_hidden: r.slots?.main?.texthidden ?? false,
+    user_hidden: r.userhidden ?? false,
+    comment_hidden: r.commenthidden ?? false,
+  };
+}
+
+/** The MediaWiki revision table: revisions as they are first seen, per page, newest first. */
+export class PageRevisions {
+  readonly table: TableClient;
+
+  constructor(domain: string) {
+    this.table = new TableClient(domain, 'page_revisions');
+  }
+
+  create(ctx: RequestContext): Promise<void> {
+    return this.table.create(ctx, PAGE_REVISIONS_SCHEMA);
+  }
+
+  async newest(ctx: RequestContext, title: string): Promise<RevisionRow | undefined> {
+    return (await this.table.query(ctx, { attributes: { title }, limit: 1 })).items[0] as unknown as RevisionRow | undefined;
+  }
+
+  async get(ctx: RequestContext, title: string, rev: number): Promise<RevisionRow | undefined> {
+    return (await this.table.query(ctx, { attributes: { title, rev } })).items[0] as unknown as RevisionRow | undefined;
+  }
+
+  /** The pages a revision id is stored under (more than one after a move). */
+  async titlesOf(ctx: RequestContext, rev: number): Promise<string[]> {
+    return (await this.table.query(ctx, { index: 'by_rev', attributes: { rev }, proj: ['title'], limit: 10 })).items.map((r) => r.title as string);
+  }
+
+  async range(ctx: RequestContext, title: string, lowRev: number, highRev: number): Promise<RevisionRow[]> {
+    const { items } = await this.table.query(ctx, { attributes: { title, rev: { between: [lowRev, highRev] } } });
+    return items as unknown as RevisionRow[];
+  }
+
+  /** Stores revisions as the wiki describes them (metadata only: render pointers stay). */
+  async saveFromApi(ctx: RequestContext, title: string, page: ApiPage, revisions: ApiRevision[]): Promise<void> {
+    for (const r of revisions) await this.table.put(ctx, { attributes: fromApi(title, page, r) });
+  }
+
+  /** Records what the wiki says is the page's latest revision, and when it said so. */
+  async markLatest(ctx: RequestContext, title: string, latestRev: number, latestTid: string | null, current: RevisionRow | undefined): Promise<void> {
+    const now = new Date().toISOString();
+    await this.table.put(ctx, {
+      attributes: { title, latest_rev: latestRev, latest_tid: latestTid, checked: now, deleted: null, first_seen: current?.first_seen ?? now },
+    });
+  }
+
+  async tombstone(ctx: RequestContext, title: string): Promise<void> {
+    const now = new Date().toISOString();
+    await this.table.put(ctx, { attributes: { title, deleted: now, checked: now } });
+  }
+
+  async setRenderTid(ctx: RequestContext, title: string, rev: number, tid: string, isLatest: boolean): Promise<void> {
+    await this.table.put(ctx, { attributes: { title, rev, tid, ...(isLatest ? { latest_tid: tid } : {}) } });
+  }
+
+  /** Pages with stored revisions, each once, with their static state. */
+  list(ctx: RequestContext, paging: { limit?: number; next?: string }): Promise<{ items: Row[]; next?: string }> {
+    return this.table.query(ctx, { distinct: true, ...paging });
+  }
+
+  history(ctx: RequestContext, title: string, paging: { limit?: number; next?: string }): Promise<{ items: Row[]; next?: string }> {
+    return this.table.query(ctx, { attributes: { title }, ...paging });
+  }
+}

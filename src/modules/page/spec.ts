@@ -1,0 +1,68 @@
+/** OpenAPI fragments of the public content API. */
+const tags = ['page content'];
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+const title = { name: 'title', in: 'path', required: true, schema: { type: 'string' }, description: 'Page title; a non-normalized title redirects to the normalized one' };
+const prop = { name: 'prop', in: 'path', required: true, schema: { enum: ['html', 'data-parsoid', 'data-mw', 'wikitext'] } };
+const paging = [
+  { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+  { name: 'next', in: 'query', schema: { type: 'string' }, description: 'Paging token from the previous page' },
+];
+const ts = { name: 'ts', in: 'query', schema: { type: 'string' }, description: 'A time (ISO 8601 or 20140101T20:23:22.100Z)' };
+const content = {
+  description: 'The content; ETag "{revid}/{tid}"; a redirect page says so in x-mediawiki-redirect and a Link header',
+  content: {
+    'text/html': { schema: { type: 'string' } },
+    'application/json': { schema: { type: 'object' } },
+    'text/plain': { schema: { type: 'string' } },
+  },
+};
+const errors = {
+  400: problem('Bad title, revision or time'),
+  403: problem('The revision is hidden'),
+  404: problem('No such page or revision, or the page was deleted'),
+  503: problem('The wiki cannot be reached and nothing is stored'),
+};
+const listing = {
+  description: 'One page of the listing and a paging token',
+  content: { 'application/json': { schema: { type: 'object', properties: { items: { type: 'array' }, next: { type: 'string' } } } } },
+};
+const revision = {
+  description: 'Revision metadata',
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object',
+        properties: {
+          title: { type: 'string' }, rev: { type: 'integer' }, tid: { type: ['string', 'null'] }, page_id: { type: ['integer', 'null'] },
+          timestamp: { type: ['string', 'null'] }, user_id: { type: ['integer', 'null'] }, user_text: { type: ['string', 'null'] },
+          comment: { type: ['string', 'null'] }, minor: { type: ['boolean', 'null'] }, size: { type: ['integer', 'null'] },
+          sha1: { type: ['string', 'null'] }, content_model: { type: ['string', 'null'] }, hidden: { type: 'object' },
+        },
+      },
+    },
+  },
+};
+
+export const pageSpecs = {
+  listPages: { tags, summary: 'List stored pages, paged; ?ts= lists them as they were at that time', parameters: [...paging, ts], responses: { 200: listing } },
+  pageRedirect: { tags, summary: "Redirect to the page's HTML", parameters: [title], responses: { 302: { description: 'To {title}/html' }, 404: errors[404] } },
+  listProperties: { tags, summary: 'List the properties of a page', parameters: [title], responses: { 200: listing, 404: errors[404] } },
+  latest: { tags, summary: 'The latest content, or the content as of ?ts=', parameters: [title, prop, ts], responses: { 200: content, ...errors } },
+  listRenders: { tags, summary: 'Stored renders ({rev, tid}), newest first, paged', parameters: [title, prop, ...paging], responses: { 200: listing, 404: errors[404] } },
+  byRevision: {
+    tags, summary: 'Content by revision id (integer) or by render tid (immutable)',
+    parameters: [title, prop, { name: 'revision', in: 'path', required: true, schema: { type: 'string' }, description: 'A revision id or a render tid' }],
+    responses: { 200: content, 302: { description: 'The revision belongs to another page now' }, ...errors },
+  },
+  history: { tags, summary: 'Page history (revision metadata), newest first, paged', parameters: [title, ...paging], responses: { 200: listing, 404: errors[404] } },
+  revisionMetadata: {
+    tags, summary: "One revision's metadata",
+    parameters: [title, { name: 'revid', in: 'path', required: true, schema: { type: 'integer' } }],
+    responses: { 200: revision, ...errors },
+  },
+  revisionLookup: {
+    tags, summary: 'The page (title) and latest render tid of a revision id',
+    parameters: [{ name: 'revid', in: 'path', required: true, schema: { type: 'integer' } }],
+    responses: { 200: revision, ...errors },
+  },
+};
