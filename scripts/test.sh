@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Runs every test. On a fresh Debian machine as root it installs and starts what the tests need:
-# PostgreSQL (a throwaway database for the suite), then the project's npm packages and build.
+# PostgreSQL (a throwaway database for the suite), a real MediaWiki with Parsoid loaded with the
+# corpus (scripts/wiki.sh), then the project's npm packages and build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
+
+cleanup() {
+  if [ -n "${started_wiki:-}" ]; then bash scripts/wiki.sh stop || true; fi
+  if [ -n "${db:-}" ]; then psql_admin "DROP DATABASE IF EXISTS $db WITH (FORCE)" || true; fi
+}
+trap cleanup EXIT
 
 if [ -z "${WIKISTORE_TEST_PG_URL:-}" ]; then
   ensure_postgres
@@ -11,8 +18,14 @@ if [ -z "${WIKISTORE_TEST_PG_URL:-}" ]; then
   db="wikistore_test_$$"
   psql_admin "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$role') THEN CREATE ROLE $role LOGIN PASSWORD '$role'; END IF; END \$\$;"
   psql_admin "CREATE DATABASE $db OWNER $role"
-  trap 'psql_admin "DROP DATABASE IF EXISTS $db WITH (FORCE)" || true' EXIT
   export WIKISTORE_TEST_PG_URL="postgres://$role:$role@127.0.0.1:5432/$db"
+fi
+
+if [ -z "${WIKISTORE_TEST_WIKI_URL:-}" ]; then
+  # The page API's tests run against a real MediaWiki with Parsoid; leave it as it was found.
+  bash scripts/wiki.sh status >/dev/null 2>&1 || started_wiki=1
+  WIKISTORE_TEST_WIKI_URL=$(bash scripts/wiki.sh start)
+  export WIKISTORE_TEST_WIKI_URL
 fi
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

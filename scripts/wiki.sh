@@ -104,6 +104,11 @@ start_server() {
   if server_pid >/dev/null && answering; then return 0; fi
   stop_server
   if ss -ltn "sport = :$WIKI_PORT" | grep -q LISTEN; then
+    # Another checkout's wiki, set up by this same script, serves just as well.
+    if answering; then
+      log "reusing the MediaWiki already answering on $(url)"
+      return 0
+    fi
     log "port $WIKI_PORT is taken by another program"
     return 1
   fi
@@ -135,6 +140,7 @@ stop_server() {
 
 case "${1:-start}" in
   start)
+    if answering; then url; exit 0; fi
     apt_install "${PACKAGES[@]}"
     mkdir -p "$WIKI_DIR"
     install_wiki
@@ -143,7 +149,7 @@ case "${1:-start}" in
     url
     ;;
   stop) stop_server ;;
-  status) if server_pid >/dev/null && answering; then echo "up at $(url)"; else echo down; exit 1; fi ;;
+  status) if answering; then echo "up at $(url)"; else echo down; exit 1; fi ;;
   url) url ;;
   *) echo "usage: $0 start|stop|status|url" >&2; exit 2 ;;
 esac

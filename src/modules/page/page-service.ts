@@ -78,10 +78,13 @@ export class PageService {
   /** The page's latest revision: from storage while fresh, else asked of the wiki. */
   async latest(ctx: RequestContext, domain: string, title: string, force: boolean): Promise<RevisionRow> {
     const revs = this.revisions(domain);
-    const row = await revs.newest(ctx, title);
+    const newest = await revs.newest(ctx, title);
+    // The newest stored revision is the latest one unless the wiki named a later one not stored yet.
+    const pointsElsewhere = newest && newest.latest_rev !== null && newest.latest_rev !== newest.rev;
+    const row = pointsElsewhere ? await revs.get(ctx, title, newest.latest_rev!) : newest;
     const age = row?.checked ? Date.now() - Date.parse(row.checked) : Infinity;
     if (row && !force && age <= this.latestCheckMs) return this.live(row);
-    const refresh = () => this.coalesce(`latest\u0000${domain}\u0000${title}`, () => this.refreshLatest(ctx, domain, title, row));
+    const refresh = () => this.coalesce(`latest\u0000${domain}\u0000${title}`, () => this.refreshLatest(ctx, domain, title, row ?? newest));
     if (row && !force && row.latest_rev !== null) {
       // Serve what is stored and let the wiki's answer update it for the next reader.
       refresh().catch((err) => this.log.warn({ err, domain, title }, 'refreshing the latest revision failed'));
@@ -209,13 +212,21 @@ export class PageService {
   /** The newest render of a revision; rendered now (once for all waiting callers) on a miss. */
   async render(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<Render> {
     if (row.text_hidden) throw forbidden(`The text of revision ${row.rev} is hidden.`, 'revision-hidden');
+    const stored = async () =>
+      (row.tid ? await this.renders.byTid(ctx, domain, row.title, row.tid, row.rev) : undefined) ??
+      (await this.renders.newestOf(ctx, domain, row.title, row.rev));
     if (!force) {
-      const stored =
-        (row.tid ? await this.renders.byTid(ctx, domain, row.title, row.tid, row.rev) : undefined) ??
-        (await this.renders.newestOf(ctx, domain, row.title, row.rev));
-      if (stored) return stored;
+      const render = await stored();
+      if (render) return render;
     }
-    return this.coalesce(`render\u0000${domain}\u0000${row.title}\u0000${row.rev}\u0000${force}`, () => this.renderNow(ctx, domain, row));
+    try {
+      return await this.coalesce(`render\u0000${domain}\u0000${row.title}\u0000${row.rev}\u0000${force}`, () => this.renderNow(ctx, domain, row));
+    } catch (e) {
+      // A forced re-render the wiki cannot answer falls back to what is stored.
+      const fallback = force && isUnavailable(e) ? await stored() : undefined;
+      if (fallback) return fallback;
+      throw e;
+    }
   }
 
   private async renderNow(ctx: RequestContext, domain: string, row: RevisionRow): Promise<Render> {

@@ -80,7 +80,8 @@ function fromApi(title: string, page: ApiPage, r: ApiRevision): Record<string, u
     size: r.size ?? null,
     sha1: r.sha1hidden ? null : (r.sha1 ?? null),
     content_model: r.slots?.main?.contentmodel ?? null,
-    text_hidden: r.slots?.main?.texthidden ?? false,
+    // Without rvprop=content the API marks hidden text only by hiding the sha1.
+    text_hidden: (r.slots?.main?.texthidden || r.sha1hidden) ?? false,
     user_hidden: r.userhidden ?? false,
     comment_hidden: r.commenthidden ?? false,
   };

@@ -1,0 +1,264 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import zlib from 'node:zlib';
+import { admin, request, startServer, type TestServer } from './helpers.js';
+import { SwitchableProxy, WikiAdmin } from './wiki.js';
+
+const RUN = Date.now().toString(36);
+const noCache = { ...admin, 'cache-control': 'no-cache' };
+
+/** Integration tests of the public page API against the real MediaWiki with Parsoid. */
+describe('page content API against the real wiki', () => {
+  let s: TestServer;
+  let proxy: SwitchableProxy;
+  let wiki: WikiAdmin;
+  let v1: string;
+
+  before(async () => {
+    proxy = await new SwitchableProxy().start();
+    const wikiUrl = `http://127.0.0.1:${proxy.port}`;
+    s = await startServer({
+      wikis: { 'wiki.test': { action_api: `${wikiUrl}/api.php`, rest_api: `${wikiUrl}/rest.php` } },
+      latest_check_interval: 3600,
+    });
+    v1 = `${s.base}/wiki.test/v1`;
+    wiki = await new WikiAdmin().login();
+  });
+  after(async () => {
+    await s.close();
+    await proxy.stop();
+  });
+
+  const get = (path: string, headers: Record<string, string> = {}) => request(`${v1}${path}`, { headers });
+  const count = (endpoint: string) => {
+    const metric = (s.app.metrics.wikiRequests as unknown as { hashMap: Record<string, { value: number; labels: Record<string, string> }> }).hashMap;
+    return Object.values(metric).filter((m) => m.labels.endpoint === endpoint && m.labels.domain === 'wiki.test').reduce((n, m) => n + m.value, 0);
+  };
+  const etagOf = (res: { headers: Record<string, unknown> }) => {
+    const m = /^"(\d+)\/([0-9a-f-]{36})"$/.exec(String(res.headers.etag));
+    assert.ok(m, `ETag ${res.headers.etag}`);
+    return { rev: Number(m[1]), tid: m[2]! };
+  };
+
+  it('serves the latest HTML of a real article, then from storage without asking the wiki', async () => {
+    const first = await get('/page/Bodmin/html');
+    assert.equal(first.status, 200);
+    assert.match(String(first.headers['content-type']), /^text\/html; charset=utf-8; profile="https:\/\/www.mediawiki.org\/wiki\/Specs\/HTML\/[\d.]+"/);
+    assert.match(first.text, /<body[^>]*mw-parser-output/);
+    assert.match(first.text, /Bodmin/);
+    const { rev, tid } = etagOf(first);
+    assert.equal(rev, await wiki.latestRevid('Bodmin'));
+    assert.equal(first.headers['content-location'], `/wiki.test/v1/page/Bodmin/html/${tid}`);
+    assert.match(String(first.headers['cache-control']), /s-maxage/);
+    const before = count('parsoid') + count('action');
+    const again = await get('/page/Bodmin/html');
+    assert.equal(again.headers.etag, first.headers.etag);
+    assert.equal(again.text, first.text);
+    assert.equal(count('parsoid') + count('action'), before, 'the second read never touched the wiki');
+    assert.equal((await get('/page/Bodmin/html', { 'if-none-match': String(first.headers.etag) })).status, 304);
+    const gz = await get('/page/Bodmin/html', { 'accept-encoding': 'gzip' });
+    assert.equal(gz.headers['content-encoding'], 'gzip');
+    assert.equal(zlib.gunzipSync(gz.raw).toString(), first.text);
+  });
+
+  it('serves data-parsoid, data-mw and wikitext from the same render as the HTML (300 KB article)', async () => {
+    const html = await get('/page/United_Kingdom/html');
+    assert.equal(html.status, 200);
+    assert.ok(html.raw.length > 300_000);
+    const dp = await get('/page/United_Kingdom/data-parsoid');
+    const dm = await get('/page/United_Kingdom/data-mw');
+    const wt = await get('/page/United_Kingdom/wikitext');
+    for (const res of [dp, dm, wt]) assert.equal(etagOf(res).tid, etagOf(html).tid, 'one render');
+    assert.match(String(dp.headers['content-type']), /data-parsoid/);
+    assert.match(String(wt.headers['content-type']), /^text\/plain/);
+    const htmlIds = [...html.text.matchAll(/ id="(mw[\w-]+)"/g)].map((m) => m[1]!);
+    assert.ok(htmlIds.length > 100);
+    const dpIds = Object.keys(dp.json.ids);
+    assert.ok(htmlIds.every((id) => dpIds.includes(id)), 'every HTML id has its data-parsoid');
+    assert.ok(wt.text.length > 300_000);
+    assert.match(wt.text, /United Kingdom/);
+    assert.equal(typeof dm.json.ids, 'object');
+  });
+
+  it('keeps template and Lua output in data-mw (ltgwiki article)', async () => {
+    const html = await get('/page/Daugpi%C4%BCs/html');
+    assert.equal(html.status, 200);
+    assert.match(html.text, /mw:Transclusion/);
+    const dm = await get('/page/Daugpi%C4%BCs/data-mw');
+    const parts = Object.values(dm.json.ids as Record<string, { parts?: { template?: unknown }[] }>).filter((v) => v.parts?.some((p) => p.template));
+    assert.ok(parts.length > 0, 'data-mw holds the template parts');
+  });
+
+  it('serves older revisions by revid, renders by tid, and time travel between revisions', async () => {
+    const history = await get('/page/Bodmin/rev/');
+    const revs = (history.json.items as { rev: number; timestamp: string }[]).map((r) => r.rev);
+    assert.equal(revs.length, 5);
+    assert.deepEqual([...revs].sort((a, b) => b - a), revs, 'newest first');
+    const older = revs[2]!;
+    const byRev = await get(`/page/Bodmin/html/${older}`);
+    assert.equal(byRev.status, 200);
+    const { rev, tid } = etagOf(byRev);
+    assert.equal(rev, older);
+    assert.equal(byRev.headers['content-location'], `/wiki.test/v1/page/Bodmin/html/${tid}`);
+    const latest = await get('/page/Bodmin/html');
+    assert.notEqual(byRev.text, latest.text);
+    const byTid = await get(`/page/Bodmin/html/${tid}`);
+    assert.equal(byTid.text, byRev.text);
+    assert.match(String(byTid.headers['cache-control']), /immutable/);
+    const times = history.json.items.map((r: { timestamp: string }) => Date.parse(r.timestamp)) as number[];
+    const between = new Date((times[2]! + times[1]!) / 2).toISOString();
+    assert.equal(etagOf(await get(`/page/Bodmin/html?ts=${between}`)).rev, older);
+    assert.equal(etagOf(await get(`/page/Bodmin/wikitext?ts=${new Date(times[2]!).toISOString()}`)).rev, older, 'exactly at a revision');
+    assert.equal((await get(`/page/Bodmin/html?ts=${new Date(times[4]! - 1000).toISOString()}`)).status, 404, 'before the first revision');
+    assert.equal((await get('/page/Bodmin/html?ts=soon')).status, 400);
+    const renders = await get('/page/Bodmin/html/');
+    assert.ok(renders.json.items.some((r: { rev: number; tid: string }) => r.rev === older && r.tid === tid));
+  });
+
+  it('pages through history and answers revision metadata and /revision/{revid}', async () => {
+    const first = await get('/page/Bodmin/rev/?limit=2');
+    assert.equal(first.json.items.length, 2);
+    const rest = await get(`/page/Bodmin/rev/?limit=10&next=${encodeURIComponent(first.json.next)}`);
+    assert.equal(rest.json.items.length, 3);
+    assert.equal(rest.json.next, undefined);
+    const oldest = rest.json.items[2];
+    const meta = await get(`/page/Bodmin/rev/${oldest.rev}`);
+    assert.equal(meta.json.rev, oldest.rev);
+    assert.equal(meta.json.user_text, 'imported>CorpusImporter');
+    assert.equal(meta.json.comment, oldest.comment);
+    const lookup = await request(`${v1}/revision/${oldest.rev}`);
+    assert.equal(lookup.json.title, 'Bodmin');
+    assert.equal((await get('/page/Bodmin/rev/?next=garbage')).status, 400);
+  });
+
+  it('makes one Parsoid request for 50 concurrent misses of one render', async () => {
+    const before = count('parsoid');
+    const results = await Promise.all(Array.from({ length: 50 }, () => get('/page/Toronto/html')));
+    assert.ok(results.every((r) => r.status === 200));
+    assert.equal(new Set(results.map((r) => r.headers.etag)).size, 1);
+    assert.equal(count('parsoid') - before, 1);
+  });
+
+  it('redirects non-normalized titles and answers unknown pages, revisions and bad input', async () => {
+    const res = await get('/page/bodmin%20/html?x=1');
+    assert.equal(res.status, 301);
+    assert.equal(res.headers.location, '/wiki.test/v1/page/Bodmin/html?x=1');
+    assert.equal((await get('/page/Bodmin')).headers.location, 'Bodmin/html');
+    assert.equal((await get('/page/No_such_page_anywhere/html')).status, 404);
+    assert.equal((await get('/page/Bodmin/html/99999999')).status, 404);
+    assert.equal((await request(`${v1}/revision/99999999`)).status, 404);
+    assert.equal((await get('/page/Bodmin/html/12abc')).status, 400);
+    assert.equal((await get('/page/Bodmin/css')).status, 404);
+    assert.equal((await get('/page/%5B%5Bbad%5D%5D/html')).status, 400);
+    assert.deepEqual((await get('/page/Bodmin/')).json.items, ['html', 'data-parsoid', 'data-mw', 'wikitext', 'rev']);
+  });
+
+  it('says when a page is a redirect instead of following it', async () => {
+    const title = `Redirect_${RUN}`;
+    await wiki.edit(title, '#REDIRECT [[Bodmin]]');
+    const res = await get(`/page/${title}/html`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['x-mediawiki-redirect'], 'Bodmin');
+    assert.match(String(res.headers.link), /<\/wiki\.test\/v1\/page\/Bodmin\/html>; rel="mw:PageProp\/redirect"/);
+  });
+
+  it('re-renders on an authorised no-cache, keeping the tid when nothing changed', async () => {
+    const stored = await get('/page/BBDO/html');
+    const before = count('parsoid');
+    const forced = await get('/page/BBDO/html', noCache);
+    assert.equal(count('parsoid') - before, 1);
+    assert.equal(forced.headers.etag, stored.headers.etag);
+    const ignored = await get('/page/BBDO/html', { 'cache-control': 'no-cache' });
+    assert.equal(count('parsoid') - before, 1, 'no-cache from an anonymous client does not reach the wiki');
+    assert.equal(ignored.headers.etag, stored.headers.etag);
+  });
+
+  it('sees new revisions of edited pages when forced, keeping old ones by revid', async () => {
+    const title = `Edited_${RUN}`;
+    const r1 = await wiki.edit(title, 'First version.');
+    assert.equal(etagOf(await get(`/page/${title}/html`)).rev, r1);
+    const r2 = await wiki.edit(title, 'Second version.');
+    const fresh = await get(`/page/${title}/html`, noCache);
+    assert.equal(etagOf(fresh).rev, r2);
+    assert.match(fresh.text, /Second version/);
+    assert.match((await get(`/page/${title}/html/${r1}`)).text, /First version/);
+  });
+
+  it('answers 404 once a stored page is deleted on the wiki', async () => {
+    const title = `Deleted_${RUN}`;
+    const r1 = await wiki.edit(title, 'Soon gone.');
+    assert.equal((await get(`/page/${title}/html`)).status, 200);
+    assert.ok((await get('/page/')).json.items.includes(title));
+    await wiki.delete(title);
+    assert.equal((await get(`/page/${title}/html`, noCache)).status, 404);
+    assert.equal((await get(`/page/${title}/html`)).status, 404, 'the tombstone answers without the wiki');
+    assert.equal((await get(`/page/${title}/html/${r1}`)).status, 404);
+    assert.ok(!(await get('/page/')).json.items.includes(title));
+  });
+
+  it('answers 403 for a revision whose text was hidden after it was stored', async () => {
+    const title = `Hidden_${RUN}`;
+    const r1 = await wiki.edit(title, 'Secret first version.');
+    await wiki.edit(title, 'Public second version.');
+    const stored = await get(`/page/${title}/html/${r1}`);
+    assert.equal(stored.status, 200);
+    await wiki.hideRevision(title, r1);
+    assert.equal((await get(`/page/${title}/html/${r1}`, noCache)).status, 403);
+    assert.equal((await get(`/page/${title}/html/${r1}`)).status, 403);
+    assert.equal((await get(`/page/${title}/html/${etagOf(stored).tid}`)).status, 403);
+    assert.equal((await get(`/page/${title}/html`)).status, 200, 'the latest revision is still visible');
+  });
+
+  it('follows a page moved on the wiki after it was stored', async () => {
+    const from = `Moved_from_${RUN}`;
+    const to = `Moved_to_${RUN}`;
+    const r1 = await wiki.edit(from, 'A page that moves.');
+    assert.equal((await get(`/page/${from}/html/${r1}`)).status, 200);
+    await wiki.move(from, to);
+    const history = await get(`/page/${to}/rev/`);
+    assert.ok(history.json.items.some((r: { rev: number }) => r.rev === r1), 'history lists the moved revisions');
+    assert.equal((await request(`${v1}/revision/${r1}`)).json.title, to);
+    const old = await get(`/page/${from}/html/${r1}`, noCache);
+    assert.equal(old.status, 302);
+    assert.equal(old.headers.location, `/wiki.test/v1/page/${to}/html/${r1}`);
+    assert.match((await get(`/page/${to}/html/${r1}`)).text, /A page that moves/);
+  });
+
+  it('lists stored pages, paged, and as they were at a time', async () => {
+    const beforeAll = new Date(Date.now() - 3_600_000).toISOString();
+    const pages: string[] = [];
+    let next: string | undefined;
+    do {
+      const page = await get(`/page/?limit=3${next ? `&next=${encodeURIComponent(next)}` : ''}`);
+      pages.push(...page.json.items);
+      next = page.json.next;
+    } while (next);
+    for (const t of ['Bodmin', 'United_Kingdom', 'Toronto']) assert.ok(pages.includes(t), t);
+    assert.deepEqual((await get(`/page/?ts=${beforeAll}`)).json.items, []);
+  });
+
+  it('keeps serving stored content while the wiki is down, and answers misses with 503', async () => {
+    const latest = await get('/page/Bodmin/html');
+    const older = (await get('/page/Bodmin/rev/')).json.items[2].rev;
+    proxy.down();
+    try {
+      const stillLatest = await get('/page/Bodmin/html');
+      assert.equal(stillLatest.status, 200);
+      assert.equal(stillLatest.headers.etag, latest.headers.etag);
+      assert.equal((await get(`/page/Bodmin/html/${older}`)).status, 200);
+      const miss = await get('/page/Anarchism/html');
+      assert.equal(miss.status, 503);
+      assert.equal(miss.headers['content-type'], 'application/problem+json');
+      assert.equal((await get('/page/Bodmin/html', noCache)).status, 200, 'a forced check falls back to storage');
+    } finally {
+      proxy.up = true;
+    }
+  });
+
+  it('documents every page route in the OpenAPI document', async () => {
+    const spec = (await request(`${v1}/?spec`)).json;
+    for (const path of ['/v1/page/', '/v1/page/{title}', '/v1/page/{title}/', '/v1/page/{title}/{prop}', '/v1/page/{title}/{prop}/', '/v1/page/{title}/{prop}/{revision}', '/v1/page/{title}/rev/', '/v1/page/{title}/rev/{revid}', '/v1/revision/{revid}']) {
+      assert.ok(spec.paths[path]?.get, path);
+    }
+  });
+});

@@ -1,0 +1,103 @@
+
+import net from 'node:net';
+
+/** The real wiki the test command started (scripts/wiki.sh). */
+export const WIKI_URL = process.env.WIKISTORE_TEST_WIKI_URL ?? 'http://127.0.0.1:8089';
+
+/** A session on the real wiki's Action API: bot login, then edits, moves, deletions, revision deletions. */
+export class WikiAdmin {
+  private cookies = new Map<string, string>();
+  private csrf = '+\\';
+
+  constructor(private readonly base = WIKI_URL) {}
+
+  private async call(params: Record<string, string>, post = false): Promise<any> {
+    const body = new URLSearchParams({ format: 'json', formatversion: '2', ...params });
+    const headers: Record<string, string> = { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
+    const res = post
+      ? await fetch(`${this.base}/api.php`, { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body })
+      : await fetch(`${this.base}/api.php?${body}`, { headers });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const i = pair!.indexOf('=');
+      this.cookies.set(pair!.slice(0, i), pair!.slice(i + 1));
+    }
+    const json: any = await res.json();
+    if (json.error) throw new Error(`${params.action}: ${json.error.code}: ${json.error.info}`);
+    return json;
+  }
+
+  async login(): Promise<this> {
+    const token = (await this.call({ action: 'query', meta: 'tokens', type: 'login' })).query.tokens.logintoken;
+    const login = await this.call({ action: 'login', lgname: 'Botuser@restbase', lgpassword: 'restbasebotpassword0123456789abc', lgtoken: token }, true);
+    if (login.login.result !== 'Success') throw new Error(`bot login failed: ${JSON.stringify(login)}`);
+    this.csrf = (await this.call({ action: 'query', meta: 'tokens' })).query.tokens.csrftoken;
+    return this;
+  }
+
+  async edit(title: string, text: string, summary = 'test edit'): Promise<number> {
+    const res = await this.call({ action: 'edit', title, text, summary, token: this.csrf }, true);
+    return res.edit.newrevid as number;
+  }
+
+  async delete(title: string): Promise<void> {
+    await this.call({ action: 'delete', title, reason: 'test', token: this.csrf }, true);
+  }
+
+  async move(from: string, to: string): Promise<void> {
+    await this.call({ action: 'move', from, to, reason: 'test', movetalk: '1', token: this.csrf }, true);
+  }
+
+  async hideRevision(title: string, revid: number): Promise<void> {
+    await this.call({ action: 'revisiondelete', type: 'revision', target: title, ids: String(revid), hide: 'content', token: this.csrf }, true);
+  }
+
+  async latestRevid(title: string): Promise<number> {
+    const res = await this.call({ action: 'query', prop: 'info', titles: title });
+    return res.query.pages[0].lastrevid as number;
+  }
+}
+
+/** A TCP relay in front of the wiki that can be switched off, to play "the wiki is down". */
+export class SwitchableProxy {
+  private server = net.createServer((client) => {
+    if (!this.up) return client.destroy();
+    const upstream = net.connect(this.target.port, this.target.host);
+    client.pipe(upstream).pipe(client);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close);
+    upstream.on('error', close);
+    this.sockets.add(client);
+    client.on('close', () => this.sockets.delete(client));
+  });
+  private sockets = new Set<net.Socket>();
+  up = true;
+  port = 0;
+  private readonly target: { host: string; port: number };
+
+  constructor(url = WIKI_URL) {
+    const u = new URL(url);
+    this.target = { host: u.hostname, port: Number(u.port || 80) };
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.port = (this.server.address() as net.AddressInfo).port;
+    return this;
+  }
+
+  /** Refuses new connections and cuts open ones. */
+  down(): void {
+    this.up = false;
+    for (const s of this.sockets) s.destroy();
+  }
+
+  async stop(): Promise<void> {
+    this.down();
+    await new Promise((r) => this.server.close(r));
+  }
+}
+
