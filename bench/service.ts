@@ -29,13 +29,13 @@ async function started(child: ChildProcess, pattern: RegExp): Promise<Running> {
 }
 
 /** The service itself, as `npm start` runs it, pinned to core 0, with its own data dir. */
-export async function startService(storage: 'sqlite' | { url: string }): Promise<Running & { startupMs: number }> {
+export async function startService(storage: 'sqlite' | { url: string }, wikiUrl = 'http://127.0.0.1:1'): Promise<Running & { startupMs: number }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-bench-'));
   const config = path.join(dir, 'config.yaml');
   const storageYaml = storage === 'sqlite' ? `  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'db.sqlite3'))}` : `  backend: postgres\n  url: ${JSON.stringify(storage.url)}`;
   fs.writeFileSync(
     config,
-    `storage:\n${storageYaml}\nwikis:\n  ${DOMAIN}:\n    action_api: http://127.0.0.1:1/api.php\n    rest_api: http://127.0.0.1:1/rest.php\nadmin_token: ${ADMIN_TOKEN}\nlog_level: warn\n`,
+    `storage:\n${storageYaml}\nwikis:\n  ${DOMAIN}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\nadmin_token: ${ADMIN_TOKEN}\nlog_level: warn\n`,
   );
   const t0 = performance.now();
   const child = spawnPinned(process.execPath, [path.join(HERE, '../src/main.js')], { CONFIG: config, PORT: '0', LOG_LEVEL: 'info' });

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the benchmarks: installs wrk and PostgreSQL if missing, creates a throwaway database,
-# builds, and prints side-by-side ratios. Pass --quick for a short run.
+# Runs the benchmarks: installs wrk, PostgreSQL and the wiki if missing, creates a throwaway
+# database, builds, and prints side-by-side ratios. Pass --quick for a short run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -12,8 +12,12 @@ if [ -z "${WIKISTORE_BENCH_PG_URL:-}" ]; then
   db="wikistore_bench_$$"
   psql_admin "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$role') THEN CREATE ROLE $role LOGIN PASSWORD '$role'; END IF; END \$\$;"
   psql_admin "CREATE DATABASE $db OWNER $role"
-  trap 'psql_admin "DROP DATABASE IF EXISTS $db WITH (FORCE)" || true' EXIT
+  trap 'psql_admin "DROP DATABASE IF EXISTS $db WITH (FORCE)" || true' EXIT  # the wiki stays up for the next run
   export WIKISTORE_BENCH_PG_URL="postgres://$role:$role@127.0.0.1:5432/$db"
+fi
+if [ -z "${WIKISTORE_BENCH_WIKI_URL:-}" ]; then
+  WIKISTORE_BENCH_WIKI_URL=$(bash scripts/wiki.sh start)
+  export WIKISTORE_BENCH_WIKI_URL
 fi
 [ -d node_modules ] || npm ci --no-audit --no-fund >&2
 npx tsc -p .

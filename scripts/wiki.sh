@@ -116,9 +116,11 @@ start_server() {
   log "starting MediaWiki on $(url)"
   # setsid makes the server its own process group, so stop can end its forked workers too;
   # the exec'ing shell writes its own pid ($$), which becomes the server's.
-  (cd "$MW" && MW_CONFIG_FILE="$MW_CONFIG_FILE" PHP_CLI_SERVER_WORKERS=4 setsid bash -c \
-    "echo \$\$ > '$WIKI_DIR/server.pid'; exec php -d max_execution_time=$MAX_EXEC -S 127.0.0.1:$WIKI_PORT -t $MW $MW/maintenance/dev/includes/router.php" \
-    >>"$WIKI_DIR/logs/server.log" 2>&1 </dev/null &)
+  # Every descriptor of the background job is redirected: one left on a caller's pipe would keep
+  # `$(scripts/wiki.sh start)` waiting for as long as the server runs.
+  (cd "$MW" && PHP_CLI_SERVER_WORKERS=4 exec setsid bash -c \
+    "echo \$\$ > '$WIKI_DIR/server.pid'; exec php -d max_execution_time=$MAX_EXEC -S 127.0.0.1:$WIKI_PORT -t $MW $MW/maintenance/dev/includes/router.php") \
+    >>"$WIKI_DIR/logs/server.log" 2>&1 </dev/null &
   for _ in $(seq 1 100); do
     answering && return 0
     sleep 0.2
