@@ -7,7 +7,8 @@ import { pageScenarios, type PageReport } from './scenarios/page.js';
 import { storageScenarios } from './scenarios/storage.js';
 
 const quick = process.argv.includes('--quick');
-const opts = quick ? { seconds: 2, rounds: 3 } : { seconds: 5, rounds: 5 };
+// Bounded: the default run stays under 10 minutes, --quick under 2.
+const opts = quick ? { seconds: 1, rounds: 3, warmup: false } : { seconds: 3, rounds: 5, warmup: true };
 const pgUrl = process.env.WIKISTORE_BENCH_PG_URL;
 
 const comparisons: Comparison[] = [];

@@ -3,7 +3,7 @@ import { compare, wrk, type Comparison, type WrkRequest } from './harness.js';
 import { startBare, type Running } from './service.js';
 
 /** Measures one service request against a bare server sending the same bytes and headers. */
-export async function sideBySide(service: Running, name: string, req: Omit<WrkRequest, 'url'> & { path: string }, opts: { seconds: number; rounds: number }, target?: Comparison['target']): Promise<Comparison> {
+export async function sideBySide(service: Running, name: string, req: Omit<WrkRequest, 'url'> & { path: string }, opts: { seconds: number; rounds: number; warmup?: boolean }, target?: Comparison['target']): Promise<Comparison> {
   const sample = await fetch(`${service.base}${req.path}`, { method: req.method ?? 'GET', headers: req.headers, body: req.body });
   if (sample.status !== 200) throw new Error(`${name}: ${sample.status} ${await sample.text()}`);
   const body = Buffer.from(await sample.arrayBuffer());
@@ -18,8 +18,10 @@ export async function sideBySide(service: Running, name: string, req: Omit<WrkRe
   try {
     const serviceReq = { ...req, url: `${service.base}${req.path}` };
     const bareReq = { ...req, url: `${bare.base}/` };
-    await wrk(serviceReq, 1);
-    await wrk(bareReq, 1);
+    if (opts.warmup !== false) {
+      await wrk(serviceReq, 1);
+      await wrk(bareReq, 1);
+    }
     return await compare(name, opts.rounds, () => wrk(serviceReq, opts.seconds), 'bare', () => wrk(bareReq, opts.seconds), target);
   } finally {
     await bare.stop();

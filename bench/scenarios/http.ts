@@ -31,7 +31,7 @@ export interface HttpReport {
 }
 
 /** HTTP scenarios against the service on SQLite: table rows and bucket revisions of 50 KB. */
-export async function httpScenarios(opts: { seconds: number; rounds: number }): Promise<HttpReport> {
+export async function httpScenarios(opts: { seconds: number; rounds: number; warmup?: boolean }): Promise<HttpReport> {
   const service = await startService('sqlite');
   const idleMb = rssMb(service.child.pid!).rss;
   const comparisons: Comparison[] = [];

@@ -26,7 +26,7 @@ async function timed(url: string, init?: RequestInit): Promise<{ ms: number; sta
 }
 
 /** The page API on stored content next to a bare server and next to the wiki itself. */
-export async function pageScenarios(wikiUrl: string, opts: { seconds: number; rounds: number }): Promise<PageReport> {
+export async function pageScenarios(wikiUrl: string, opts: { seconds: number; rounds: number; warmup?: boolean }): Promise<PageReport> {
   const service = await startService('sqlite', wikiUrl);
   const v1 = `${service.base}/${DOMAIN}/v1`;
   try {
@@ -53,7 +53,7 @@ export async function pageScenarios(wikiUrl: string, opts: { seconds: number; ro
 
     // Next to the wiki's own REST API for the same page (parser-cache hits; no keep-alive there).
     const wikiReq = { url: `${wikiUrl}/rest.php/v1/page/${encodeURIComponent(title)}/html`, headers: gzip };
-    await wrk(wikiReq, 1, 8);
+    if (opts.warmup !== false) await wrk(wikiReq, 1, 8);
     const serviceReq = { url: `${service.base}${path}/html`, headers: gzip };
     comparisons.push(await compare('page latest HTML vs the wiki rest.php/v1 html', opts.rounds, () => wrk(serviceReq, opts.seconds), 'wiki', () => wrk(wikiReq, opts.seconds, 8)));
 

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { Title } from 'mediawiki-title';
 import type { WikiConfig } from '../config.js';
 import { badRequest } from '../errors.js';
@@ -10,6 +11,8 @@ export class Wiki {
   readonly api: ActionApi;
   readonly parsoid: ParsoidClient;
   private siteInfo: Promise<SiteInfo> | undefined;
+  /** Normalizing is pure given the site info and costs more than the rest of a stored read. */
+  private readonly normalized = new LRUCache<string, string>({ max: 20_000 });
 
   constructor(readonly domain: string, config: WikiConfig, userAgent: string, metrics: Metrics) {
     const count = (endpoint: string) => metrics.wikiRequests.inc({ domain, endpoint });
@@ -29,9 +32,13 @@ export class Wiki {
 
   /** The title as the wiki stores it (prefixed DB key, e.g. `Talk:Main_Page`). */
   async normalize(text: string): Promise<string> {
+    const cached = this.normalized.get(text);
+    if (cached !== undefined) return cached;
     const siteInfo = await this.rules();
     try {
-      return Title.newFromText(text, siteInfo).getPrefixedDBKey();
+      const key = Title.newFromText(text, siteInfo).getPrefixedDBKey();
+      this.normalized.set(text, key);
+      return key;
     } catch (e) {
       throw badRequest(`'${text.slice(0, 200)}' is not a valid title: ${(e as Error).message}`, 'invalid-title');
     }

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { HttpError } from '../src/errors.js';
+import { upstreamFetch } from '../src/upstream/fetch.js';
+
+/** A small fake of a misbehaving wiki, to check the upstream client's errors and retries. */
+describe('upstream client', () => {
+  let server: http.Server;
+  let base: string;
+  const hits = new Map<string, number>();
+  before(async () => {
+    server = http.createServer((req, res) => {
+      const n = (hits.get(req.url!) ?? 0) + 1;
+      hits.set(req.url!, n);
+      if (req.url === '/flaky' && n < 3) return res.writeHead(503).end();
+      if (req.url === '/broken') return res.writeHead(500).end();
+      if (req.url === '/slow') return void setTimeout(() => res.end('late'), 500);
+      if (req.url === '/ua') return res.end(req.headers['user-agent']);
+      res.end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise((r) => server.close(r)));
+
+  const status = (p: Promise<unknown>, code: number) => assert.rejects(p, (e: HttpError) => e instanceof HttpError && e.status === code);
+
+  it('sends the configured User-Agent', async () => {
+    assert.equal((await upstreamFetch(`${base}/ua`, 'wikistore-test/1 (contact)')).body.toString(), 'wikistore-test/1 (contact)');
+  });
+
+  it('retries 5xx answers and succeeds when the wiki recovers', async () => {
+    const res = await upstreamFetch(`${base}/flaky`, 'ua', { retries: 2 });
+    assert.equal(res.status, 200);
+    assert.equal(hits.get('/flaky'), 3);
+  });
+
+  it('answers 502 when the wiki keeps failing, 504 when it is too slow, 503 when it is unreachable', async () => {
+    await status(upstreamFetch(`${base}/broken`, 'ua', { retries: 1 }), 502);
+    assert.equal(hits.get('/broken'), 2);
+    await status(upstreamFetch(`${base}/slow`, 'ua', { timeoutMs: 100 }), 504);
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    await status(upstreamFetch(`http://127.0.0.1:${port}/`, 'ua', { retries: 0 }), 503);
+  });
+});
