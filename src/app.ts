@@ -38,7 +38,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const served = new Set(domains);
   const router = new Router((domain) => served.has(domain));
   const wikis = new Map(domains.map((d) => [d, new Wiki(d, config.wikis[d]!, config.user_agent, metrics)]));
-  const pages = new PageService(wikis, new RenderStore(config.render_cache_bytes), config.latest_check_interval * 1000, log);
+  const pages = new PageService(wikis, new RenderStore(config.render_cache_bytes), config.latest_check_interval * 1000, config.page_cache_ms, log);
   const modules: Module[] = [tableModule(storage), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), pageModule(pages)];
   modules.push(...systemModules({ router, modules: () => modules, domains, metrics }));
   for (const module of modules) router.register(module);

@@ -27,6 +27,11 @@ export interface Config {
   ttl_sweep_interval: number;
   /** How old a page's "latest revision" may get before the wiki is asked again, in seconds. */
   latest_check_interval: number;
+  /**
+   * How long a page's stored state may be served from memory, in ms. This process's own writes
+   * are seen at once; other processes' writes after at most this long.
+   */
+  page_cache_ms: number;
   /** Bytes of rendered content kept in memory (renders are immutable by tid). */
   render_cache_bytes: number;
 }
@@ -49,6 +54,7 @@ export function defaultConfig(dataDir = './data'): Config {
     max_body_bytes: 16 * 1024 * 1024,
     ttl_sweep_interval: 300,
     latest_check_interval: 60,
+    page_cache_ms: 5000,
     render_cache_bytes: 64 * 1024 * 1024,
   };
 }

@@ -28,6 +28,8 @@ export function negotiateEncoding(acceptEncoding: string | undefined): string {
 
 export function acceptsEncoding(acceptEncoding: string | undefined, encoding: string): boolean {
   if (!acceptEncoding) return false;
+  // Fast path for the common header without weights ("gzip, deflate, br").
+  if (!acceptEncoding.includes(';')) return acceptEncoding.split(',').some((e) => e.trim().toLowerCase() === encoding);
   return new Negotiator({ headers: { 'accept-encoding': acceptEncoding } }).encodings([encoding]).length > 0;
 }
 

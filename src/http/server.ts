@@ -24,12 +24,9 @@ function isAdmin(authorization: string | undefined, token: string | undefined): 
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/** Node joins repeated request headers itself; only set-cookie stays a list, and requests do not send it. */
 function flatHeaders(req: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return out;
+  return req.headers as Record<string, string>;
 }
 
 function errorResponse(err: unknown, instance: string, log: Logger): Response {

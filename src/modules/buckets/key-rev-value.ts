@@ -4,7 +4,7 @@ import { RevisionStore } from './revision-store.js';
 import { parseCreateBody, revisionRoutes } from './revision-routes.js';
 import { bucketSpecs } from './spec.js';
 
-const storeOf = (req: RouteRequest) => new RevisionStore(req.domain, `key_rev_value.${req.params.bucket}`, ['key']);
+const storeOf = (req: RouteRequest) => new RevisionStore(req.domain, req.params.bucket!, `key_rev_value.${req.params.bucket}`, ['key']);
 
 /** `/{domain}/sys/key_rev_value/{bucket}/{key}`: revisioned blobs. */
 export function keyRevValueModule(): Module {

@@ -1,27 +1,17 @@
 import { HttpError, badRequest, notFound, preconditionFailed } from '../../errors.js';
-import type { Module, RequestContext, RouteRequest } from '../../router/types.js';
-import type { QueryResult } from '../../storage/types.js';
+import type { Module, RouteRequest } from '../../router/types.js';
 import { isTid, newTid } from '../../tid.js';
+import { missingBucket, TableClient } from '../table/client.js';
 import { checkBucket, checkKey, entityFromRequest, etagTid, pagingFrom } from './entity.js';
-import { missingBucket } from './revision-store.js';
 import { revisionResponse } from './revision-routes.js';
 import { bucketSpecs } from './spec.js';
 
-const tableUri = (req: RouteRequest) => `/${req.domain}/sys/table/${encodeURIComponent(`key_value.${req.params.bucket}`)}`;
-
-const schema = (bucket: string) => ({
-  table: `key_value.${bucket}`,
+const SCHEMA = {
   attributes: { key: 'string', tid: 'timeuuid', value: 'blob', headers: 'json' },
   index: [{ attribute: 'key', type: 'hash' }],
-});
+};
 
-async function table(req: RouteRequest, ctx: RequestContext, method: string, path: string, body: unknown) {
-  try {
-    return await ctx.request({ method, uri: `${tableUri(req)}${path}`, body });
-  } catch (e) {
-    throw missingBucket(e, `key_value.${req.params.bucket}`);
-  }
-}
+const tableOf = (req: RouteRequest) => new TableClient(req.domain, `key_value.${req.params.bucket}`, missingBucket(req.params.bucket!));
 
 function checked(req: RouteRequest): string {
   checkBucket(req.params.bucket!);
@@ -45,8 +35,7 @@ export function keyValueModule(): Module {
         spec: bucketSpecs.createKeyValueBucket,
         handler: async (req, ctx) => {
           checkBucket(req.params.bucket!);
-          const res = await ctx.request({ method: 'PUT', uri: tableUri(req), body: schema(req.params.bucket!) });
-          return { status: res.status, body: { bucket: req.params.bucket } };
+          return { status: await tableOf(req).create(ctx, SCHEMA), body: { bucket: req.params.bucket } };
         },
       },
       {
@@ -55,7 +44,7 @@ export function keyValueModule(): Module {
         spec: bucketSpecs.listKeys,
         handler: async (req, ctx) => {
           checkBucket(req.params.bucket!);
-          const { items, next } = (await table(req, ctx, 'GET', '/', { proj: ['key'], ...pagingFrom(req) })).body as QueryResult;
+          const { items, next } = await tableOf(req).query(ctx, { proj: ['key'], ...pagingFrom(req) });
           return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items: items.map((r) => r.key), next } };
         },
       },
@@ -74,7 +63,7 @@ export function keyValueModule(): Module {
           const condition = ifNoneMatch === '*' ? 'not exists' : ifMatch !== undefined ? { tid: { eq: ifMatch } } : undefined;
           const tid = newTid();
           try {
-            await table(req, ctx, 'PUT', '/', { attributes: { key, tid, value: entity.value, headers: entity.headers }, if: condition });
+            await tableOf(req).put(ctx, { attributes: { key, tid, value: entity.value, headers: entity.headers }, if: condition });
           } catch (e) {
             if (e instanceof HttpError && e.status === 412) {
               throw preconditionFailed(ifNoneMatch === '*' ? 'The key already exists.' : 'The value changed since that ETag.', 'value-conflict');
@@ -90,7 +79,7 @@ export function keyValueModule(): Module {
         spec: bucketSpecs.getValue,
         handler: async (req, ctx) => {
           const key = checked(req);
-          const [row] = ((await table(req, ctx, 'GET', '/', { attributes: { key } })).body as QueryResult).items;
+          const [row] = (await tableOf(req).query(ctx, { attributes: { key } })).items;
           if (!row) throw notFound(`No value under '${key}'.`, 'no-value');
           return revisionResponse({ tid: row.tid as string, value: row.value as Buffer, headers: row.headers as Record<string, string> }, false);
         },
@@ -101,7 +90,7 @@ export function keyValueModule(): Module {
         spec: bucketSpecs.deleteValue,
         handler: async (req, ctx) => {
           const key = checked(req);
-          await table(req, ctx, 'DELETE', '/', { attributes: { key } });
+          await tableOf(req).delete(ctx, { key });
           return { status: 204 };
         },
       },

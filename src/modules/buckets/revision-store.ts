@@ -1,6 +1,7 @@
-import { HttpError, notFound, preconditionFailed } from '../../errors.js';
+import { HttpError, preconditionFailed } from '../../errors.js';
 import type { RequestContext } from '../../router/types.js';
 import type { QueryResult, RetentionPolicy, Row } from '../../storage/types.js';
+import { missingBucket, TableClient } from '../table/client.js';
 import { compareTids, maxTidAt, newTid } from '../../tid.js';
 import type { Entity } from './entity.js';
 
@@ -24,19 +25,15 @@ const MAX_RACE_RETRIES = 8;
  * `key` is one or more string attributes (a key_rev_value key; an object name and property).
  */
 export class RevisionStore {
-  constructor(
-    private readonly domain: string,
-    readonly table: string,
-    private readonly keyAttributes: string[],
-  ) {}
+  private readonly client: TableClient;
 
-  private get uri(): string {
-    return `/${this.domain}/sys/table/${encodeURIComponent(this.table)}`;
+  /** `bucket` names the bucket in errors; `table` is the table holding its revisions. */
+  constructor(domain: string, bucket: string, readonly table: string, private readonly keyAttributes: string[]) {
+    this.client = new TableClient(domain, table, missingBucket(bucket));
   }
 
   schema(retention: RetentionPolicy | undefined): Record<string, unknown> {
     return {
-      table: this.table,
       version: 1,
       attributes: { ...Object.fromEntries(this.keyAttributes.map((a) => [a, 'string'])), tid: 'timeuuid', latest_tid: 'timeuuid', value: 'blob', headers: 'json' },
       index: [...this.keyAttributes.map((a) => ({ attribute: a, type: 'hash' })), { attribute: 'latest_tid', type: 'static' }, { attribute: 'tid', type: 'range', order: 'desc' }],
@@ -44,16 +41,12 @@ export class RevisionStore {
     };
   }
 
-  async create(ctx: RequestContext, retention: RetentionPolicy | undefined): Promise<number> {
-    return (await ctx.request({ method: 'PUT', uri: this.uri, body: this.schema(retention) })).status;
+  create(ctx: RequestContext, retention: RetentionPolicy | undefined): Promise<number> {
+    return this.client.create(ctx, this.schema(retention));
   }
 
-  private async query(ctx: RequestContext, body: Record<string, unknown>): Promise<QueryResult> {
-    try {
-      return (await ctx.request({ method: 'GET', uri: `${this.uri}/`, body })).body as QueryResult;
-    } catch (e) {
-      throw missingBucket(e, this.table);
-    }
+  private query(ctx: RequestContext, body: Record<string, unknown>): Promise<QueryResult> {
+    return this.client.query(ctx, body);
   }
 
   private async latestTid(ctx: RequestContext, key: Record<string, string>): Promise<string | undefined> {
@@ -61,12 +54,8 @@ export class RevisionStore {
     return (items[0]?.latest_tid as string | null | undefined) ?? undefined;
   }
 
-  private async write(ctx: RequestContext, attributes: Record<string, unknown>, condition?: unknown): Promise<void> {
-    try {
-      await ctx.request({ method: 'PUT', uri: `${this.uri}/`, body: { attributes, if: condition } });
-    } catch (e) {
-      throw missingBucket(e, this.table);
-    }
+  private write(ctx: RequestContext, attributes: Record<string, unknown>, condition?: 'not exists' | Record<string, { eq: unknown }>): Promise<void> {
+    return this.client.put(ctx, { attributes, if: condition });
   }
 
   /**
@@ -126,10 +115,4 @@ export class RevisionStore {
 function toRevision(row: Row | undefined): Revision | undefined {
   if (!row) return undefined;
   return { tid: row.tid as string, value: row.value as Buffer, headers: row.headers as Record<string, string> };
-}
-
-/** The table API's "no such table" means "no such bucket" here. */
-export function missingBucket(e: unknown, table: string): unknown {
-  if (e instanceof HttpError && e.status === 404) return notFound(`Bucket '${table.slice(table.indexOf('.') + 1)}' does not exist.`, 'unknown-bucket');
-  return e;
 }

@@ -1,34 +1,27 @@
 import { notFound } from '../../errors.js';
 import type { Module, RequestContext, RouteRequest } from '../../router/types.js';
 import type { QueryResult } from '../../storage/types.js';
+import { missingBucket, TableClient } from '../table/client.js';
 import { checkBucket, checkKey, pagingFrom } from './entity.js';
-import { missingBucket, RevisionStore } from './revision-store.js';
+import { RevisionStore } from './revision-store.js';
 import { parseCreateBody, revisionRoutes } from './revision-routes.js';
 import { bucketSpecs } from './spec.js';
 
 const revisionsTable = (bucket: string) => `revisioned_object.${bucket}`;
 const propsTable = (bucket: string) => `revisioned_object.${bucket}.props`;
-const storeOf = (req: RouteRequest) => new RevisionStore(req.domain, revisionsTable(req.params.bucket!), ['name', 'prop']);
-const tableUri = (req: RouteRequest, table: string) => `/${req.domain}/sys/table/${encodeURIComponent(table)}`;
+const storeOf = (req: RouteRequest) => new RevisionStore(req.domain, req.params.bucket!, revisionsTable(req.params.bucket!), ['name', 'prop']);
+const propsOf = (req: RouteRequest) => new TableClient(req.domain, propsTable(req.params.bucket!), missingBucket(req.params.bucket!));
 
 /** Which properties an object has: one small partition per object, written after each save. */
-const PROPS_SCHEMA = (table: string) => ({
-  table,
+const PROPS_SCHEMA = {
   attributes: { name: 'string', prop: 'string' },
   index: [
     { attribute: 'name', type: 'hash' },
     { attribute: 'prop', type: 'range', order: 'asc' },
   ],
-});
+};
 
-async function queryProps(req: RouteRequest, ctx: RequestContext, body: Record<string, unknown>): Promise<QueryResult> {
-  const table = propsTable(req.params.bucket!);
-  try {
-    return (await ctx.request({ method: 'GET', uri: `${tableUri(req, table)}/`, body })).body as QueryResult;
-  } catch (e) {
-    throw missingBucket(e, table);
-  }
-}
+const queryProps = (req: RouteRequest, ctx: RequestContext, body: Record<string, unknown>): Promise<QueryResult> => propsOf(req).query(ctx, body);
 
 /**
  * `/{domain}/sys/revisioned_object/{bucket}/{name}/{prop}`: objects whose named properties are
@@ -46,8 +39,7 @@ export function revisionedObjectModule(): Module {
         handler: async (req, ctx) => {
           checkBucket(req.params.bucket!);
           const status = await storeOf(req).create(ctx, parseCreateBody(req.body));
-          const table = propsTable(req.params.bucket!);
-          await ctx.request({ method: 'PUT', uri: tableUri(req, table), body: PROPS_SCHEMA(table) });
+          await propsOf(req).create(ctx, PROPS_SCHEMA);
           return { status, body: { bucket: req.params.bucket } };
         },
       },
@@ -87,10 +79,7 @@ export function revisionedObjectModule(): Module {
         keyPath: '/revisioned_object/{bucket}/{name}/{prop}',
         store: storeOf,
         key: (req) => ({ name: req.params.name!, prop: req.params.prop! }),
-        afterPut: async (req, ctx) => {
-          const table = propsTable(req.params.bucket!);
-          await ctx.request({ method: 'PUT', uri: `${tableUri(req, table)}/`, body: { attributes: { name: req.params.name, prop: req.params.prop } } });
-        },
+        afterPut: (req, ctx) => propsOf(req).put(ctx, { attributes: { name: req.params.name, prop: req.params.prop } }),
       }),
     ],
   };

@@ -22,7 +22,7 @@ function checkProp(prop: string): Prop {
 /** An authorised caller's Cache-Control: no-cache asks for the wiki's answer, not storage's. */
 const forced = (req: RouteRequest, ctx: RequestContext) => ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
 
-function contentResponse(domain: string, render: Render, prop: Prop, byTid: boolean): Response {
+function contentHeaders(domain: string, render: Render, prop: Prop, byTid: boolean): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': render.types[prop],
     'content-encoding': 'gzip',
@@ -36,6 +36,18 @@ function contentResponse(domain: string, render: Render, prop: Prop, byTid: bool
     headers['x-mediawiki-redirect'] = encodeURIComponent(render.redirect);
     headers.link = `</${domain}/v1/page/${encodeTitle(render.redirect.replace(/ /g, '_'))}/${prop}>; rel="mw:PageProp/redirect"`;
   }
+  return headers;
+}
+
+/** Renders are immutable, so their response headers are built once (per domain, property and kind). */
+const headerCache = new WeakMap<Render, Map<string, Record<string, string>>>();
+
+function contentResponse(domain: string, render: Render, prop: Prop, byTid: boolean): Response {
+  let perRender = headerCache.get(render);
+  if (!perRender) headerCache.set(render, (perRender = new Map()));
+  const key = `${domain}\u0000${prop}\u0000${byTid}`;
+  let headers = perRender.get(key);
+  if (!headers) perRender.set(key, (headers = contentHeaders(domain, render, prop, byTid)));
   return { status: 200, headers, body: render.parts[prop] };
 }
 

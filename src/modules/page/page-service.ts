@@ -46,6 +46,7 @@ export class PageService {
     private readonly wikis: Map<string, Wiki>,
     readonly renders: RenderStore,
     private readonly latestCheckMs: number,
+    private readonly rowCacheMs: number,
     private readonly log: Logger,
   ) {}
 
@@ -55,7 +56,7 @@ export class PageService {
 
   revisions(domain: string): PageRevisions {
     let t = this.revisionTables.get(domain);
-    if (!t) this.revisionTables.set(domain, (t = new PageRevisions(domain)));
+    if (!t) this.revisionTables.set(domain, (t = new PageRevisions(domain, this.rowCacheMs)));
     return t;
   }
 

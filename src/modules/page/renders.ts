@@ -60,8 +60,8 @@ export class RenderStore {
     return t;
   }
 
-  create(ctx: RequestContext, domain: string): Promise<void> {
-    return this.table(domain).create(ctx, RENDERS_SCHEMA);
+  async create(ctx: RequestContext, domain: string): Promise<void> {
+    await this.table(domain).create(ctx, RENDERS_SCHEMA);
   }
 
   private remember(domain: string, render: Render | undefined): Render | undefined {

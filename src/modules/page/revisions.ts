@@ -2,6 +2,7 @@ import type { RequestContext } from '../../router/types.js';
 import type { Row } from '../../storage/types.js';
 import type { ApiPage, ApiRevision } from '../../upstream/action-api.js';
 import { TableClient } from '../table/client.js';
+import { TitleCache } from './title-cache.js';
 
 /** One revision of a page as stored, with the page's static state joined to it. */
 export interface RevisionRow {
@@ -90,21 +91,39 @@ function fromApi(title: string, page: ApiPage, r: ApiRevision): Record<string, u
 /** The MediaWiki revision table: revisions as they are first seen, per page, newest first. */
 export class PageRevisions {
   readonly table: TableClient;
+  private readonly cache: TitleCache<RevisionRow | undefined>;
 
-  constructor(domain: string) {
+  constructor(domain: string, cacheMs: number) {
     this.table = new TableClient(domain, 'page_revisions');
+    this.cache = new TitleCache(cacheMs);
   }
 
-  create(ctx: RequestContext): Promise<void> {
-    return this.table.create(ctx, PAGE_REVISIONS_SCHEMA);
+  private async cached(title: string, sub: string, read: () => Promise<RevisionRow | undefined>): Promise<RevisionRow | undefined> {
+    const hit = this.cache.get(title, sub);
+    if (hit) return hit;
+    const gen = this.cache.generation(title);
+    const row = await read();
+    if (row) this.cache.set(title, sub, row, gen);
+    return row;
   }
 
-  async newest(ctx: RequestContext, title: string): Promise<RevisionRow | undefined> {
-    return (await this.table.query(ctx, { attributes: { title }, limit: 1 })).items[0] as unknown as RevisionRow | undefined;
+  /** Every write names the page, so cached rows of the page are dropped. */
+  private async write(ctx: RequestContext, title: string, attributes: Record<string, unknown>): Promise<void> {
+    this.cache.invalidate(title);
+    await this.table.put(ctx, { attributes });
+    this.cache.invalidate(title);
   }
 
-  async get(ctx: RequestContext, title: string, rev: number): Promise<RevisionRow | undefined> {
-    return (await this.table.query(ctx, { attributes: { title, rev } })).items[0] as unknown as RevisionRow | undefined;
+  async create(ctx: RequestContext): Promise<void> {
+    await this.table.create(ctx, PAGE_REVISIONS_SCHEMA);
+  }
+
+  newest(ctx: RequestContext, title: string): Promise<RevisionRow | undefined> {
+    return this.cached(title, 'newest', async () => (await this.table.query(ctx, { attributes: { title }, limit: 1 })).items[0] as unknown as RevisionRow | undefined);
+  }
+
+  get(ctx: RequestContext, title: string, rev: number): Promise<RevisionRow | undefined> {
+    return this.cached(title, String(rev), async () => (await this.table.query(ctx, { attributes: { title, rev } })).items[0] as unknown as RevisionRow | undefined);
   }
 
   /** The pages a revision id is stored under (more than one after a move). */
@@ -119,24 +138,22 @@ export class PageRevisions {
 
   /** Stores revisions as the wiki describes them (metadata only: render pointers stay). */
   async saveFromApi(ctx: RequestContext, title: string, page: ApiPage, revisions: ApiRevision[]): Promise<void> {
-    for (const r of revisions) await this.table.put(ctx, { attributes: fromApi(title, page, r) });
+    for (const r of revisions) await this.write(ctx, title, fromApi(title, page, r));
   }
 
   /** Records what the wiki says is the page's latest revision, and when it said so. */
   async markLatest(ctx: RequestContext, title: string, latestRev: number, latestTid: string | null, current: RevisionRow | undefined): Promise<void> {
     const now = new Date().toISOString();
-    await this.table.put(ctx, {
-      attributes: { title, latest_rev: latestRev, latest_tid: latestTid, checked: now, deleted: null, first_seen: current?.first_seen ?? now },
-    });
+    await this.write(ctx, title, { title, latest_rev: latestRev, latest_tid: latestTid, checked: now, deleted: null, first_seen: current?.first_seen ?? now });
   }
 
   async tombstone(ctx: RequestContext, title: string): Promise<void> {
     const now = new Date().toISOString();
-    await this.table.put(ctx, { attributes: { title, deleted: now, checked: now } });
+    await this.write(ctx, title, { title, deleted: now, checked: now });
   }
 
   async setRenderTid(ctx: RequestContext, title: string, rev: number, tid: string, isLatest: boolean): Promise<void> {
-    await this.table.put(ctx, { attributes: { title, rev, tid, ...(isLatest ? { latest_tid: tid } : {}) } });
+    await this.write(ctx, title, { title, rev, tid, ...(isLatest ? { latest_tid: tid } : {}) });
   }
 
   /** Pages with stored revisions, each once, with their static state. */
