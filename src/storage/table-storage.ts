@@ -95,7 +95,9 @@ export class TableStorage {
     if (typeof query !== 'object' || query === null) throw badRequest('A query must be a JSON object.', 'invalid-query');
     const { info, names } = await this.table(domain, query.table);
     const plan = planQuery(info, query, this.native);
-    const rows = await read(this.driver, selectStatement(info, names, plan, Date.now()));
+    const stmt = selectStatement(info, names, plan, Date.now());
+    // A plan with no order columns pins every key: one row at most.
+    const rows = plan.order.length === 0 ? [await this.driver.one(stmt.sql, stmt.params)].filter((r) => r !== undefined) : await read(this.driver, stmt);
     const more = rows.length > plan.limit;
     const items = (more ? rows.slice(0, plan.limit) : rows).map((row) => this.toItem(info, row, plan.output));
     if (!more) return { items };

@@ -23,6 +23,9 @@ function executor(sql: Sql): SqlExecutor {
     async all(text, params) {
       return (await sql.unsafe(toNumbered(text), params as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as SqlRow[];
     },
+    async one(text, params) {
+      return ((await sql.unsafe(toNumbered(text), params as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as SqlRow[])[0];
+    },
     async run(text, params) {
       return (await sql.unsafe(toNumbered(text), params as postgres.ParameterOrJSON<never>[], { prepare: true })).count;
     },
@@ -47,6 +50,10 @@ export class PostgresDriver implements SqlDriver {
 
   all(text: string, params: readonly unknown[]): Promise<SqlRow[]> {
     return this.pool.all(text, params);
+  }
+
+  one(text: string, params: readonly unknown[]): Promise<SqlRow | undefined> {
+    return this.pool.one(text, params);
   }
 
   run(text: string, params: readonly unknown[]): Promise<number> {

@@ -15,6 +15,8 @@ export type SqlRow = Record<string, unknown>;
 export interface SqlExecutor {
   /** Runs a statement with `?` placeholders and returns its rows. */
   all(sql: string, params: readonly unknown[]): Promise<SqlRow[]>;
+  /** Runs a query that finds one row at most (a point lookup). */
+  one(sql: string, params: readonly unknown[]): Promise<SqlRow | undefined>;
   /** Runs a statement and returns the number of rows it changed. */
   run(sql: string, params: readonly unknown[]): Promise<number>;
 }

@@ -27,12 +27,20 @@ class Connection implements SqlExecutor {
     return stmt.reader ? stmt.all(...params) : (stmt.run(...params), []);
   }
 
+  oneSync(sql: string, params: readonly unknown[]): SqlRow | undefined {
+    return this.prepare(sql).get(...params);
+  }
+
   runSync(sql: string, params: readonly unknown[]): number {
     return this.prepare(sql).run(...params).changes;
   }
 
   async all(sql: string, params: readonly unknown[]): Promise<SqlRow[]> {
     return this.allSync(sql, params);
+  }
+
+  async one(sql: string, params: readonly unknown[]): Promise<SqlRow | undefined> {
+    return this.oneSync(sql, params);
   }
 
   async run(sql: string, params: readonly unknown[]): Promise<number> {
@@ -45,6 +53,9 @@ function open(file: string): Db {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
+  // Reads of large values cost a syscall per page without these: map the file, cache more pages.
+  db.pragma('mmap_size = 268435456');
+  db.pragma('cache_size = -65536');
   return db;
 }
 
@@ -67,6 +78,10 @@ export class SqliteDriver implements SqlDriver {
 
   all(sql: string, params: readonly unknown[]): Promise<SqlRow[]> {
     return this.reader.all(sql, params);
+  }
+
+  one(sql: string, params: readonly unknown[]): Promise<SqlRow | undefined> {
+    return this.reader.one(sql, params);
   }
 
   /** Autocommit statements outside transactions go through the write queue too. */
