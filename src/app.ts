@@ -64,6 +64,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     async close() {
       if (sweeper) clearInterval(sweeper);
       if (server.listening) await closeGracefully(server);
+      await pages.drain();
       await storage.close();
     },
   };

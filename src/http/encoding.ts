@@ -33,17 +33,26 @@ export function acceptsEncoding(acceptEncoding: string | undefined, encoding: st
   return new Negotiator({ headers: { 'accept-encoding': acceptEncoding } }).encodings([encoding]).length > 0;
 }
 
+/**
+ * Bodies below this size are (de)compressed on the main thread: handing ~100 µs of work to the
+ * thread pool costs more than it saves, and the pool's per-thread malloc arenas grow RSS.
+ */
+const SYNC_BYTES = 256 * 1024;
+
 export async function compress(body: Buffer, encoding: string): Promise<Buffer> {
-  if (encoding === 'gzip') return gzip(body, { level: 6 });
+  const sync = body.length < SYNC_BYTES;
+  if (encoding === 'gzip') return sync ? zlib.gzipSync(body, { level: 6 }) : gzip(body, { level: 6 });
   if (encoding === 'br') {
-    return brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+    const options = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } };
+    return sync ? zlib.brotliCompressSync(body, options) : brotli(body, options);
   }
   return body;
 }
 
 export async function decompress(body: Buffer, encoding: string): Promise<Buffer> {
-  if (encoding === 'gzip') return gunzip(body);
-  if (encoding === 'br') return unbrotli(body);
+  const sync = body.length < SYNC_BYTES / 4;
+  if (encoding === 'gzip') return sync ? zlib.gunzipSync(body) : gunzip(body);
+  if (encoding === 'br') return sync ? zlib.brotliDecompressSync(body) : unbrotli(body);
   return body;
 }
 

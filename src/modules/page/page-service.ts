@@ -40,6 +40,8 @@ function redirectTarget(html: string): string | undefined {
  */
 export class PageService {
   private readonly inflight = new Map<string, Promise<unknown>>();
+  /** Renders being stored after their clients were answered; shutdown waits for them. */
+  private readonly storing = new Set<Promise<void>>();
   private readonly revisionTables = new Map<string, PageRevisions>();
 
   constructor(
@@ -63,6 +65,11 @@ export class PageService {
   async createTables(ctx: RequestContext, domain: string): Promise<void> {
     await this.revisions(domain).create(ctx);
     await this.renders.create(ctx, domain);
+  }
+
+  /** Resolves once every render already handed to clients is stored. */
+  async drain(): Promise<void> {
+    while (this.storing.size > 0) await Promise.all([...this.storing]);
   }
 
   /** Runs `fn` once for all concurrent callers with the same key. */
@@ -221,7 +228,7 @@ export class PageService {
       if (render) return render;
     }
     try {
-      return await this.coalesce(`render\u0000${domain}\u0000${row.title}\u0000${row.rev}\u0000${force}`, () => this.renderNow(ctx, domain, row));
+      return await this.renderOnce(`render\u0000${domain}\u0000${row.title}\u0000${row.rev}\u0000${force}`, () => this.renderNow(ctx, domain, row, force));
     } catch (e) {
       // A forced re-render the wiki cannot answer falls back to what is stored.
       const fallback = force && isUnavailable(e) ? await stored() : undefined;
@@ -230,7 +237,34 @@ export class PageService {
     }
   }
 
-  private async renderNow(ctx: RequestContext, domain: string, row: RevisionRow): Promise<Render> {
+  /**
+   * Coalesces renders, answering waiters as soon as the render exists; the key stays taken until
+   * it is stored, so requests arriving meanwhile join it instead of rendering again.
+   */
+  private renderOnce(key: string, make: () => Promise<{ render: Render; stored: Promise<void> }>): Promise<Render> {
+    const running = this.inflight.get(key);
+    if (running) return running as Promise<Render>;
+    const promise = make().then(
+      ({ render, stored }) => {
+        const tracked = stored
+          .catch((err) => this.log.error({ err, title: render.title, rev: render.rev }, 'storing a render failed'))
+          .finally(() => {
+            this.inflight.delete(key);
+            this.storing.delete(tracked);
+          });
+        this.storing.add(tracked);
+        return render;
+      },
+      (err) => {
+        this.inflight.delete(key);
+        throw err;
+      },
+    );
+    this.inflight.set(key, promise);
+    return promise;
+  }
+
+  private async renderNow(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<{ render: Render; stored: Promise<void> }> {
     const wiki = this.wiki(domain);
     let bundle: PageBundle;
     let wikitext: Part;
@@ -248,8 +282,9 @@ export class PageService {
     const hash = createHash('sha256');
     for (const p of PROPS) hash.update(raw[p].contentType).update('\u0000').update(raw[p].body).update('\u0000');
     const digest = hash.digest('hex');
-    const previous = await this.renders.newestOf(ctx, domain, row.title, row.rev);
-    if (previous?.digest === digest) return previous;
+    // A forced re-render that changed nothing keeps the stored render and its tid.
+    const previous = force ? await this.renders.newestOf(ctx, domain, row.title, row.rev) : undefined;
+    if (previous?.digest === digest) return { render: previous, stored: Promise.resolve() };
 
     const zipped = await Promise.all(PROPS.map((p) => gzip(raw[p].body, { level: 6 })));
     const render: Render = {
@@ -261,9 +296,13 @@ export class PageService {
       digest,
       redirect: redirectTarget(bundle.html.body.toString('utf8')),
     };
-    // The render first, then the pointers to it: a crash in between leaves only an unused render.
-    await this.renders.save(ctx, domain, render);
-    await this.revisions(domain).setRenderTid(ctx, row.title, row.rev, render.tid, row.latest_rev === row.rev);
-    return render;
+    // Waiting clients are answered from memory while it is stored: the render first, then the
+    // pointers to it, so a crash in between leaves only an unused render.
+    this.renders.remember(domain, render);
+    const stored = (async () => {
+      await this.renders.save(ctx, domain, render);
+      await this.revisions(domain).setRenderTid(ctx, row.title, row.rev, render.tid, row.latest_rev === row.rev);
+    })();
+    return { render, stored };
   }
 }

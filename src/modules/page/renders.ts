@@ -64,7 +64,7 @@ export class RenderStore {
     await this.table(domain).create(ctx, RENDERS_SCHEMA);
   }
 
-  private remember(domain: string, render: Render | undefined): Render | undefined {
+  remember(domain: string, render: Render | undefined): Render | undefined {
     if (render) this.cache.set(`${domain}\u0000${render.tid}`, render);
     return render;
   }
