@@ -81,6 +81,10 @@ function validate(config: Config): Config {
     if (!wiki?.action_api || !wiki?.rest_api) fail(`wikis.${domain} needs action_api and rest_api`);
   }
   if (!Number.isInteger(config.max_body_bytes) || config.max_body_bytes <= 0) fail('max_body_bytes must be a positive integer');
+  for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'page_cache_ms', 'render_cache_bytes'] as const) {
+    if (typeof config[key] !== 'number' || !(config[key] >= 0)) fail(`${key} must be a number of at least 0`);
+  }
+  if (typeof config.user_agent !== 'string' || !config.user_agent.trim()) fail('user_agent must name this deployment');
   return config;
 }
 

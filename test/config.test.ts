@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { loadConfig } from '../src/config.js';
+import { tempDir } from './helpers.js';
+
+describe('configuration', () => {
+  const file = (yaml: string) => {
+    const p = path.join(tempDir(), 'config.yaml');
+    fs.writeFileSync(p, yaml);
+    return p;
+  };
+
+  it('has defaults that work without a file: loopback, SQLite under DATA_DIR, en.wikipedia.org', () => {
+    const config = loadConfig({ CONFIG: file('# only a comment\n'), DATA_DIR: '/srv/data' });
+    assert.deepEqual(config.listen, { host: '127.0.0.1', port: 7231 });
+    assert.deepEqual(config.storage, { backend: 'sqlite', path: '/srv/data/wikistore.sqlite3' });
+    assert.equal(config.wikis['en.wikipedia.org']?.action_api, 'https://en.wikipedia.org/w/api.php');
+    assert.match(config.user_agent, /wikistore/);
+    assert.equal(config.admin_token, undefined);
+  });
+
+  it('reads the YAML file, then lets the environment override it', () => {
+    const config = loadConfig({
+      CONFIG: file('listen:\n  port: 9000\nstorage:\n  backend: postgres\n  url: postgres://x@127.0.0.1/db\nadmin_token: from-file\n'),
+      PORT: '9100',
+      HOST: '0.0.0.0',
+      ADMIN_TOKEN: 'from-env',
+    });
+    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 9100 });
+    assert.equal(config.storage.backend, 'postgres');
+    assert.equal(config.admin_token, 'from-env');
+  });
+
+  it('rejects invalid values with a message naming them', () => {
+    assert.throws(() => loadConfig({ CONFIG: file('storage:\n  backend: cassandra\n') }), /storage.backend/);
+    assert.throws(() => loadConfig({ CONFIG: file('listen:\n  port: 99999\n') }), /listen.port/);
+    assert.throws(() => loadConfig({ CONFIG: file('wikis:\n  "bad domain!":\n    action_api: x\n    rest_api: y\n') }), /not a domain/);
+    assert.throws(() => loadConfig({ CONFIG: file('latest_check_interval: soon\n') }), /latest_check_interval/);
+  });
+});
