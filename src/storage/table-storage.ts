@@ -98,9 +98,10 @@ export class TableStorage {
     const stmt = selectStatement(info, names, plan, Date.now());
     // A plan with no order columns pins every key: one row at most.
     const rows = plan.order.length === 0 ? [await this.driver.one(stmt.sql, stmt.params)].filter((r) => r !== undefined) : await read(this.driver, stmt);
-    const more = rows.length > plan.limit;
-    const items = (more ? rows.slice(0, plan.limit) : rows).map((row) => this.toItem(info, row, plan.output));
-    if (!more) return { items };
+    // As in DynamoDB, a full page carries a token even if nothing follows: reading one row more
+    // to find out would read its values too (a second blob for every latest-revision lookup).
+    const items = rows.map((row) => this.toItem(info, row, plan.output));
+    if (rows.length < plan.limit || plan.order.length === 0) return { items };
     const last = this.toItem(info, rows[plan.limit - 1]!, plan.order.map((o) => o.column));
     return { items, next: encodeToken(plan.fingerprint(), plan.order.map((o) => last[o.column])) };
   }

@@ -321,6 +321,8 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         await rejectsWith(storage.get(d, { table: 'grid', attributes: { p: 'p' }, next: Buffer.from('{"f":1}').toString('base64url') }), 400);
         await rejectsWith(storage.get(d, { table: 'grid', attributes: { p: 'p' }, order: { x: 'desc' }, next: page.next }), 400);
         await rejectsWith(storage.get(d, { table: 'grid', attributes: { p: 'p' }, limit: 0 }), 400);
+        const point = await storage.get(d, { table: 'grid', attributes: { p: 'p', x: 1, y: 0 }, limit: 1 });
+        assert.deepEqual([point.items.length, point.next], [1, undefined], 'a point lookup has no next page');
       });
 
       it('lists each partition once with distinct, paged, with its static columns', async () => {

@@ -28,7 +28,7 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
   where.push(LIVE('m'));
   params.push(now);
   for (const c of plan.notNull) where.push(`${ref(c)} IS NOT NULL`);
-  if (plan.after) {
+  if (plan.after && plan.order.length > 0) {
     // Keyset continuation: rows strictly after the last one returned, in the plan's order.
     const branches = plan.order.map((o, i) => {
       const parts = plan.order.slice(0, i).map((prev) => `${ref(prev.column)} = ?`);
@@ -45,7 +45,7 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
   const orderBy = plan.order.length > 0 ? ` ORDER BY ${plan.order.map((o) => `${ref(o.column)} ${o.dir.toUpperCase()}`).join(', ')}` : '';
   // A point lookup finds one row at most; SQLite runs it markedly faster without a LIMIT.
   const point = plan.order.length === 0;
-  if (!point) params.push(plan.limit + 1);
+  if (!point) params.push(plan.limit);
   return {
     sql: `SELECT ${plan.distinct ? 'DISTINCT ' : ''}${columns.join(', ')} FROM ${q(names.main)} m${join} WHERE ${where.join(' AND ')}${orderBy}${point ? '' : ' LIMIT ?'}`,
     params,
