@@ -55,7 +55,7 @@ export function defaultConfig(dataDir = './data'): Config {
     ttl_sweep_interval: 300,
     latest_check_interval: 60,
     page_cache_ms: 5000,
-    render_cache_bytes: 64 * 1024 * 1024,
+    render_cache_bytes: 32 * 1024 * 1024,
   };
 }
 

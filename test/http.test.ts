@@ -50,6 +50,12 @@ describe('HTTP layer', () => {
     problem(await request(`${s.base}/${s.domain}/sys/`), 403);
     problem(await request(`${s.base}/${s.domain}/sys/`, { headers: { authorization: 'Bearer wrong' } }), 403);
     assert.deepEqual((await request(`${s.base}/${s.domain}/sys/`, { headers: admin })).json, { items: ['key_rev_value', 'key_value', 'revisioned_object', 'table'] });
+    problem(await request(`${s.base}/${s.domain}/sys/key_value/`), 403);
+    problem(await request(`${s.base}/${s.domain}/sys/no/such/route`), 403);
+    const deeper = await request(`${s.base}/${s.domain}/sys/key_value/`, { headers: admin });
+    assert.equal(deeper.status, 404, 'buckets are not listed: their names are parameters');
+    const v1 = await request(`${s.base}/${s.domain}/v1/`);
+    assert.ok(v1.json.items.includes('page') && v1.json.items.includes('revision'));
   });
 
   it('answers HEAD with the headers of GET and no body', async () => {

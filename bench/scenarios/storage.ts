@@ -22,7 +22,7 @@ async function directSqlite(file: string): Promise<Direct> {
   db.pragma('synchronous = NORMAL');
   // The same settings the SQLite backend uses, so the ratio is the layer's own overhead.
   db.pragma('mmap_size = 268435456');
-  db.pragma('cache_size = -65536');
+  db.pragma('cache_size = -16384');
   db.exec('CREATE TABLE IF NOT EXISTS direct (key TEXT PRIMARY KEY, value BLOB)');
   const ins = db.prepare('INSERT INTO direct (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING');
   for (let i = 0; i < KEYS; i++) ins.run(`k${i}`, VALUE);

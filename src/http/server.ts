@@ -16,6 +16,7 @@ export interface HttpOptions {
 }
 
 const REQUEST_ID = /^[\w\-.:]{1,128}$/;
+const SYS_PATH = /^\/[^/?]*\/sys(\/|\?|$)/;
 
 function isAdmin(authorization: string | undefined, token: string | undefined): boolean {
   if (!token || !authorization?.startsWith('Bearer ')) return false;
@@ -55,9 +56,12 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     let response: Response;
     let body: Buffer = Buffer.alloc(0);
     try {
+      const admin = isAdmin(headers.authorization, options.adminToken);
+      // The internal API is closed to outsiders as a whole: no route, listing or 404 leaks.
+      if (!admin && SYS_PATH.test(uri)) throw new HttpError(403, 'admin-required', 'The internal API (/sys/) needs the admin credential.');
       match = router.resolve(method, uri);
-      const reqBody = await readBody(req, options.maxBodyBytes, match.entry?.route.rawBody === true);
-      const ctx = router.context({ requestId, admin: isAdmin(headers.authorization, options.adminToken), log, external: true });
+      const reqBody = await readBody(req, options.maxBodyBytes, match.route?.rawBody === true);
+      const ctx = router.context({ requestId, admin, log, external: true });
       response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
     } catch (err) {
       response = errorResponse(err, uri.split('?', 1)[0]!, log);

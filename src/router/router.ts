@@ -15,7 +15,10 @@ interface RouteEntry {
 }
 
 export interface RouteMatch {
-  entry: RouteEntry | undefined;
+  /** Which API the path belongs to (its access rules); undefined outside any. */
+  api: Api | undefined;
+  /** The matched route; undefined for a generated listing. */
+  route: Route | undefined;
   /** Route template for metrics and logs, or a fixed label for unmatched paths. */
   label: string;
   handler: Handler;
@@ -91,21 +94,27 @@ export class Router {
     return [...children].sort();
   }
 
+  /** A route whose parameters are all non-empty (`/bucket/` is not `/bucket/{key}` with key ''). */
+  private find(method: string, path: string) {
+    const found = this.tree.find(method as 'GET', path);
+    return found && Object.values(found.params).every((v) => v !== '') ? found : null;
+  }
+
   /** Finds the handler for a request, or throws the 4xx that explains why there is none. */
   resolve(method: string, uri: string): RouteMatch {
     const { path, rawQuery } = splitUri(uri);
     checkEncoding(path);
     const query = new URLSearchParams(rawQuery);
-    const found = this.tree.find(method as 'GET', path) ?? (method === 'HEAD' ? this.tree.find('GET', path) : null);
+    const found = this.find(method, path) ?? (method === 'HEAD' ? this.find('GET', path) : null);
     if (found) {
       const entry = (found.handler as unknown as () => RouteEntry)();
       const params = { ...found.params } as Record<string, string>;
       if (entry.api !== 'global' && !this.isDomainServed(params.domain ?? '')) {
         throw notFound(`Domain '${params.domain}' is not served here.`, 'unknown-domain');
       }
-      return { entry, label: entry.template, handler: entry.route.handler, params, path, query };
+      return { api: entry.api, route: entry.route, label: entry.template, handler: entry.route.handler, params, path, query };
     }
-    const allowed = METHODS.filter((m) => m !== method && this.tree.find(m, path));
+    const allowed = METHODS.filter((m) => m !== method && this.find(m, path));
     if (allowed.length > 0) {
       if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
       throw new HttpError(405, 'method-not-allowed', `${method} is not allowed on this path.`, {
@@ -122,9 +131,9 @@ export class Router {
   private listingMatch(path: string, query: URLSearchParams, items: string[]): RouteMatch {
     const [domain = '', api = ''] = path.split('/').slice(1).map(decodeURIComponent);
     if (!this.isDomainServed(domain)) throw notFound(`Domain '${domain}' is not served here.`, 'unknown-domain');
-    const entry: RouteEntry | undefined = this.entries.find((e) => e.api === api);
     return {
-      entry: entry && { ...entry, template: '(listing)' },
+      api: api === 'v1' || api === 'sys' ? api : undefined,
+      route: undefined,
       label: '(listing)',
       handler: () => ({ status: 200, body: { items } }),
       params: { domain },
@@ -135,11 +144,10 @@ export class Router {
 
   /** Runs a matched handler with the access rules of its API. */
   async invoke(match: RouteMatch, req: Request, ctx: RequestContext & { external: boolean }): Promise<Response> {
-    const api = match.entry?.api;
-    if (api === 'sys' && ctx.external && !ctx.admin) {
+    if (match.api === 'sys' && ctx.external && !ctx.admin) {
       throw forbidden('The internal API (/sys/) needs the admin credential.', 'admin-required');
     }
-    const route = match.entry?.route;
+    const route = match.route;
     if (route?.jsonBody) {
       if (req.body === undefined || req.body === null) throw badRequest('This request needs a JSON body.', 'missing-body');
       if (Buffer.isBuffer(req.body) || typeof req.body === 'string') {

@@ -55,7 +55,7 @@ function open(file: string): Db {
   db.pragma('busy_timeout = 5000');
   // Reads of large values cost a syscall per page without these: map the file, cache more pages.
   db.pragma('mmap_size = 268435456');
-  db.pragma('cache_size = -65536');
+  db.pragma('cache_size = -16384');
   return db;
 }
 
