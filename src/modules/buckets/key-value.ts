@@ -2,8 +2,8 @@ import { HttpError, badRequest, notFound, preconditionFailed } from '../../error
 import type { Module, RouteRequest } from '../../router/types.js';
 import { isTid, newTid } from '../../tid.js';
 import { missingBucket, TableClient } from '../table/client.js';
-import { checkBucket, checkKey, entityFromRequest, etagTid, pagingFrom } from './entity.js';
-import { revisionResponse } from './revision-routes.js';
+import { checkBucket, checkKey, entityFromRequest, etagTid } from './entity.js';
+import { bucketRoutes, revisionResponse } from './revision-routes.js';
 import { bucketSpecs } from './spec.js';
 
 const SCHEMA = {
@@ -29,25 +29,17 @@ export function keyValueModule(): Module {
     name: 'key_value',
     api: 'sys',
     routes: [
-      {
-        method: 'PUT',
-        path: '/key_value/{bucket}',
-        spec: bucketSpecs.createKeyValueBucket,
-        handler: async (req, ctx) => {
-          checkBucket(req.params.bucket!);
-          return { status: await tableOf(req).create(ctx, SCHEMA), body: { bucket: req.params.bucket } };
+      ...bucketRoutes(
+        'key_value',
+        {
+          create: (req, ctx) => tableOf(req).create(ctx, SCHEMA),
+          list: async (req, ctx, paging) => {
+            const { items, next } = await tableOf(req).query(ctx, { proj: ['key'], ...paging });
+            return { items: items.map((r) => r.key), next };
+          },
         },
-      },
-      {
-        method: 'GET',
-        path: '/key_value/{bucket}/',
-        spec: bucketSpecs.listKeys,
-        handler: async (req, ctx) => {
-          checkBucket(req.params.bucket!);
-          const { items, next } = await tableOf(req).query(ctx, { proj: ['key'], ...pagingFrom(req) });
-          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items: items.map((r) => r.key), next } };
-        },
-      },
+        bucketSpecs.createKeyValueBucket,
+      ),
       {
         method: 'PUT',
         path: '/key_value/{bucket}/{key}',

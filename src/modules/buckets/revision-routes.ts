@@ -36,6 +36,37 @@ export function parseCreateBody(body: unknown): RetentionPolicy | undefined {
   return (body as { revisionRetentionPolicy?: RetentionPolicy }).revisionRetentionPolicy;
 }
 
+export interface BucketOptions {
+  /** Creates the bucket's tables: 201 created, 200 already there. */
+  create(req: RouteRequest, ctx: RequestContext): Promise<number>;
+  /** One page of the bucket's keys (or object names). */
+  list(req: RouteRequest, ctx: RequestContext, paging: { limit?: number; next?: string }): Promise<{ items: unknown[]; next?: string }>;
+}
+
+/** `PUT /{type}/{bucket}` (create) and `GET /{type}/{bucket}/` (list, paged) of a bucket type. */
+export function bucketRoutes(type: string, opts: BucketOptions, createSpec: Record<string, unknown>): Route[] {
+  return [
+    {
+      method: 'PUT',
+      path: `/${type}/{bucket}`,
+      spec: createSpec,
+      handler: async (req, ctx) => {
+        checkBucket(req.params.bucket!);
+        return { status: await opts.create(req, ctx), body: { bucket: req.params.bucket } };
+      },
+    },
+    {
+      method: 'GET',
+      path: `/${type}/{bucket}/`,
+      spec: bucketSpecs.listKeys,
+      handler: async (req, ctx) => {
+        checkBucket(req.params.bucket!);
+        return { status: 200, headers: { 'cache-control': 'no-cache' }, body: await opts.list(req, ctx, pagingFrom(req)) };
+      },
+    },
+  ];
+}
+
 export interface RevisionRouteOptions {
   /** Path template up to and including the key segments, e.g. `/key_rev_value/{bucket}/{key}`. */
   keyPath: string;

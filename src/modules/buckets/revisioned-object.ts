@@ -1,10 +1,9 @@
 import { notFound } from '../../errors.js';
-import type { Module, RequestContext, RouteRequest } from '../../router/types.js';
-import type { QueryResult } from '../../storage/types.js';
+import type { Module, RouteRequest } from '../../router/types.js';
 import { missingBucket, TableClient } from '../table/client.js';
 import { checkBucket, checkKey, pagingFrom } from './entity.js';
 import { RevisionStore } from './revision-store.js';
-import { parseCreateBody, revisionRoutes } from './revision-routes.js';
+import { bucketRoutes, parseCreateBody, revisionRoutes } from './revision-routes.js';
 import { bucketSpecs } from './spec.js';
 
 const revisionsTable = (bucket: string) => `revisioned_object.${bucket}`;
@@ -21,8 +20,6 @@ const PROPS_SCHEMA = {
   ],
 };
 
-const queryProps = (req: RouteRequest, ctx: RequestContext, body: Record<string, unknown>): Promise<QueryResult> => propsOf(req).query(ctx, body);
-
 /**
  * `/{domain}/sys/revisioned_object/{bucket}/{name}/{prop}`: objects whose named properties are
  * each a revisioned blob (what the page content API specialises for wiki pages).
@@ -32,27 +29,21 @@ export function revisionedObjectModule(): Module {
     name: 'revisioned_object',
     api: 'sys',
     routes: [
-      {
-        method: 'PUT',
-        path: '/revisioned_object/{bucket}',
-        spec: bucketSpecs.createRevisionedBucket,
-        handler: async (req, ctx) => {
-          checkBucket(req.params.bucket!);
-          const status = await storeOf(req).create(ctx, parseCreateBody(req.body));
-          await propsOf(req).create(ctx, PROPS_SCHEMA);
-          return { status, body: { bucket: req.params.bucket } };
+      ...bucketRoutes(
+        'revisioned_object',
+        {
+          create: async (req, ctx) => {
+            const status = await storeOf(req).create(ctx, parseCreateBody(req.body));
+            await propsOf(req).create(ctx, PROPS_SCHEMA);
+            return status;
+          },
+          list: async (req, ctx, paging) => {
+            const { items, next } = await propsOf(req).query(ctx, { distinct: true, proj: ['name'], ...paging });
+            return { items: items.map((r) => r.name), next };
+          },
         },
-      },
-      {
-        method: 'GET',
-        path: '/revisioned_object/{bucket}/',
-        spec: bucketSpecs.listKeys,
-        handler: async (req, ctx) => {
-          checkBucket(req.params.bucket!);
-          const { items, next } = await queryProps(req, ctx, { distinct: true, proj: ['name'], ...pagingFrom(req) });
-          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items: items.map((r) => r.name), next } };
-        },
-      },
+        bucketSpecs.createRevisionedBucket,
+      ),
       {
         method: 'GET',
         path: '/revisioned_object/{bucket}/{name}',
@@ -70,7 +61,7 @@ export function revisionedObjectModule(): Module {
         handler: async (req, ctx) => {
           checkBucket(req.params.bucket!);
           checkKey(req.params.name!, 'name');
-          const { items, next } = await queryProps(req, ctx, { attributes: { name: req.params.name }, proj: ['prop'], ...pagingFrom(req) });
+          const { items, next } = await propsOf(req).query(ctx, { attributes: { name: req.params.name }, proj: ['prop'], ...pagingFrom(req) });
           if (items.length === 0 && !req.query.has('next')) throw notFound(`Object '${req.params.name}' has no properties.`, 'unknown-object');
           return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items: items.map((r) => r.prop), next } };
         },
