@@ -11,7 +11,7 @@ export class TitleCache<V> {
   private readonly entries: LRUCache<string, { gen: number; value: V }>;
   private readonly gens: LRUCache<string, number>;
 
-  constructor(ttlMs: number, max = 50_000) {
+  constructor(ttlMs: number, max = 10_000) {
     this.entries = new LRUCache({ max, ttl: Math.max(1, ttlMs) });
     this.gens = new LRUCache({ max });
   }
