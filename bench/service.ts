@@ -39,8 +39,8 @@ export async function startService(storage: 'sqlite' | { url: string }, wikiUrl 
   );
   const t0 = performance.now();
   // The node flags of `npm start` (package.json): a small young generation and an old generation
-  // collected before it grows far past the live data (about 20 MB) keep RSS down under load.
-  const child = spawnPinned(process.execPath, ['--max-semi-space-size=4', '--max-old-space-size=96', path.join(HERE, '../src/main.js')], { CONFIG: config, PORT: '0', LOG_LEVEL: 'info' });
+  // collected before it grows far past the live data (about 20 MB of 128 MB allowed) keep RSS down under load.
+  const child = spawnPinned(process.execPath, ['--max-semi-space-size=4', '--max-old-space-size=128', path.join(HERE, '../src/main.js')], { CONFIG: config, PORT: '0', LOG_LEVEL: 'info' });
   const running = await started(child, /"port":(\d+)[^\n]*"msg":"listening"/);
   return { ...running, startupMs: performance.now() - t0 };
 }
