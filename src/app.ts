@@ -37,15 +37,25 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const domains = Object.keys(config.wikis);
   const served = new Set(domains);
   const router = new Router((domain) => served.has(domain));
-  const wikis = new Map(domains.map((d) => [d, new Wiki(d, config.wikis[d]!, config.user_agent, metrics)]));
-  const pages = new PageService(wikis, new RenderStore(config.render_cache_bytes), config.latest_check_interval * 1000, config.page_cache_ms, log);
-  const modules: Module[] = [tableModule(storage), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), pageModule(pages)];
+  const wikis = new Map(domains.map((d) => [d, new Wiki(d, config.wikis[d]!, config.user_agent, metrics, log)]));
+  const pages = new PageService(
+    wikis, new RenderStore(config.render_cache_bytes), config.latest_check_interval * 1000, config.page_cache_ms, log, config.negative_cache_ms,
+  );
+  const owned = () => new Set(modules.flatMap((m) => m.tables ?? []));
+  const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), pageModule(pages)];
   modules.push(...systemModules({ router, modules: () => modules, domains, metrics }));
   for (const module of modules) router.register(module);
   const setup = router.context({ requestId: 'startup', admin: true, log });
   for (const domain of domains) await pages.createTables(setup, domain);
 
-  const server = createHttpServer(router, log, metrics, { maxBodyBytes: config.max_body_bytes, adminToken: config.admin_token });
+  const server = createHttpServer(router, log, metrics, {
+    maxBodyBytes: config.max_body_bytes,
+    adminToken: config.admin_token,
+    headersTimeout: config.headers_timeout,
+    requestTimeout: config.request_timeout,
+    keepAliveTimeout: config.keep_alive_timeout,
+    maxConnections: config.max_connections,
+  });
   let sweeper: NodeJS.Timeout | undefined;
   if (config.ttl_sweep_interval > 0) {
     sweeper = setInterval(() => {

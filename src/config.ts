@@ -34,6 +34,34 @@ export interface Config {
   page_cache_ms: number;
   /** Bytes of rendered content kept in memory (renders are immutable by tid). */
   render_cache_bytes: number;
+  /** Seconds a client may take to send its request headers. */
+  headers_timeout: number;
+  /** Seconds a client may take to send its whole request. */
+  request_timeout: number;
+  /** Seconds an idle keep-alive connection stays open (longer than a proxy's idle timeout). */
+  keep_alive_timeout: number;
+  /** Open connections beyond which requests are shed with 503 (bounded by the descriptor limit). */
+  max_connections: number;
+  /** How long the wiki's "no such page or revision" is remembered, in ms (0 = not at all). */
+  negative_cache_ms: number;
+  /** Worker processes under a supervisor that restarts them; 0 serves in the one process. */
+  workers: number;
+}
+
+/** The process's soft limit on open descriptors (Linux), or undefined where it cannot be read. */
+function descriptorLimit(): number | undefined {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Connections leave room for storage, upstream sockets and files. */
+function defaultMaxConnections(): number {
+  const fds = descriptorLimit();
+  return fds === undefined ? 10_000 : Math.max(64, Math.min(10_000, Math.floor((fds - 512) / 1.1)));
 }
 
 export const DEFAULT_USER_AGENT =
@@ -56,6 +84,12 @@ export function defaultConfig(dataDir = './data'): Config {
     latest_check_interval: 60,
     page_cache_ms: 5000,
     render_cache_bytes: 32 * 1024 * 1024,
+    headers_timeout: 10,
+    request_timeout: 60,
+    keep_alive_timeout: 65,
+    max_connections: defaultMaxConnections(),
+    negative_cache_ms: 10_000,
+    workers: 1,
   };
 }
 
@@ -81,9 +115,19 @@ function validate(config: Config): Config {
     if (!wiki?.action_api || !wiki?.rest_api) fail(`wikis.${domain} needs action_api and rest_api`);
   }
   if (!Number.isInteger(config.max_body_bytes) || config.max_body_bytes <= 0) fail('max_body_bytes must be a positive integer');
-  for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'page_cache_ms', 'render_cache_bytes'] as const) {
+  for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'page_cache_ms', 'render_cache_bytes', 'negative_cache_ms'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] >= 0)) fail(`${key} must be a number of at least 0`);
   }
+  for (const key of ['headers_timeout', 'request_timeout', 'keep_alive_timeout'] as const) {
+    if (typeof config[key] !== 'number' || !(config[key] > 0)) fail(`${key} must be a positive number of seconds`);
+  }
+  if (config.request_timeout < config.headers_timeout) fail('request_timeout cannot be shorter than headers_timeout');
+  if (!Number.isInteger(config.max_connections) || config.max_connections < 1) fail('max_connections must be a positive integer');
+  const fds = descriptorLimit();
+  if (fds !== undefined && config.max_connections * 1.1 > fds - 256) {
+    fail(`max_connections ${config.max_connections} leaves too few of the process's ${fds} descriptors; raise the limit (ulimit -n) or lower it`);
+  }
+  if (!Number.isInteger(config.workers) || config.workers < 0 || config.workers > 256) fail('workers must be an integer from 0 to 256');
   if (typeof config.user_agent !== 'string' || !config.user_agent.trim()) fail('user_agent must name this deployment');
   return config;
 }
@@ -109,5 +153,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HOST) config.listen.host = env.HOST;
   if (env.ADMIN_TOKEN) config.admin_token = env.ADMIN_TOKEN;
   if (env.LOG_LEVEL) config.log_level = env.LOG_LEVEL;
+  if (env.WORKERS) config.workers = Number(env.WORKERS);
   return validate(config);
 }

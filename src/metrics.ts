@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Prometheus metrics of one service instance (its own registry, so tests can run several). */
 export class Metrics {
@@ -21,6 +21,15 @@ export class Metrics {
     name: 'wiki_requests_total',
     help: 'Requests to the wikis, by domain and endpoint (action, parsoid, parsoid-wikitext)',
     labelNames: ['domain', 'endpoint'] as const,
+    registers: [this.registry],
+  });
+
+  readonly connections = new Gauge({ name: 'http_open_connections', help: 'Open client connections', registers: [this.registry] });
+  readonly shed = new Counter({ name: 'http_shed_requests_total', help: 'Requests answered 503 because too many connections were open', registers: [this.registry] });
+
+  readonly workerRestarts = new Gauge({
+    name: 'worker_restarts_total',
+    help: 'Worker processes the supervisor restarted after they died (since it started)',
     registers: [this.registry],
   });
 

@@ -24,6 +24,12 @@ export function tidTime(tid: string): number {
   return timeuuidMillis(tid);
 }
 
+/** A chosen tid ahead of every clock would stay "latest" for ever: refuse it beyond the skew. */
+export function checkNotFuture(tid: string): void {
+  const ms = tidTime(tid);
+  if (ms > Date.now() + FUTURE_SKEW_MS) throw badRequest(`The tid ${tid} is from ${new Date(ms).toISOString()}, in the future.`, 'tid-in-future');
+}
+
 /** Orders two time-uuids by time, then by the rest. */
 export function compareTids(a: string, b: string): number {
   const x = timeuuidToSortable(a);

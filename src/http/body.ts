@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import { HttpError, badRequest } from '../errors.js';
+import { HttpError } from '../errors.js';
+import type { BodyKind } from '../router/types.js';
+import { parseJson, type JsonLimits } from './json.js';
 
 export function isJsonType(contentType: string | undefined): boolean {
   if (!contentType) return false;
@@ -11,25 +13,57 @@ function tooLarge(limit: number): HttpError {
   return new HttpError(413, 'body-too-large', `The request body exceeds the limit of ${limit} bytes.`);
 }
 
-/** Reads the body up to `limit` bytes; JSON content types are parsed, everything else stays bytes. */
-export async function readBody(req: IncomingMessage, limit: number, raw = false): Promise<unknown> {
+/**
+ * Collects the body up to `limit` bytes. Past the limit it stops keeping bytes but does not
+ * destroy the request: the 413 must reach the client, and closing a socket with unread input
+ * makes the kernel reset the connection before the client reads the answer.
+ */
+function collect(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(new HttpError(400, 'body-aborted', `The request body could not be read: ${err.message}`));
+    };
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
+}
+
+/**
+ * Reads the body of a route that takes one: JSON (parsed within `jsonLimits`) or raw bytes.
+ * Routes that take no body never read it; node discards it after the answer.
+ */
+export async function readBody(req: IncomingMessage, kind: BodyKind | undefined, limit: number, jsonLimits?: JsonLimits): Promise<unknown> {
+  if (!kind) return undefined;
   const declared = req.headers['content-length'];
   if (declared === undefined && req.headers['transfer-encoding'] === undefined) return undefined;
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
-
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk);
+  const bytes = await collect(req, limit);
+  if (bytes.length === 0) return undefined;
+  if (kind === 'raw') return bytes;
+  if (!isJsonType(req.headers['content-type'])) {
+    throw new HttpError(415, 'unsupported-media-type', 'The body must be application/json.');
   }
-  if (size === 0) return undefined;
-  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-  if (raw || !isJsonType(req.headers['content-type'])) return bytes;
-  try {
-    return JSON.parse(bytes.toString('utf8'));
-  } catch (e) {
-    throw badRequest(`Malformed JSON body: ${(e as Error).message}`, 'malformed-json');
-  }
+  return parseJson(bytes, jsonLimits);
 }

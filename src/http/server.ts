@@ -13,10 +13,31 @@ import { bodyToBytes, toJson } from './serialize.js';
 export interface HttpOptions {
   maxBodyBytes: number;
   adminToken: string | undefined;
+  /** Seconds a client may take to send its headers, and its whole request. */
+  headersTimeout: number;
+  requestTimeout: number;
+  /** Seconds an idle keep-alive connection stays open. */
+  keepAliveTimeout: number;
+  /** Open connections beyond which requests are answered 503 (load shedding). */
+  maxConnections: number;
 }
 
 const REQUEST_ID = /^[\w\-.:]{1,128}$/;
 const SYS_PATH = /^\/[^/?]*\/sys(\/|\?|$)/;
+
+/** Whether a path reaches the internal API, however its segments are percent-encoded. */
+function isSysPath(uri: string): boolean {
+  if (SYS_PATH.test(uri)) return true;
+  if (!uri.includes('%')) return false;
+  try {
+    return SYS_PATH.test(decodeURIComponent(uri.split('?', 1)[0]!));
+  } catch {
+    return false;
+  }
+}
+
+/** Past this many unread body bytes, draining the rest costs more than resetting the connection. */
+const MAX_DRAIN_FACTOR = 4;
 
 function isAdmin(authorization: string | undefined, token: string | undefined): boolean {
   if (!token || !authorization?.startsWith('Bearer ')) return false;
@@ -58,9 +79,9 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     try {
       const admin = isAdmin(headers.authorization, options.adminToken);
       // The internal API is closed to outsiders as a whole: no route, listing or 404 leaks.
-      if (!admin && SYS_PATH.test(uri)) throw new HttpError(403, 'admin-required', 'The internal API (/sys/) needs the admin credential.');
+      if (!admin && isSysPath(uri)) throw new HttpError(403, 'admin-required', 'The internal API (/sys/) needs the admin credential.');
       match = router.resolve(method, uri);
-      const reqBody = await readBody(req, options.maxBodyBytes, match.route?.rawBody === true);
+      const reqBody = await readBody(req, match.route?.body, options.maxBodyBytes);
       const ctx = router.context({ requestId, admin, log, external: true });
       response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
     } catch (err) {
@@ -88,20 +109,55 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       Object.assign(outHeaders, failure.headers, { 'content-length': String(body.length) });
     }
     outHeaders['x-request-id'] = requestId;
-    // Drain an unread body (rejected early) so the connection can be reused, or close it when too large.
-    if (!req.complete) outHeaders.connection = 'close';
+    // An unread body (a route without one, or one rejected early) is drained after the answer so
+    // the connection stays usable; one far over the limit is not worth reading: close instead.
+    if (!req.complete) {
+      const declared = Number(headers['content-length'] ?? NaN);
+      if (!(declared <= options.maxBodyBytes * MAX_DRAIN_FACTOR)) outHeaders.connection = 'close';
+    }
     res.writeHead(status, outHeaders);
     res.end(method === 'HEAD' || status === 304 ? undefined : body);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.observe(match?.label ?? '(unmatched)', method, status, seconds);
   }
 
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
-    handle(req, res).catch((err) => {
+  const shed = (res: ServerResponse) => {
+    metrics.shed.inc();
+    const body = toJson({ type: 'urn:problem:overloaded', title: 'Service Unavailable', status: 503, detail: 'Too many open connections; try again shortly.' });
+    res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '1', connection: 'close', 'content-length': String(Buffer.byteLength(body)) });
+    res.end(body);
+  };
+
+  const server = http.createServer(
+    {
+      headersTimeout: options.headersTimeout * 1000,
+      requestTimeout: options.requestTimeout * 1000,
+      keepAliveTimeout: options.keepAliveTimeout * 1000,
+      // How often node looks for connections past those timeouts (30 s by default).
+      connectionsCheckingInterval: 1000,
+    },
+    (req, res) => {
+      if (open > options.maxConnections) return shed(res);
+      handle(req, res).catch((err) => {
       log.error({ err }, 'unhandled error while responding');
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/problem+json' });
       res.end();
     });
+    },
+  );
+  // Beyond the shedding threshold node refuses connections outright, before descriptors run out.
+  server.maxConnections = Math.ceil(options.maxConnections * 1.1) + 16;
+  let open = 0;
+  let lastIdleSweep = 0;
+  server.on('connection', (socket) => {
+    open++;
+    metrics.connections.set(open);
+    socket.once('close', () => metrics.connections.set(--open));
+    // Near the limit, idle keep-alive connections make room for clients with a request to send.
+    if (open > options.maxConnections * 0.8 && Date.now() - lastIdleSweep > 1000) {
+      lastIdleSweep = Date.now();
+      server.closeIdleConnections();
+    }
   });
   return server;
 }

@@ -148,11 +148,12 @@ export class Router {
       throw forbidden('The internal API (/sys/) needs the admin credential.', 'admin-required');
     }
     const route = match.route;
-    if (route?.jsonBody) {
-      if (req.body === undefined || req.body === null) throw badRequest('This request needs a JSON body.', 'missing-body');
+    if (route?.body === 'json' || route?.body === 'optional-json') {
+      // Internal callers hand over values; only JSON values are accepted where JSON is expected.
       if (Buffer.isBuffer(req.body) || typeof req.body === 'string') {
         throw new HttpError(415, 'unsupported-media-type', 'The body must be application/json.');
       }
+      if (route.body === 'json' && (req.body === undefined || req.body === null)) throw badRequest('This request needs a JSON body.', 'missing-body');
     }
     const routeReq: RouteRequest = {
       method: req.method,

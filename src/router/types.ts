@@ -33,6 +33,8 @@ export interface RequestContext {
   readonly depth: number;
   /** True when the root request carried the admin credential; internal requests inherit it. */
   readonly admin: boolean;
+  /** True for a request from outside; false for internal requests, even those an outside request made. */
+  readonly external: boolean;
   readonly log: Logger;
   /** Issue an internal request through the same dispatcher, without an HTTP hop. Rejects with HttpError on status >= 400. */
   request(req: Request): Promise<Response>;
@@ -48,12 +50,16 @@ export interface Route {
   /** Path template relative to the API root, e.g. `/table/{table}/`; absolute for global routes. */
   path: string;
   handler: Handler;
-  /** Require a JSON body (415 otherwise). */
-  jsonBody?: boolean;
-  /** Keep the body as bytes whatever its content type (stores of opaque values). */
-  rawBody?: boolean;
+  /** Whether and how the route reads a body; routes without one never read it. */
+  body?: BodyKind;
   spec?: OperationSpec;
 }
+
+/**
+ * `json`: a JSON body is required (400 without, 415 for another type); `optional-json`: JSON if
+ * any; `raw`: the bytes whatever their type (stores of opaque values).
+ */
+export type BodyKind = 'json' | 'optional-json' | 'raw';
 
 /** `v1` is public, `sys` is internal (admin only from outside), `global` is mounted at the root. */
 export type Api = 'v1' | 'sys' | 'global';
@@ -64,4 +70,6 @@ export interface Module {
   routes: Route[];
   /** Shared OpenAPI components (schemas) this module contributes. */
   components?: Record<string, unknown>;
+  /** Tables this module owns: outside callers may read and write their rows, not drop or redefine them. */
+  tables?: string[];
 }

@@ -1,8 +1,8 @@
 import { badRequest } from '../errors.js';
 import { decodeToken, queryFingerprint } from './paging.js';
 import type { TableInfo } from './schema.js';
-import type { Query, SortOrder } from './types.js';
-import { normalizeValue, toStorage } from './values.js';
+import { own, type Query, type SortOrder } from './types.js';
+import { normalizeValue, toStorage, type ValueCodec } from './values.js';
 
 export const MAX_LIMIT = 1000;
 const OPERATORS = new Set(['eq', 'lt', 'gt', 'le', 'ge', 'between']);
@@ -28,12 +28,12 @@ export interface QueryPlan {
   distinct: boolean;
 }
 
-function toPredicates(info: TableInfo, column: string, condition: unknown, nativeBoolean: boolean): Predicate[] {
+function toPredicates(info: TableInfo, column: string, condition: unknown, codec: ValueCodec): Predicate[] {
   const type = info.schema.attributes[column]!;
   const value = (v: unknown) => {
     const normalized = normalizeValue(type, v, column);
     if (normalized === null) throw badRequest(`Attribute '${column}' cannot be compared with null.`, 'invalid-query');
-    return toStorage(type, normalized, nativeBoolean);
+    return toStorage(type, normalized, codec);
   };
   const isOperatorObject =
     typeof condition === 'object' && condition !== null && !Array.isArray(condition) && !Buffer.isBuffer(condition) && !(condition instanceof Uint8Array);
@@ -52,7 +52,7 @@ function toPredicates(info: TableInfo, column: string, condition: unknown, nativ
 }
 
 /** Validates a query against the table and turns it into an engine-neutral plan. */
-export function planQuery(info: TableInfo, query: Query, nativeBoolean: boolean): QueryPlan {
+export function planQuery(info: TableInfo, query: Query, codec: ValueCodec): QueryPlan {
   const { schema } = info;
   let hash = info.hash;
   let range = info.range;
@@ -60,7 +60,7 @@ export function planQuery(info: TableInfo, query: Query, nativeBoolean: boolean)
   let notNull: string[] = [];
   let projectable = Object.keys(schema.attributes);
   if (query.index !== undefined) {
-    const elements = typeof query.index === 'string' ? schema.secondaryIndexes[query.index] : undefined;
+    const elements = typeof query.index === 'string' ? own(schema.secondaryIndexes, query.index) : undefined;
     if (!elements) throw badRequest(`Table '${schema.table}' has no index ${JSON.stringify(query.index)}.`, 'unknown-index');
     hash = elements.filter((e) => e.type === 'hash').map((e) => e.attribute);
     range = elements.filter((e) => e.type === 'range').map((e) => e.attribute);
@@ -83,7 +83,7 @@ export function planQuery(info: TableInfo, query: Query, nativeBoolean: boolean)
     if (!hash.includes(column) && !range.includes(column)) {
       throw badRequest(`Cannot query on '${column}': only the hash and range keys of the index used can be queried.`, 'invalid-query');
     }
-    predicates.push(...toPredicates(info, column, condition, nativeBoolean));
+    predicates.push(...toPredicates(info, column, condition, codec));
   }
   const hashGiven = hash.filter((h) => predicates.some((p) => p.column === h));
   const hashComplete = hashGiven.length === hash.length;
@@ -101,7 +101,7 @@ export function planQuery(info: TableInfo, query: Query, nativeBoolean: boolean)
   const pinned = (column: string) => predicates.some((p) => p.column === column && p.op === 'eq');
   const keysetOrder = [
     ...(hashComplete ? [] : hash.map((column) => ({ column, dir: 'asc' as SortOrder }))),
-    ...range.filter((column) => !pinned(column)).map((column) => ({ column, dir: (order[column] ?? rangeOrder[column]) as SortOrder })),
+    ...range.filter((column) => !pinned(column)).map((column) => ({ column, dir: (own(order, column) ?? rangeOrder[column]) as SortOrder })),
   ];
   for (const column of distinct ? [] : [...info.hash, ...info.range]) {
     if (!keysetOrder.some((o) => o.column === column) && !pinned(column)) {
@@ -132,7 +132,7 @@ export function planQuery(info: TableInfo, query: Query, nativeBoolean: boolean)
       const type = schema.attributes[column]!;
       const normalized = normalizeValue(type, raw[i], column);
       if (normalized === null) throw badRequest('The paging token (next) is malformed.', 'invalid-paging-token');
-      return toStorage(type, normalized, nativeBoolean);
+      return toStorage(type, normalized, codec);
     });
   }
   const joinStatics = info.statics.some((s) => output.includes(s));

@@ -1,13 +1,15 @@
 import { isDeepStrictEqual } from 'node:util';
 import { badRequest } from '../errors.js';
 import { setElementType } from './values.js';
-import { SCALAR_TYPES, type AttributeType, type IndexElement, type RetentionPolicy, type TableSchema } from './types.js';
+import { own, SCALAR_TYPES, type AttributeType, type IndexElement, type RetentionPolicy, type TableSchema } from './types.js';
 
 /** Names are embedded (quoted) in SQL, so they are held to strict patterns. */
 export const TABLE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,119}$/;
 export const ATTRIBUTE_NAME = /^[A-Za-z][A-Za-z0-9_\-]{0,62}$/;
 const INDEX_NAME = /^[A-Za-z][A-Za-z0-9_\-]{0,62}$/;
 const KEY_UNSUITABLE = new Set(['json', 'blob']);
+/** Names engines keep for themselves (PostgreSQL's system columns, SQLite's rowid aliases). */
+const RESERVED_ATTRIBUTES = new Set(['xmin', 'xmax', 'cmin', 'cmax', 'ctid', 'tableoid', 'oid', 'rowid', 'token', 'writetime', 'ttl']);
 
 /** A schema plus what every operation needs to know about it, computed once. */
 export interface TableInfo {
@@ -41,7 +43,7 @@ function normalizeIndex(elements: unknown, attributes: Record<string, AttributeT
   const out = elements.map((raw): IndexElement => {
     if (!isObject(raw)) fail(`${where} entries must be objects`);
     const { attribute, type, order } = raw;
-    if (typeof attribute !== 'string' || !(attribute in attributes)) fail(`${where} names unknown attribute ${JSON.stringify(attribute)}`);
+    if (typeof attribute !== 'string' || own(attributes, attribute) === undefined) fail(`${where} names unknown attribute ${JSON.stringify(attribute)}`);
     if (seen.has(attribute)) fail(`${where} names '${attribute}' twice`);
     seen.add(attribute);
     const allowed = primary ? ['hash', 'range', 'static', 'proj'] : ['hash', 'range', 'proj'];
@@ -95,8 +97,14 @@ export function normalizeSchema(raw: unknown, tableName: string): TableSchema {
   if (!Number.isInteger(version) || (version as number) < 1) fail('version must be a positive integer');
   if (!isObject(raw.attributes) || Object.keys(raw.attributes).length === 0) fail('attributes must be a non-empty object');
   const attributes: Record<string, AttributeType> = {};
+  const folded = new Map<string, string>();
   for (const [name, type] of Object.entries(raw.attributes)) {
-    if (!ATTRIBUTE_NAME.test(name)) fail(`attribute name '${name}' must match ${ATTRIBUTE_NAME}`);
+    if (!ATTRIBUTE_NAME.test(name)) fail(`attribute name '${name.slice(0, 80)}' must match ${ATTRIBUTE_NAME}`);
+    const lower = name.toLowerCase();
+    if (RESERVED_ATTRIBUTES.has(lower)) fail(`attribute name '${name}' is reserved by storage engines`);
+    // Some engines fold the case of column names: 'a' and 'A' would be one column there.
+    if (folded.has(lower)) fail(`attribute names '${folded.get(lower)}' and '${name}' differ only in case`);
+    folded.set(lower, name);
     if (!isType(type)) fail(`attribute '${name}' has unknown type ${JSON.stringify(type)}`);
     attributes[name] = type;
   }
@@ -153,7 +161,7 @@ export function compareSchemas(current: TableSchema, next: TableSchema): SchemaC
   const wasStatic = new Set(current.index.filter((e) => e.type === 'static').map((e) => e.attribute));
   const isStatic = new Set(next.index.filter((e) => e.type === 'static').map((e) => e.attribute));
   for (const [name, type] of Object.entries(current.attributes)) {
-    if (!(name in next.attributes)) fail(`attribute '${name}' cannot be removed`);
+    if (own(next.attributes, name) === undefined) fail(`attribute '${name}' cannot be removed`);
     if (next.attributes[name] !== type) fail(`attribute '${name}' cannot change type from ${type} to ${next.attributes[name]}`);
     if (wasStatic.has(name) !== isStatic.has(name)) fail(`attribute '${name}' cannot change between static and regular`);
   }

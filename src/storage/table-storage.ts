@@ -12,7 +12,7 @@ import {
 import type { SqlDriver, SqlExecutor, SqlRow } from './sql/driver.js';
 import { META_TABLE, physicalNames, q, type PhysicalNames } from './sql/names.js';
 import type { Delete, Query, QueryResult, Row, TableSchema, Write } from './types.js';
-import { fromStorage, sortableToTimeuuid, timeuuidMillis, toStorage } from './values.js';
+import { fromStorage, sortableToTimeuuid, timeuuidMillis, toStorage, type ValueCodec } from './values.js';
 import { planDelete, planWrite, type WritePlan } from './write-plan.js';
 
 interface Table {
@@ -29,10 +29,10 @@ const read = (x: SqlExecutor, s: Statement) => x.all(s.sql, s.params);
  */
 export class TableStorage {
   private readonly tables = new Map<string, Table>();
-  private readonly native: boolean;
+  private readonly codec: ValueCodec;
 
   private constructor(private readonly driver: SqlDriver) {
-    this.native = driver.dialect.nativeBoolean;
+    this.codec = driver.dialect;
   }
 
   static async open(driver: SqlDriver): Promise<TableStorage> {
@@ -94,7 +94,7 @@ export class TableStorage {
   async get(domain: string, query: Query): Promise<QueryResult> {
     if (typeof query !== 'object' || query === null) throw badRequest('A query must be a JSON object.', 'invalid-query');
     const { info, names } = await this.table(domain, query.table);
-    const plan = planQuery(info, query, this.native);
+    const plan = planQuery(info, query, this.codec);
     const stmt = selectStatement(info, names, plan, Date.now());
     // A plan with no order columns pins every key: one row at most.
     const rows = plan.order.length === 0 ? [await this.driver.one(stmt.sql, stmt.params)].filter((r) => r !== undefined) : await read(this.driver, stmt);
@@ -108,7 +108,7 @@ export class TableStorage {
 
   private toItem(info: TableInfo, row: SqlRow, columns: string[]): Row {
     const item: Row = {};
-    for (const c of columns) item[c] = fromStorage(info.schema.attributes[c]!, row[c]);
+    for (const c of columns) item[c] = fromStorage(info.schema.attributes[c]!, row[c], this.codec);
     return item;
   }
 
@@ -116,7 +116,7 @@ export class TableStorage {
   async put(domain: string, write: Write): Promise<void> {
     if (typeof write !== 'object' || write === null) throw badRequest('A write must be a JSON object.', 'invalid-write');
     const { info, names } = await this.table(domain, write.table);
-    const plan = planWrite(info, write, this.native);
+    const plan = planWrite(info, write, this.codec);
     const conditional = plan.notExists || plan.conditions.length > 0;
     const lockKey = conditional ? JSON.stringify([names.main, ...Object.values(plan.hashKey)]) : undefined;
     await this.driver.transaction(lockKey, async (tx) => {
@@ -154,8 +154,8 @@ export class TableStorage {
   private compare(info: TableInfo, conditions: WritePlan['conditions'], current: SqlRow | undefined): void {
     for (const { column, expected } of conditions) {
       const type = info.schema.attributes[column]!;
-      const actual = current ? fromStorage(type, current[column]) : null;
-      const wanted = expected === null ? null : fromStorage(type, toStorage(type, expected, this.native));
+      const actual = current ? fromStorage(type, current[column], this.codec) : null;
+      const wanted = expected === null ? null : fromStorage(type, toStorage(type, expected, this.codec), this.codec);
       if (!isDeepStrictEqual(actual, wanted)) {
         throw preconditionFailed(`The condition on '${column}' does not hold.`, 'condition-failed');
       }
@@ -177,7 +177,7 @@ export class TableStorage {
   async delete(domain: string, del: Delete): Promise<void> {
     if (typeof del !== 'object' || del === null) throw badRequest('A delete must be a JSON object.', 'invalid-delete');
     const { info, names } = await this.table(domain, del.table);
-    const plan = planDelete(info, del, this.native);
+    const plan = planDelete(info, del, this.codec);
     await this.driver.transaction(undefined, async (tx) => {
       await exec(tx, deleteRowsStatement(names, plan.key));
       if (plan.wholePartition) await exec(tx, deleteStaticStatement(names, plan.hashKey));

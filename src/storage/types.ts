@@ -1,5 +1,13 @@
 /** RESTBase's table storage JSON format: schemas, queries, writes. */
 
+/**
+ * A client-named entry of an object, never one inherited from Object.prototype: names such as
+ * `toString` or `constructor` are looked up in schemas and queries.
+ */
+export function own<T>(object: Record<string, T> | undefined, key: string): T | undefined {
+  return object !== undefined && Object.hasOwn(object, key) ? object[key] : undefined;
+}
+
 export const SCALAR_TYPES = [
   'blob', 'string', 'int', 'varint', 'decimal', 'float', 'double', 'boolean', 'timeuuid', 'uuid', 'timestamp', 'json',
 ] as const;

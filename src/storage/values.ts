@@ -1,5 +1,16 @@
 import { badRequest } from '../errors.js';
+import { canonicalDecimal, decimalToSortable, normalizeDecimal, sortableToDecimal } from './decimal.js';
 import type { AttributeType, ScalarType } from './types.js';
+
+/** What an engine holds natively; anything else is stored in a sortable, engine-neutral form. */
+export interface ValueCodec {
+  readonly nativeBoolean: boolean;
+  readonly nativeDecimal: boolean;
+}
+
+/** Timestamps an ISO 8601 string can say: years 0000 to 9999. */
+const MIN_TIMESTAMP = Date.parse('0000-01-01T00:00:00.000Z');
+const MAX_TIMESTAMP = Date.parse('9999-12-31T23:59:59.999Z');
 
 /**
  * Attribute values in three forms: what clients send (JSON or in-process bytes), what the engines
@@ -58,9 +69,7 @@ function normalizeScalar(type: ScalarType, value: unknown, name: string): unknow
     case 'varint':
       return Number.isSafeInteger(value) ? value : invalid(name, 'varint (integer within ±2^53)', value);
     case 'decimal':
-      if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-      if (typeof value === 'string' && /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(value)) return value;
-      return invalid(name, 'decimal (number or numeric string)', value);
+      return normalizeDecimal(value, name);
     case 'float':
     case 'double':
       return typeof value === 'number' && Number.isFinite(value) ? value : invalid(name, type, value);
@@ -74,50 +83,75 @@ function normalizeScalar(type: ScalarType, value: unknown, name: string): unknow
       return typeof value === 'string' && UUID.test(value) ? value.toLowerCase() : invalid(name, type, value);
     case 'timestamp': {
       const ms = typeof value === 'number' ? value : typeof value === 'string' ? Date.parse(value) : NaN;
-      return Number.isFinite(ms) ? Math.trunc(ms) : invalid(name, 'timestamp (ISO 8601 or milliseconds)', value);
+      return Number.isFinite(ms) && ms >= MIN_TIMESTAMP && ms <= MAX_TIMESTAMP
+        ? Math.trunc(ms)
+        : invalid(name, 'timestamp (ISO 8601 or milliseconds, years 0000 to 9999)', value);
     }
     case 'json':
       return value;
   }
 }
 
-/** Validates a client value; `null` stays `null` (an absent value). */
+/** Orders two normalized values of one scalar type as Cassandra sorts set elements: by value. */
+function compareScalars(type: ScalarType, a: unknown, b: unknown): number {
+  switch (type) {
+    case 'int':
+    case 'varint':
+    case 'float':
+    case 'double':
+    case 'timestamp':
+      return (a as number) - (b as number);
+    case 'boolean':
+      return Number(a) - Number(b);
+    case 'blob':
+      return Buffer.compare(a as Buffer, b as Buffer);
+    default: {
+      const x = type === 'decimal' ? decimalToSortable(a as string) : type === 'timeuuid' ? timeuuidToSortable(a as string) : type === 'json' ? JSON.stringify(a) : (a as string);
+      const y = type === 'decimal' ? decimalToSortable(b as string) : type === 'timeuuid' ? timeuuidToSortable(b as string) : type === 'json' ? JSON.stringify(b) : (b as string);
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+  }
+}
+
+/** Validates a client value; `null` stays `null` (an absent value). Sets come back sorted and without duplicates. */
 export function normalizeValue(type: AttributeType, value: unknown, name: string): unknown {
   if (value === null || value === undefined) return null;
   const element = setElementType(type);
   if (!element) return normalizeScalar(type as ScalarType, value, name);
   if (!Array.isArray(value)) return invalid(name, type, value);
-  const items = value.map((v) => normalizeScalar(element, v, name));
-  const byKey = new Map(items.map((v) => [JSON.stringify(scalarToStorage(element, v, false)), v]));
-  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+  const items = value.map((v) => normalizeScalar(element, v, name)).sort((a, b) => compareScalars(element, a, b));
+  return items.filter((v, i) => i === 0 || compareScalars(element, items[i - 1], v) !== 0);
 }
 
-function scalarToStorage(type: ScalarType, value: unknown, nativeBoolean: boolean): unknown {
+function scalarToStorage(type: ScalarType, value: unknown, codec: ValueCodec): unknown {
   switch (type) {
     case 'timeuuid':
       return timeuuidToSortable(value as string);
     case 'boolean':
-      return nativeBoolean ? value : value ? 1 : 0;
+      return codec.nativeBoolean ? value : value ? 1 : 0;
+    case 'decimal':
+      return codec.nativeDecimal ? value : decimalToSortable(value as string);
     case 'json':
       return JSON.stringify(value);
-    case 'blob':
-      return value;
     default:
       return value;
   }
 }
 
+/** Set elements are kept as JSON in every engine. */
+const IN_SET: ValueCodec = { nativeBoolean: true, nativeDecimal: true };
+
 /** A normalized value as an engine parameter. */
-export function toStorage(type: AttributeType, value: unknown, nativeBoolean: boolean): unknown {
+export function toStorage(type: AttributeType, value: unknown, codec: ValueCodec): unknown {
   if (value === null || value === undefined) return null;
   const element = setElementType(type);
-  if (!element) return scalarToStorage(type as ScalarType, value, nativeBoolean);
+  if (!element) return scalarToStorage(type as ScalarType, value, codec);
   return JSON.stringify(
-    (value as unknown[]).map((v) => (element === 'blob' ? (v as Buffer).toString('base64') : scalarToStorage(element, v, true))),
+    (value as unknown[]).map((v) => (element === 'blob' ? (v as Buffer).toString('base64') : scalarToStorage(element, v, IN_SET))),
   );
 }
 
-function scalarFromStorage(type: ScalarType, value: unknown): unknown {
+function scalarFromStorage(type: ScalarType, value: unknown, codec: ValueCodec): unknown {
   switch (type) {
     case 'timeuuid':
       return sortableToTimeuuid(value as string);
@@ -133,7 +167,7 @@ function scalarFromStorage(type: ScalarType, value: unknown): unknown {
     case 'double':
       return Number(value);
     case 'decimal':
-      return String(value);
+      return codec.nativeDecimal ? canonicalDecimal(String(value)) : sortableToDecimal(value as string);
     case 'blob':
       return Buffer.isBuffer(value) ? value : Buffer.from(value as Uint8Array);
     default:
@@ -142,11 +176,11 @@ function scalarFromStorage(type: ScalarType, value: unknown): unknown {
 }
 
 /** An engine value back into what reads return. */
-export function fromStorage(type: AttributeType, value: unknown): unknown {
+export function fromStorage(type: AttributeType, value: unknown, codec: ValueCodec): unknown {
   if (value === null || value === undefined) return null;
   const element = setElementType(type);
-  if (!element) return scalarFromStorage(type as ScalarType, value);
+  if (!element) return scalarFromStorage(type as ScalarType, value, codec);
   return (JSON.parse(value as string) as unknown[]).map((v) =>
-    element === 'blob' ? Buffer.from(v as string, 'base64') : scalarFromStorage(element, v),
+    element === 'blob' ? Buffer.from(v as string, 'base64') : scalarFromStorage(element, v, IN_SET),
   );
 }

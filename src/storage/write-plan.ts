@@ -1,7 +1,7 @@
 import { badRequest } from '../errors.js';
 import type { TableInfo } from './schema.js';
-import type { Delete, Write } from './types.js';
-import { normalizeValue, toStorage } from './values.js';
+import { own, type Delete, type Write } from './types.js';
+import { normalizeValue, toStorage, type ValueCodec } from './values.js';
 
 export interface Condition {
   column: string;
@@ -25,7 +25,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Validates a write against the schema: every key present, no unknown attribute, every type right. */
-export function planWrite(info: TableInfo, write: Write, nativeBoolean: boolean): WritePlan {
+export function planWrite(info: TableInfo, write: Write, codec: ValueCodec): WritePlan {
   const { schema } = info;
   if (!isObject(write.attributes)) throw badRequest('A write needs an attributes object.', 'invalid-write');
   const values: Record<string, unknown> = {};
@@ -36,9 +36,9 @@ export function planWrite(info: TableInfo, write: Write, nativeBoolean: boolean)
       ttl = value as number;
       continue;
     }
-    const type = schema.attributes[name];
+    const type = own(schema.attributes, name);
     if (!type) throw badRequest(`Table '${schema.table}' has no attribute '${name}'.`, 'unknown-attribute');
-    values[name] = toStorage(type, normalizeValue(type, value, name), nativeBoolean);
+    values[name] = toStorage(type, normalizeValue(type, value, name), codec);
   }
   for (const h of info.hash) {
     if (values[h] === null || values[h] === undefined) throw badRequest(`The hash key '${h}' is missing.`, 'missing-key');
@@ -64,7 +64,7 @@ export function planWrite(info: TableInfo, write: Write, nativeBoolean: boolean)
   } else if (write.if !== undefined && write.if !== null) {
     if (!isObject(write.if)) throw badRequest("'if' must be \"not exists\" or {attribute: {eq: value}}.", 'invalid-write');
     for (const [column, cond] of Object.entries(write.if)) {
-      const type = schema.attributes[column];
+      const type = own(schema.attributes, column);
       if (!type) throw badRequest(`Condition on unknown attribute '${column}'.`, 'unknown-attribute');
       if (!isObject(cond) || !('eq' in cond) || Object.keys(cond).length !== 1) {
         throw badRequest(`Condition on '${column}' must be {eq: value}.`, 'invalid-write');
@@ -83,7 +83,7 @@ export interface DeletePlan {
   wholePartition: boolean;
 }
 
-export function planDelete(info: TableInfo, del: Delete, nativeBoolean: boolean): DeletePlan {
+export function planDelete(info: TableInfo, del: Delete, codec: ValueCodec): DeletePlan {
   if (!isObject(del.attributes)) throw badRequest('A delete needs an attributes object naming the key.', 'invalid-delete');
   const key: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(del.attributes)) {
@@ -93,7 +93,7 @@ export function planDelete(info: TableInfo, del: Delete, nativeBoolean: boolean)
     const type = info.schema.attributes[name]!;
     const normalized = normalizeValue(type, value, name);
     if (normalized === null) throw badRequest(`Key '${name}' cannot be null.`, 'invalid-delete');
-    key[name] = toStorage(type, normalized, nativeBoolean);
+    key[name] = toStorage(type, normalized, codec);
   }
   for (const h of info.hash) if (!(h in key)) throw badRequest(`The hash key '${h}' is missing.`, 'missing-key');
   const hashKey = Object.fromEntries(info.hash.map((h) => [h, key[h]]));

@@ -56,7 +56,12 @@ export class ActionApi {
     } catch {
       throw new HttpError(502, 'upstream-error', `The Action API answered ${res.status} with something that is not JSON.`);
     }
-    if (json.errors?.length) throw new HttpError(502, 'upstream-error', `The Action API failed: ${json.errors[0].text ?? json.errors[0].code}`);
+    if (json.errors?.length) {
+      const { code, text } = json.errors[0] as { code?: string; text?: string };
+      // A continuation the client handed us back, forged or stale: its mistake, not the wiki's.
+      if (code === 'badcontinue') throw new HttpError(400, 'invalid-paging-token', 'The paging token (next) is not valid for this listing.');
+      throw new HttpError(502, 'upstream-error', `The Action API failed: ${text ?? code}`);
+    }
     return json;
   }
 

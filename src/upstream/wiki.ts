@@ -1,30 +1,78 @@
 import { LRUCache } from 'lru-cache';
 import { Title } from 'mediawiki-title';
+import type { Logger } from 'pino';
 import type { WikiConfig } from '../config.js';
-import { badRequest } from '../errors.js';
+import { HttpError, badRequest, notFound } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { ActionApi, type SiteInfo } from './action-api.js';
 import { ParsoidClient } from './parsoid.js';
 
-/** One wiki: its Action API, its Parsoid, and its title rules (site info, fetched once). */
+/** Where a wiki's site info is kept between processes, so titles normalise while the wiki is down. */
+export interface SiteInfoStore {
+  load(): Promise<{ info: SiteInfo; fetched: number } | undefined>;
+  save(info: SiteInfo): Promise<void>;
+}
+
+/** Stored site info older than this is refreshed from the wiki in the background. */
+const SITE_INFO_MAX_AGE_MS = 24 * 3600 * 1000;
+/** Memory for normalised titles; keys are client text, so the bound is in bytes, not entries. */
+const TITLE_CACHE_BYTES = 4 * 1024 * 1024;
+
+/** One wiki: its Action API, its Parsoid, and its title rules (site info, kept in storage). */
 export class Wiki {
   readonly api: ActionApi;
   readonly parsoid: ParsoidClient;
   private siteInfo: Promise<SiteInfo> | undefined;
+  private store: SiteInfoStore | undefined;
   /** Normalizing is pure given the site info and costs more than the rest of a stored read. */
-  private readonly normalized = new LRUCache<string, string>({ max: 20_000 });
+  private readonly normalized = new LRUCache<string, string>({
+    maxSize: TITLE_CACHE_BYTES,
+    sizeCalculation: (value, key) => 2 * (key.length + value.length) + 64,
+  });
 
-  constructor(readonly domain: string, config: WikiConfig, userAgent: string, metrics: Metrics) {
+  constructor(
+    readonly domain: string,
+    config: WikiConfig,
+    userAgent: string,
+    metrics: Metrics,
+    private readonly log?: Logger,
+  ) {
     const count = (endpoint: string) => metrics.wikiRequests.inc({ domain, endpoint });
     this.api = new ActionApi(config.action_api, userAgent, count);
     const parsoidDomain = config.parsoid_domain ?? new URL(config.rest_api).hostname;
     this.parsoid = new ParsoidClient(config.rest_api.replace(/\/$/, ''), parsoidDomain, userAgent, count);
   }
 
+  /** Keeps site info in `store` from now on (set once storage is ready). */
+  useSiteInfoStore(store: SiteInfoStore): void {
+    this.store = store;
+  }
+
+  private async fetchAndKeep(): Promise<SiteInfo> {
+    const info = await this.api.siteInfo();
+    await this.store?.save(info).catch((err) => this.log?.warn({ err, domain: this.domain }, 'storing site info failed'));
+    return info;
+  }
+
+  private async load(): Promise<SiteInfo> {
+    const stored = await this.store?.load().catch((err) => {
+      this.log?.warn({ err, domain: this.domain }, 'reading stored site info failed');
+      return undefined;
+    });
+    if (!stored) return this.fetchAndKeep();
+    if (Date.now() - stored.fetched > SITE_INFO_MAX_AGE_MS) {
+      this.fetchAndKeep().then(
+        (info) => (this.siteInfo = Promise.resolve(info)),
+        (err) => this.log?.warn({ err, domain: this.domain }, 'refreshing site info failed; keeping the stored copy'),
+      );
+    }
+    return stored.info;
+  }
+
   private rules(): Promise<SiteInfo> {
     if (!this.siteInfo) {
-      this.siteInfo = this.api.siteInfo();
-      // A failed fetch is not cached: the next request tries again.
+      this.siteInfo = this.load();
+      // A failed load is not kept: the next request tries again.
       this.siteInfo.catch(() => (this.siteInfo = undefined));
     }
     return this.siteInfo;
@@ -35,12 +83,18 @@ export class Wiki {
     const cached = this.normalized.get(text);
     if (cached !== undefined) return cached;
     const siteInfo = await this.rules();
+    let title: Title;
     try {
-      const key = Title.newFromText(text, siteInfo).getPrefixedDBKey();
-      this.normalized.set(text, key);
-      return key;
+      title = Title.newFromText(text, siteInfo);
     } catch (e) {
       throw badRequest(`'${text.slice(0, 200)}' is not a valid title: ${(e as Error).message}`, 'invalid-title');
     }
+    // Special: and Media: pages have no revisions and no content to store.
+    if (title.getNamespace().getId() < 0) throw notFound(`${title.getPrefixedText()} is a special page: it has no stored content.`, 'special-page');
+    const key = title.getPrefixedDBKey();
+    this.normalized.set(text, key);
+    return key;
   }
 }
+
+export const isUnavailable = (e: unknown) => e instanceof HttpError && e.status >= 502 && e.status <= 504;

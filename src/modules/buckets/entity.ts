@@ -7,7 +7,22 @@ import { toJson } from '../../http/serialize.js';
 import type { RouteRequest } from '../../router/types.js';
 
 const gzip = promisify(zlib.gzip);
+const gunzip = promisify(zlib.gunzip);
 const MIN_COMPRESS_BYTES = 1024;
+/** What a gzip body stored as sent may inflate to (it is inflated for clients without gzip). */
+const MAX_INFLATED_BYTES = 64 * 1024 * 1024;
+
+/** The content of a body sent gzipped: checked now, so no later read fails to decompress it. */
+async function inflate(body: Buffer): Promise<Buffer> {
+  try {
+    return await gunzip(body, { maxOutputLength: MAX_INFLATED_BYTES });
+  } catch (e) {
+    if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw new HttpError(413, 'body-too-large', `The gzip body inflates to more than ${MAX_INFLATED_BYTES} bytes.`);
+    }
+    throw badRequest(`The body is labelled Content-Encoding: gzip but is not valid gzip: ${(e as Error).message}`, 'invalid-content-encoding');
+  }
+}
 const CONTROL = /[\u0000-\u001f\u007f]/;
 export const BUCKET_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}$/;
 
@@ -44,9 +59,11 @@ export async function entityFromRequest(req: RouteRequest): Promise<Entity> {
   if (encoding && encoding !== 'identity' && encoding !== 'gzip') {
     throw new HttpError(415, 'unsupported-encoding', `Content-Encoding '${encoding}' is not supported; send identity or gzip.`);
   }
+  // The hash names the content, whichever encoding it travelled in.
+  const content = encoding === 'gzip' ? await inflate(body) : body;
   const headers: Record<string, string> = {
     'content-type': contentType,
-    'content-sha256': createHash('sha256').update(body).digest('hex'),
+    'content-sha256': createHash('sha256').update(content).digest('hex'),
   };
   const location = req.headers['location'] ?? req.headers['content-location'];
   if (location) headers.location = location;

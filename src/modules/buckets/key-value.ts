@@ -43,7 +43,7 @@ export function keyValueModule(): Module {
       {
         method: 'PUT',
         path: '/key_value/{bucket}/{key}',
-        rawBody: true,
+        body: 'raw',
         spec: bucketSpecs.putValue,
         handler: async (req, ctx) => {
           const key = checked(req);

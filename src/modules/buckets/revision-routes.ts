@@ -1,7 +1,7 @@
 import { badRequest, forbidden, notFound } from '../../errors.js';
 import type { RequestContext, Response, Route, RouteRequest } from '../../router/types.js';
 import type { RetentionPolicy } from '../../storage/types.js';
-import { isTid, parseTime, tidTime, UUID_PATTERN } from '../../tid.js';
+import { checkNotFuture, isTid, parseTime, tidTime, UUID_PATTERN } from '../../tid.js';
 import { checkBucket, checkKey, entityFromRequest, etagTid, pagingFrom } from './entity.js';
 import type { Revision, RevisionStore } from './revision-store.js';
 import { bucketSpecs } from './spec.js';
@@ -49,6 +49,7 @@ export function bucketRoutes(type: string, opts: BucketOptions, createSpec: Reco
     {
       method: 'PUT',
       path: `/${type}/{bucket}`,
+      body: 'optional-json',
       spec: createSpec,
       handler: async (req, ctx) => {
         checkBucket(req.params.bucket!);
@@ -102,7 +103,7 @@ export function revisionRoutes(opts: RevisionRouteOptions): Route[] {
     {
       method: 'PUT',
       path: opts.keyPath,
-      rawBody: true,
+      body: 'raw',
       spec: bucketSpecs.putRevision,
       handler: (req, ctx) => save(req, ctx),
     },
@@ -142,12 +143,13 @@ export function revisionRoutes(opts: RevisionRouteOptions): Route[] {
     {
       method: 'PUT',
       path: `${opts.keyPath}/{revision}`,
-      rawBody: true,
+      body: 'raw',
       spec: bucketSpecs.putRevisionWithTid,
       handler: async (req, ctx) => {
         if (!ctx.admin) throw forbidden('Saving a revision with a chosen tid needs the admin credential.', 'elevated-right-required');
         const wanted = parseRevisionSegment(req.params.revision!);
         if (!('tid' in wanted)) throw badRequest('A revision is saved under a tid, not a time.', 'invalid-tid');
+        checkNotFuture(wanted.tid);
         return save(req, ctx, wanted.tid);
       },
     },

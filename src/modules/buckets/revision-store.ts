@@ -17,7 +17,28 @@ export interface WritePrecondition {
   ifNoneMatch?: boolean;
 }
 
-const MAX_RACE_RETRIES = 8;
+/** Lost races are retried with a growing, jittered pause for up to about two seconds. */
+const MAX_RACE_RETRIES = 24;
+const raceBackoffMs = (attempt: number) => Math.min(200, 2 ** Math.min(attempt, 8)) * (0.5 + Math.random());
+
+/**
+ * Unconditional writes to one key from this process take turns, so they do not race each other
+ * for the latest pointer; writers in other processes are still handled by the CAS and retries.
+ */
+const keyQueues = new Map<string, Promise<unknown>>();
+function inTurn<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const previous = keyQueues.get(key) ?? Promise.resolve();
+  const result = previous.then(fn, fn);
+  const settled = result.then(
+    () => undefined,
+    () => undefined,
+  );
+  keyQueues.set(key, settled);
+  void settled.then(() => {
+    if (keyQueues.get(key) === settled) keyQueues.delete(key);
+  });
+  return result;
+}
 
 /**
  * Revisioned blobs over the table storage API (internal requests only): one partition per key,
@@ -62,7 +83,11 @@ export class RevisionStore {
    * Saves a new revision. The latest tid only moves forward: every write is a CAS on it, retried
    * after a lost race unless the caller made the write conditional (If-Match / If-None-Match).
    */
-  async put(ctx: RequestContext, key: Record<string, string>, entity: Entity, pre: WritePrecondition, chosenTid?: string): Promise<string> {
+  put(ctx: RequestContext, key: Record<string, string>, entity: Entity, pre: WritePrecondition, chosenTid?: string): Promise<string> {
+    return inTurn(JSON.stringify([this.client.uri, key]), () => this.putNow(ctx, key, entity, pre, chosenTid));
+  }
+
+  private async putNow(ctx: RequestContext, key: Record<string, string>, entity: Entity, pre: WritePrecondition, chosenTid?: string): Promise<string> {
     const tid = chosenTid ?? newTid();
     const row = { ...key, tid, value: entity.value, headers: entity.headers };
     // A caller-chosen tid never rewrites a revision: content by tid is immutable.
@@ -84,6 +109,7 @@ export class RevisionStore {
       } catch (e) {
         if (!(e instanceof HttpError && e.status === 412)) throw e;
         if (pre.ifMatch !== undefined || pre.ifNoneMatch) throw preconditionFailed('Another revision was saved first.', 'revision-conflict');
+        await new Promise((r) => setTimeout(r, raceBackoffMs(attempt)));
       }
     }
     throw new HttpError(503, 'write-contention', 'Too many concurrent writes to this key; try again.', { headers: { 'retry-after': '1' } });

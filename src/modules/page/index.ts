@@ -88,6 +88,7 @@ export function pageModule(service: PageService): Module {
   return {
     name: 'page',
     api: 'v1',
+    tables: ['page_revisions', 'parsoid', 'site_info'],
     routes: [
       {
         method: 'GET',

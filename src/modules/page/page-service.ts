@@ -7,9 +7,11 @@ import type { RequestContext } from '../../router/types.js';
 import { newTid } from '../../tid.js';
 import type { ApiPage } from '../../upstream/action-api.js';
 import type { PageBundle, Part } from '../../upstream/parsoid.js';
-import type { Wiki } from '../../upstream/wiki.js';
+import { isUnavailable, type Wiki } from '../../upstream/wiki.js';
+import { LRUCache } from 'lru-cache';
 import { PROPS, type Prop, type Render, type RenderStore } from './renders.js';
 import { PageRevisions, revisionMetadata, type RevisionRow } from './revisions.js';
+import { StoredSiteInfo } from './site-info.js';
 
 const gzip = promisify(zlib.gzip);
 
@@ -20,7 +22,6 @@ export class RevisionMoved extends Error {
   }
 }
 
-const isUnavailable = (e: unknown) => e instanceof HttpError && e.status >= 502 && e.status <= 504;
 
 function redirectTarget(html: string): string | undefined {
   const m = /<link rel="mw:PageProp\/redirect" href="\.\/([^"]+)"/.exec(html);
@@ -43,6 +44,11 @@ export class PageService {
   /** Renders being stored after their clients were answered; shutdown waits for them. */
   private readonly storing = new Set<Promise<void>>();
   private readonly revisionTables = new Map<string, PageRevisions>();
+  /**
+   * The wiki's recent "no such page / revision" answers: without them every request for a missing
+   * page would cost a wiki request, and anyone could make the service flood the wiki.
+   */
+  private readonly misses: LRUCache<string, HttpError> | undefined;
 
   constructor(
     private readonly wikis: Map<string, Wiki>,
@@ -50,7 +56,29 @@ export class PageService {
     private readonly latestCheckMs: number,
     private readonly rowCacheMs: number,
     private readonly log: Logger,
-  ) {}
+    negativeCacheMs = 0,
+  ) {
+    if (negativeCacheMs > 0) {
+      this.misses = new LRUCache({ ttl: negativeCacheMs, maxSize: 4 * 1024 * 1024, sizeCalculation: (_e, key) => 2 * key.length + 256 });
+    }
+  }
+
+  /** Asks the wiki unless it said "not found" for `key` moments ago; a 404 it answers is remembered. */
+  private async unlessMissing<T>(key: string, force: boolean, ask: () => Promise<T>): Promise<T> {
+    const known = force ? undefined : this.misses?.get(key);
+    if (known) throw known;
+    try {
+      return await ask();
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 404) this.misses?.set(key, e);
+      throw e;
+    }
+  }
+
+  /** Something was learnt about a page (an edit or a creation): forget that it was missing. */
+  private found(domain: string, title: string): void {
+    this.misses?.delete(`page\u0000${domain}\u0000${title}`);
+  }
 
   wiki(domain: string): Wiki {
     return this.wikis.get(domain)!;
@@ -65,6 +93,9 @@ export class PageService {
   async createTables(ctx: RequestContext, domain: string): Promise<void> {
     await this.revisions(domain).create(ctx);
     await this.renders.create(ctx, domain);
+    const siteInfo = new StoredSiteInfo(domain, ctx);
+    await siteInfo.create();
+    this.wiki(domain).useSiteInfoStore(siteInfo);
   }
 
   /** Resolves once every render already handed to clients is stored. */
@@ -92,7 +123,10 @@ export class PageService {
     const row = pointsElsewhere ? await revs.get(ctx, title, newest.latest_rev!) : newest;
     const age = row?.checked ? Date.now() - Date.parse(row.checked) : Infinity;
     if (row && !force && age <= this.latestCheckMs) return this.live(row);
-    const refresh = () => this.coalesce(`latest\u0000${domain}\u0000${title}`, () => this.refreshLatest(ctx, domain, title, row ?? newest));
+    const refresh = () =>
+      this.coalesce(`latest\u0000${domain}\u0000${title}`, () =>
+        this.unlessMissing(`page\u0000${domain}\u0000${title}`, force || !!row, () => this.refreshLatest(ctx, domain, title, row ?? newest)),
+      );
     if (row && !force && row.latest_rev !== null) {
       // Serve what is stored and let the wiki's answer update it for the next reader.
       refresh().catch((err) => this.log.warn({ err, domain, title }, 'refreshing the latest revision failed'));
@@ -130,11 +164,7 @@ export class PageService {
     const revs = this.revisions(domain);
     const row = await revs.get(ctx, title, revid);
     if (row && !force) return this.live(row);
-    const fetched = await this.coalesce(`rev\u0000${domain}\u0000${revid}`, async () => {
-      const page = await this.wiki(domain).api.revision(revid);
-      if (!page || page.missing || !page.revisions?.length) throw notFound(`The wiki has no revision ${revid}.`, 'revision-not-found');
-      return page;
-    });
+    const fetched = await this.fetchRevision(domain, revid, force);
     const owner = await this.wiki(domain).normalize(fetched.title);
     if (owner !== title) {
       await revs.saveFromApi(ctx, owner, fetched, fetched.revisions!);
@@ -144,13 +174,26 @@ export class PageService {
     return (await revs.get(ctx, title, revid))!;
   }
 
+  /** The wiki's page of a revision id (wherever the page is now); coalesced, and misses remembered. */
+  private fetchRevision(domain: string, revid: number, force: boolean): Promise<ApiPage> {
+    return this.coalesce(`rev\u0000${domain}\u0000${revid}\u0000${force}`, () =>
+      this.unlessMissing(`rev\u0000${domain}\u0000${revid}`, force, async () => {
+        const page = await this.wiki(domain).api.revision(revid);
+        if (!page || page.missing || !page.revisions?.length) throw notFound(`The wiki has no revision ${revid}.`, 'revision-not-found');
+        return page;
+      }),
+    );
+  }
+
   /** Saves what the wiki said about a page that exists, lifting a stale tombstone. */
   private async store(ctx: RequestContext, domain: string, title: string, page: ApiPage): Promise<void> {
     const revs = this.revisions(domain);
+    const latestRev = page.lastrevid ?? page.revisions?.[0]?.revid;
+    if (latestRev === undefined) return;
+    this.found(domain, title);
     const newest = await revs.newest(ctx, title);
     await revs.saveFromApi(ctx, title, page, page.revisions ?? []);
     if (!newest || newest.deleted || newest.latest_rev === null) {
-      const latestRev = page.lastrevid ?? page.revisions![0]!.revid;
       const latestRow = await revs.get(ctx, title, latestRev);
       await revs.markLatest(ctx, title, latestRev, latestRow?.tid ?? null, newest);
     }
@@ -161,8 +204,7 @@ export class PageService {
     const revs = this.revisions(domain);
     const titles = await revs.titlesOf(ctx, revid);
     if (titles.length === 1) return this.live((await revs.get(ctx, titles[0]!, revid))!);
-    const page = await this.wiki(domain).api.revision(revid);
-    if (!page || page.missing || !page.revisions?.length) throw notFound(`The wiki has no revision ${revid}.`, 'revision-not-found');
+    const page = await this.fetchRevision(domain, revid, false);
     const title = await this.wiki(domain).normalize(page.title);
     await this.store(ctx, domain, title, page);
     return this.live((await revs.get(ctx, title, revid))!);
@@ -179,12 +221,15 @@ export class PageService {
       }
       if (typeof cont !== 'string' || !/^[\w|:-]{1,200}$/.test(cont)) throw badRequest('The paging token (next) is malformed.', 'invalid-paging-token');
     }
-    const { page, cont: more } = await this.wiki(domain).api.history(title, limit, cont);
-    if (page.missing || page.invalid) {
-      const known = await this.revisions(domain).newest(ctx, title);
-      if (known) await this.revisions(domain).tombstone(ctx, title);
-      throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
-    }
+    const { page, cont: more } = await this.unlessMissing(`page\u0000${domain}\u0000${title}`, false, async () => {
+      const answer = await this.wiki(domain).api.history(title, limit, cont);
+      if (answer.page.missing || answer.page.invalid) {
+        const known = await this.revisions(domain).newest(ctx, title);
+        if (known) await this.revisions(domain).tombstone(ctx, title);
+        throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
+      }
+      return answer;
+    });
     const revisions = page.revisions ?? [];
     await this.store(ctx, domain, title, page);
     const ids = revisions.map((r) => r.revid);

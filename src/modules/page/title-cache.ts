@@ -11,9 +11,10 @@ export class TitleCache<V> {
   private readonly entries: LRUCache<string, { gen: number; value: V }>;
   private readonly gens: LRUCache<string, number>;
 
-  constructor(ttlMs: number, max = 10_000) {
-    this.entries = new LRUCache({ max, ttl: Math.max(1, ttlMs) });
-    this.gens = new LRUCache({ max });
+  /** Bounded in bytes: titles are client text. `valueBytes` estimates one value's size. */
+  constructor(ttlMs: number, maxBytes = 8 * 1024 * 1024, valueBytes = 1024) {
+    this.entries = new LRUCache({ maxSize: maxBytes, sizeCalculation: (_v, key) => 2 * key.length + valueBytes, ttl: Math.max(1, ttlMs) });
+    this.gens = new LRUCache({ maxSize: maxBytes / 4, sizeCalculation: (_v, key) => 2 * key.length + 64 });
   }
 
   /** The page's current generation; take it before a read, hand it to `set` after. */

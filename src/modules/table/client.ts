@@ -4,7 +4,7 @@ import type { Query, QueryResult, Write } from '../../storage/types.js';
 
 /** A module's handle on one table of the table storage API, through internal requests. */
 export class TableClient {
-  private readonly uri: string;
+  readonly uri: string;
 
   /** `whenMissing` turns the table API's "no such table" into the caller's own 404 (e.g. a bucket). */
   constructor(domain: string, readonly table: string, private readonly whenMissing?: () => HttpError) {

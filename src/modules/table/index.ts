@@ -1,5 +1,5 @@
-import { badRequest } from '../../errors.js';
-import type { Module, RouteRequest } from '../../router/types.js';
+import { badRequest, forbidden } from '../../errors.js';
+import type { Module, RequestContext, RouteRequest } from '../../router/types.js';
 import type { TableStorage } from '../../storage/table-storage.js';
 import { tableSpecs } from './spec.js';
 
@@ -13,10 +13,19 @@ function withTable(req: RouteRequest, optional = false): Record<string, unknown>
   return { ...(body as Record<string, unknown>), table };
 }
 
-/** `/{domain}/sys/table/`: RESTBase's table storage API over HTTP and internal requests. */
-export function tableModule(storage: TableStorage): Module {
+/** A table a module owns cannot be dropped or redefined from outside. */
+function checkNotOwned(req: RouteRequest, ctx: RequestContext, owned: () => Set<string>): void {
+  if (ctx.external && owned().has(req.params.table!)) {
+    throw forbidden(`Table '${req.params.table}' belongs to a module of this service; it cannot be dropped or redefined.`, 'reserved-table');
+  }
+}
+
+/**
+ * `/{domain}/sys/table/`: RESTBase's table storage API over HTTP and internal requests.
+ * `owned` names the tables other modules own.
+ */
+export function tableModule(storage: TableStorage, owned: () => Set<string> = () => new Set()): Module {
   const query = async (req: RouteRequest) => {
-    if (Buffer.isBuffer(req.body) || typeof req.body === 'string') throw badRequest('The query must be a JSON body.', 'invalid-body');
     return { status: 200, body: await storage.get(req.domain, withTable(req, true)) };
   };
   return {
@@ -27,9 +36,10 @@ export function tableModule(storage: TableStorage): Module {
       {
         method: 'PUT',
         path: '/table/{table}',
-        jsonBody: true,
+        body: 'json',
         spec: tableSpecs.createTable,
-        handler: async (req) => {
+        handler: async (req, ctx) => {
+          checkNotOwned(req, ctx, owned);
           const outcome = await storage.createTable(req.domain, req.params.table!, req.body);
           return { status: outcome === 'created' ? 201 : 200, body: { table: req.params.table, outcome } };
         },
@@ -44,7 +54,8 @@ export function tableModule(storage: TableStorage): Module {
         method: 'DELETE',
         path: '/table/{table}',
         spec: tableSpecs.dropTable,
-        handler: async (req) => {
+        handler: async (req, ctx) => {
+          checkNotOwned(req, ctx, owned);
           await storage.dropTable(req.domain, req.params.table!);
           return { status: 204 };
         },
@@ -52,19 +63,19 @@ export function tableModule(storage: TableStorage): Module {
       {
         method: 'PUT',
         path: '/table/{table}/',
-        jsonBody: true,
+        body: 'json',
         spec: tableSpecs.put,
         handler: async (req) => {
           await storage.put(req.domain, withTable(req) as never);
           return { status: 201, body: {} };
         },
       },
-      { method: 'GET', path: '/table/{table}/', spec: tableSpecs.query, handler: query },
-      { method: 'POST', path: '/table/{table}/_query', spec: tableSpecs.postQuery, handler: query },
+      { method: 'GET', path: '/table/{table}/', body: 'optional-json', spec: tableSpecs.query, handler: query },
+      { method: 'POST', path: '/table/{table}/_query', body: 'optional-json', spec: tableSpecs.postQuery, handler: query },
       {
         method: 'DELETE',
         path: '/table/{table}/',
-        jsonBody: true,
+        body: 'json',
         spec: tableSpecs.delete,
         handler: async (req) => {
           await storage.delete(req.domain, withTable(req) as never);

@@ -10,6 +10,7 @@ const TYPES: Record<string, string> = {
 export const postgresDialect: Dialect = {
   name: 'postgres',
   nativeBoolean: true,
+  nativeDecimal: true,
   int64: 'BIGINT',
   columnType: (type: AttributeType) => (type.startsWith('set<') ? 'TEXT' : TYPES[type]!),
 };

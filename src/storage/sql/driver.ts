@@ -1,10 +1,9 @@
 import type { AttributeType } from '../types.js';
+import type { ValueCodec } from '../values.js';
 
 /** Engine-specific SQL details; everything else about SQL is shared. */
-export interface Dialect {
+export interface Dialect extends ValueCodec {
   readonly name: 'sqlite' | 'postgres';
-  /** Whether the engine has a boolean type (else booleans are 0/1). */
-  readonly nativeBoolean: boolean;
   columnType(type: AttributeType): string;
   /** Type of the `_exp` column (milliseconds since the epoch). */
   readonly int64: string;

@@ -9,6 +9,8 @@ const TYPES: Record<string, string> = {
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
   nativeBoolean: false,
+  // Decimals are stored as order-preserving text (see decimal.ts).
+  nativeDecimal: false,
   int64: 'INTEGER',
   columnType: (type: AttributeType) => (type.startsWith('set<') ? 'TEXT' : TYPES[type]!),
 };
