@@ -468,5 +468,67 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         assert.ok(items.every((r) => r.latest === winner));
       });
     });
+
+    describe('hostile schemas and values (the same 400 on every backend)', () => {
+      it('refuses names that only exist on Object.prototype, differ only in case, or are engine columns', async () => {
+        const domain = freshDomain();
+        const bad: [string, unknown][] = [
+          ['index on an inherited name', { attributes: { a: 'string' }, index: [{ attribute: 'toString', type: 'hash' }] }],
+          ['index on constructor', { attributes: { a: 'string' }, index: [{ attribute: 'a', type: 'hash' }, { attribute: 'constructor', type: 'range' }] }],
+          ['case-folded duplicate', { attributes: { a: 'string', A: 'string' }, index: [{ attribute: 'a', type: 'hash' }] }],
+          ['PostgreSQL system column', { attributes: { k: 'string', xmin: 'int' }, index: [{ attribute: 'k', type: 'hash' }] }],
+          ['ctid in another case', { attributes: { k: 'string', CTID: 'int' }, index: [{ attribute: 'k', type: 'hash' }] }],
+          ['SQLite rowid', { attributes: { rowid: 'int' }, index: [{ attribute: 'rowid', type: 'hash' }] }],
+        ];
+        for (const [why, schema] of bad) await rejectsWith(storage.createTable(domain, 'bad', schema), 400).catch((e) => assert.fail(`${why}: ${e}`));
+        const domain2 = await table(grid);
+        await rejectsWith(storage.get(domain2, { table: 'grid', index: 'toString', attributes: { p: 'a' } }), 400);
+        await rejectsWith(storage.get(domain2, { table: 'grid', index: '__proto__', attributes: { p: 'a' } }), 400);
+        await rejectsWith(storage.put(domain2, { table: 'grid', attributes: { p: 'a', x: 1, y: 1, toString: 'x' } }), 400);
+        await rejectsWith(storage.put(domain2, { table: 'grid', attributes: JSON.parse('{"p":"a","x":1,"y":1,"__proto__":{"label":"x"}}') }), 400);
+        await rejectsWith(storage.put(domain2, { table: 'grid', attributes: { p: 'a', x: 1, y: 1 }, if: { hasOwnProperty: { eq: 1 } } }), 400);
+      });
+
+      it('refuses decimals and timestamps beyond what every engine can hold, at write time', async () => {
+        const domain = await table(everyType);
+        for (const attributes of [
+          { id: 'x', d: '1e999999999' },
+          { id: 'x', d: '-1e-5000' },
+          { id: 'x', d: '1'.repeat(1001) },
+          { id: 'x', d: 'NaN' },
+          { id: 'x', d: '1e' },
+          { id: 'x', ts: 9e15 },
+          { id: 'x', ts: -1e15 },
+          { id: 'x', ts: '+275760-09-13T00:00:00.000Z' },
+        ]) {
+          await rejectsWith(storage.put(domain, { table: 'types', attributes }), 400).catch((e) => assert.fail(`${JSON.stringify(attributes)}: ${e}`));
+        }
+        assert.deepEqual((await storage.get(domain, { table: 'types' })).items, [], 'nothing was written');
+        await storage.put(domain, { table: 'types', attributes: { id: 'edge', d: '-1e999', ts: '9999-12-31T23:59:59.999Z' } });
+        const [row] = (await storage.get(domain, { table: 'types', attributes: { id: 'edge' } })).items;
+        assert.equal(row!.d, `-1${'0'.repeat(999)}`);
+        assert.equal(row!.ts, '9999-12-31T23:59:59.999Z');
+      });
+
+      it('sorts and compares decimal range keys by value, with one canonical form', async () => {
+        const domain = await table({
+          table: 'dec',
+          attributes: { p: 'string', d: 'decimal' },
+          index: [{ attribute: 'p', type: 'hash' }, { attribute: 'd', type: 'range', order: 'asc' }],
+        });
+        const values = ['9', '10', '100', '2.5', '-3', '-30', '-2.75', '0', '0.001', '1e3', '12.50', '-0.0001'];
+        for (const d of values) await storage.put(domain, { table: 'dec', attributes: { p: 'a', d } });
+        const all = (await storage.get(domain, { table: 'dec', attributes: { p: 'a' } })).items.map((r) => r.d);
+        assert.deepEqual(all, ['-30', '-3', '-2.75', '-0.0001', '0', '0.001', '2.5', '9', '10', '12.5', '100', '1000']);
+        const above5 = (await storage.get(domain, { table: 'dec', attributes: { p: 'a', d: { gt: 5 } } })).items.map((r) => r.d);
+        assert.deepEqual(above5, ['9', '10', '12.5', '100', '1000']);
+        const between = (await storage.get(domain, { table: 'dec', attributes: { p: 'a', d: { between: ['-3', '0.001'] } } })).items.map((r) => r.d);
+        assert.deepEqual(between, ['-3', '-2.75', '-0.0001', '0', '0.001']);
+        const [exact] = (await storage.get(domain, { table: 'dec', attributes: { p: 'a', d: '12.500' } })).items;
+        assert.equal(exact?.d, '12.5', '12.500 finds the row written as 12.50');
+        const desc = (await storage.get(domain, { table: 'dec', attributes: { p: 'a' }, order: { d: 'desc' }, limit: 3 })).items.map((r) => r.d);
+        assert.deepEqual(desc, ['1000', '100', '12.5']);
+      });
+    });
   });
 }
