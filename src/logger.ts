@@ -1,5 +1,5 @@
 import { pino, type Logger } from 'pino';
 
 export function createLogger(level: string): Logger {
-  return pino({ level, base: { service: 'wikistore' } });
+  return pino({ level, base: { service: 'wikistore', pid: process.pid } });
 }

@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 /** Runs the service in this process until SIGTERM or SIGINT, then finishes in-flight work and exits. */
 export async function serve(config: Config): Promise<void> {
   const app = await createApp(config);
+  app.metrics.workerRestarts.set(Number(process.env.WIKISTORE_WORKER_RESTARTS ?? 0));
   process.on('message', (message: { restarts?: number }) => {
     if (typeof message?.restarts === 'number') app.metrics.workerRestarts.set(message.restarts);
   });

@@ -19,9 +19,9 @@ export function supervise(config: Config): void {
   let stopping = false;
 
   const fork = () => {
-    const worker = cluster.fork();
+    // A new worker learns the count from its environment; running ones by message.
+    const worker = cluster.fork({ WIKISTORE_WORKER_RESTARTS: String(restarts) });
     started.set(worker, Date.now());
-    worker.once('online', () => worker.send({ restarts }));
   };
 
   cluster.on('exit', (worker, code, signal) => {

@@ -54,7 +54,7 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
     ...overrides,
   };
   config.listen = { host: '127.0.0.1', port: 0 };
-  const app = await createApp(config, { log: pino({ level: 'silent' }) });
+  const app = await createApp(config, { log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const address = await app.listen();
   return { app, base: `http://127.0.0.1:${address.port}`, domain, close: () => app.close() };
 }

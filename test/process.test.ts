@@ -15,14 +15,17 @@ function startMain(env: Record<string, string>) {
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
+      log = out;
       const m = /"port":(\d+)[^\n]*"msg":"listening"/.exec(out);
       if (m) resolve(Number(m[1]));
     });
     child.once('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { child, listening, exited };
+  return { child, listening, exited, output: () => log };
 }
+
+let log = '';
 
 describe('the service process', () => {
   it('starts with a YAML config and env overrides, serves the spec, and stores under DATA_DIR', async () => {
@@ -59,6 +62,36 @@ describe('the service process', () => {
     socket.write(body.slice(10));
     await closed;
     assert.match(response, /^HTTP\/1.1 201/);
+    assert.equal(await exited, 0);
+  });
+
+  it('restarts a worker killed with SIGKILL, logs and counts it, and serves again', async () => {
+    const dir = tempDir();
+    // A fixed port: with port 0 a restarted worker would get a new random one.
+    const free = net.createServer();
+    await new Promise<void>((r) => free.listen(0, '127.0.0.1', r));
+    const fixed = (free.address() as net.AddressInfo).port;
+    await new Promise((r) => free.close(r));
+    const { child, listening, exited, output } = startMain({ PORT: String(fixed), DATA_DIR: dir, CONFIG: '/dev/null', WORKERS: '1', LOG_LEVEL: 'info' });
+    const port = await listening;
+    const workerPid = Number(/"pid":(\d+)[^\n]*"msg":"listening"/.exec(output())![1]);
+    assert.notEqual(workerPid, child.pid, 'the service runs in a worker, not in the supervisor');
+    assert.equal((await request(`http://127.0.0.1:${port}/_health`)).status, 200);
+    process.kill(workerPid, 'SIGKILL');
+    const deadline = Date.now() + 15_000;
+    let restartedPid: number | undefined;
+    while (Date.now() < deadline && restartedPid === undefined) {
+      await new Promise((r) => setTimeout(r, 100));
+      const pids = [...output().matchAll(/"pid":(\d+)[^\n]*"msg":"listening"/g)].map((m) => Number(m[1]));
+      restartedPid = pids.find((p) => p !== workerPid);
+    }
+    assert.ok(restartedPid, 'a new worker started listening');
+    assert.match(output(), /"signal":"SIGKILL"[^\n]*"msg":"worker died; restarting it"/);
+    const health = await request(`http://127.0.0.1:${port}/_health`);
+    assert.equal(health.status, 200);
+    const metrics = await request(`http://127.0.0.1:${port}/metrics`);
+    assert.match(metrics.text, /^worker_restarts_total 1$/m);
+    child.kill('SIGTERM');
     assert.equal(await exited, 0);
   });
 });

@@ -67,3 +67,33 @@ export async function readBody(req: IncomingMessage, kind: BodyKind | undefined,
   }
   return parseJson(bytes, jsonLimits);
 }
+
+/**
+ * Reads and discards what is left of a request body, up to `maxBytes`; true once it is all read.
+ * An answer sent before the body was read, on a connection that then closes, would be lost to a
+ * reset: the kernel resets a socket closed with unread input.
+ */
+export function drainBody(req: IncomingMessage, maxBytes: number): Promise<boolean> {
+  if (req.complete || req.readableEnded) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) finish(false);
+    };
+    const finish = (drained: boolean) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onError);
+      resolve(drained);
+    };
+    const onEnd = () => finish(true);
+    const onError = () => finish(req.complete);
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onError);
+    req.resume();
+  });
+}

@@ -5,7 +5,7 @@ import { HttpError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { RouteMatch, Router } from '../router/router.js';
 import type { Response } from '../router/types.js';
-import { readBody } from './body.js';
+import { drainBody, readBody } from './body.js';
 import { NOT_MODIFIED_HEADERS, etagMatches } from './conditional.js';
 import { encodeBody } from './encoding.js';
 import { bodyToBytes, toJson } from './serialize.js';
@@ -109,11 +109,13 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       Object.assign(outHeaders, failure.headers, { 'content-length': String(body.length) });
     }
     outHeaders['x-request-id'] = requestId;
-    // An unread body (a route without one, or one rejected early) is drained after the answer so
-    // the connection stays usable; one far over the limit is not worth reading: close instead.
+    // An unread body (a route without one, or one rejected early) is read before the answer goes
+    // out, so the answer survives a close; one far over the limit is not worth reading: the answer
+    // then closes the connection and may be lost to the reset, which such a client has earned.
     if (!req.complete) {
-      const declared = Number(headers['content-length'] ?? NaN);
-      if (!(declared <= options.maxBodyBytes * MAX_DRAIN_FACTOR)) outHeaders.connection = 'close';
+      const declared = Number(headers['content-length'] ?? 0);
+      const cap = options.maxBodyBytes * MAX_DRAIN_FACTOR;
+      if (declared > cap || !(await drainBody(req, cap))) outHeaders.connection = 'close';
     }
     res.writeHead(status, outHeaders);
     res.end(method === 'HEAD' || status === 304 ? undefined : body);
