@@ -29,7 +29,11 @@ async function started(child: ChildProcess, pattern: RegExp): Promise<Running> {
 }
 
 /** The service itself, as `npm start` runs it, pinned to core 0, with its own data dir. */
-export async function startService(storage: 'sqlite' | { url: string }, wikiUrl = 'http://127.0.0.1:1'): Promise<Running & { startupMs: number }> {
+export async function startService(
+  storage: 'sqlite' | { url: string },
+  wikiUrl = 'http://127.0.0.1:1',
+  env: Record<string, string> = {},
+): Promise<Running & { startupMs: number }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-bench-'));
   const config = path.join(dir, 'config.yaml');
   const storageYaml = storage === 'sqlite' ? `  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'db.sqlite3'))}` : `  backend: postgres\n  url: ${JSON.stringify(storage.url)}`;
@@ -40,7 +44,14 @@ export async function startService(storage: 'sqlite' | { url: string }, wikiUrl 
   const t0 = performance.now();
   // The node flags of `npm start` (package.json): a small young generation and an old generation
   // collected before it grows far past the live data (about 20 MB of 128 MB allowed) keep RSS down under load.
-  const child = spawnPinned(process.execPath, ['--max-semi-space-size=4', '--max-old-space-size=128', path.join(HERE, '../src/main.js')], { CONFIG: config, PORT: '0', LOG_LEVEL: 'info' });
+  const child = spawnPinned(process.execPath, ['--max-semi-space-size=4', '--max-old-space-size=128', path.join(HERE, '../src/main.js')], {
+    CONFIG: config,
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    // One process, no supervisor: what is measured (RSS, CPU) is the process that serves.
+    WORKERS: '0',
+    ...env,
+  });
   const running = await started(child, /"port":(\d+)[^\n]*"msg":"listening"/);
   return { ...running, startupMs: performance.now() - t0 };
 }
