@@ -38,5 +38,17 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ CONFIG: file('listen:\n  port: 99999\n') }), /listen.port/);
     assert.throws(() => loadConfig({ CONFIG: file('wikis:\n  "bad domain!":\n    action_api: x\n    rest_api: y\n') }), /not a domain/);
     assert.throws(() => loadConfig({ CONFIG: file('latest_check_interval: soon\n') }), /latest_check_interval/);
+    assert.throws(() => loadConfig({ CONFIG: file('headers_timeout: 0\n') }), /headers_timeout/);
+    assert.throws(() => loadConfig({ CONFIG: file('headers_timeout: 30\nrequest_timeout: 10\n') }), /request_timeout/);
+    assert.throws(() => loadConfig({ CONFIG: file('max_connections: 100000000\n') }), /max_connections/);
+    assert.throws(() => loadConfig({ CONFIG: file('workers: -1\n') }), /workers/);
+    assert.throws(() => loadConfig({ CONFIG: file('negative_cache_ms: -5\n') }), /negative_cache_ms/);
+  });
+
+  it('bounds connections by the descriptor limit, and takes WORKERS from the environment', () => {
+    const config = loadConfig({ CONFIG: file('\n'), WORKERS: '0' });
+    assert.equal(config.workers, 0);
+    assert.ok(config.max_connections >= 64 && config.max_connections <= 10_000);
+    assert.ok(config.headers_timeout <= config.request_timeout);
   });
 });
