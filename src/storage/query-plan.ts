@@ -26,6 +26,8 @@ export interface QueryPlan {
   fingerprint(): string;
   joinStatics: boolean;
   distinct: boolean;
+  /** Whether items carry `_ttl`, the seconds left of rows written with one. */
+  withTTL: boolean;
 }
 
 function toPredicates(info: TableInfo, column: string, condition: unknown, codec: ValueCodec): Predicate[] {
@@ -90,18 +92,41 @@ export function planQuery(info: TableInfo, query: Query, codec: ValueCodec): Que
   if (predicates.some((p) => hash.includes(p.column) && p.op !== 'eq')) throw badRequest('Hash keys can only be matched with eq.', 'invalid-query');
   if (hashGiven.length > 0 && !hashComplete) throw badRequest(`Give all hash keys (${hash.join(', ')}) or none.`, 'invalid-query');
   if (query.index !== undefined && !hashComplete) throw badRequest(`A query on index '${query.index}' needs its hash keys (${hash.join(', ')}).`, 'invalid-query');
+  // What a distributed engine answers without scanning and filtering: range keys only within one
+  // partition, in declared order, each restricted only when those before it are pinned by eq, and
+  // a non-eq predicate only on the last one restricted. SQL could answer more; refusing it here
+  // keeps a module written against one backend correct on every other.
+  const pinned = (column: string) => predicates.some((p) => p.column === column && p.op === 'eq');
+  const restricted = range.filter((column) => predicates.some((p) => p.column === column));
+  if (restricted.length > 0 && !hashComplete) {
+    throw badRequest(`Conditions on range keys (${restricted.join(', ')}) need every hash key (${hash.join(', ')}): without them they would filter across partitions.`, 'invalid-query');
+  }
+  let open = false;
+  for (const column of range) {
+    const has = restricted.includes(column);
+    if (has && open) {
+      throw badRequest(`Cannot restrict range key '${column}' unless every range key before it is matched with eq.`, 'invalid-query');
+    }
+    if (!has || !pinned(column)) open = true;
+  }
 
   const order = query.order ?? {};
   if (typeof order !== 'object' || Array.isArray(order)) throw badRequest('order must map range keys to asc or desc.', 'invalid-query');
+  const flips = new Set<boolean>();
   for (const [column, dir] of Object.entries(order)) {
     if (!range.includes(column)) throw badRequest(`Cannot order by '${column}': it is not a range key of the index used.`, 'invalid-query');
     if (dir !== 'asc' && dir !== 'desc') throw badRequest(`Order of '${column}' must be asc or desc.`, 'invalid-query');
+    flips.add(dir !== rangeOrder[column]);
   }
+  if (flips.size > 0 && !hashComplete) throw badRequest('order applies within one partition: give every hash key.', 'invalid-query');
+  // A partition is read in its declared order or in exactly the reverse one.
+  if (flips.size > 1) throw badRequest('order must follow the declared order of every range key, or reverse all of them.', 'invalid-query');
+  const reversed = flips.has(true);
+  const flip = (dir: SortOrder): SortOrder => (reversed ? (dir === 'asc' ? 'desc' : 'asc') : dir);
   // Columns pinned by eq need no ordering; a query pinning every key is a point lookup.
-  const pinned = (column: string) => predicates.some((p) => p.column === column && p.op === 'eq');
   const keysetOrder = [
     ...(hashComplete ? [] : hash.map((column) => ({ column, dir: 'asc' as SortOrder }))),
-    ...range.filter((column) => !pinned(column)).map((column) => ({ column, dir: (own(order, column) ?? rangeOrder[column]) as SortOrder })),
+    ...range.filter((column) => !pinned(column)).map((column) => ({ column, dir: flip(rangeOrder[column] as SortOrder) })),
   ];
   for (const column of distinct ? [] : [...info.hash, ...info.range]) {
     if (!keysetOrder.some((o) => o.column === column) && !pinned(column)) {
@@ -136,5 +161,8 @@ export function planQuery(info: TableInfo, query: Query, codec: ValueCodec): Que
     });
   }
   const joinStatics = info.statics.some((s) => output.includes(s));
-  return { predicates, order: keysetOrder, output, notNull, limit, after, fingerprint, joinStatics, distinct };
+  if (query.withTTL !== undefined && typeof query.withTTL !== 'boolean') throw badRequest('withTTL must be a boolean.', 'invalid-query');
+  const withTTL = query.withTTL === true;
+  if (withTTL && distinct) throw badRequest('withTTL reads rows; distinct lists partitions.', 'invalid-query');
+  return { predicates, order: keysetOrder, output, notNull, limit, after, fingerprint, joinStatics, distinct, withTTL };
 }

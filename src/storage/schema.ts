@@ -74,6 +74,8 @@ function normalizeRetention(raw: unknown): RetentionPolicy {
       return { type: 'all' };
     case 'latest':
       return { type: 'latest', count: Math.max(1, nonNegative('count', 1)), grace_ttl: nonNegative('grace_ttl', 86400) };
+    case 'latest_hash':
+      return { type: 'latest_hash', grace_ttl: nonNegative('grace_ttl', 86400) };
     case 'interval':
       return {
         type: 'interval',
@@ -89,9 +91,11 @@ function normalizeRetention(raw: unknown): RetentionPolicy {
 }
 
 /** Validates a schema in RESTBase's format and fills in defaults. */
-export function normalizeSchema(raw: unknown, tableName: string): TableSchema {
+export function normalizeSchema(raw: unknown, tableName: string, domain?: string): TableSchema {
   if (!isObject(raw)) fail('the schema must be a JSON object');
   if (raw.table !== undefined && raw.table !== tableName) fail(`'table' is ${JSON.stringify(raw.table)} but the URL names '${tableName}'`);
+  // A schema as GET answers it names its domain; it may be PUT back unchanged.
+  if (raw.domain !== undefined && raw.domain !== domain) fail(`'domain' is ${JSON.stringify(raw.domain)} but the table is in '${domain}'`);
   if (!TABLE_NAME.test(tableName)) fail(`table name '${tableName}' must match ${TABLE_NAME}`);
   const version = raw.version ?? 1;
   if (!Number.isInteger(version) || (version as number) < 1) fail('version must be a positive integer');
@@ -161,7 +165,9 @@ export function compareSchemas(current: TableSchema, next: TableSchema): SchemaC
   const wasStatic = new Set(current.index.filter((e) => e.type === 'static').map((e) => e.attribute));
   const isStatic = new Set(next.index.filter((e) => e.type === 'static').map((e) => e.attribute));
   for (const [name, type] of Object.entries(current.attributes)) {
-    if (own(next.attributes, name) === undefined) fail(`attribute '${name}' cannot be removed`);
+    // Removing a column drops its data. Keys and indexed columns cannot go: the new schema's
+    // index definitions would name an unknown attribute, and were refused above.
+    if (own(next.attributes, name) === undefined) continue;
     if (next.attributes[name] !== type) fail(`attribute '${name}' cannot change type from ${type} to ${next.attributes[name]}`);
     if (wasStatic.has(name) !== isStatic.has(name)) fail(`attribute '${name}' cannot change between static and regular`);
   }

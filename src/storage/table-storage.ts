@@ -58,7 +58,7 @@ export class TableStorage {
 
   /** Creates a table or migrates it to a higher schema version; 'unchanged' for the same schema. */
   async createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
-    const schema = normalizeSchema(rawSchema, name);
+    const schema = normalizeSchema(rawSchema, name, domain);
     const info = describe(schema);
     const names = physicalNames(domain, name);
     const outcome = await this.driver.transaction(JSON.stringify(['schema', domain, name]), async (tx) => {
@@ -78,8 +78,9 @@ export class TableStorage {
     return outcome;
   }
 
-  async getSchema(domain: string, name: string): Promise<TableSchema> {
-    return (await this.table(domain, name)).info.schema;
+  /** The schema with every default filled in, and its domain: PUT back as it is, it changes nothing. */
+  async getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }> {
+    return { domain, ...(await this.table(domain, name)).info.schema };
   }
 
   async dropTable(domain: string, name: string): Promise<void> {
@@ -100,7 +101,12 @@ export class TableStorage {
     const rows = plan.order.length === 0 ? [await this.driver.one(stmt.sql, stmt.params)].filter((r) => r !== undefined) : await read(this.driver, stmt);
     // As in DynamoDB, a full page carries a token even if nothing follows: reading one row more
     // to find out would read its values too (a second blob for every latest-revision lookup).
-    const items = rows.map((row) => this.toItem(info, row, plan.output));
+    const now = Date.now();
+    const items = rows.map((row) => {
+      const item = this.toItem(info, row, plan.output);
+      if (plan.withTTL) item._ttl = row._exp === null || row._exp === undefined ? null : Math.max(0, Math.ceil((Number(row._exp) - now) / 1000));
+      return item;
+    });
     if (rows.length < plan.limit || plan.order.length === 0) return { items };
     const last = this.toItem(info, rows[plan.limit - 1]!, plan.order.map((o) => o.column));
     return { items, next: encodeToken(plan.fingerprint(), plan.order.map((o) => last[o.column])) };
@@ -126,7 +132,7 @@ export class TableStorage {
         await exec(tx, upsertRowStatement(info, names, plan.row, this.expiry(info, plan, now), now));
       }
       if (Object.keys(plan.statics).length > 0) await exec(tx, upsertStaticStatement(info, names, plan.hashKey, plan.statics));
-      if (plan.row) await this.applyRetention(tx, info, names, plan.hashKey, now);
+      if (plan.row) await this.applyRetention(tx, info, names, plan.hashKey, plan.row, now);
     });
   }
 
@@ -162,12 +168,16 @@ export class TableStorage {
     }
   }
 
-  private async applyRetention(tx: SqlExecutor, info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, now: number): Promise<void> {
+  private async applyRetention(
+    tx: SqlExecutor, info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, written: Record<string, unknown>, now: number,
+  ): Promise<void> {
     const policy = info.schema.revisionRetentionPolicy;
-    if ((policy.type !== 'latest' && policy.type !== 'interval') || info.range.length === 0) return;
+    if ((policy.type !== 'latest' && policy.type !== 'interval' && policy.type !== 'latest_hash') || info.range.length === 0) return;
     const rows = await read(tx, retentionCandidatesStatement(info, names, hashKey));
+    const isWritten = (r: SqlRow) => info.range.every((c) => String(r[c]) === String(written[c]));
     const times = rows.map((r) => (info.tidColumn ? timeuuidMillis(sortableToTimeuuid(r[info.tidColumn] as string)) : 0));
-    for (const i of rowsToExpire(policy, times)) {
+    const expire = policy.type === 'latest_hash' ? rows.map((_, i) => i).filter((i) => !isWritten(rows[i]!)) : rowsToExpire(policy, times);
+    for (const i of expire) {
       const key = { ...hashKey, ...Object.fromEntries(info.range.map((c) => [c, rows[i]![c]])) };
       await exec(tx, expireRowStatement(names, key, now + policy.grace_ttl * 1000));
     }

@@ -9,7 +9,7 @@ export function own<T>(object: Record<string, T> | undefined, key: string): T | 
 }
 
 export const SCALAR_TYPES = [
-  'blob', 'string', 'int', 'varint', 'decimal', 'float', 'double', 'boolean', 'timeuuid', 'uuid', 'timestamp', 'json',
+  'blob', 'string', 'int', 'long', 'varint', 'decimal', 'float', 'double', 'boolean', 'timeuuid', 'uuid', 'timestamp', 'json',
 ] as const;
 export type ScalarType = (typeof SCALAR_TYPES)[number];
 export type AttributeType = ScalarType | `set<${ScalarType}>`;
@@ -26,6 +26,8 @@ export interface IndexElement {
 export type RetentionPolicy =
   | { type: 'all' }
   | { type: 'latest'; count: number; grace_ttl: number }
+  /** Only the row written last of each hash key stays, whatever its range keys. */
+  | { type: 'latest_hash'; grace_ttl: number }
   | { type: 'interval'; interval: number; count: number; grace_ttl: number }
   | { type: 'ttl'; ttl: number };
 
@@ -53,6 +55,8 @@ export interface Query {
   next?: string;
   /** One item per partition: its hash keys and static columns (Cassandra's SELECT DISTINCT). */
   distinct?: boolean;
+  /** Add `_ttl` to each item: seconds left for a row written with one, else null. */
+  withTTL?: boolean;
 }
 
 export type WriteCondition = 'not exists' | Record<string, { eq: unknown }>;

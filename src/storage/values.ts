@@ -21,6 +21,28 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const INTEGER_TEXT = /^-?\d{1,20}$/;
+
+/**
+ * A 64-bit integer (`long`, and `varint`, held to 64 bits on every engine) as JSON can carry it
+ * exactly: a number while it is a safe integer, else its decimal string.
+ */
+function toJsonInteger(value: bigint): number | string {
+  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+}
+
+function normalizeInt64(type: string, value: unknown, name: string): number | string {
+  let big: bigint | undefined;
+  if (typeof value === 'number' && Number.isSafeInteger(value)) big = BigInt(value);
+  else if (typeof value === 'bigint') big = value;
+  else if (typeof value === 'string' && INTEGER_TEXT.test(value)) big = BigInt(value);
+  if (big === undefined || big < INT64_MIN || big > INT64_MAX) {
+    return invalid(name, `${type} (a 64-bit integer: a safe-integer number, or a decimal string beyond ±2^53)`, value);
+  }
+  return toJsonInteger(big);
+}
 
 export function setElementType(type: AttributeType): ScalarType | undefined {
   const m = /^set<(\w+)>$/.exec(type);
@@ -66,8 +88,9 @@ function normalizeScalar(type: ScalarType, value: unknown, name: string): unknow
       return Number.isInteger(value) && (value as number) >= INT32_MIN && (value as number) <= INT32_MAX
         ? value
         : invalid(name, 'int (32-bit integer)', value);
+    case 'long':
     case 'varint':
-      return Number.isSafeInteger(value) ? value : invalid(name, 'varint (integer within ±2^53)', value);
+      return normalizeInt64(type, value, name);
     case 'decimal':
       return normalizeDecimal(value, name);
     case 'float':
@@ -96,11 +119,16 @@ function normalizeScalar(type: ScalarType, value: unknown, name: string): unknow
 function compareScalars(type: ScalarType, a: unknown, b: unknown): number {
   switch (type) {
     case 'int':
-    case 'varint':
     case 'float':
     case 'double':
     case 'timestamp':
       return (a as number) - (b as number);
+    case 'long':
+    case 'varint': {
+      const x = BigInt(a as number | string);
+      const y = BigInt(b as number | string);
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
     case 'boolean':
       return Number(a) - Number(b);
     case 'blob':
@@ -120,6 +148,8 @@ export function normalizeValue(type: AttributeType, value: unknown, name: string
   if (!element) return normalizeScalar(type as ScalarType, value, name);
   if (!Array.isArray(value)) return invalid(name, type, value);
   const items = value.map((v) => normalizeScalar(element, v, name)).sort((a, b) => compareScalars(element, a, b));
+  // As in Cassandra, an empty set is no set.
+  if (items.length === 0) return null;
   return items.filter((v, i) => i === 0 || compareScalars(element, items[i - 1], v) !== 0);
 }
 
@@ -131,6 +161,9 @@ function scalarToStorage(type: ScalarType, value: unknown, codec: ValueCodec): u
       return codec.nativeBoolean ? value : value ? 1 : 0;
     case 'decimal':
       return codec.nativeDecimal ? value : decimalToSortable(value as string);
+    case 'long':
+    case 'varint':
+      return codec === IN_SET ? value : BigInt(value as number | string);
     case 'json':
       return JSON.stringify(value);
     default:
@@ -156,16 +189,18 @@ function scalarFromStorage(type: ScalarType, value: unknown, codec: ValueCodec):
     case 'timeuuid':
       return sortableToTimeuuid(value as string);
     case 'boolean':
-      return value === true || value === 1 || value === '1';
+      return value === true || value === 1 || value === 1n || value === '1';
     case 'json':
       return JSON.parse(value as string);
     case 'timestamp':
       return new Date(Number(value)).toISOString();
     case 'int':
-    case 'varint':
     case 'float':
     case 'double':
       return Number(value);
+    case 'long':
+    case 'varint':
+      return codec === IN_SET ? value : toJsonInteger(BigInt(value as number | string | bigint));
     case 'decimal':
       return codec.nativeDecimal ? canonicalDecimal(String(value)) : sortableToDecimal(value as string);
     case 'blob':

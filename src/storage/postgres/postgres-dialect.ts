@@ -3,7 +3,7 @@ import type { AttributeType } from '../types.js';
 
 /** Text sorts bytewise (COLLATE "C") so key order and paging match SQLite's. */
 const TYPES: Record<string, string> = {
-  blob: 'BYTEA', string: 'TEXT COLLATE "C"', int: 'INTEGER', varint: 'BIGINT', decimal: 'NUMERIC', float: 'DOUBLE PRECISION',
+  blob: 'BYTEA', string: 'TEXT COLLATE "C"', int: 'INTEGER', long: 'BIGINT', varint: 'BIGINT', decimal: 'NUMERIC', float: 'DOUBLE PRECISION',
   double: 'DOUBLE PRECISION', boolean: 'BOOLEAN', timeuuid: 'TEXT COLLATE "C"', uuid: 'TEXT COLLATE "C"', timestamp: 'BIGINT', json: 'TEXT',
 };
 

@@ -39,12 +39,15 @@ export function createTableDdl(info: TableInfo, names: PhysicalNames, dialect: D
 /** Statements that take a table from one compatible schema version to the next. */
 export function migrateTableDdl(from: TableInfo, to: TableInfo, names: PhysicalNames, dialect: Dialect): string[] {
   const out: string[] = [];
-  for (const c of to.regular.filter((c) => !from.regular.includes(c))) out.push(`ALTER TABLE ${q(names.main)} ADD COLUMN ${column(to, dialect, c, false)}`);
-  for (const c of to.statics.filter((c) => !from.statics.includes(c))) out.push(`ALTER TABLE ${q(names.statics)} ADD COLUMN ${column(to, dialect, c, false)}`);
+  // Indexes go first: a column cannot be dropped while an index uses it.
   const indexNames = (s: TableSchema) => new Set(Object.entries(s.secondaryIndexes).map(([n, e]) => names.index(n, e)));
   const before = indexNames(from.schema);
   const after = indexNames(to.schema);
   for (const name of before) if (!after.has(name)) out.push(`DROP INDEX IF EXISTS ${q(name)}`);
+  for (const c of from.regular.filter((c) => !to.regular.includes(c))) out.push(`ALTER TABLE ${q(names.main)} DROP COLUMN ${q(c)}`);
+  for (const c of from.statics.filter((c) => !to.statics.includes(c))) out.push(`ALTER TABLE ${q(names.statics)} DROP COLUMN ${q(c)}`);
+  for (const c of to.regular.filter((c) => !from.regular.includes(c))) out.push(`ALTER TABLE ${q(names.main)} ADD COLUMN ${column(to, dialect, c, false)}`);
+  for (const c of to.statics.filter((c) => !from.statics.includes(c))) out.push(`ALTER TABLE ${q(names.statics)} ADD COLUMN ${column(to, dialect, c, false)}`);
   out.push(...secondaryIndexDdl(to, names));
   return out;
 }

@@ -42,6 +42,7 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
     ? ` LEFT JOIN ${q(names.statics)} s ON ${info.hash.map((h) => `s.${q(h)} = m.${q(h)}`).join(' AND ')}`
     : '';
   const columns = selectedColumns(plan).map((c) => `${ref(c)} AS ${q(c)}`);
+  if (plan.withTTL) columns.push('m."_exp" AS "_exp"');
   const orderBy = plan.order.length > 0 ? ` ORDER BY ${plan.order.map((o) => `${ref(o.column)} ${o.dir.toUpperCase()}`).join(', ')}` : '';
   // A point lookup finds one row at most; SQLite runs it markedly faster without a LIMIT.
   const point = plan.order.length === 0;

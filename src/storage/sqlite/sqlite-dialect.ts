@@ -2,7 +2,7 @@ import type { Dialect } from '../sql/driver.js';
 import type { AttributeType } from '../types.js';
 
 const TYPES: Record<string, string> = {
-  blob: 'BLOB', string: 'TEXT', int: 'INTEGER', varint: 'INTEGER', decimal: 'TEXT', float: 'REAL', double: 'REAL',
+  blob: 'BLOB', string: 'TEXT', int: 'INTEGER', long: 'INTEGER', varint: 'INTEGER', decimal: 'TEXT', float: 'REAL', double: 'REAL',
   boolean: 'INTEGER', timeuuid: 'TEXT', uuid: 'TEXT', timestamp: 'INTEGER', json: 'TEXT',
 };
 

@@ -16,6 +16,8 @@ class Connection implements SqlExecutor {
     let stmt = this.statements.get(sql);
     if (!stmt) {
       stmt = this.db.prepare<unknown[], SqlRow>(sql);
+      // 64-bit integers come back exact (as BigInt); values.ts turns them into what reads return.
+      if (stmt.reader) stmt.safeIntegers(true);
       if (this.statements.size > 2000) this.statements.clear();
       this.statements.set(sql, stmt);
     }
