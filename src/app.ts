@@ -45,6 +45,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), pageModule(pages)];
   modules.push(...systemModules({ router, modules: () => modules, domains, metrics }));
   for (const module of modules) router.register(module);
+  router.compile(Object.assign({}, ...modules.map((m) => m.components ?? {})));
   const setup = router.context({ requestId: 'startup', admin: true, log });
   for (const domain of domains) await pages.createTables(setup, domain);
 

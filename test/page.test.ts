@@ -140,15 +140,18 @@ describe('page content API against the real wiki', () => {
   });
 
   it('redirects non-normalized titles and answers unknown pages, revisions and bad input', async () => {
-    const res = await get('/page/bodmin%20/html?x=1');
+    const res = await get('/page/bodmin%20/html?ts=2020-01-01T00:00:00Z');
     assert.equal(res.status, 301);
-    assert.equal(res.headers.location, '/wiki.test/v1/page/Bodmin/html?x=1');
+    assert.equal(res.headers.location, '/wiki.test/v1/page/Bodmin/html?ts=2020-01-01T00:00:00Z');
+    const filter = await get('/page/Bodmin/html?x=1');
+    assert.equal(filter.status, 400, 'a query parameter the route does not take is refused, not ignored');
+    assert.match(filter.json.detail, /'x'/);
     assert.equal((await get('/page/Bodmin')).headers.location, 'Bodmin/html');
     assert.equal((await get('/page/No_such_page_anywhere/html')).status, 404);
     assert.equal((await get('/page/Bodmin/html/99999999')).status, 404);
     assert.equal((await request(`${v1}/revision/99999999`)).status, 404);
     assert.equal((await get('/page/Bodmin/html/12abc')).status, 400);
-    assert.equal((await get('/page/Bodmin/css')).status, 404);
+    assert.equal((await get('/page/Bodmin/css')).status, 400);
     assert.equal((await get('/page/%5B%5Bbad%5D%5D/html')).status, 400);
     assert.deepEqual((await get('/page/Bodmin/')).json.items, ['html', 'data-parsoid', 'data-mw', 'wikitext', 'rev']);
   });

@@ -1,6 +1,7 @@
 import FindMyWay from 'find-my-way';
 import type { Logger } from 'pino';
 import { HttpError, badRequest, forbidden, notFound } from '../errors.js';
+import { compileValidator, type RequestValidator } from './validation.js';
 import type { Api, Handler, Module, Request, RequestContext, Response, Route, RouteRequest } from './types.js';
 
 export const METHODS = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'] as const;
@@ -12,6 +13,8 @@ interface RouteEntry {
   route: Route;
   /** Full template, OpenAPI style: `/{domain}/sys/table/{table}`. */
   template: string;
+  /** The route's schemas, compiled (see `compile`). */
+  validate?: RequestValidator;
 }
 
 export interface RouteMatch {
@@ -22,6 +25,7 @@ export interface RouteMatch {
   /** Route template for metrics and logs, or a fixed label for unmatched paths. */
   label: string;
   handler: Handler;
+  validate?: RequestValidator;
   params: Record<string, string>;
   path: string;
   query: URLSearchParams;
@@ -81,6 +85,11 @@ export class Router {
     return this.entries;
   }
 
+  /** Compiles every route's parameter and body schemas; `components` resolve their references. */
+  compile(components: Record<string, unknown>): void {
+    for (const entry of this.entries) entry.validate = compileValidator(entry.route, components);
+  }
+
   /** Static children of a path, derived from the registered templates (for trailing-slash listings). */
   listChildren(path: string): string[] {
     const segments = path.split('/').slice(1, -1).map(decodeURIComponent);
@@ -112,7 +121,7 @@ export class Router {
       if (entry.api !== 'global' && !this.isDomainServed(params.domain ?? '')) {
         throw notFound(`Domain '${params.domain}' is not served here.`, 'unknown-domain');
       }
-      return { api: entry.api, route: entry.route, label: entry.template, handler: entry.route.handler, params, path, query };
+      return { api: entry.api, route: entry.route, label: entry.template, handler: entry.route.handler, validate: entry.validate, params, path, query };
     }
     const allowed = METHODS.filter((m) => m !== method && this.find(m, path));
     if (allowed.length > 0) {
@@ -148,18 +157,20 @@ export class Router {
       throw forbidden('The internal API (/sys/) needs the admin credential.', 'admin-required');
     }
     const route = match.route;
+    const headers = req.headers ?? {};
     if (route?.body === 'json' || route?.body === 'optional-json') {
       // Internal callers hand over values; only JSON values are accepted where JSON is expected.
       if (Buffer.isBuffer(req.body) || typeof req.body === 'string') {
         throw new HttpError(415, 'unsupported-media-type', 'The body must be application/json.');
       }
-      if (route.body === 'json' && (req.body === undefined || req.body === null)) throw badRequest('This request needs a JSON body.', 'missing-body');
     }
+    match.validate?.({ params: match.params, query: match.query, headers, body: req.body });
+    if (route?.body === 'json' && (req.body === undefined || req.body === null)) throw badRequest('This request needs a JSON body.', 'missing-body');
     const routeReq: RouteRequest = {
       method: req.method,
       uri: req.uri,
       path: match.path,
-      headers: req.headers ?? {},
+      headers,
       body: req.body,
       params: match.params,
       query: match.query,

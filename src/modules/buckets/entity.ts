@@ -23,23 +23,11 @@ async function inflate(body: Buffer): Promise<Buffer> {
     throw badRequest(`The body is labelled Content-Encoding: gzip but is not valid gzip: ${(e as Error).message}`, 'invalid-content-encoding');
   }
 }
-const CONTROL = /[\u0000-\u001f\u007f]/;
-export const BUCKET_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}$/;
 
 /** What a bucket stores of a PUT: the bytes as stored and the entity headers to answer with. */
 export interface Entity {
   value: Buffer;
   headers: Record<string, string>;
-}
-
-export function checkBucket(name: string): void {
-  if (!BUCKET_NAME.test(name)) throw badRequest(`Bucket name '${name.slice(0, 100)}' must match ${BUCKET_NAME}.`, 'invalid-bucket-name');
-}
-
-/** Keys arrive percent-decoded; a decoded '/' is fine (it round-trips as %2F), control characters are not. */
-export function checkKey(key: string, what = 'key'): void {
-  if (CONTROL.test(key)) throw badRequest(`The ${what} contains control characters.`, 'invalid-key');
-  if (key.length > 1024) throw badRequest(`The ${what} is longer than 1024 characters.`, 'invalid-key');
 }
 
 /**
@@ -78,14 +66,4 @@ export async function entityFromRequest(req: RouteRequest): Promise<Entity> {
 export function etagTid(header: string | undefined): string | undefined {
   if (!header) return undefined;
   return header.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
-}
-
-/** Paging parameters of a listing: ?limit= and ?next=. */
-export function pagingFrom(req: RouteRequest): { limit?: number; next?: string } {
-  const limitText = req.query.get('limit');
-  const next = req.query.get('next') ?? undefined;
-  if (limitText === null) return { next };
-  const limit = Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1) throw badRequest('limit must be a positive integer.', 'invalid-limit');
-  return { limit, next };
 }

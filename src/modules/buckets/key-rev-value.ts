@@ -1,7 +1,7 @@
 import type { Module, RouteRequest } from '../../router/types.js';
 import { RevisionStore } from './revision-store.js';
 import { bucketRoutes, parseCreateBody, revisionRoutes } from './revision-routes.js';
-import { bucketSpecs } from './spec.js';
+import { bucketSpecs, withPathParameters } from './spec.js';
 
 const storeOf = (req: RouteRequest) => new RevisionStore(req.domain, req.params.bucket!, `key_rev_value.${req.params.bucket}`, ['key']);
 
@@ -10,7 +10,7 @@ export function keyRevValueModule(): Module {
   return {
     name: 'key_rev_value',
     api: 'sys',
-    routes: [
+    routes: withPathParameters([
       ...bucketRoutes(
         'key_rev_value',
         {
@@ -23,6 +23,6 @@ export function keyRevValueModule(): Module {
         bucketSpecs.createRevisionedBucket,
       ),
       ...revisionRoutes({ keyPath: '/key_rev_value/{bucket}/{key}', store: storeOf, key: (req) => ({ key: req.params.key! }) }),
-    ],
+    ]),
   };
 }

@@ -2,9 +2,9 @@ import { HttpError, badRequest, notFound, preconditionFailed } from '../../error
 import type { Module, RouteRequest } from '../../router/types.js';
 import { isTid, newTid } from '../../tid.js';
 import { missingBucket, TableClient } from '../table/client.js';
-import { checkBucket, checkKey, entityFromRequest, etagTid } from './entity.js';
+import { entityFromRequest, etagTid } from './entity.js';
 import { bucketRoutes, revisionResponse } from './revision-routes.js';
-import { bucketSpecs } from './spec.js';
+import { bucketSpecs, withPathParameters } from './spec.js';
 
 const SCHEMA = {
   attributes: { key: 'string', tid: 'timeuuid', value: 'blob', headers: 'json' },
@@ -13,12 +13,8 @@ const SCHEMA = {
 
 const tableOf = (req: RouteRequest) => new TableClient(req.domain, `key_value.${req.params.bucket}`, missingBucket(req.params.bucket!));
 
-function checked(req: RouteRequest): string {
-  checkBucket(req.params.bucket!);
-  const key = req.params.key!;
-  checkKey(key);
-  return key;
-}
+/** The key, as its schema checked it. */
+const checked = (req: RouteRequest): string => req.params.key!;
 
 /**
  * `/{domain}/sys/key_value/{bucket}/{key}`: one value per key with its entity headers. Every write
@@ -28,7 +24,7 @@ export function keyValueModule(): Module {
   return {
     name: 'key_value',
     api: 'sys',
-    routes: [
+    routes: withPathParameters([
       ...bucketRoutes(
         'key_value',
         {
@@ -49,7 +45,6 @@ export function keyValueModule(): Module {
           const key = checked(req);
           const entity = await entityFromRequest(req);
           const ifNoneMatch = req.headers['if-none-match']?.trim();
-          if (ifNoneMatch !== undefined && ifNoneMatch !== '*') throw badRequest("If-None-Match on a write must be '*'.", 'invalid-precondition');
           const ifMatch = etagTid(req.headers['if-match']);
           if (ifMatch !== undefined && !isTid(ifMatch)) throw badRequest('If-Match must be an ETag this bucket gave out.', 'invalid-precondition');
           const condition = ifNoneMatch === '*' ? 'not exists' : ifMatch !== undefined ? { tid: { eq: ifMatch } } : undefined;
@@ -86,6 +81,6 @@ export function keyValueModule(): Module {
           return { status: 204 };
         },
       },
-    ],
+    ]),
   };
 }

@@ -2,7 +2,8 @@ import { badRequest, forbidden, notFound } from '../../errors.js';
 import type { RequestContext, Response, Route, RouteRequest } from '../../router/types.js';
 import type { RetentionPolicy } from '../../storage/types.js';
 import { checkNotFuture, isTid, parseTime, tidTime, UUID_PATTERN } from '../../tid.js';
-import { checkBucket, checkKey, entityFromRequest, etagTid, pagingFrom } from './entity.js';
+import { entityFromRequest, etagTid } from './entity.js';
+import { pagingFrom } from '../../router/paging.js';
 import type { Revision, RevisionStore } from './revision-store.js';
 import { bucketSpecs } from './spec.js';
 
@@ -52,7 +53,6 @@ export function bucketRoutes(type: string, opts: BucketOptions, createSpec: Reco
       body: 'optional-json',
       spec: createSpec,
       handler: async (req, ctx) => {
-        checkBucket(req.params.bucket!);
         return { status: await opts.create(req, ctx), body: { bucket: req.params.bucket } };
       },
     },
@@ -61,7 +61,6 @@ export function bucketRoutes(type: string, opts: BucketOptions, createSpec: Reco
       path: `/${type}/{bucket}/`,
       spec: bucketSpecs.listKeys,
       handler: async (req, ctx) => {
-        checkBucket(req.params.bucket!);
         return { status: 200, headers: { 'cache-control': 'no-cache' }, body: await opts.list(req, ctx, pagingFrom(req)) };
       },
     },
@@ -79,19 +78,13 @@ export interface RevisionRouteOptions {
 
 /** The routes of one revisioned blob: latest, history, by tid or time, and saving. */
 export function revisionRoutes(opts: RevisionRouteOptions): Route[] {
-  const keyed = (req: RouteRequest) => {
-    checkBucket(req.params.bucket!);
-    const key = opts.key(req);
-    for (const [name, value] of Object.entries(key)) checkKey(value, name);
-    return { store: opts.store(req), key };
-  };
+  const keyed = (req: RouteRequest) => ({ store: opts.store(req), key: opts.key(req) });
   const missing = () => notFound('No revision matches.', 'no-revision');
 
   const save = async (req: RouteRequest, ctx: RequestContext, chosenTid?: string): Promise<Response> => {
     const { store, key } = keyed(req);
     const entity = await entityFromRequest(req);
     const ifNoneMatch = req.headers['if-none-match']?.trim();
-    if (ifNoneMatch !== undefined && ifNoneMatch !== '*') throw badRequest("If-None-Match on a write must be '*'.", 'invalid-precondition');
     const ifMatch = etagTid(req.headers['if-match']);
     if (ifMatch !== undefined && !isTid(ifMatch)) throw badRequest('If-Match must name a revision tid.', 'invalid-precondition');
     const tid = await store.put(ctx, key, entity, { ifMatch, ifNoneMatch: ifNoneMatch === '*' }, chosenTid);

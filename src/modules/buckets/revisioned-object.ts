@@ -1,10 +1,10 @@
 import { notFound } from '../../errors.js';
 import type { Module, RouteRequest } from '../../router/types.js';
 import { missingBucket, TableClient } from '../table/client.js';
-import { checkBucket, checkKey, pagingFrom } from './entity.js';
+import { pagingFrom } from '../../router/paging.js';
 import { RevisionStore } from './revision-store.js';
 import { bucketRoutes, parseCreateBody, revisionRoutes } from './revision-routes.js';
-import { bucketSpecs } from './spec.js';
+import { bucketSpecs, withPathParameters } from './spec.js';
 
 const revisionsTable = (bucket: string) => `revisioned_object.${bucket}`;
 const propsTable = (bucket: string) => `revisioned_object.${bucket}.props`;
@@ -28,7 +28,7 @@ export function revisionedObjectModule(): Module {
   return {
     name: 'revisioned_object',
     api: 'sys',
-    routes: [
+    routes: withPathParameters([
       ...bucketRoutes(
         'revisioned_object',
         {
@@ -49,7 +49,6 @@ export function revisionedObjectModule(): Module {
         path: '/revisioned_object/{bucket}/{name}',
         spec: bucketSpecs.objectRedirect,
         handler: (req) => {
-          checkBucket(req.params.bucket!);
           const segment = req.path.slice(req.path.lastIndexOf('/') + 1);
           return { status: 302, headers: { location: `${segment}/`, 'cache-control': 'no-cache' } };
         },
@@ -59,8 +58,6 @@ export function revisionedObjectModule(): Module {
         path: '/revisioned_object/{bucket}/{name}/',
         spec: bucketSpecs.listProperties,
         handler: async (req, ctx) => {
-          checkBucket(req.params.bucket!);
-          checkKey(req.params.name!, 'name');
           const { items, next } = await propsOf(req).query(ctx, { attributes: { name: req.params.name }, proj: ['prop'], ...pagingFrom(req) });
           if (items.length === 0 && !req.query.has('next')) throw notFound(`Object '${req.params.name}' has no properties.`, 'unknown-object');
           return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items: items.map((r) => r.prop), next } };
@@ -72,6 +69,6 @@ export function revisionedObjectModule(): Module {
         key: (req) => ({ name: req.params.name!, prop: req.params.prop! }),
         afterPut: (req, ctx) => propsOf(req).put(ctx, { attributes: { name: req.params.name, prop: req.params.prop } }),
       }),
-    ],
+    ]),
   };
 }

@@ -1,4 +1,6 @@
-/** OpenAPI fragments of the bucket modules. */
+import type { Route } from '../../router/types.js';
+
+/** OpenAPI fragments of the bucket modules; they validate requests as well as document them. */
 const tags = ['buckets'];
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
 const listing = {
@@ -13,9 +15,30 @@ const blob = { description: 'The stored bytes with their entity headers (ETag is
 const saved = { description: 'Saved; the body and ETag give the new tid', content: { 'application/json': { schema: { type: 'object', properties: { tid: { type: 'string' } } } } } };
 const anyBody = { required: true, content: { '*/*': {} } };
 const conditional = [
-  { name: 'if-match', in: 'header', schema: { type: 'string' }, description: 'Save only if this is still the latest ETag' },
-  { name: 'if-none-match', in: 'header', schema: { const: '*' }, description: 'Save only if nothing is stored yet' },
+  { name: 'if-match', in: 'header', schema: { type: 'string', maxLength: 200 }, description: 'Save only if this is still the latest ETag' },
+  { name: 'if-none-match', in: 'header', schema: { const: '*' }, description: 'Save only if nothing is stored yet (only * is meaningful on a write)' },
 ];
+
+/** Names travel in URLs and in storage keys: printable, bounded. */
+const NAME = { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[^\\u0000-\\u001f\\u007f]*$' };
+const PATH_SCHEMAS: Record<string, { schema: Record<string, unknown>; description: string }> = {
+  bucket: { schema: { type: 'string', pattern: '^[A-Za-z0-9_][A-Za-z0-9_.\\-]{0,99}$' }, description: 'Bucket name' },
+  key: { schema: NAME, description: 'Key (percent-encoded; may contain /)' },
+  name: { schema: NAME, description: 'Object name' },
+  prop: { schema: NAME, description: 'Property name' },
+  revision: { schema: { type: 'string', maxLength: 64 }, description: 'A revision tid (v1 time-uuid) or a time (ISO 8601 or 20140101T20:23:22.100Z)' },
+};
+
+/** Declares the schemas of a bucket route's path parameters, which validate them before the handler. */
+export function withPathParameters(routes: Route[]): Route[] {
+  return routes.map((route) => {
+    const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+    const declared = (route.spec?.parameters as { name: string; in: string }[] | undefined) ?? [];
+    const added = names.filter((n) => PATH_SCHEMAS[n] && !declared.some((p) => p.in === 'path' && p.name === n));
+    const parameters = [...added.map((n) => ({ name: n, in: 'path', required: true, ...PATH_SCHEMAS[n] })), ...declared];
+    return { ...route, spec: { ...route.spec, parameters } };
+  });
+}
 const retentionBody = {
   required: false,
   content: { 'application/json': { schema: { type: 'object', properties: { revisionRetentionPolicy: { type: 'object' } } } } },

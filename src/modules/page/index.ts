@@ -1,7 +1,7 @@
 import { HttpError, badRequest, notFound } from '../../errors.js';
 import type { Module, RequestContext, Response, RouteRequest } from '../../router/types.js';
 import { isTid, parseTime, tidTime, UUID_PATTERN } from '../../tid.js';
-import { pagingFrom } from '../buckets/entity.js';
+import { pagingFrom } from '../../router/paging.js';
 import { PageService, RevisionMoved } from './page-service.js';
 import { PROPS, type Prop, type Render } from './renders.js';
 import { revisionMetadata, type RevisionRow } from './revisions.js';
@@ -11,13 +11,10 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** Shared caches keep it until purged; browsers revalidate. */
 const PURGEABLE = 's-maxage=86400, max-age=0, must-revalidate';
 const REVID = /^[1-9]\d{0,15}$/;
+/** The route's schema admits only these (see spec.ts). */
+const asProp = (prop: string) => prop as Prop;
 
 const encodeTitle = (title: string) => encodeURIComponent(title).replace(/%3A/g, ':');
-
-function checkProp(prop: string): Prop {
-  if (!(PROPS as readonly string[]).includes(prop)) throw notFound(`Unknown property '${prop}'; pages have ${PROPS.join(', ')} and rev.`, 'unknown-property');
-  return prop as Prop;
-}
 
 /** An authorised caller's Cache-Control: no-cache asks for the wiki's answer, not storage's. */
 const forced = (req: RouteRequest, ctx: RequestContext) => ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
@@ -127,7 +124,7 @@ export function pageModule(service: PageService): Module {
         spec: pageSpecs.history,
         handler: withTitle(async (req, ctx, title) => {
           const { limit, next } = pagingFrom(req);
-          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: await service.history(ctx, req.domain, title, Math.min(limit ?? 20, 500), next) };
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: await service.history(ctx, req.domain, title, limit ?? 20, next) };
         }),
       },
       {
@@ -135,9 +132,7 @@ export function pageModule(service: PageService): Module {
         path: '/page/{title}/rev/{revid}',
         spec: pageSpecs.revisionMetadata,
         handler: withTitle(async (req, ctx, title) => {
-          const revid = req.params.revid!;
-          if (!REVID.test(revid)) throw badRequest(`'${revid}' is not a revision id.`, 'invalid-revision');
-          const row = await service.revision(ctx, req.domain, title, Number(revid), forced(req, ctx));
+          const row = await service.revision(ctx, req.domain, title, Number(req.params.revid), forced(req, ctx));
           return { status: 200, headers: { 'cache-control': PURGEABLE }, body: revisionMetadata(row) };
         }),
       },
@@ -146,7 +141,7 @@ export function pageModule(service: PageService): Module {
         path: '/page/{title}/{prop}',
         spec: pageSpecs.latest,
         handler: withTitle(async (req, ctx, title) => {
-          const prop = checkProp(req.params.prop!);
+          const prop = asProp(req.params.prop!);
           const row = await latestOrAt(req, ctx, title);
           return contentResponse(req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, false);
         }),
@@ -156,7 +151,6 @@ export function pageModule(service: PageService): Module {
         path: '/page/{title}/{prop}/',
         spec: pageSpecs.listRenders,
         handler: withTitle(async (req, ctx, title) => {
-          checkProp(req.params.prop!);
           await service.latest(ctx, req.domain, title, false);
           const { items, next } = await service.renders.list(ctx, req.domain, title, pagingFrom(req));
           return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items, next } };
@@ -167,14 +161,11 @@ export function pageModule(service: PageService): Module {
         path: '/page/{title}/{prop}/{revision}',
         spec: pageSpecs.byRevision,
         handler: withTitle(async (req, ctx, title) => {
-          const prop = checkProp(req.params.prop!);
+          const prop = asProp(req.params.prop!);
           const revision = req.params.revision!;
           if (REVID.test(revision)) {
             const row = await service.revision(ctx, req.domain, title, Number(revision), forced(req, ctx));
             return contentResponse(req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, false);
-          }
-          if (!UUID_PATTERN.test(revision) || !isTid(revision)) {
-            throw badRequest(`'${revision}' is neither a revision id nor a render tid (v1 time-uuid).`, 'invalid-revision');
           }
           const render = await service.renders.byTid(ctx, req.domain, title, revision.toLowerCase());
           if (!render) throw notFound(`No render ${revision} of ${title}.`, 'render-not-found');
@@ -189,9 +180,7 @@ export function pageModule(service: PageService): Module {
         path: '/revision/{revid}',
         spec: pageSpecs.revisionLookup,
         handler: async (req, ctx) => {
-          const revid = req.params.revid!;
-          if (!REVID.test(revid)) throw badRequest(`'${revid}' is not a revision id.`, 'invalid-revision');
-          const body = await service.lookupRevision(ctx, req.domain, Number(revid));
+          const body = await service.lookupRevision(ctx, req.domain, Number(req.params.revid));
           return { status: 200, headers: { 'cache-control': PURGEABLE }, body: revisionMetadata(body) };
         },
       },

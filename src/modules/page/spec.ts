@@ -1,12 +1,19 @@
-/** OpenAPI fragments of the public content API. */
+import { PROPS } from './renders.js';
+
+/** OpenAPI fragments of the public content API; they validate requests as well as document them. */
 const tags = ['page content'];
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
 const title = { name: 'title', in: 'path', required: true, schema: { type: 'string' }, description: 'Page title; a non-normalized title redirects to the normalized one' };
-const prop = { name: 'prop', in: 'path', required: true, schema: { enum: ['html', 'data-parsoid', 'data-mw', 'wikitext'] } };
-const paging = [
-  { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
-  { name: 'next', in: 'query', schema: { type: 'string' }, description: 'Paging token from the previous page' },
+const prop = { name: 'prop', in: 'path', required: true, schema: { enum: PROPS } };
+const pagingUpTo = (maximum: number) => [
+  { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum }, description: `Items per page (at most ${maximum})` },
+  { name: 'next', in: 'query', schema: { type: 'string', maxLength: 8192 }, description: 'Paging token from the previous page' },
 ];
+const paging = pagingUpTo(1000);
+/** The wiki is asked for history, so its pages are smaller. */
+const historyPaging = pagingUpTo(500);
+const REVID_SCHEMA = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
+const revid = { name: 'revid', in: 'path', required: true, schema: REVID_SCHEMA, description: 'A MediaWiki revision id' };
 const ts = { name: 'ts', in: 'query', schema: { type: 'string' }, description: 'A time (ISO 8601 or 20140101T20:23:22.100Z)' };
 const content = {
   description: 'The content; ETag "{revid}/{tid}"; a redirect page says so in x-mediawiki-redirect and a Link header',
@@ -51,18 +58,25 @@ export const pageSpecs = {
   listRenders: { tags, summary: 'Stored renders ({rev, tid}), newest first, paged', parameters: [title, prop, ...paging], responses: { 200: listing, 404: errors[404] } },
   byRevision: {
     tags, summary: 'Content by revision id (integer) or by render tid (immutable)',
-    parameters: [title, prop, { name: 'revision', in: 'path', required: true, schema: { type: 'string' }, description: 'A revision id or a render tid' }],
+    parameters: [
+      title,
+      prop,
+      {
+        name: 'revision', in: 'path', required: true, description: 'A revision id or a render tid (v1 time-uuid)',
+        schema: { type: 'string', pattern: '^([1-9][0-9]{0,15}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-1[0-9a-fA-F]{3}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$' },
+      },
+    ],
     responses: { 200: content, 302: { description: 'The revision belongs to another page now' }, ...errors },
   },
-  history: { tags, summary: 'Page history (revision metadata), newest first, paged', parameters: [title, ...paging], responses: { 200: listing, 404: errors[404] } },
+  history: { tags, summary: 'Page history (revision metadata), newest first, paged', parameters: [title, ...historyPaging], responses: { 200: listing, 404: errors[404] } },
   revisionMetadata: {
     tags, summary: "One revision's metadata",
-    parameters: [title, { name: 'revid', in: 'path', required: true, schema: { type: 'integer' } }],
+    parameters: [title, revid],
     responses: { 200: revision, ...errors },
   },
   revisionLookup: {
     tags, summary: 'The page (title) and latest render tid of a revision id',
-    parameters: [{ name: 'revid', in: 'path', required: true, schema: { type: 'integer' } }],
+    parameters: [revid],
     responses: { 200: revision, ...errors },
   },
 };

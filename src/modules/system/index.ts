@@ -15,6 +15,11 @@ const SWAGGER_FILES = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'swagge
 const SWAGGER_TYPES: Record<string, string> = { '.css': 'text/css; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.png': 'image/png' };
 const VERSION = (require('../../../../package.json') as { version: string }).version;
 
+const ROOT_QUERY = [
+  { name: 'spec', in: 'query', schema: { type: 'string' }, description: 'Answer the OpenAPI document' },
+  { name: 'doc', in: 'query', schema: { type: 'string' }, description: 'Answer a docs page' },
+];
+
 interface SystemOptions {
   router: Router;
   modules: () => Module[];
@@ -77,12 +82,12 @@ export function systemModules({ router, modules, domains, metrics }: SystemOptio
     {
       name: 'v1-root',
       api: 'v1',
-      routes: [{ method: 'GET', path: '/', handler: apiRoot, spec: { summary: 'List the API; ?spec gives this document, ?doc a docs page', tags: ['meta'] } }],
+      routes: [{ method: 'GET', path: '/', handler: apiRoot, spec: { summary: 'List the API; ?spec gives this document, ?doc a docs page', tags: ['meta'], parameters: ROOT_QUERY } }],
     },
     {
       name: 'sys-root',
       api: 'sys',
-      routes: [{ method: 'GET', path: '/', handler: apiRoot, spec: { summary: 'List the internal API', tags: ['meta'] } }],
+      routes: [{ method: 'GET', path: '/', handler: apiRoot, spec: { summary: 'List the internal API', tags: ['meta'], parameters: ROOT_QUERY } }],
     },
   ];
 }

@@ -2,6 +2,8 @@
 const json = (ref: string) => ({ content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
 const tags = ['table storage'];
+const tableParam = { name: 'table', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_][A-Za-z0-9_.\\-]{0,119}$' } };
+const parameters = [tableParam];
 
 export const tableSpecs = {
   components: {
@@ -15,7 +17,15 @@ export const tableSpecs = {
         attributes: { type: 'object', additionalProperties: { type: 'string' } },
         index: { type: 'array', items: { $ref: '#/components/schemas/IndexElement' } },
         secondaryIndexes: { type: 'object', additionalProperties: { type: 'array', items: { $ref: '#/components/schemas/IndexElement' } } },
-        revisionRetentionPolicy: { type: 'object', properties: { type: { enum: ['all', 'latest', 'interval', 'ttl'] } } },
+        domain: { type: 'string', description: 'As GET answers it; must be the URL\'s domain' },
+        revisionRetentionPolicy: {
+          type: 'object',
+          required: ['type'],
+          properties: {
+            type: { enum: ['all', 'latest', 'latest_hash', 'interval', 'ttl'] },
+            count: { type: 'integer', minimum: 0 }, grace_ttl: { type: 'integer', minimum: 0 }, interval: { type: 'integer', minimum: 0 }, ttl: { type: 'integer', minimum: 0 },
+          },
+        },
         options: { type: 'object' },
       },
     },
@@ -32,7 +42,9 @@ export const tableSpecs = {
         proj: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
         order: { type: 'object', additionalProperties: { enum: ['asc', 'desc'] } },
         limit: { type: 'integer', minimum: 1, maximum: 1000 },
-        next: { type: 'string', description: 'Opaque paging token from a previous answer.' },
+        next: { type: ['string', 'null'], description: 'Opaque paging token from a previous answer.' },
+        distinct: { type: 'boolean', description: 'One item per partition: its hash keys and static columns' },
+        withTTL: { type: 'boolean', description: 'Add _ttl: seconds left for rows written with a TTL, else null' },
       },
     },
     TableWrite: {
@@ -49,32 +61,32 @@ export const tableSpecs = {
     },
   },
   createTable: {
-    tags, summary: 'Create a table, or migrate it to a higher schema version',
+    tags, parameters, summary: 'Create a table, or migrate it to a higher schema version',
     requestBody: { required: true, ...json('TableSchema') },
     responses: { 201: { description: 'Created' }, 200: { description: 'Unchanged or migrated' }, 400: problem('Invalid schema or incompatible change') },
   },
   getSchema: {
-    tags, summary: "Read a table's schema",
+    tags, parameters, summary: "Read a table's schema",
     responses: { 200: { description: 'The schema', ...json('TableSchema') }, 404: problem('No such table') },
   },
-  dropTable: { tags, summary: 'Drop a table and all its rows', responses: { 204: { description: 'Dropped' }, 404: problem('No such table') } },
+  dropTable: { tags, parameters, summary: 'Drop a table and all its rows', responses: { 204: { description: 'Dropped' }, 404: problem('No such table') } },
   put: {
-    tags, summary: 'Write a row (optionally conditional)',
+    tags, parameters, summary: 'Write a row (optionally conditional)',
     requestBody: { required: true, ...json('TableWrite') },
     responses: { 201: { description: 'Written' }, 400: problem('Invalid write'), 412: problem('The condition failed; nothing was written') },
   },
   query: {
-    tags, summary: 'Query rows (JSON query in the GET body)',
+    tags, parameters, summary: 'Query rows (JSON query in the GET body)',
     requestBody: { required: false, ...json('TableQuery') },
     responses: { 200: { description: 'Matching rows and a paging token', ...json('QueryResult') }, 400: problem('Invalid query') },
   },
   postQuery: {
-    tags, summary: 'Query rows (for clients that cannot send a GET body)',
+    tags, parameters, summary: 'Query rows (for clients that cannot send a GET body)',
     requestBody: { required: false, ...json('TableQuery') },
     responses: { 200: { description: 'Matching rows and a paging token', ...json('QueryResult') }, 400: problem('Invalid query') },
   },
   delete: {
-    tags, summary: 'Delete rows by (partial) primary key',
+    tags, parameters, summary: 'Delete rows by (partial) primary key',
     requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['attributes'] } } } },
     responses: { 204: { description: 'Deleted' }, 400: problem('Invalid key') },
   },
