@@ -9,8 +9,6 @@ import { keyRevValueModule } from './modules/buckets/key-rev-value.js';
 import { keyValueModule } from './modules/buckets/key-value.js';
 import { revisionedObjectModule } from './modules/buckets/revisioned-object.js';
 import { pageModule } from './modules/page/index.js';
-import { PageService } from './modules/page/page-service.js';
-import { RenderStore } from './modules/page/renders.js';
 import { systemModules } from './modules/system/index.js';
 import { tableModule } from './modules/table/index.js';
 import { Router } from './router/router.js';
@@ -36,18 +34,19 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const storage = await openStorage(config.storage);
   const domains = Object.keys(config.wikis);
   const served = new Set(domains);
-  const router = new Router((domain) => served.has(domain));
+  const router = new Router((domain) => served.has(domain), (route, method, status, seconds) => metrics.observe(route, method, status, seconds, 'internal'));
   const wikis = new Map(domains.map((d) => [d, new Wiki(d, config.wikis[d]!, config.user_agent, metrics, log)]));
-  const pages = new PageService(
-    wikis, new RenderStore(config.render_cache_bytes), config.latest_check_interval * 1000, config.page_cache_ms, log, config.negative_cache_ms,
-  );
+  const page = pageModule({
+    wikis, log, latestCheckMs: config.latest_check_interval * 1000, pageCacheMs: config.page_cache_ms,
+    renderCacheBytes: config.render_cache_bytes, negativeCacheMs: config.negative_cache_ms,
+  });
   const owned = () => new Set(modules.flatMap((m) => m.tables ?? []));
-  const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), pageModule(pages)];
+  const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), page];
   modules.push(...systemModules({ router, modules: () => modules, domains, metrics }));
   for (const module of modules) router.register(module);
   router.compile(Object.assign({}, ...modules.map((m) => m.components ?? {})));
   const setup = router.context({ requestId: 'startup', admin: true, log });
-  for (const domain of domains) await pages.createTables(setup, domain);
+  for (const module of modules) await module.setup?.(setup);
 
   const server = createHttpServer(router, log, metrics, {
     maxBodyBytes: config.max_body_bytes,
@@ -75,7 +74,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     async close() {
       if (sweeper) clearInterval(sweeper);
       if (server.listening) await closeGracefully(server);
-      await pages.drain();
+      for (const module of modules) await module.close?.();
       await storage.close();
     },
   };

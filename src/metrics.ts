@@ -5,14 +5,14 @@ export class Metrics {
   readonly registry = new Registry();
   readonly requests = new Counter({
     name: 'http_requests_total',
-    help: 'HTTP requests by route template, method and status',
-    labelNames: ['route', 'method', 'status'] as const,
+    help: 'Requests by route template, method, status and origin (external or internal)',
+    labelNames: ['route', 'method', 'status', 'origin'] as const,
     registers: [this.registry],
   });
   readonly latency = new Histogram({
     name: 'http_request_duration_seconds',
-    help: 'HTTP request latency by route template, method and status',
-    labelNames: ['route', 'method', 'status'] as const,
+    help: 'Request latency by route template, method, status and origin (external or internal)',
+    labelNames: ['route', 'method', 'status', 'origin'] as const,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
@@ -37,8 +37,9 @@ export class Metrics {
     if (defaults) collectDefaultMetrics({ register: this.registry });
   }
 
-  observe(route: string, method: string, status: number, seconds: number): void {
-    const labels = { route, method, status: String(status) };
+  /** `origin`: external (from a client) or internal (one module asking another). */
+  observe(route: string, method: string, status: number, seconds: number, origin: 'external' | 'internal' = 'external'): void {
+    const labels = { route, method, status: String(status), origin };
     this.requests.inc(labels);
     this.latency.observe(labels, seconds);
   }

@@ -1,6 +1,6 @@
 import { v1 as uuidv1 } from 'uuid';
 import { badRequest } from './errors.js';
-import { timeuuidMillis, timeuuidToSortable } from './storage/values.js';
+import { timeuuidMillis, timeuuidToSortable } from './timeuuid.js';
 
 /**
  * Render and revision time-uuids (v1): ordered by their embedded time. Also the two ways a time

@@ -107,10 +107,13 @@ describe('HTTP layer', () => {
     assert.doesNotMatch(doc.text, /https?:\/\//, 'no CDN');
   });
 
-  it('exports request counts and latencies by route template', async () => {
+  it('exports request counts and latencies by route template, internal requests apart from external ones', async () => {
     await request(`${s.base}/${s.domain}/sys/table/whatever`, { headers: admin });
+    await request(`${s.base}/${s.domain}/sys/key_value/nobucket/k`, { headers: admin });
     const text = (await request(`${s.base}/metrics`)).text;
-    assert.match(text, /http_requests_total\{route="\/\{domain\}\/sys\/table\/\{table\}",method="GET",status="404"\} \d+/);
+    assert.match(text, /http_requests_total\{route="\/\{domain\}\/sys\/table\/\{table\}",method="GET",status="404",origin="external"\} \d+/);
+    // The bucket read asked the table API in-process: that request is counted too, as internal.
+    assert.match(text, /http_requests_total\{route="\/\{domain\}\/sys\/table\/\{table\}\/",method="GET",status="404",origin="internal"\} \d+/);
     assert.match(text, /http_request_duration_seconds_bucket\{le="0.005",route="\/_health"/);
   });
 });

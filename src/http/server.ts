@@ -82,7 +82,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       if (!admin && isSysPath(uri)) throw new HttpError(403, 'admin-required', 'The internal API (/sys/) needs the admin credential.');
       match = router.resolve(method, uri);
       const reqBody = await readBody(req, match.route?.body, options.maxBodyBytes);
-      const ctx = router.context({ requestId, admin, log, external: true });
+      const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri } });
       response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
     } catch (err) {
       response = errorResponse(err, uri.split('?', 1)[0]!, log);

@@ -1,6 +1,7 @@
 import FindMyWay from 'find-my-way';
 import type { Logger } from 'pino';
 import { HttpError, badRequest, forbidden, notFound } from '../errors.js';
+import { accessFilter, jsonBodyFilter, metricsFilter, schemaFilter, type Filter } from './filters.js';
 import { compileValidator, type RequestValidator } from './validation.js';
 import type { Api, Handler, Module, Request, RequestContext, Response, Route, RouteRequest } from './types.js';
 
@@ -37,6 +38,8 @@ export interface ContextOptions {
   log: Logger;
   depth?: number;
   external?: boolean;
+  /** The outside request this one serves, for logs; a root request is its own. */
+  root?: { method: string; uri: string };
 }
 
 /** Turns `/{domain}/x/{id}` into find-my-way's `/:domain/x/:id`. */
@@ -69,7 +72,15 @@ export class Router {
   private readonly entries: RouteEntry[] = [];
   private readonly templates: string[][] = [];
 
-  constructor(private readonly isDomainServed: (domain: string) => boolean) {}
+  private readonly filters: Filter[];
+
+  /** `observe` records internal requests in the metrics (the HTTP front records external ones). */
+  constructor(
+    private readonly isDomainServed: (domain: string) => boolean,
+    observe?: (route: string, method: string, status: number, seconds: number) => void,
+  ) {
+    this.filters = [...(observe ? [metricsFilter(observe)] : []), accessFilter, jsonBodyFilter, schemaFilter];
+  }
 
   register(module: Module): void {
     for (const route of module.routes) {
@@ -152,35 +163,28 @@ export class Router {
   }
 
   /** Runs a matched handler with the access rules of its API. */
-  async invoke(match: RouteMatch, req: Request, ctx: RequestContext & { external: boolean }): Promise<Response> {
-    if (match.api === 'sys' && ctx.external && !ctx.admin) {
-      throw forbidden('The internal API (/sys/) needs the admin credential.', 'admin-required');
-    }
-    const route = match.route;
-    const headers = req.headers ?? {};
-    if (route?.body === 'json' || route?.body === 'optional-json') {
-      // Internal callers hand over values; only JSON values are accepted where JSON is expected.
-      if (Buffer.isBuffer(req.body) || typeof req.body === 'string') {
-        throw new HttpError(415, 'unsupported-media-type', 'The body must be application/json.');
-      }
-    }
-    match.validate?.({ params: match.params, query: match.query, headers, body: req.body });
-    if (route?.body === 'json' && (req.body === undefined || req.body === null)) throw badRequest('This request needs a JSON body.', 'missing-body');
-    const routeReq: RouteRequest = {
-      method: req.method,
-      uri: req.uri,
-      path: match.path,
-      headers,
-      body: req.body,
-      params: match.params,
-      query: match.query,
-      domain: match.params.domain ?? '',
+  /** Runs a matched handler behind the filter chain: the same for external and internal requests. */
+  invoke(match: RouteMatch, req: Request, ctx: RequestContext): Promise<Response> {
+    const step = (i: number): Promise<Response> => {
+      const filter = this.filters[i];
+      if (filter) return filter(match, req, ctx, () => step(i + 1));
+      const routeReq: RouteRequest = {
+        method: req.method,
+        uri: req.uri,
+        path: match.path,
+        headers: req.headers ?? {},
+        body: req.body,
+        params: match.params,
+        query: match.query,
+        domain: match.params.domain ?? '',
+      };
+      return Promise.resolve(match.handler(routeReq, ctx));
     };
-    return match.handler(routeReq, ctx);
+    return step(0);
   }
 
   /** Creates the context of a root request; its `request` issues internal requests. */
-  context(options: ContextOptions): RequestContext & { external: boolean } {
+  context(options: ContextOptions): RequestContext {
     const depth = options.depth ?? 0;
     const router = this;
     const ctx = {
@@ -189,6 +193,7 @@ export class Router {
       log: options.log,
       depth,
       external: options.external ?? false,
+      root: options.root,
       async request(req: Request): Promise<Response> {
         if (depth + 1 > MAX_DEPTH) {
           throw new HttpError(508, 'recursion-depth', `Internal requests nested deeper than ${MAX_DEPTH}: ${req.uri}`);

@@ -35,6 +35,8 @@ export interface RequestContext {
   readonly admin: boolean;
   /** True for a request from outside; false for internal requests, even those an outside request made. */
   readonly external: boolean;
+  /** The outside request at the root of this one (for logs and traces), if there is one. */
+  readonly root?: { method: string; uri: string };
   readonly log: Logger;
   /** Issue an internal request through the same dispatcher, without an HTTP hop. Rejects with HttpError on status >= 400. */
   request(req: Request): Promise<Response>;
@@ -72,4 +74,8 @@ export interface Module {
   components?: Record<string, unknown>;
   /** Tables this module owns: outside callers may read and write their rows, not drop or redefine them. */
   tables?: string[];
+  /** Runs once at start, after every module is registered (e.g. creates its tables through internal requests). */
+  setup?(ctx: RequestContext): Promise<void>;
+  /** Runs at shutdown once no request is in flight: finishes background work. */
+  close?(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { badRequest } from '../errors.js';
+import { invalidInput } from './errors.js';
 
 /**
  * Arbitrary-precision decimals, bounded so every engine can hold them: at most MAX_DIGITS
@@ -41,9 +41,9 @@ function canonical({ sign, digits, exponent }: Decimal): string {
 export function normalizeDecimal(value: unknown, name: string): string {
   const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' ? value : undefined;
   const parsed = text === undefined || text.length > 4 * MAX_DIGITS ? undefined : parse(text);
-  if (!parsed) throw badRequest(`Attribute '${name}' must be of type decimal (a number or numeric string).`, 'invalid-attribute-value');
+  if (!parsed) throw invalidInput(`Attribute '${name}' must be of type decimal (a number or numeric string).`, 'invalid-attribute-value');
   if (parsed.digits.length > MAX_DIGITS || Math.abs(parsed.exponent) > MAX_EXPONENT) {
-    throw badRequest(
+    throw invalidInput(
       `Attribute '${name}' is a decimal beyond the supported range (at most ${MAX_DIGITS} significant digits, magnitude 1e-${MAX_EXPONENT} to 1e${MAX_EXPONENT}).`,
       'invalid-attribute-value',
     );

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { badRequest } from '../errors.js';
-import { toJson } from '../http/serialize.js';
+import { invalidInput } from './errors.js';
 
 /**
  * Paging tokens are keyset positions: the order-column values of the last row returned, so a
@@ -11,11 +10,12 @@ export function queryFingerprint(parts: unknown[]): string {
 }
 
 export function encodeToken(fingerprint: string, values: unknown[]): string {
-  return Buffer.from(toJson({ f: fingerprint, k: values })).toString('base64url');
+  // Keys are never blobs, so plain JSON holds every key value.
+  return Buffer.from(JSON.stringify({ f: fingerprint, k: values })).toString('base64url');
 }
 
 export function decodeToken(token: unknown, fingerprint: string, count: number): unknown[] {
-  const malformed = () => badRequest('The paging token (next) is malformed or belongs to another query.', 'invalid-paging-token');
+  const malformed = () => invalidInput('The paging token (next) is malformed or belongs to another query.', 'invalid-paging-token');
   if (typeof token !== 'string' || token.length > 8192 || !/^[A-Za-z0-9_-]+$/.test(token)) throw malformed();
   let parsed: unknown;
   try {

@@ -1,4 +1,4 @@
-import { badRequest } from '../errors.js';
+import { invalidInput } from './errors.js';
 import { decodeToken, queryFingerprint } from './paging.js';
 import type { TableInfo } from './schema.js';
 import { own, type Query, type SortOrder } from './types.js';
@@ -34,18 +34,18 @@ function toPredicates(info: TableInfo, column: string, condition: unknown, codec
   const type = info.schema.attributes[column]!;
   const value = (v: unknown) => {
     const normalized = normalizeValue(type, v, column);
-    if (normalized === null) throw badRequest(`Attribute '${column}' cannot be compared with null.`, 'invalid-query');
+    if (normalized === null) throw invalidInput(`Attribute '${column}' cannot be compared with null.`, 'invalid-query');
     return toStorage(type, normalized, codec);
   };
   const isOperatorObject =
     typeof condition === 'object' && condition !== null && !Array.isArray(condition) && !Buffer.isBuffer(condition) && !(condition instanceof Uint8Array);
   if (!isOperatorObject) return [{ column, op: 'eq', value: value(condition) }];
   const entries = Object.entries(condition as Record<string, unknown>);
-  if (entries.length === 0) throw badRequest(`Condition on '${column}' is empty.`, 'invalid-query');
+  if (entries.length === 0) throw invalidInput(`Condition on '${column}' is empty.`, 'invalid-query');
   return entries.flatMap(([op, operand]): Predicate[] => {
-    if (!OPERATORS.has(op)) throw badRequest(`Unknown operator '${op}' on '${column}'.`, 'invalid-query');
+    if (!OPERATORS.has(op)) throw invalidInput(`Unknown operator '${op}' on '${column}'.`, 'invalid-query');
     if (op !== 'between') return [{ column, op: op as Predicate['op'], value: value(operand) }];
-    if (!Array.isArray(operand) || operand.length !== 2) throw badRequest(`'between' on '${column}' takes [low, high].`, 'invalid-query');
+    if (!Array.isArray(operand) || operand.length !== 2) throw invalidInput(`'between' on '${column}' takes [low, high].`, 'invalid-query');
     return [
       { column, op: 'ge', value: value(operand[0]) },
       { column, op: 'le', value: value(operand[1]) },
@@ -63,7 +63,7 @@ export function planQuery(info: TableInfo, query: Query, codec: ValueCodec): Que
   let projectable = Object.keys(schema.attributes);
   if (query.index !== undefined) {
     const elements = typeof query.index === 'string' ? own(schema.secondaryIndexes, query.index) : undefined;
-    if (!elements) throw badRequest(`Table '${schema.table}' has no index ${JSON.stringify(query.index)}.`, 'unknown-index');
+    if (!elements) throw invalidInput(`Table '${schema.table}' has no index ${JSON.stringify(query.index)}.`, 'unknown-index');
     hash = elements.filter((e) => e.type === 'hash').map((e) => e.attribute);
     range = elements.filter((e) => e.type === 'range').map((e) => e.attribute);
     rangeOrder = Object.fromEntries(elements.filter((e) => e.type === 'range').map((e) => [e.attribute, e.order ?? 'asc']));
@@ -71,27 +71,27 @@ export function planQuery(info: TableInfo, query: Query, codec: ValueCodec): Que
   }
 
   const distinct = query.distinct === true;
-  if (query.distinct !== undefined && typeof query.distinct !== 'boolean') throw badRequest('distinct must be a boolean.', 'invalid-query');
+  if (query.distinct !== undefined && typeof query.distinct !== 'boolean') throw invalidInput('distinct must be a boolean.', 'invalid-query');
   if (distinct) {
-    if (query.index !== undefined) throw badRequest('distinct lists partitions of the table itself, not of an index.', 'invalid-query');
+    if (query.index !== undefined) throw invalidInput('distinct lists partitions of the table itself, not of an index.', 'invalid-query');
     range = [];
     projectable = [...info.hash, ...info.statics];
   }
 
   const conditions = query.attributes ?? {};
-  if (typeof conditions !== 'object' || Array.isArray(conditions)) throw badRequest('Query attributes must be an object.', 'invalid-query');
+  if (typeof conditions !== 'object' || Array.isArray(conditions)) throw invalidInput('Query attributes must be an object.', 'invalid-query');
   const predicates: Predicate[] = [];
   for (const [column, condition] of Object.entries(conditions)) {
     if (!hash.includes(column) && !range.includes(column)) {
-      throw badRequest(`Cannot query on '${column}': only the hash and range keys of the index used can be queried.`, 'invalid-query');
+      throw invalidInput(`Cannot query on '${column}': only the hash and range keys of the index used can be queried.`, 'invalid-query');
     }
     predicates.push(...toPredicates(info, column, condition, codec));
   }
   const hashGiven = hash.filter((h) => predicates.some((p) => p.column === h));
   const hashComplete = hashGiven.length === hash.length;
-  if (predicates.some((p) => hash.includes(p.column) && p.op !== 'eq')) throw badRequest('Hash keys can only be matched with eq.', 'invalid-query');
-  if (hashGiven.length > 0 && !hashComplete) throw badRequest(`Give all hash keys (${hash.join(', ')}) or none.`, 'invalid-query');
-  if (query.index !== undefined && !hashComplete) throw badRequest(`A query on index '${query.index}' needs its hash keys (${hash.join(', ')}).`, 'invalid-query');
+  if (predicates.some((p) => hash.includes(p.column) && p.op !== 'eq')) throw invalidInput('Hash keys can only be matched with eq.', 'invalid-query');
+  if (hashGiven.length > 0 && !hashComplete) throw invalidInput(`Give all hash keys (${hash.join(', ')}) or none.`, 'invalid-query');
+  if (query.index !== undefined && !hashComplete) throw invalidInput(`A query on index '${query.index}' needs its hash keys (${hash.join(', ')}).`, 'invalid-query');
   // What a distributed engine answers without scanning and filtering: range keys only within one
   // partition, in declared order, each restricted only when those before it are pinned by eq, and
   // a non-eq predicate only on the last one restricted. SQL could answer more; refusing it here
@@ -99,28 +99,28 @@ export function planQuery(info: TableInfo, query: Query, codec: ValueCodec): Que
   const pinned = (column: string) => predicates.some((p) => p.column === column && p.op === 'eq');
   const restricted = range.filter((column) => predicates.some((p) => p.column === column));
   if (restricted.length > 0 && !hashComplete) {
-    throw badRequest(`Conditions on range keys (${restricted.join(', ')}) need every hash key (${hash.join(', ')}): without them they would filter across partitions.`, 'invalid-query');
+    throw invalidInput(`Conditions on range keys (${restricted.join(', ')}) need every hash key (${hash.join(', ')}): without them they would filter across partitions.`, 'invalid-query');
   }
   let open = false;
   for (const column of range) {
     const has = restricted.includes(column);
     if (has && open) {
-      throw badRequest(`Cannot restrict range key '${column}' unless every range key before it is matched with eq.`, 'invalid-query');
+      throw invalidInput(`Cannot restrict range key '${column}' unless every range key before it is matched with eq.`, 'invalid-query');
     }
     if (!has || !pinned(column)) open = true;
   }
 
   const order = query.order ?? {};
-  if (typeof order !== 'object' || Array.isArray(order)) throw badRequest('order must map range keys to asc or desc.', 'invalid-query');
+  if (typeof order !== 'object' || Array.isArray(order)) throw invalidInput('order must map range keys to asc or desc.', 'invalid-query');
   const flips = new Set<boolean>();
   for (const [column, dir] of Object.entries(order)) {
-    if (!range.includes(column)) throw badRequest(`Cannot order by '${column}': it is not a range key of the index used.`, 'invalid-query');
-    if (dir !== 'asc' && dir !== 'desc') throw badRequest(`Order of '${column}' must be asc or desc.`, 'invalid-query');
+    if (!range.includes(column)) throw invalidInput(`Cannot order by '${column}': it is not a range key of the index used.`, 'invalid-query');
+    if (dir !== 'asc' && dir !== 'desc') throw invalidInput(`Order of '${column}' must be asc or desc.`, 'invalid-query');
     flips.add(dir !== rangeOrder[column]);
   }
-  if (flips.size > 0 && !hashComplete) throw badRequest('order applies within one partition: give every hash key.', 'invalid-query');
+  if (flips.size > 0 && !hashComplete) throw invalidInput('order applies within one partition: give every hash key.', 'invalid-query');
   // A partition is read in its declared order or in exactly the reverse one.
-  if (flips.size > 1) throw badRequest('order must follow the declared order of every range key, or reverse all of them.', 'invalid-query');
+  if (flips.size > 1) throw invalidInput('order must follow the declared order of every range key, or reverse all of them.', 'invalid-query');
   const reversed = flips.has(true);
   const flip = (dir: SortOrder): SortOrder => (reversed ? (dir === 'asc' ? 'desc' : 'asc') : dir);
   // Columns pinned by eq need no ordering; a query pinning every key is a point lookup.
@@ -138,14 +138,14 @@ export function planQuery(info: TableInfo, query: Query, codec: ValueCodec): Que
   if (query.proj !== undefined) {
     const proj = typeof query.proj === 'string' ? [query.proj] : query.proj;
     if (!Array.isArray(proj) || proj.some((p) => typeof p !== 'string' || !projectable.includes(p))) {
-      throw badRequest(`proj must name attributes of the table${distinct ? ' (hash keys and static columns for distinct)' : ''}.`, 'invalid-query');
+      throw invalidInput(`proj must name attributes of the table${distinct ? ' (hash keys and static columns for distinct)' : ''}.`, 'invalid-query');
     }
     output = proj;
   }
 
   let limit = MAX_LIMIT;
   if (query.limit !== undefined) {
-    if (!Number.isInteger(query.limit) || query.limit < 1) throw badRequest('limit must be a positive integer.', 'invalid-query');
+    if (!Number.isInteger(query.limit) || query.limit < 1) throw invalidInput('limit must be a positive integer.', 'invalid-query');
     limit = Math.min(query.limit, MAX_LIMIT);
   }
 
@@ -156,13 +156,13 @@ export function planQuery(info: TableInfo, query: Query, codec: ValueCodec): Que
     after = keysetOrder.map(({ column }, i) => {
       const type = schema.attributes[column]!;
       const normalized = normalizeValue(type, raw[i], column);
-      if (normalized === null) throw badRequest('The paging token (next) is malformed.', 'invalid-paging-token');
+      if (normalized === null) throw invalidInput('The paging token (next) is malformed.', 'invalid-paging-token');
       return toStorage(type, normalized, codec);
     });
   }
   const joinStatics = info.statics.some((s) => output.includes(s));
-  if (query.withTTL !== undefined && typeof query.withTTL !== 'boolean') throw badRequest('withTTL must be a boolean.', 'invalid-query');
+  if (query.withTTL !== undefined && typeof query.withTTL !== 'boolean') throw invalidInput('withTTL must be a boolean.', 'invalid-query');
   const withTTL = query.withTTL === true;
-  if (withTTL && distinct) throw badRequest('withTTL reads rows; distinct lists partitions.', 'invalid-query');
+  if (withTTL && distinct) throw invalidInput('withTTL reads rows; distinct lists partitions.', 'invalid-query');
   return { predicates, order: keysetOrder, output, notNull, limit, after, fingerprint, joinStatics, distinct, withTTL };
 }

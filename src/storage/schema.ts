@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { badRequest } from '../errors.js';
+import { invalidInput } from './errors.js';
 import { setElementType } from './values.js';
 import { own, SCALAR_TYPES, type AttributeType, type IndexElement, type RetentionPolicy, type TableSchema } from './types.js';
 
@@ -24,7 +24,7 @@ export interface TableInfo {
 }
 
 function fail(detail: string): never {
-  throw badRequest(`Invalid schema: ${detail}`, 'invalid-schema');
+  throw invalidInput(`Invalid schema: ${detail}`, 'invalid-schema');
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

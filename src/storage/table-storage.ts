@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { badRequest, notFound, preconditionFailed } from '../errors.js';
+import { conditionFailed, invalidInput, missing } from './errors.js';
 import { encodeToken } from './paging.js';
 import { planQuery } from './query-plan.js';
 import { rowsToExpire } from './retention.js';
@@ -12,7 +12,8 @@ import {
 import type { SqlDriver, SqlExecutor, SqlRow } from './sql/driver.js';
 import { META_TABLE, physicalNames, q, type PhysicalNames } from './sql/names.js';
 import type { Delete, Query, QueryResult, Row, TableSchema, Write } from './types.js';
-import { fromStorage, sortableToTimeuuid, timeuuidMillis, toStorage, type ValueCodec } from './values.js';
+import { sortableToTimeuuid, timeuuidMillis } from '../timeuuid.js';
+import { fromStorage, toStorage, type ValueCodec } from './values.js';
 import { planDelete, planWrite, type WritePlan } from './write-plan.js';
 
 interface Table {
@@ -45,12 +46,12 @@ export class TableStorage {
   }
 
   private async table(domain: string, name: unknown): Promise<Table> {
-    if (typeof name !== 'string' || !TABLE_NAME.test(name)) throw badRequest(`Invalid table name ${JSON.stringify(name)}.`, 'invalid-table-name');
+    if (typeof name !== 'string' || !TABLE_NAME.test(name)) throw invalidInput(`Invalid table name ${JSON.stringify(name)}.`, 'invalid-table-name');
     const cacheKey = `${domain}\u0000${name}`;
     const cached = this.tables.get(cacheKey);
     if (cached) return cached;
     const rows = await this.driver.all(`SELECT schema FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
-    if (rows.length === 0) throw notFound(`Table '${name}' does not exist in ${domain}.`, 'unknown-table');
+    if (rows.length === 0) throw missing(`Table '${name}' does not exist in ${domain}.`, 'unknown-table');
     const table = { info: describe(JSON.parse(rows[0]!.schema as string) as TableSchema), names: physicalNames(domain, name) };
     this.tables.set(cacheKey, table);
     return table;
@@ -93,7 +94,7 @@ export class TableStorage {
   }
 
   async get(domain: string, query: Query): Promise<QueryResult> {
-    if (typeof query !== 'object' || query === null) throw badRequest('A query must be a JSON object.', 'invalid-query');
+    if (typeof query !== 'object' || query === null) throw invalidInput('A query must be a JSON object.', 'invalid-query');
     const { info, names } = await this.table(domain, query.table);
     const plan = planQuery(info, query, this.codec);
     const stmt = selectStatement(info, names, plan, Date.now());
@@ -120,7 +121,7 @@ export class TableStorage {
 
   /** Writes one row (and/or its partition's static columns); a failed condition is a 412 and writes nothing. */
   async put(domain: string, write: Write): Promise<void> {
-    if (typeof write !== 'object' || write === null) throw badRequest('A write must be a JSON object.', 'invalid-write');
+    if (typeof write !== 'object' || write === null) throw invalidInput('A write must be a JSON object.', 'invalid-write');
     const { info, names } = await this.table(domain, write.table);
     const plan = planWrite(info, write, this.codec);
     const conditional = plan.notExists || plan.conditions.length > 0;
@@ -148,7 +149,7 @@ export class TableStorage {
     const staticConditions = plan.conditions.filter((c) => c.isStatic);
     if (key && (plan.notExists || rowConditions.length > 0)) {
       const [current] = await read(tx, readRowStatement(names, key, rowConditions.map((c) => c.column), now));
-      if (plan.notExists && current) throw preconditionFailed('The row already exists.', 'row-exists');
+      if (plan.notExists && current) throw conditionFailed('The row already exists.', 'row-exists');
       this.compare(info, rowConditions, current);
     }
     if (staticConditions.length > 0) {
@@ -163,7 +164,7 @@ export class TableStorage {
       const actual = current ? fromStorage(type, current[column], this.codec) : null;
       const wanted = expected === null ? null : fromStorage(type, toStorage(type, expected, this.codec), this.codec);
       if (!isDeepStrictEqual(actual, wanted)) {
-        throw preconditionFailed(`The condition on '${column}' does not hold.`, 'condition-failed');
+        throw conditionFailed(`The condition on '${column}' does not hold.`, 'condition-failed');
       }
     }
   }
@@ -185,7 +186,7 @@ export class TableStorage {
 
   /** Deletes the rows matching a (partial) primary key; without range keys, the static columns too. */
   async delete(domain: string, del: Delete): Promise<void> {
-    if (typeof del !== 'object' || del === null) throw badRequest('A delete must be a JSON object.', 'invalid-delete');
+    if (typeof del !== 'object' || del === null) throw invalidInput('A delete must be a JSON object.', 'invalid-delete');
     const { info, names } = await this.table(domain, del.table);
     const plan = planDelete(info, del, this.codec);
     await this.driver.transaction(undefined, async (tx) => {

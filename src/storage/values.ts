@@ -1,4 +1,5 @@
-import { badRequest } from '../errors.js';
+import { invalidInput } from './errors.js';
+import { sortableToTimeuuid, timeuuidToSortable } from '../timeuuid.js';
 import { canonicalDecimal, decimalToSortable, normalizeDecimal, sortableToDecimal } from './decimal.js';
 import type { AttributeType, ScalarType } from './types.js';
 
@@ -51,27 +52,7 @@ export function setElementType(type: AttributeType): ScalarType | undefined {
 
 function invalid(name: string, type: string, value: unknown): never {
   const shown = typeof value === 'string' ? JSON.stringify(value.slice(0, 80)) : typeof value;
-  throw badRequest(`Attribute '${name}' must be of type ${type}; got ${shown}.`, 'invalid-attribute-value');
-}
-
-/** v1 time-uuids sort by their embedded time: move time_hi and time_mid in front of time_low. */
-export function timeuuidToSortable(uuid: string): string {
-  const hex = uuid.toLowerCase().replace(/-/g, '');
-  return hex.slice(12, 16) + hex.slice(8, 12) + hex.slice(0, 8) + hex.slice(16);
-}
-
-export function sortableToTimeuuid(s: string): string {
-  const low = s.slice(8, 16);
-  const mid = s.slice(4, 8);
-  const hi = s.slice(0, 4);
-  return `${low}-${mid}-${hi}-${s.slice(16, 20)}-${s.slice(20, 32)}`;
-}
-
-/** Milliseconds since the epoch of a v1 time-uuid. */
-export function timeuuidMillis(uuid: string): number {
-  const hex = uuid.replace(/-/g, '');
-  const ticks = BigInt(`0x${hex.slice(13, 16)}${hex.slice(8, 12)}${hex.slice(0, 8)}`);
-  return Number((ticks - 122192928000000000n) / 10000n);
+  throw invalidInput(`Attribute '${name}' must be of type ${type}; got ${shown}.`, 'invalid-attribute-value');
 }
 
 function normalizeScalar(type: ScalarType, value: unknown, name: string): unknown {

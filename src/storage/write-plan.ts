@@ -1,4 +1,4 @@
-import { badRequest } from '../errors.js';
+import { invalidInput } from './errors.js';
 import type { TableInfo } from './schema.js';
 import { own, type Delete, type Write } from './types.js';
 import { normalizeValue, toStorage, type ValueCodec } from './values.js';
@@ -27,21 +27,21 @@ function isObject(v: unknown): v is Record<string, unknown> {
 /** Validates a write against the schema: every key present, no unknown attribute, every type right. */
 export function planWrite(info: TableInfo, write: Write, codec: ValueCodec): WritePlan {
   const { schema } = info;
-  if (!isObject(write.attributes)) throw badRequest('A write needs an attributes object.', 'invalid-write');
+  if (!isObject(write.attributes)) throw invalidInput('A write needs an attributes object.', 'invalid-write');
   const values: Record<string, unknown> = {};
   let ttl: number | undefined;
   for (const [name, value] of Object.entries(write.attributes)) {
     if (name === '_ttl') {
-      if (!Number.isInteger(value) || (value as number) < 1) throw badRequest('_ttl must be a positive number of seconds.', 'invalid-write');
+      if (!Number.isInteger(value) || (value as number) < 1) throw invalidInput('_ttl must be a positive number of seconds.', 'invalid-write');
       ttl = value as number;
       continue;
     }
     const type = own(schema.attributes, name);
-    if (!type) throw badRequest(`Table '${schema.table}' has no attribute '${name}'.`, 'unknown-attribute');
+    if (!type) throw invalidInput(`Table '${schema.table}' has no attribute '${name}'.`, 'unknown-attribute');
     values[name] = toStorage(type, normalizeValue(type, value, name), codec);
   }
   for (const h of info.hash) {
-    if (values[h] === null || values[h] === undefined) throw badRequest(`The hash key '${h}' is missing.`, 'missing-key');
+    if (values[h] === null || values[h] === undefined) throw invalidInput(`The hash key '${h}' is missing.`, 'missing-key');
   }
   const hashKey = Object.fromEntries(info.hash.map((h) => [h, values[h]]));
   const statics = Object.fromEntries(info.statics.filter((s) => s in values).map((s) => [s, values[s]]));
@@ -50,7 +50,7 @@ export function planWrite(info: TableInfo, write: Write, codec: ValueCodec): Wri
   const staticOnly = givenRange.length === 0 && givenRegular.length === 0 && Object.keys(statics).length > 0;
   if (!staticOnly) {
     const missing = info.range.find((r) => !givenRange.includes(r));
-    if (missing) throw badRequest(`The range key '${missing}' is missing.`, 'missing-key');
+    if (missing) throw invalidInput(`The range key '${missing}' is missing.`, 'missing-key');
   }
   const row = staticOnly
     ? undefined
@@ -59,18 +59,18 @@ export function planWrite(info: TableInfo, write: Write, codec: ValueCodec): Wri
   let notExists = false;
   const conditions: Condition[] = [];
   if (write.if === 'not exists') {
-    if (staticOnly) throw badRequest("'if: not exists' needs the full primary key.", 'invalid-write');
+    if (staticOnly) throw invalidInput("'if: not exists' needs the full primary key.", 'invalid-write');
     notExists = true;
   } else if (write.if !== undefined && write.if !== null) {
-    if (!isObject(write.if)) throw badRequest("'if' must be \"not exists\" or {attribute: {eq: value}}.", 'invalid-write');
+    if (!isObject(write.if)) throw invalidInput("'if' must be \"not exists\" or {attribute: {eq: value}}.", 'invalid-write');
     for (const [column, cond] of Object.entries(write.if)) {
       const type = own(schema.attributes, column);
-      if (!type) throw badRequest(`Condition on unknown attribute '${column}'.`, 'unknown-attribute');
+      if (!type) throw invalidInput(`Condition on unknown attribute '${column}'.`, 'unknown-attribute');
       if (!isObject(cond) || !('eq' in cond) || Object.keys(cond).length !== 1) {
-        throw badRequest(`Condition on '${column}' must be {eq: value}.`, 'invalid-write');
+        throw invalidInput(`Condition on '${column}' must be {eq: value}.`, 'invalid-write');
       }
       const isStatic = info.statics.includes(column);
-      if (!isStatic && !row) throw badRequest(`A condition on '${column}' needs the full primary key.`, 'invalid-write');
+      if (!isStatic && !row) throw invalidInput(`A condition on '${column}' needs the full primary key.`, 'invalid-write');
       conditions.push({ column, isStatic, expected: normalizeValue(type, cond.eq, column) });
     }
   }
@@ -84,18 +84,18 @@ export interface DeletePlan {
 }
 
 export function planDelete(info: TableInfo, del: Delete, codec: ValueCodec): DeletePlan {
-  if (!isObject(del.attributes)) throw badRequest('A delete needs an attributes object naming the key.', 'invalid-delete');
+  if (!isObject(del.attributes)) throw invalidInput('A delete needs an attributes object naming the key.', 'invalid-delete');
   const key: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(del.attributes)) {
     if (!info.hash.includes(name) && !info.range.includes(name)) {
-      throw badRequest(`Deletes match keys only; '${name}' is not a key of '${info.schema.table}'.`, 'invalid-delete');
+      throw invalidInput(`Deletes match keys only; '${name}' is not a key of '${info.schema.table}'.`, 'invalid-delete');
     }
     const type = info.schema.attributes[name]!;
     const normalized = normalizeValue(type, value, name);
-    if (normalized === null) throw badRequest(`Key '${name}' cannot be null.`, 'invalid-delete');
+    if (normalized === null) throw invalidInput(`Key '${name}' cannot be null.`, 'invalid-delete');
     key[name] = toStorage(type, normalized, codec);
   }
-  for (const h of info.hash) if (!(h in key)) throw badRequest(`The hash key '${h}' is missing.`, 'missing-key');
+  for (const h of info.hash) if (!(h in key)) throw invalidInput(`The hash key '${h}' is missing.`, 'missing-key');
   const hashKey = Object.fromEntries(info.hash.map((h) => [h, key[h]]));
   return { hashKey, key, wholePartition: info.range.every((r) => !(r in key)) };
 }

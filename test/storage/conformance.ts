@@ -2,15 +2,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { v1 as uuidv1 } from 'uuid';
 import type { StorageConfig } from '../../src/config.js';
-import { HttpError } from '../../src/errors.js';
+import { StorageError } from '../../src/storage/errors.js';
+import { STATUS_OF } from '../../src/modules/table/index.js';
 import { openStorage, type TableStorage } from '../../src/storage/index.js';
 import { freshDomain, sleep } from '../helpers.js';
 
-/** Asserts that a promise rejects with an HttpError of the given status. */
+/** Asserts that a promise rejects with the storage error that means the given HTTP status. */
 export async function rejectsWith(promise: Promise<unknown>, status: number, match?: RegExp): Promise<void> {
   await assert.rejects(promise, (err: unknown) => {
-    assert.ok(err instanceof HttpError, `expected HttpError, got ${String(err)}`);
-    assert.equal(err.status, status, err.detail);
+    assert.ok(err instanceof StorageError, `expected StorageError, got ${String(err)}`);
+    assert.equal(STATUS_OF[err.kind], status, err.detail);
     if (match) assert.match(err.detail, match);
     return true;
   });
@@ -443,7 +444,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
           Array.from({ length: 20 }, (_, i) => storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, hits: i }, if: 'not exists' })),
         );
         const won = results.filter((r) => r.status === 'fulfilled');
-        const lost = results.filter((r) => r.status === 'rejected' && (r.reason as HttpError).status === 412);
+        const lost = results.filter((r) => r.status === 'rejected' && (r.reason as StorageError).kind === 'condition-failed');
         assert.deepEqual([won.length, lost.length], [1, 19]);
         const winner = results.findIndex((r) => r.status === 'fulfilled');
         const [row] = (await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items;
@@ -459,7 +460,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
           candidates.map((t) => storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, latest: t }, if: { latest: { eq: base } } })),
         );
         assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
-        assert.ok(results.every((r) => r.status === 'fulfilled' || (r.reason as HttpError).status === 412));
+        assert.ok(results.every((r) => r.status === 'fulfilled' || (r.reason as StorageError).kind === 'condition-failed'));
         const winner = candidates[results.findIndex((r) => r.status === 'fulfilled')];
         const { items } = await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } });
         assert.equal(items.length, 2, 'losers wrote no rows');

@@ -1,6 +1,6 @@
 import { notFound } from '../../errors.js';
 import type { Module, RouteRequest } from '../../router/types.js';
-import { missingBucket, TableClient } from '../table/client.js';
+import { missingBucket, TableClient } from '../../internal/table-client.js';
 import { pagingFrom } from '../../router/paging.js';
 import { RevisionStore } from './revision-store.js';
 import { bucketRoutes, parseCreateBody, revisionRoutes } from './revision-routes.js';

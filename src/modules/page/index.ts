@@ -3,7 +3,9 @@ import type { Module, RequestContext, Response, RouteRequest } from '../../route
 import { isTid, parseTime, tidTime, UUID_PATTERN } from '../../tid.js';
 import { pagingFrom } from '../../router/paging.js';
 import { PageService, RevisionMoved } from './page-service.js';
-import { PROPS, type Prop, type Render } from './renders.js';
+import { PROPS, RenderStore, type Prop, type Render } from './renders.js';
+import type { Logger } from 'pino';
+import type { Wiki } from '../../upstream/wiki.js';
 import { revisionMetadata, type RevisionRow } from './revisions.js';
 import { pageSpecs } from './spec.js';
 
@@ -49,7 +51,19 @@ function contentResponse(domain: string, render: Render, prop: Prop, byTid: bool
 }
 
 /** `/{domain}/v1/page/...` and `/{domain}/v1/revision/...`: the public content API. */
-export function pageModule(service: PageService): Module {
+export interface PageModuleOptions {
+  wikis: Map<string, Wiki>;
+  log: Logger;
+  latestCheckMs: number;
+  pageCacheMs: number;
+  renderCacheBytes: number;
+  negativeCacheMs: number;
+}
+
+export function pageModule(options: PageModuleOptions): Module {
+  const service = new PageService(
+    options.wikis, new RenderStore(options.renderCacheBytes), options.latestCheckMs, options.pageCacheMs, options.log, options.negativeCacheMs,
+  );
   /** The normalized title, or a redirect to the same URL with it. */
   async function titleOf(req: RouteRequest): Promise<{ title: string } | { redirect: Response }> {
     const given = req.params.title!;
@@ -86,6 +100,10 @@ export function pageModule(service: PageService): Module {
     name: 'page',
     api: 'v1',
     tables: ['page_revisions', 'parsoid', 'site_info'],
+    async setup(ctx) {
+      for (const domain of options.wikis.keys()) await service.createTables(ctx, domain);
+    },
+    close: () => service.drain(),
     routes: [
       {
         method: 'GET',

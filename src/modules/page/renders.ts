@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { RequestContext } from '../../router/types.js';
 import type { Row } from '../../storage/types.js';
-import { TableClient } from '../table/client.js';
+import { TableClient } from '../../internal/table-client.js';
 
 export const PROPS = ['html', 'data-parsoid', 'data-mw', 'wikitext'] as const;
 export type Prop = (typeof PROPS)[number];

@@ -1,7 +1,7 @@
 import type { RequestContext } from '../../router/types.js';
 import type { Row } from '../../storage/types.js';
 import type { ApiPage, ApiRevision } from '../../upstream/action-api.js';
-import { TableClient } from '../table/client.js';
+import { TableClient } from '../../internal/table-client.js';
 import { TitleCache } from './title-cache.js';
 
 /** One revision of a page as stored, with the page's static state joined to it. */

@@ -1,7 +1,7 @@
 import type { RequestContext } from '../../router/types.js';
 import type { SiteInfo } from '../../upstream/action-api.js';
 import type { SiteInfoStore } from '../../upstream/wiki.js';
-import { TableClient } from '../table/client.js';
+import { TableClient } from '../../internal/table-client.js';
 
 export const SITE_INFO_SCHEMA = {
   version: 1,

@@ -1,4 +1,5 @@
-import { badRequest, forbidden } from '../../errors.js';
+import { HttpError, badRequest, forbidden } from '../../errors.js';
+import { StorageError, type StorageErrorKind } from '../../storage/errors.js';
 import type { Module, RequestContext, RouteRequest } from '../../router/types.js';
 import type { TableStorage } from '../../storage/table-storage.js';
 import { tableSpecs } from './spec.js';
@@ -11,6 +12,18 @@ function withTable(req: RouteRequest, optional = false): Record<string, unknown>
   const given = (body as { table?: unknown }).table;
   if (given !== undefined && given !== table) throw badRequest(`The body names table ${JSON.stringify(given)} but the URL names '${table}'.`, 'table-mismatch');
   return { ...(body as Record<string, unknown>), table };
+}
+
+/** What storage's errors mean over HTTP. */
+export const STATUS_OF: Record<StorageErrorKind, number> = { invalid: 400, 'not-found': 404, 'condition-failed': 412 };
+
+async function mapped<T>(operation: Promise<T>): Promise<T> {
+  try {
+    return await operation;
+  } catch (e) {
+    if (e instanceof StorageError) throw new HttpError(STATUS_OF[e.kind], e.code, e.detail);
+    throw e;
+  }
 }
 
 /** A table a module owns cannot be dropped or redefined from outside. */
@@ -26,7 +39,7 @@ function checkNotOwned(req: RouteRequest, ctx: RequestContext, owned: () => Set<
  */
 export function tableModule(storage: TableStorage, owned: () => Set<string> = () => new Set()): Module {
   const query = async (req: RouteRequest) => {
-    return { status: 200, body: await storage.get(req.domain, withTable(req, true)) };
+    return { status: 200, body: await mapped(storage.get(req.domain, withTable(req, true))) };
   };
   return {
     name: 'table',
@@ -40,7 +53,7 @@ export function tableModule(storage: TableStorage, owned: () => Set<string> = ()
         spec: tableSpecs.createTable,
         handler: async (req, ctx) => {
           checkNotOwned(req, ctx, owned);
-          const outcome = await storage.createTable(req.domain, req.params.table!, req.body);
+          const outcome = await mapped(storage.createTable(req.domain, req.params.table!, req.body));
           return { status: outcome === 'created' ? 201 : 200, body: { table: req.params.table, outcome } };
         },
       },
@@ -48,7 +61,7 @@ export function tableModule(storage: TableStorage, owned: () => Set<string> = ()
         method: 'GET',
         path: '/table/{table}',
         spec: tableSpecs.getSchema,
-        handler: async (req) => ({ status: 200, body: await storage.getSchema(req.domain, req.params.table!) }),
+        handler: async (req) => ({ status: 200, body: await mapped(storage.getSchema(req.domain, req.params.table!)) }),
       },
       {
         method: 'DELETE',
@@ -56,7 +69,7 @@ export function tableModule(storage: TableStorage, owned: () => Set<string> = ()
         spec: tableSpecs.dropTable,
         handler: async (req, ctx) => {
           checkNotOwned(req, ctx, owned);
-          await storage.dropTable(req.domain, req.params.table!);
+          await mapped(storage.dropTable(req.domain, req.params.table!));
           return { status: 204 };
         },
       },
@@ -66,7 +79,7 @@ export function tableModule(storage: TableStorage, owned: () => Set<string> = ()
         body: 'json',
         spec: tableSpecs.put,
         handler: async (req) => {
-          await storage.put(req.domain, withTable(req) as never);
+          await mapped(storage.put(req.domain, withTable(req) as never));
           return { status: 201, body: {} };
         },
       },
@@ -78,7 +91,7 @@ export function tableModule(storage: TableStorage, owned: () => Set<string> = ()
         body: 'json',
         spec: tableSpecs.delete,
         handler: async (req) => {
-          await storage.delete(req.domain, withTable(req) as never);
+          await mapped(storage.delete(req.domain, withTable(req) as never));
           return { status: 204 };
         },
       },

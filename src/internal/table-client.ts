@@ -1,6 +1,6 @@
-import { HttpError } from '../../errors.js';
-import type { RequestContext } from '../../router/types.js';
-import type { Query, QueryResult, Write } from '../../storage/types.js';
+import { HttpError } from '../errors.js';
+import type { RequestContext } from '../router/types.js';
+import type { Query, QueryResult, Write } from '../storage/types.js';
 
 /** A module's handle on one table of the table storage API, through internal requests. */
 export class TableClient {

@@ -1,0 +1,50 @@
+import { HttpError, badRequest, forbidden } from '../errors.js';
+import type { RouteMatch } from './router.js';
+import type { Request, RequestContext, Response } from './types.js';
+
+/**
+ * One step every request passes through on its way to a handler, external and internal alike
+ * (as hyperswitch's filters): it may refuse the request, observe it, or pass it on with `next`.
+ */
+export type Filter = (match: RouteMatch, req: Request, ctx: RequestContext, next: () => Promise<Response>) => Promise<Response>;
+
+/** The internal API is open to internal requests, and to outside requests with the admin credential. */
+export const accessFilter: Filter = (match, _req, ctx, next) => {
+  if (match.api === 'sys' && ctx.external && !ctx.admin) throw forbidden('The internal API (/sys/) needs the admin credential.', 'admin-required');
+  return next();
+};
+
+/** Where JSON is expected, only JSON values (internal callers hand over values, not bytes). */
+export const jsonBodyFilter: Filter = (match, req, _ctx, next) => {
+  const kind = match.route?.body;
+  if ((kind === 'json' || kind === 'optional-json') && (Buffer.isBuffer(req.body) || typeof req.body === 'string')) {
+    throw new HttpError(415, 'unsupported-media-type', 'The body must be application/json.');
+  }
+  return next();
+};
+
+/** The route's own schemas (compiled once), then a required body's presence. */
+export const schemaFilter: Filter = (match, req, _ctx, next) => {
+  match.validate?.({ params: match.params, query: match.query, headers: req.headers ?? {}, body: req.body });
+  if (match.route?.body === 'json' && (req.body === undefined || req.body === null)) throw badRequest('This request needs a JSON body.', 'missing-body');
+  return next();
+};
+
+/** Counts and times internal requests (the HTTP front measures external ones as sent, 304s included). */
+export function metricsFilter(observe: (route: string, method: string, status: number, seconds: number) => void): Filter {
+  return async (match, req, ctx, next) => {
+    if (ctx.external) return next();
+    const started = process.hrtime.bigint();
+    let status = 500;
+    try {
+      const res = await next();
+      status = res.status;
+      return res;
+    } catch (e) {
+      status = e instanceof HttpError ? e.status : 500;
+      throw e;
+    } finally {
+      observe(match.label, req.method, status, Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  };
+}

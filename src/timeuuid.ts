@@ -1,0 +1,21 @@
+/** Version 1 time-uuids as text: their embedded time, and a form that sorts by it. Pure; no layer of its own. */
+
+/** v1 time-uuids sort by their embedded time: move time_hi and time_mid in front of time_low. */
+export function timeuuidToSortable(uuid: string): string {
+  const hex = uuid.toLowerCase().replace(/-/g, '');
+  return hex.slice(12, 16) + hex.slice(8, 12) + hex.slice(0, 8) + hex.slice(16);
+}
+
+export function sortableToTimeuuid(s: string): string {
+  const low = s.slice(8, 16);
+  const mid = s.slice(4, 8);
+  const hi = s.slice(0, 4);
+  return `${low}-${mid}-${hi}-${s.slice(16, 20)}-${s.slice(20, 32)}`;
+}
+
+/** Milliseconds since the epoch of a v1 time-uuid. */
+export function timeuuidMillis(uuid: string): number {
+  const hex = uuid.replace(/-/g, '');
+  const ticks = BigInt(`0x${hex.slice(13, 16)}${hex.slice(8, 12)}${hex.slice(0, 8)}`);
+  return Number((ticks - 122192928000000000n) / 10000n);
+}
