@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { LRUCache } from 'lru-cache';
 import { Metrics } from '../src/metrics.js';
+import { PageCaches } from '../src/modules/page/page-caches.js';
 import type { SiteInfo } from '../src/upstream/action-api.js';
 import { Wiki } from '../src/upstream/wiki.js';
 import { request, sqliteConfig, startServer, type TestServer } from './helpers.js';
@@ -99,9 +99,12 @@ describe('page API under faults and hostile requests', () => {
     const info = ((await res.json()) as { query: SiteInfo }).query;
     const wiki = new Wiki('wiki.test', { action_api: 'http://127.0.0.1:1/api.php', rest_api: 'http://127.0.0.1:1/rest.php' }, 'test', new Metrics(false));
     wiki.useSiteInfoStore({ load: async () => ({ info, fetched: Date.now() }), save: async () => {} });
-    for (let i = 0; i < 20_000; i++) await wiki.normalize(`${'hostile title '.repeat(17)}${i}`);
-    const cache = (wiki as unknown as { normalized: LRUCache<string, string> }).normalized;
-    assert.ok(cache.calculatedSize <= 4 * 1024 * 1024, `${cache.calculatedSize} bytes`);
-    assert.ok(cache.size > 1000, 'still caching');
+    const caches = new PageCaches({ rowTtlMs: 1000, renderBytes: 1024, missTtlMs: 0 });
+    for (let i = 0; i < 20_000; i++) {
+      const text = `${'hostile title '.repeat(17)}${i}`;
+      assert.equal(await caches.title('wiki.test', text, () => wiki.normalize(text)), `Hostile_title_${'hostile_title_'.repeat(16)}${i}`);
+    }
+    assert.ok(caches.titleBytes <= 4 * 1024 * 1024, `${caches.titleBytes} bytes`);
+    assert.ok(caches.titleBytes > 3 * 1024 * 1024, 'still caching');
   });
 });

@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import { Title } from 'mediawiki-title';
 import type { Logger } from 'pino';
 import type { WikiConfig } from '../config.js';
@@ -15,8 +14,6 @@ export interface SiteInfoStore {
 
 /** Stored site info older than this is refreshed from the wiki in the background. */
 const SITE_INFO_MAX_AGE_MS = 24 * 3600 * 1000;
-/** Memory for normalised titles; keys are client text, so the bound is in bytes, not entries. */
-const TITLE_CACHE_BYTES = 4 * 1024 * 1024;
 
 /** One wiki: its Action API, its Parsoid, and its title rules (site info, kept in storage). */
 export class Wiki {
@@ -24,11 +21,6 @@ export class Wiki {
   readonly parsoid: ParsoidClient;
   private siteInfo: Promise<SiteInfo> | undefined;
   private store: SiteInfoStore | undefined;
-  /** Normalizing is pure given the site info and costs more than the rest of a stored read. */
-  private readonly normalized = new LRUCache<string, string>({
-    maxSize: TITLE_CACHE_BYTES,
-    sizeCalculation: (value, key) => 2 * (key.length + value.length) + 64,
-  });
 
   constructor(
     readonly domain: string,
@@ -78,10 +70,8 @@ export class Wiki {
     return this.siteInfo;
   }
 
-  /** The title as the wiki stores it (prefixed DB key, e.g. `Talk:Main_Page`). */
+  /** The title as the wiki stores it (prefixed DB key, e.g. `Talk:Main_Page`); callers cache it. */
   async normalize(text: string): Promise<string> {
-    const cached = this.normalized.get(text);
-    if (cached !== undefined) return cached;
     const siteInfo = await this.rules();
     let title: Title;
     try {
@@ -91,9 +81,7 @@ export class Wiki {
     }
     // Special: and Media: pages have no revisions and no content to store.
     if (title.getNamespace().getId() < 0) throw notFound(`${title.getPrefixedText()} is a special page: it has no stored content.`, 'special-page');
-    const key = title.getPrefixedDBKey();
-    this.normalized.set(text, key);
-    return key;
+    return title.getPrefixedDBKey();
   }
 }
 

@@ -3,7 +3,8 @@ import type { Module, RequestContext, Response, RouteRequest } from '../../route
 import { isTid, parseTime, tidTime, UUID_PATTERN } from '../../tid.js';
 import { pagingFrom } from '../../router/paging.js';
 import { PageService, RevisionMoved } from './page-service.js';
-import { PROPS, RenderStore, type Prop, type Render } from './renders.js';
+import { PageCaches } from './page-caches.js';
+import { PROPS, type Prop, type Render } from './renders.js';
 import type { Logger } from 'pino';
 import type { Wiki } from '../../upstream/wiki.js';
 import { revisionMetadata, type RevisionRow } from './revisions.js';
@@ -39,14 +40,8 @@ function contentHeaders(domain: string, render: Render, prop: Prop, byTid: boole
 }
 
 /** Renders are immutable, so their response headers are built once (per domain, property and kind). */
-const headerCache = new WeakMap<Render, Map<string, Record<string, string>>>();
-
-function contentResponse(domain: string, render: Render, prop: Prop, byTid: boolean): Response {
-  let perRender = headerCache.get(render);
-  if (!perRender) headerCache.set(render, (perRender = new Map()));
-  const key = `${domain}\u0000${prop}\u0000${byTid}`;
-  let headers = perRender.get(key);
-  if (!headers) perRender.set(key, (headers = contentHeaders(domain, render, prop, byTid)));
+function contentResponse(caches: PageCaches, domain: string, render: Render, prop: Prop, byTid: boolean): Response {
+  const headers = caches.headersFor(render, `${domain}\u0000${prop}\u0000${byTid}`, () => contentHeaders(domain, render, prop, byTid));
   return { status: 200, headers, body: render.parts[prop] };
 }
 
@@ -61,13 +56,12 @@ export interface PageModuleOptions {
 }
 
 export function pageModule(options: PageModuleOptions): Module {
-  const service = new PageService(
-    options.wikis, new RenderStore(options.renderCacheBytes), options.latestCheckMs, options.pageCacheMs, options.log, options.negativeCacheMs,
-  );
+  const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
+  const service = new PageService(options.wikis, caches, options.latestCheckMs, options.log);
   /** The normalized title, or a redirect to the same URL with it. */
   async function titleOf(req: RouteRequest): Promise<{ title: string } | { redirect: Response }> {
     const given = req.params.title!;
-    const title = await service.wiki(req.domain).normalize(given);
+    const title = await caches.title(req.domain, given, () => service.wiki(req.domain).normalize(given));
     if (title === given) return { title };
     const prefix = `/${req.domain}/v1/page/`;
     const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
@@ -161,7 +155,7 @@ export function pageModule(options: PageModuleOptions): Module {
         handler: withTitle(async (req, ctx, title) => {
           const prop = asProp(req.params.prop!);
           const row = await latestOrAt(req, ctx, title);
-          return contentResponse(req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, false);
+          return contentResponse(caches, req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, false);
         }),
       },
       {
@@ -183,14 +177,14 @@ export function pageModule(options: PageModuleOptions): Module {
           const revision = req.params.revision!;
           if (REVID.test(revision)) {
             const row = await service.revision(ctx, req.domain, title, Number(revision), forced(req, ctx));
-            return contentResponse(req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, false);
+            return contentResponse(caches, req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, false);
           }
           const render = await service.renders.byTid(ctx, req.domain, title, revision.toLowerCase());
           if (!render) throw notFound(`No render ${revision} of ${title}.`, 'render-not-found');
           const row = await service.revisions(req.domain).get(ctx, title, render.rev);
           if (row?.deleted) throw notFound(`${title} has been deleted.`, 'page-deleted');
           if (row?.text_hidden) throw new HttpError(403, 'revision-hidden', `The text of revision ${render.rev} is hidden.`);
-          return contentResponse(req.domain, render, prop, true);
+          return contentResponse(caches, req.domain, render, prop, true);
         }),
       },
       {

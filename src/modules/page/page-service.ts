@@ -8,8 +8,8 @@ import { newTid } from '../../tid.js';
 import type { ApiPage } from '../../upstream/action-api.js';
 import type { PageBundle, Part } from '../../upstream/parsoid.js';
 import { isUnavailable, type Wiki } from '../../upstream/wiki.js';
-import { LRUCache } from 'lru-cache';
-import { PROPS, type Prop, type Render, type RenderStore } from './renders.js';
+import type { PageCaches } from './page-caches.js';
+import { PROPS, RenderStore, type Prop, type Render } from './renders.js';
 import { PageRevisions, revisionMetadata, type RevisionRow } from './revisions.js';
 import { StoredSiteInfo } from './site-info.js';
 
@@ -40,44 +40,31 @@ function redirectTarget(html: string): string | undefined {
  * latest revision refreshed from the wiki when it is older than the check interval.
  */
 export class PageService {
-  private readonly inflight = new Map<string, Promise<unknown>>();
   /** Renders being stored after their clients were answered; shutdown waits for them. */
   private readonly storing = new Set<Promise<void>>();
   private readonly revisionTables = new Map<string, PageRevisions>();
-  /**
-   * The wiki's recent "no such page / revision" answers: without them every request for a missing
-   * page would cost a wiki request, and anyone could make the service flood the wiki.
-   */
-  private readonly misses: LRUCache<string, HttpError> | undefined;
+  readonly renders: RenderStore;
 
+  /**
+   * `caches` hold what is kept in memory; among them the wiki's recent "no such page / revision"
+   * answers: without those, anyone could make the service send the wiki a request per request.
+   */
   constructor(
     private readonly wikis: Map<string, Wiki>,
-    readonly renders: RenderStore,
+    readonly caches: PageCaches,
     private readonly latestCheckMs: number,
-    private readonly rowCacheMs: number,
     private readonly log: Logger,
-    negativeCacheMs = 0,
   ) {
-    if (negativeCacheMs > 0) {
-      this.misses = new LRUCache({ ttl: negativeCacheMs, maxSize: 4 * 1024 * 1024, sizeCalculation: (_e, key) => 2 * key.length + 256 });
-    }
+    this.renders = new RenderStore(caches);
   }
 
-  /** Asks the wiki unless it said "not found" for `key` moments ago; a 404 it answers is remembered. */
-  private async unlessMissing<T>(key: string, force: boolean, ask: () => Promise<T>): Promise<T> {
-    const known = force ? undefined : this.misses?.get(key);
-    if (known) throw known;
-    try {
-      return await ask();
-    } catch (e) {
-      if (e instanceof HttpError && e.status === 404) this.misses?.set(key, e);
-      throw e;
-    }
+  private unlessMissing<T>(key: string, force: boolean, ask: () => Promise<T>): Promise<T> {
+    return this.caches.unlessMissing(key, force, ask);
   }
 
   /** Something was learnt about a page (an edit or a creation): forget that it was missing. */
   private found(domain: string, title: string): void {
-    this.misses?.delete(`page\u0000${domain}\u0000${title}`);
+    this.caches.forgetMiss(`page\u0000${domain}\u0000${title}`);
   }
 
   wiki(domain: string): Wiki {
@@ -86,7 +73,7 @@ export class PageService {
 
   revisions(domain: string): PageRevisions {
     let t = this.revisionTables.get(domain);
-    if (!t) this.revisionTables.set(domain, (t = new PageRevisions(domain, this.rowCacheMs)));
+    if (!t) this.revisionTables.set(domain, (t = new PageRevisions(domain, this.caches.rowsOf(domain))));
     return t;
   }
 
@@ -103,13 +90,8 @@ export class PageService {
     while (this.storing.size > 0) await Promise.all([...this.storing]);
   }
 
-  /** Runs `fn` once for all concurrent callers with the same key. */
   private coalesce<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const running = this.inflight.get(key);
-    if (running) return running as Promise<T>;
-    const promise = fn().finally(() => this.inflight.delete(key));
-    this.inflight.set(key, promise);
-    return promise;
+    return this.caches.coalesce(key, fn);
   }
 
   // ---- revisions ----------------------------------------------------------------------------
@@ -287,26 +269,14 @@ export class PageService {
    * it is stored, so requests arriving meanwhile join it instead of rendering again.
    */
   private renderOnce(key: string, make: () => Promise<{ render: Render; stored: Promise<void> }>): Promise<Render> {
-    const running = this.inflight.get(key);
-    if (running) return running as Promise<Render>;
-    const promise = make().then(
-      ({ render, stored }) => {
-        const tracked = stored
-          .catch((err) => this.log.error({ err, title: render.title, rev: render.rev }, 'storing a render failed'))
-          .finally(() => {
-            this.inflight.delete(key);
-            this.storing.delete(tracked);
-          });
-        this.storing.add(tracked);
-        return render;
-      },
-      (err) => {
-        this.inflight.delete(key);
-        throw err;
-      },
-    );
-    this.inflight.set(key, promise);
-    return promise;
+    return this.caches.coalesceUntil(key, async () => {
+      const { render, stored } = await make();
+      const tracked: Promise<void> = stored
+        .catch((err) => this.log.error({ err, title: render.title, rev: render.rev }, 'storing a render failed'))
+        .finally(() => this.storing.delete(tracked));
+      this.storing.add(tracked);
+      return { value: render, settled: tracked };
+    });
   }
 
   private async renderNow(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<{ render: Render; stored: Promise<void> }> {

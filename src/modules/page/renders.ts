@@ -1,6 +1,6 @@
-import { LRUCache } from 'lru-cache';
 import type { RequestContext } from '../../router/types.js';
 import type { Row } from '../../storage/types.js';
+import type { PageCaches } from './page-caches.js';
 import { TableClient } from '../../internal/table-client.js';
 
 export const PROPS = ['html', 'data-parsoid', 'data-mw', 'wikitext'] as const;
@@ -44,15 +44,9 @@ function toRender(row: Row | undefined): Render | undefined {
  * stored, so a cached render needs no storage read.
  */
 export class RenderStore {
-  private readonly cache: LRUCache<string, Render>;
   private readonly tables = new Map<string, TableClient>();
 
-  constructor(cacheBytes: number) {
-    this.cache = new LRUCache<string, Render>({
-      maxSize: Math.max(1, cacheBytes),
-      sizeCalculation: (r) => Math.max(1, PROPS.reduce((n, p) => n + r.parts[p].length, 0)),
-    });
-  }
+  constructor(private readonly caches: PageCaches) {}
 
   table(domain: string): TableClient {
     let t = this.tables.get(domain);
@@ -65,12 +59,12 @@ export class RenderStore {
   }
 
   remember(domain: string, render: Render | undefined): Render | undefined {
-    if (render) this.cache.set(`${domain}\u0000${render.tid}`, render);
+    if (render) this.caches.rememberRender(domain, render);
     return render;
   }
 
   async byTid(ctx: RequestContext, domain: string, title: string, tid: string, rev?: number): Promise<Render | undefined> {
-    const cached = this.cache.get(`${domain}\u0000${tid}`);
+    const cached = this.caches.render(domain, tid);
     if (cached) return cached.title === title ? cached : undefined;
     const attributes = rev === undefined ? { title, tid } : { title, rev, tid };
     return this.remember(domain, toRender((await this.table(domain).query(ctx, { attributes, limit: 1 })).items[0]));

@@ -2,7 +2,7 @@ import type { RequestContext } from '../../router/types.js';
 import type { Row } from '../../storage/types.js';
 import type { ApiPage, ApiRevision } from '../../upstream/action-api.js';
 import { TableClient } from '../../internal/table-client.js';
-import { TitleCache } from './title-cache.js';
+import type { TitleCache } from './title-cache.js';
 
 /** One revision of a page as stored, with the page's static state joined to it. */
 export interface RevisionRow {
@@ -91,11 +91,10 @@ function fromApi(title: string, page: ApiPage, r: ApiRevision): Record<string, u
 /** The MediaWiki revision table: revisions as they are first seen, per page, newest first. */
 export class PageRevisions {
   readonly table: TableClient;
-  private readonly cache: TitleCache<RevisionRow | undefined>;
 
-  constructor(domain: string, cacheMs: number) {
+  /** `cache` is this domain's page-state cache (see PageCaches). */
+  constructor(domain: string, private readonly cache: TitleCache<RevisionRow | undefined>) {
     this.table = new TableClient(domain, 'page_revisions');
-    this.cache = new TitleCache(cacheMs);
   }
 
   private async cached(title: string, sub: string, read: () => Promise<RevisionRow | undefined>): Promise<RevisionRow | undefined> {
