@@ -1,6 +1,6 @@
 import FindMyWay from 'find-my-way';
 import type { Logger } from 'pino';
-import { HttpError, badRequest, forbidden, notFound } from '../errors.js';
+import { HttpError, badRequest, notFound } from '../errors.js';
 import { accessFilter, jsonBodyFilter, metricsFilter, schemaFilter, type Filter } from './filters.js';
 import { compileValidator, type RequestValidator } from './validation.js';
 import type { Api, Handler, Module, Request, RequestContext, Response, Route, RouteRequest } from './types.js';

@@ -1,6 +1,6 @@
-import { HttpError, badRequest, notFound } from '../../errors.js';
+import { HttpError, notFound } from '../../errors.js';
 import type { Module, RequestContext, Response, RouteRequest } from '../../router/types.js';
-import { isTid, parseTime, tidTime, UUID_PATTERN } from '../../tid.js';
+import { parseTime, tidTime } from '../../tid.js';
 import { pagingFrom } from '../../router/paging.js';
 import { PageService, RevisionMoved } from './page-service.js';
 import { PageCaches } from './page-caches.js';
