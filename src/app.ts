@@ -11,6 +11,7 @@ import { revisionedObjectModule } from './modules/buckets/revisioned-object.js';
 import { pageModule } from './modules/page/index.js';
 import { systemModules } from './modules/system/index.js';
 import { tableModule } from './modules/table/index.js';
+import { transactionsModule } from './modules/transactions/index.js';
 import { Router } from './router/router.js';
 import type { Module } from './router/types.js';
 import { openStorage, type TableStorage } from './storage/index.js';
@@ -40,8 +41,12 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     wikis, log, latestCheckMs: config.latest_check_interval * 1000, pageCacheMs: config.page_cache_ms,
     renderCacheBytes: config.render_cache_bytes, negativeCacheMs: config.negative_cache_ms,
   });
+  const transactions = transactionsModule({
+    domains, leaseMs: config.transaction_lease * 1000, sweepMs: config.transaction_sweep_interval * 1000, lifetimeMs: config.transaction_lifetime * 1000,
+    kill: config.fault_injection?.transaction_kill, metrics, log,
+  });
   const owned = () => new Set(modules.flatMap((m) => m.tables ?? []));
-  const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), page];
+  const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), transactions, page];
   modules.push(...systemModules({ router, modules: () => modules, domains, metrics }));
   for (const module of modules) router.register(module);
   router.compile(Object.assign({}, ...modules.map((m) => m.components ?? {})));

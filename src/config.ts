@@ -46,6 +46,14 @@ export interface Config {
   negative_cache_ms: number;
   /** Worker processes under a supervisor that restarts them; 0 serves in the one process. */
   workers: number;
+  /** Seconds a process's heartbeat lives unless renewed: how soon another finishes its transactions. */
+  transaction_lease: number;
+  /** Seconds between looks for unfinished transactions (0 = never). */
+  transaction_sweep_interval: number;
+  /** Seconds a transaction tid is accepted, and its result kept. */
+  transaction_lifetime: number;
+  /** For tests only: faults the service injects into itself. */
+  fault_injection?: { transaction_kill?: 'after-store' | 'after-primary' | 'after-dependent' | 'random' };
 }
 
 /** The process's soft limit on open descriptors (Linux), or undefined where it cannot be read. */
@@ -90,6 +98,9 @@ export function defaultConfig(dataDir = './data'): Config {
     max_connections: defaultMaxConnections(),
     negative_cache_ms: 10_000,
     workers: 1,
+    transaction_lease: 10,
+    transaction_sweep_interval: 5,
+    transaction_lifetime: 86400,
   };
 }
 
@@ -127,6 +138,12 @@ function validate(config: Config): Config {
   if (fds !== undefined && config.max_connections * 1.1 > fds - 256) {
     fail(`max_connections ${config.max_connections} leaves too few of the process's ${fds} descriptors; raise the limit (ulimit -n) or lower it`);
   }
+  for (const key of ['transaction_lease', 'transaction_lifetime'] as const) {
+    if (typeof config[key] !== 'number' || !(config[key] > 0)) fail(`${key} must be a positive number of seconds`);
+  }
+  if (typeof config.transaction_sweep_interval !== 'number' || !(config.transaction_sweep_interval >= 0)) fail('transaction_sweep_interval must be a number of at least 0');
+  const kill = config.fault_injection?.transaction_kill;
+  if (kill !== undefined && !['after-store', 'after-primary', 'after-dependent', 'random'].includes(kill)) fail('fault_injection.transaction_kill must be after-store, after-primary, after-dependent or random');
   if (!Number.isInteger(config.workers) || config.workers < 0 || config.workers > 256) fail('workers must be an integer from 0 to 256');
   if (typeof config.user_agent !== 'string' || !config.user_agent.trim()) fail('user_agent must name this deployment');
   return config;

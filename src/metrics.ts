@@ -33,6 +33,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly transactions = new Counter({
+    name: 'transactions_total',
+    help: 'HTTP transactions by event: started, finished, recovered (taken over from a dead owner), failed (primary refused)',
+    labelNames: ['event'] as const,
+    registers: [this.registry],
+  });
+  readonly oldestTransaction = new Gauge({
+    name: 'transactions_oldest_unfinished_seconds',
+    help: 'Age of the oldest stored, unfinished transaction at the last sweep',
+    labelNames: ['domain'] as const,
+    registers: [this.registry],
+  });
+
   constructor(defaults = true) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
   }

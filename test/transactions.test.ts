@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { v1 as uuidv1 } from 'uuid';
+import { ADMIN_TOKEN, admin, BACKENDS, request, sleep, startServer, tempDir, type TestServer } from './helpers.js';
+
+const TX_TYPE = 'application/json;profile="https://mediawiki.org/schema/transaction"';
+const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.js');
+
+for (const backend of BACKENDS) {
+  describe(`HTTP transactions: ${backend.name}`, () => {
+    let s: TestServer;
+    let sys: string;
+    before(async () => {
+      s = await startServer({ storage: backend.storage(), transaction_sweep_interval: 0 });
+      sys = `${s.base}/${s.domain}/sys`;
+      await request(`${sys}/key_rev_value/tx`, { method: 'PUT', headers: admin });
+    });
+    after(() => s.close());
+
+    const put = (tid: string, txn: unknown, headers: Record<string, string> = {}) =>
+      request(`${sys}/transactions/${tid}`, { method: 'PUT', headers: { ...admin, 'content-type': TX_TYPE, ...headers }, body: JSON.stringify(txn) });
+    const rev = (key: string, tid: string) => `/${s.domain}/sys/key_rev_value/tx/${key}/${tid}`;
+    const revisions = async (key: string) => ((await request(`${sys}/key_rev_value/tx/${key}/`, { headers: admin })).json?.items ?? []) as string[];
+
+    it('runs every dependent once the primary succeeded, and answers their outcomes', async () => {
+      const tid = uuidv1();
+      const txn = {
+        method: 'PUT', uri: rev('primary', tid), headers: { 'content-type': 'text/plain' }, body: 'the primary',
+        then: [
+          { method: 'PUT', uri: rev('dep-json', tid), headers: { 'content-type': 'application/json' }, body: { a: [1, 2] } },
+          { method: 'PUT', uri: rev('dep-binary', tid), headers: { 'content-type': 'application/octet-stream', 'content-transfer-encoding': 'base64' }, body: Buffer.from([0, 1, 254, 255]).toString('base64') },
+          { method: 'DELETE', uri: `/${s.domain}/sys/key_value/nobucket/x` },
+        ],
+      };
+      const res = await put(tid, txn);
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.json.status, 201);
+      assert.deepEqual(res.json.then.map((t: { status: number }) => t.status), [201, 201, 404]);
+      assert.equal((await request(`${s.base}${rev('dep-json', tid)}`, { headers: admin })).text, '{"a":[1,2]}');
+      assert.deepEqual((await request(`${s.base}${rev('dep-binary', tid)}`, { headers: admin })).raw, Buffer.from([0, 1, 254, 255]));
+      const got = await request(`${sys}/transactions/${tid}`, { headers: admin });
+      assert.equal(got.json.state, 'done');
+      assert.deepEqual(got.json.result.then, res.json.then);
+    });
+
+    it('runs no dependent when the primary fails, and forgets the transaction', async () => {
+      const tid = uuidv1();
+      await request(`${s.base}${rev('taken', tid)}`, { method: 'PUT', headers: { ...admin, 'content-type': 'text/plain' }, body: 'first' });
+      const res = await put(tid, { method: 'PUT', uri: rev('taken', tid), headers: { 'content-type': 'text/plain' }, body: 'second', then: [{ method: 'PUT', uri: rev('never', tid), headers: { 'content-type': 'text/plain' }, body: 'x' }] });
+      assert.equal(res.status, 412);
+      assert.deepEqual(await revisions('never'), []);
+      assert.equal((await request(`${sys}/transactions/${tid}`, { headers: admin })).status, 404);
+    });
+
+    it('executes a tid put twice once; If-None-Match: * refuses the second', async () => {
+      const tid = uuidv1();
+      const txn = { method: 'PUT', uri: rev('twice', tid), headers: { 'content-type': 'text/plain' }, body: 'x', then: [{ method: 'PUT', uri: rev('twice-dep', tid), headers: { 'content-type': 'text/plain' }, body: 'y' }] };
+      const first = await put(tid, txn);
+      const second = await put(tid, txn);
+      assert.equal(first.status, 200);
+      assert.deepEqual(second.json, first.json);
+      assert.equal((await put(tid, txn, { 'if-none-match': '*' })).status, 412);
+      assert.deepEqual(await revisions('twice-dep'), [tid]);
+    });
+
+    it('refuses non-idempotent dependents, other domains, and tids outside the lifetime; GET says 404 or 410', async () => {
+      const tid = uuidv1();
+      assert.equal((await put(tid, { method: 'PUT', uri: rev('a', tid), then: [{ method: 'POST', uri: rev('b', tid) }] })).status, 400);
+      assert.equal((await put(tid, { method: 'PUT', uri: '/other.example/sys/key_value/x/y' })).status, 400);
+      const old = uuidv1({ msecs: Date.now() - 2 * 86400_000, nsecs: 0 });
+      assert.equal((await put(old, { method: 'PUT', uri: rev('a', old) })).status, 400);
+      assert.equal((await request(`${sys}/transactions/${old}`, { headers: admin })).status, 410);
+      assert.equal((await request(`${sys}/transactions/${uuidv1()}`, { headers: admin })).status, 404);
+      assert.equal((await request(`${sys}/transactions/${tid}`)).status, 403, 'internal API');
+    });
+  });
+}
+
+function startProcess(env: Record<string, string>): { child: ChildProcess; port: Promise<number> } {
+  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const port = new Promise<number>((resolve, reject) => {
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /"port":(\d+)[^\n]*"msg":"listening"/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code, signal) => reject(new Error(`exited ${code ?? signal}: ${out.slice(-500)}`)));
+  });
+  port.catch(() => {});
+  return { child, port };
+}
+
+describe('HTTP transactions survive kill -9 (two real processes on one storage)', () => {
+  const dir = tempDir();
+  const domain = 'tx.example';
+  const config = (kill?: string) => {
+    const file = path.join(dir, `config-${kill ?? 'normal'}.yaml`);
+    fs.writeFileSync(
+      file,
+      `storage:\n  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'shared.sqlite3'))}\nwikis:\n  ${domain}:\n    action_api: http://127.0.0.1:1/api.php\n    rest_api: http://127.0.0.1:1/rest.php\n` +
+        `admin_token: ${ADMIN_TOKEN}\nlog_level: info\ntransaction_lease: 1\ntransaction_sweep_interval: 0.3\n${kill ? `fault_injection:\n  transaction_kill: ${kill}\n` : ''}`,
+    );
+    return { CONFIG: file, PORT: '0', WORKERS: '0' };
+  };
+  let survivor: { child: ChildProcess; port: Promise<number> };
+  let base: string;
+  before(async () => {
+    survivor = startProcess(config());
+    base = `http://127.0.0.1:${await survivor.port}/${domain}/sys`;
+    await request(`${base}/key_rev_value/crash`, { method: 'PUT', headers: admin });
+  });
+  after(() => {
+    survivor.child.kill('SIGTERM');
+  });
+
+  it('finishes, in the other process, every transaction whose process died at a random point: none lost, none doubled', async () => {
+    const ROUNDS = 20;
+    const started = Date.now();
+    for (let round = 0; round < ROUNDS; round++) {
+      const victim = startProcess(config('random'));
+      const port = await victim.port;
+      const tid = uuidv1();
+      const uri = (key: string) => `/${domain}/sys/key_rev_value/crash/${key}-${round}/${tid}`;
+      const txn = {
+        method: 'PUT', uri: uri('primary'), headers: { 'content-type': 'text/plain' }, body: `primary ${round}`,
+        then: [0, 1, 2].map((j) => ({ method: 'PUT', uri: uri(`dep${j}`), headers: { 'content-type': 'text/plain' }, body: `dep ${j} of ${round}` })),
+      };
+      const answer = await request(`http://127.0.0.1:${port}/${domain}/sys/transactions/${tid}`, {
+        method: 'PUT', headers: { ...admin, 'content-type': TX_TYPE }, body: JSON.stringify(txn),
+      }).catch(() => undefined);
+      assert.equal(answer, undefined, 'the victim died before answering');
+      // The survivor notices the dead heartbeat (1 s lease) and finishes it in a sweep.
+      const deadline = Date.now() + 10_000;
+      let state: string | undefined;
+      while (Date.now() < deadline) {
+        const got = await request(`${base}/transactions/${tid}`, { headers: admin });
+        state = got.json?.state;
+        if (state === 'done') break;
+        await sleep(200);
+      }
+      assert.equal(state, 'done', `round ${round}: the transaction was finished`);
+      for (const key of ['primary', 'dep0', 'dep1', 'dep2']) {
+        const listed = (await request(`${base}/key_rev_value/crash/${key}-${round}/`, { headers: admin })).json.items;
+        assert.deepEqual(listed, [tid], `round ${round}: ${key} applied exactly once`);
+      }
+    }
+    assert.ok(Date.now() - started < 120_000);
+  });
+});
