@@ -67,6 +67,28 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await revisions('twice-dep'), [tid]);
     });
 
+    it('saves a revisioned object property with its sibling properties as one transaction (POST)', async () => {
+      await request(`${sys}/revisioned_object/objs`, { method: 'PUT', headers: admin });
+      const prop = (name: string, p: string) => `/${s.domain}/sys/revisioned_object/objs/${name}/${p}`;
+      const tid = uuidv1();
+      const post = (body: unknown) => request(`${s.base}${prop('page1', 'html')}`, { method: 'POST', headers: { ...admin, 'content-type': TX_TYPE }, body: JSON.stringify(body) });
+      const ok = await post({
+        method: 'PUT', uri: `${prop('page1', 'html')}/${tid}`, headers: { 'content-type': 'text/html' }, body: '<p>hi</p>',
+        then: [{ method: 'PUT', uri: `${prop('page1', 'data-mw')}/${tid}`, headers: { 'content-type': 'application/json' }, body: { ids: {} } }],
+      });
+      assert.equal(ok.status, 200, ok.text);
+      assert.deepEqual((await request(`${s.base}${prop('page1', '')}`, { headers: admin })).json.items, ['data-mw', 'html']);
+      assert.equal((await request(`${s.base}${prop('page1', 'data-mw')}/${tid}`, { headers: admin })).text, '{"ids":{}}');
+      const other = await post({ method: 'PUT', uri: `${prop('page1', 'wikitext')}/${uuidv1()}`, headers: { 'content-type': 'text/plain' }, body: 'x' });
+      assert.equal(other.status, 400);
+      const stale = await post({
+        method: 'PUT', uri: prop('page1', 'html'), headers: { 'content-type': 'text/html', 'if-match': `"${uuidv1()}"` }, body: '<p>lost race</p>',
+        then: [{ method: 'PUT', uri: `${prop('page1', 'data-mw')}/${uuidv1()}`, headers: { 'content-type': 'application/json' }, body: { ids: { x: 1 } } }],
+      });
+      assert.equal(stale.status, 412);
+      assert.deepEqual((await request(`${s.base}${prop('page1', 'data-mw')}/`, { headers: admin })).json.items, [tid], 'no sibling without its primary');
+    });
+
     it('refuses non-idempotent dependents, other domains, and tids outside the lifetime; GET says 404 or 410', async () => {
       const tid = uuidv1();
       assert.equal((await put(tid, { method: 'PUT', uri: rev('a', tid), then: [{ method: 'POST', uri: rev('b', tid) }] })).status, 400);

@@ -2,7 +2,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { rssMb, type Comparison } from '../harness.js';
+import { newTid } from '../../src/tid.js';
+import { compare, rssMb, throughput, type Comparison } from '../harness.js';
 import { ADMIN_TOKEN, DOMAIN, startService } from '../service.js';
 import { sideBySide } from '../side-by-side.js';
 
@@ -52,6 +53,29 @@ export async function httpScenarios(opts: { seconds: number; rounds: number; war
     comparisons.push(await sideBySide(service, 'bucket latest GET 50 KB HTML (gzip accepted)', { path: `/${DOMAIN}/sys/key_rev_value/bench/page`, headers: gzip }, opts));
     comparisons.push(await sideBySide(service, 'bucket by-tid GET 50 KB HTML (gzip accepted)', { path: `/${DOMAIN}/sys/key_rev_value/bench/page/${tid}`, headers: gzip }, opts));
     comparisons.push(await sideBySide(service, 'bucket latest GET 50 KB HTML (identity)', { path: `/${DOMAIN}/sys/key_rev_value/bench/page`, headers: auth }, opts));
+
+    // A transaction of 4 small writes (primary + 3 dependents) next to the same 4 writes sent directly.
+    await call(service.base, 'PUT', '/sys/key_rev_value/tx');
+    const write = (key: string, t: string) => ({ method: 'PUT', uri: `/${DOMAIN}/sys/key_rev_value/tx/${key}/${t}`, headers: { 'content-type': 'text/plain' }, body: 'x' });
+    const keys = ['primary', 'a', 'b', 'c'];
+    comparisons.push(
+      await compare(
+        'transaction: primary + 3 dependents (writes/s)',
+        opts.rounds,
+        () =>
+          throughput(opts.seconds, 8, async () => {
+            const t = newTid();
+            const [primary, ...then] = keys.map((k) => write(k, t));
+            await call(service.base, 'PUT', `/sys/transactions/${t}`, JSON.stringify({ ...primary, then }), { 'content-type': 'application/json' });
+          }),
+        'the same 4 writes sent directly',
+        () =>
+          throughput(opts.seconds, 8, async () => {
+            const t = newTid();
+            for (const k of keys) await call(service.base, 'PUT', `/sys/key_rev_value/tx/${k}/${t}`, 'x', { 'content-type': 'text/plain' });
+          }),
+      ),
+    );
     return { comparisons, startupMs: service.startupMs, rss: { idleMb, underLoadPeakMb: rssMb(service.child.pid!).peak } };
   } finally {
     await service.stop();

@@ -1,4 +1,5 @@
-import { notFound } from '../../errors.js';
+import { badRequest, notFound } from '../../errors.js';
+import { newTid } from '../../tid.js';
 import type { Module, RouteRequest } from '../../router/types.js';
 import { missingBucket, TableClient } from '../../internal/table-client.js';
 import { pagingFrom } from '../../router/paging.js';
@@ -61,6 +62,21 @@ export function revisionedObjectModule(): Module {
           const { items, next } = await propsOf(req).query(ctx, { attributes: { name: req.params.name }, proj: ['prop'], ...pagingFrom(req) });
           if (items.length === 0 && !req.query.has('next')) throw notFound(`Object '${req.params.name}' has no properties.`, 'unknown-object');
           return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items: items.map((r) => r.prop), next } };
+        },
+      },
+      {
+        method: 'POST',
+        path: '/revisioned_object/{bucket}/{name}/{prop}',
+        body: 'json',
+        spec: bucketSpecs.postObjectTransaction,
+        handler: async (req, ctx) => {
+          // A new revision of this property and the sibling writes that go with it, all or nothing.
+          const txn = req.body as { uri?: unknown };
+          const own = req.path;
+          if (typeof txn.uri !== 'string' || !(txn.uri.split('?')[0] === own || txn.uri.startsWith(`${own}/`))) {
+            throw badRequest(`The primary request must write this property (${own}).`, 'invalid-transaction');
+          }
+          return ctx.request({ method: 'PUT', uri: `/${req.domain}/sys/transactions/${newTid()}`, headers: { 'content-type': 'application/json' }, body: txn });
         },
       },
       ...revisionRoutes({

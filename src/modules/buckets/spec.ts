@@ -75,6 +75,11 @@ export const bucketSpecs = {
     tags, summary: 'Save a revision under a chosen tid (needs the admin credential)', requestBody: anyBody,
     responses: { 201: saved, 403: problem('Not allowed'), 412: problem('That revision exists') },
   },
+  postObjectTransaction: {
+    tags, summary: 'Save a property as the primary of a transaction: its dependents (sibling properties, indexes) follow, crash or not',
+    requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/Transaction' } } } },
+    responses: { 200: { description: 'The transaction result' }, 400: problem('The primary does not write this property'), 412: problem("The primary's precondition failed") },
+  },
   objectRedirect: { tags, summary: "Redirect to the object's property listing", responses: { 302: { description: 'To {name}/' } } },
   listProperties: { tags, summary: "List an object's properties", parameters: paging, responses: { 200: listing, 404: problem('No such object') } },
 };

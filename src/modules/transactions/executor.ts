@@ -3,6 +3,7 @@ import { HttpError, badRequest } from '../../errors.js';
 import { TableClient } from '../../internal/table-client.js';
 import type { Metrics } from '../../metrics.js';
 import type { RequestContext, Response } from '../../router/types.js';
+import type { Row } from '../../storage/types.js';
 import { checkNotFuture, tidTime } from '../../tid.js';
 import type { Heartbeat } from './heartbeat.js';
 
@@ -106,12 +107,14 @@ export class TransactionExecutor {
   private async existing(ctx: RequestContext, tid: string): Promise<Response> {
     const [row] = (await this.table.query(ctx, { attributes: { tid } })).items;
     if (row?.state === 'done') return { status: 200, body: row.result };
+    if (row) this.touch(ctx, row);
     throw new HttpError(409, 'transaction-running', `Transaction ${tid} is running; GET it for its result.`, { headers: { 'retry-after': '1' } });
   }
 
   async get(ctx: RequestContext, tid: string): Promise<Response> {
     const [row] = (await this.table.query(ctx, { attributes: { tid } })).items;
     if (row) {
+      if (row.state !== 'done') this.touch(ctx, row);
       return row.state === 'done'
         ? { status: 200, headers: { 'cache-control': 'no-cache' }, body: { state: 'done', result: row.result } }
         : { status: 200, headers: { 'cache-control': 'no-cache' }, body: { state: 'pending', request: row.request } };
@@ -198,9 +201,34 @@ export class TransactionExecutor {
     }
   }
 
+  /** A request touched an unfinished transaction: finish it now if its owner is gone. */
+  private touch(ctx: RequestContext, row: Row): void {
+    this.recoverOne(ctx, row).catch((err) => this.log.warn({ err, tid: row.tid }, 'recovering a touched transaction failed'));
+  }
+
+  /** Takes over one unfinished transaction whose owner is dead (one taker, by a conditional write) and runs it. */
+  private async recoverOne(ctx: RequestContext, row: Row): Promise<boolean> {
+    const tid = row.tid as string;
+    const owner = row.owner as string;
+    if (row.state !== 'pending' || this.running.has(tid)) return false;
+    if (owner !== this.heartbeat.owner && (await this.heartbeat.alive(ctx, owner))) return false;
+    try {
+      await this.table.put(ctx, { attributes: { tid, owner: this.heartbeat.owner }, if: { owner: { eq: owner } } });
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 412) return false; // another process took it
+      throw e;
+    }
+    const [stored] = (await this.table.query(ctx, { attributes: { tid } })).items;
+    if (!stored || stored.state !== 'pending' || this.running.has(tid)) return false;
+    this.log.info({ tid, from: owner }, 'recovering a transaction');
+    this.metrics.transactions.inc({ event: 'recovered' });
+    await this.run(ctx, tid, stored.request as Transaction, true);
+    return true;
+  }
+
   /**
    * Finishes stored transactions whose owner died (its heartbeat is gone) or that this process
-   * left unfinished: takes each over with a conditional write (one taker), then runs it again.
+   * left unfinished. Runs on a timer; a request that touches such a transaction starts it too.
    */
   async recover(ctx: RequestContext): Promise<number> {
     let recovered = 0;
@@ -210,26 +238,12 @@ export class TransactionExecutor {
       const page = await this.table.query(ctx, { proj: ['tid', 'owner', 'state', 'created'], limit: 500, next });
       next = page.next;
       for (const row of page.items) {
-        const tid = row.tid as string;
-        if (row.state !== 'pending' || this.running.has(tid)) continue;
+        if (row.state !== 'pending') continue;
         oldest = Math.max(oldest, Date.now() - Date.parse(row.created as string));
-        const owner = row.owner as string;
-        if (owner !== this.heartbeat.owner && (await this.heartbeat.alive(ctx, owner))) continue;
         try {
-          await this.table.put(ctx, { attributes: { tid, owner: this.heartbeat.owner }, if: { owner: { eq: owner } } });
-        } catch (e) {
-          if (e instanceof HttpError && e.status === 412) continue; // another process took it
-          throw e;
-        }
-        const [stored] = (await this.table.query(ctx, { attributes: { tid } })).items;
-        if (!stored || stored.state !== 'pending') continue;
-        this.log.info({ tid, from: owner }, 'recovering a transaction');
-        this.metrics.transactions.inc({ event: 'recovered' });
-        try {
-          await this.run(ctx, tid, stored.request as Transaction, true);
-          recovered++;
+          if (await this.recoverOne(ctx, row)) recovered++;
         } catch (err) {
-          this.log.warn({ err, tid }, 'recovering a transaction failed; the next sweep tries again');
+          this.log.warn({ err, tid: row.tid }, 'recovering a transaction failed; the next sweep tries again');
         }
       }
     } while (next);
