@@ -141,10 +141,10 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     (req, res) => {
       if (open > options.maxConnections) return shed(res);
       handle(req, res).catch((err) => {
-      log.error({ err }, 'unhandled error while responding');
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/problem+json' });
-      res.end();
-    });
+        log.error({ err }, 'unhandled error while responding');
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/problem+json' });
+        res.end();
+      });
     },
   );
   // Beyond the shedding threshold node refuses connections outright, before descriptors run out.

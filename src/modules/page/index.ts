@@ -1,12 +1,12 @@
+import type { Logger } from 'pino';
 import { HttpError, notFound } from '../../errors.js';
+import { pagingFrom } from '../../router/paging.js';
 import type { Module, RequestContext, Response, RouteRequest } from '../../router/types.js';
 import { parseTime, tidTime } from '../../tid.js';
-import { pagingFrom } from '../../router/paging.js';
-import { PageService, RevisionMoved } from './page-service.js';
-import { PageCaches } from './page-caches.js';
-import { PROPS, type Prop, type Render } from './renders.js';
-import type { Logger } from 'pino';
 import type { Wiki } from '../../upstream/wiki.js';
+import { PageCaches } from './page-caches.js';
+import { PageService, RevisionMoved } from './page-service.js';
+import { PROPS, type Prop, type Render } from './renders.js';
 import { revisionMetadata, type RevisionRow } from './revisions.js';
 import { pageSpecs } from './spec.js';
 
@@ -45,7 +45,6 @@ function contentResponse(caches: PageCaches, domain: string, render: Render, pro
   return { status: 200, headers, body: render.parts[prop] };
 }
 
-/** `/{domain}/v1/page/...` and `/{domain}/v1/revision/...`: the public content API. */
 export interface PageModuleOptions {
   wikis: Map<string, Wiki>;
   log: Logger;
@@ -55,6 +54,7 @@ export interface PageModuleOptions {
   negativeCacheMs: number;
 }
 
+/** `/{domain}/v1/page/...` and `/{domain}/v1/revision/...`: the public content API. */
 export function pageModule(options: PageModuleOptions): Module {
   const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
   const service = new PageService(options.wikis, caches, options.latestCheckMs, options.log);
