@@ -100,7 +100,7 @@ export function defaultConfig(dataDir = './data'): Config {
     workers: 1,
     transaction_lease: 10,
     transaction_sweep_interval: 5,
-    transaction_lifetime: 86400,
+    transaction_lifetime: 3600,
   };
 }
 
