@@ -16,8 +16,11 @@ export function newTid(): string {
   return uuidv1();
 }
 
+/** A version-1 time-uuid; `.source` is the pattern the OpenAPI schemas use. */
+export const TID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-1[0-9a-fA-F]{3}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
 export function isTid(value: string): boolean {
-  return UUID_PATTERN.test(value) && value[14] === '1';
+  return TID_PATTERN.test(value);
 }
 
 export function tidTime(tid: string): number {

@@ -8,12 +8,11 @@ import { PageCaches } from './page-caches.js';
 import { PageService, RevisionMoved } from './page-service.js';
 import { PROPS, type Prop, type Render } from './renders.js';
 import { revisionMetadata, type RevisionRow } from './revisions.js';
-import { pageSpecs } from './spec.js';
+import { pageSpecs, REVID } from './spec.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** Shared caches keep it until purged; browsers revalidate. */
 const PURGEABLE = 's-maxage=86400, max-age=0, must-revalidate';
-const REVID = /^[1-9]\d{0,15}$/;
 /** The route's schema admits only these (see spec.ts). */
 const asProp = (prop: string) => prop as Prop;
 

@@ -1,3 +1,4 @@
+import { TID_PATTERN } from '../../tid.js';
 import { PROPS } from './renders.js';
 
 /** OpenAPI fragments of the public content API; they validate requests as well as document them. */
@@ -12,6 +13,8 @@ const pagingUpTo = (maximum: number) => [
 const paging = pagingUpTo(1000);
 /** The wiki is asked for history, so its pages are smaller. */
 const historyPaging = pagingUpTo(500);
+/** A revision id in a path (a render tid is told apart from it by this). */
+export const REVID = /^[1-9]\d{0,15}$/;
 const REVID_SCHEMA = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
 const revid = { name: 'revid', in: 'path', required: true, schema: REVID_SCHEMA, description: 'A MediaWiki revision id' };
 const ts = { name: 'ts', in: 'query', schema: { type: 'string' }, description: 'A time (ISO 8601 or 20140101T20:23:22.100Z)' };
@@ -63,7 +66,7 @@ export const pageSpecs = {
       prop,
       {
         name: 'revision', in: 'path', required: true, description: 'A revision id or a render tid (v1 time-uuid)',
-        schema: { type: 'string', pattern: '^([1-9][0-9]{0,15}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-1[0-9a-fA-F]{3}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$' },
+        schema: { type: 'string', pattern: `${REVID.source}|${TID_PATTERN.source}` },
       },
     ],
     responses: { 200: content, 302: { description: 'The revision belongs to another page now' }, ...errors },

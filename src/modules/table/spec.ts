@@ -1,8 +1,10 @@
+import { TABLE_NAME } from '../../storage/schema.js';
+
 /** OpenAPI fragments of the table storage API. */
 const json = (ref: string) => ({ content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
 const tags = ['table storage'];
-const tableParam = { name: 'table', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_][A-Za-z0-9_.\\-]{0,119}$' } };
+const tableParam = { name: 'table', in: 'path', required: true, schema: { type: 'string', pattern: TABLE_NAME.source } };
 const parameters = [tableParam];
 
 export const tableSpecs = {

@@ -1,9 +1,11 @@
+import { TID_PATTERN } from '../../tid.js';
+
 /** OpenAPI fragments of HTTP transactions; they validate requests as well as document them. */
 const tags = ['transactions'];
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
 const tid = {
   name: 'tid', in: 'path', required: true, description: 'A time-uuid (v1) chosen by the client: the transaction\'s id and time',
-  schema: { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-1[0-9a-fA-F]{3}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' },
+  schema: { type: 'string', pattern: TID_PATTERN.source },
 };
 const request = {
   type: 'object',
