@@ -57,14 +57,19 @@ export interface Config {
 }
 
 /** The process's soft limit on open descriptors (Linux), or undefined where it cannot be read. */
-function descriptorLimit(): number | undefined {
-  try {
-    const m = /^Max open files\s+(\d+)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const descriptorLimit = (() => {
+  let limit: number | undefined | null = null;
+  return (): number | undefined => {
+    if (limit !== null) return limit;
+    try {
+      const m = /^Max open files\s+(\d+)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
+      limit = m ? Number(m[1]) : undefined;
+    } catch {
+      limit = undefined;
+    }
+    return limit;
+  };
+})();
 
 /** Connections leave room for storage, upstream sockets and files. */
 function defaultMaxConnections(): number {

@@ -14,39 +14,34 @@ function tooLarge(limit: number): HttpError {
 }
 
 /**
- * Collects the body up to `limit` bytes. Past the limit it stops keeping bytes but does not
- * destroy the request: the 413 must reach the client, and closing a socket with unread input
- * makes the kernel reset the connection before the client reads the answer.
+ * Reads the body as it arrives, keeping the bytes if `keep`, until it ends (complete) or passes
+ * `maxBytes` (over). Past the limit it stops listening but never destroys the request: closing a
+ * socket with unread input makes the kernel reset the connection before the client reads the
+ * answer (a 413, say), so what is left is read by `drainBody` before answering.
  */
-function collect(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
+function consume(req: IncomingMessage, maxBytes: number, keep: boolean): Promise<{ outcome: 'complete' | 'over' | 'aborted'; bytes: Buffer }> {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        reject(tooLarge(limit));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    };
-    const onError = (err: Error) => {
-      cleanup();
-      reject(new HttpError(400, 'body-aborted', `The request body could not be read: ${err.message}`));
-    };
-    const cleanup = () => {
+    const finish = (outcome: 'complete' | 'over' | 'aborted') => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', onError);
+      req.off('error', onAbort);
+      req.off('close', onAbort);
+      resolve({ outcome, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) });
     };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) return finish('over');
+      if (keep) chunks.push(chunk);
+    };
+    const onEnd = () => finish('complete');
+    const onAbort = () => finish(req.complete ? 'complete' : 'aborted');
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', onError);
+    req.on('error', onAbort);
+    req.on('close', onAbort);
+    req.resume();
   });
 }
 
@@ -59,7 +54,9 @@ export async function readBody(req: IncomingMessage, kind: BodyKind | undefined,
   const declared = req.headers['content-length'];
   if (declared === undefined && req.headers['transfer-encoding'] === undefined) return undefined;
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
-  const bytes = await collect(req, limit);
+  const { outcome, bytes } = await consume(req, limit, true);
+  if (outcome === 'over') throw tooLarge(limit);
+  if (outcome === 'aborted') throw new HttpError(400, 'body-aborted', 'The request body ended before it was complete.');
   if (bytes.length === 0) return undefined;
   if (kind === 'raw') return bytes;
   if (!isJsonType(req.headers['content-type'])) {
@@ -68,32 +65,8 @@ export async function readBody(req: IncomingMessage, kind: BodyKind | undefined,
   return parseJson(bytes, jsonLimits);
 }
 
-/**
- * Reads and discards what is left of a request body, up to `maxBytes`; true once it is all read.
- * An answer sent before the body was read, on a connection that then closes, would be lost to a
- * reset: the kernel resets a socket closed with unread input.
- */
-export function drainBody(req: IncomingMessage, maxBytes: number): Promise<boolean> {
-  if (req.complete || req.readableEnded) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) finish(false);
-    };
-    const finish = (drained: boolean) => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onError);
-      resolve(drained);
-    };
-    const onEnd = () => finish(true);
-    const onError = () => finish(req.complete);
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onError);
-    req.resume();
-  });
+/** Reads and discards what is left of a request body, up to `maxBytes`; true once it is all read. */
+export async function drainBody(req: IncomingMessage, maxBytes: number): Promise<boolean> {
+  if (req.complete || req.readableEnded) return true;
+  return (await consume(req, maxBytes, false)).outcome === 'complete';
 }

@@ -97,12 +97,12 @@ export class TableStorage {
     if (typeof query !== 'object' || query === null) throw invalidInput('A query must be a JSON object.', 'invalid-query');
     const { info, names } = await this.table(domain, query.table);
     const plan = planQuery(info, query, this.codec);
-    const stmt = selectStatement(info, names, plan, Date.now());
+    const now = Date.now();
+    const stmt = selectStatement(info, names, plan, now);
     // A plan with no order columns pins every key: one row at most.
     const rows = plan.order.length === 0 ? [await this.driver.one(stmt.sql, stmt.params)].filter((r) => r !== undefined) : await read(this.driver, stmt);
     // As in DynamoDB, a full page carries a token even if nothing follows: reading one row more
     // to find out would read its values too (a second blob for every latest-revision lookup).
-    const now = Date.now();
     const items = rows.map((row) => {
       const item = this.toItem(info, row, plan.output);
       if (plan.withTTL) item._ttl = row._exp === null || row._exp === undefined ? null : Math.max(0, Math.ceil((Number(row._exp) - now) / 1000));

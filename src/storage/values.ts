@@ -115,11 +115,19 @@ function compareScalars(type: ScalarType, a: unknown, b: unknown): number {
     case 'blob':
       return Buffer.compare(a as Buffer, b as Buffer);
     default: {
-      const x = type === 'decimal' ? decimalToSortable(a as string) : type === 'timeuuid' ? timeuuidToSortable(a as string) : type === 'json' ? JSON.stringify(a) : (a as string);
-      const y = type === 'decimal' ? decimalToSortable(b as string) : type === 'timeuuid' ? timeuuidToSortable(b as string) : type === 'json' ? JSON.stringify(b) : (b as string);
+      const x = textSortKey(type, a);
+      const y = textSortKey(type, b);
       return x < y ? -1 : x > y ? 1 : 0;
     }
   }
+}
+
+/** Text that sorts as the value does, for the types compared as text. */
+function textSortKey(type: ScalarType, value: unknown): string {
+  if (type === 'decimal') return decimalToSortable(value as string);
+  if (type === 'timeuuid') return timeuuidToSortable(value as string);
+  if (type === 'json') return JSON.stringify(value);
+  return value as string;
 }
 
 /** Validates a client value; `null` stays `null` (an absent value). Sets come back sorted and without duplicates. */

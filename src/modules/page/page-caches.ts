@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { HttpError } from '../../errors.js';
+import { HttpError } from '../../errors.js';
 import type { Render } from './renders.js';
 import type { RevisionRow } from './revisions.js';
 import { TitleCache } from './title-cache.js';
@@ -90,7 +90,7 @@ export class PageCaches {
     try {
       return await ask();
     } catch (e) {
-      if ((e as HttpError).status === 404 && (e as HttpError).problemType) this.misses?.set(key, e as HttpError);
+      if (e instanceof HttpError && e.status === 404) this.misses?.set(key, e);
       throw e;
     }
   }
