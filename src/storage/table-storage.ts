@@ -173,12 +173,12 @@ export class TableStorage {
     tx: SqlExecutor, info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, written: Record<string, unknown>, now: number,
   ): Promise<void> {
     const policy = info.schema.revisionRetentionPolicy;
-    if ((policy.type !== 'latest' && policy.type !== 'interval' && policy.type !== 'latest_hash') || info.range.length === 0) return;
+    if (policy.type === 'all' || policy.type === 'ttl' || info.range.length === 0) return;
     const rows = await read(tx, retentionCandidatesStatement(info, names, hashKey));
-    const isWritten = (r: SqlRow) => info.range.every((c) => String(r[c]) === String(written[c]));
     const times = rows.map((r) => (info.tidColumn ? timeuuidMillis(sortableToTimeuuid(r[info.tidColumn] as string)) : 0));
-    const expire = policy.type === 'latest_hash' ? rows.map((_, i) => i).filter((i) => !isWritten(rows[i]!)) : rowsToExpire(policy, times);
-    for (const i of expire) {
+    // Engines hand keys back in their own types (BigInt, numeric strings): compare as text.
+    const writtenAt = rows.findIndex((r) => info.range.every((c) => String(r[c]) === String(written[c])));
+    for (const i of rowsToExpire(policy, times, writtenAt)) {
       const key = { ...hashKey, ...Object.fromEntries(info.range.map((c) => [c, rows[i]![c]])) };
       await exec(tx, expireRowStatement(names, key, now + policy.grace_ttl * 1000));
     }
