@@ -80,6 +80,11 @@ describe('page API under faults and hostile requests', () => {
       for (let i = 0; i < 20; i++) assert.equal((await request(`${v1}/revision/987654321`)).status, 404);
       for (let i = 0; i < 20; i++) assert.equal((await request(`${v1}/page/Bodmin/html/987654321`)).status, 404);
       assert.ok(wikiCalls(s, 'action') - revBefore <= 1, 'one call for 40 requests of a missing revision');
+      const timeTravel = `No_such_page_either_${Date.now()}`;
+      const tsBefore = wikiCalls(s, 'action');
+      for (let i = 0; i < 20; i++) assert.equal((await request(`${v1}/page/${timeTravel}/html?ts=2020-01-01T00:00:00Z`)).status, 404);
+      for (let i = 0; i < 20; i++) assert.equal((await request(`${v1}/page/${timeTravel}/rev/`)).status, 404);
+      assert.ok(wikiCalls(s, 'action') - tsBefore <= 1, `${wikiCalls(s, 'action') - tsBefore} calls for 40 requests of a missing page by time and history`);
     });
 
     it('answers a forged history paging token with 400, not a gateway error', async () => {

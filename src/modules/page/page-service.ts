@@ -15,6 +15,10 @@ import { StoredSiteInfo } from './site-info.js';
 
 const gzip = promisify(zlib.gzip);
 
+/** Keys of the wiki's remembered "not found" answers. */
+const missingPage = (domain: string, title: string) => `page\u0000${domain}\u0000${title}`;
+const missingRevision = (domain: string, revid: number) => `rev\u0000${domain}\u0000${revid}`;
+
 /** A revision that now belongs to another page (the page was moved). */
 export class RevisionMoved extends Error {
   constructor(readonly title: string) {
@@ -58,14 +62,6 @@ export class PageService {
     this.renders = new RenderStore(caches);
   }
 
-  private unlessMissing<T>(key: string, force: boolean, ask: () => Promise<T>): Promise<T> {
-    return this.caches.unlessMissing(key, force, ask);
-  }
-
-  /** Something was learnt about a page (an edit or a creation): forget that it was missing. */
-  private found(domain: string, title: string): void {
-    this.caches.forgetMiss(`page\u0000${domain}\u0000${title}`);
-  }
 
   wiki(domain: string): Wiki {
     return this.wikis.get(domain)!;
@@ -90,10 +86,6 @@ export class PageService {
     while (this.storing.size > 0) await Promise.all([...this.storing]);
   }
 
-  private coalesce<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    return this.caches.coalesce(key, fn);
-  }
-
   // ---- revisions ----------------------------------------------------------------------------
 
   /** The page's latest revision: from storage while fresh, else asked of the wiki. */
@@ -106,8 +98,8 @@ export class PageService {
     const age = row?.checked ? Date.now() - Date.parse(row.checked) : Infinity;
     if (row && !force && age <= this.latestCheckMs) return this.live(row);
     const refresh = () =>
-      this.coalesce(`latest\u0000${domain}\u0000${title}`, () =>
-        this.unlessMissing(`page\u0000${domain}\u0000${title}`, force || !!row, () => this.refreshLatest(ctx, domain, title, row ?? newest)),
+      this.caches.coalesce(`latest\u0000${domain}\u0000${title}`, () =>
+        this.caches.unlessMissing(missingPage(domain, title), force || !!row, () => this.refreshLatest(ctx, domain, title, row ?? newest)),
       );
     if (row && !force && row.latest_rev !== null) {
       // Serve what is stored and let the wiki's answer update it for the next reader.
@@ -158,8 +150,8 @@ export class PageService {
 
   /** The wiki's page of a revision id (wherever the page is now); coalesced, and misses remembered. */
   private fetchRevision(domain: string, revid: number, force: boolean): Promise<ApiPage> {
-    return this.coalesce(`rev\u0000${domain}\u0000${revid}\u0000${force}`, () =>
-      this.unlessMissing(`rev\u0000${domain}\u0000${revid}`, force, async () => {
+    return this.caches.coalesce(`rev\u0000${domain}\u0000${revid}\u0000${force}`, () =>
+      this.caches.unlessMissing(missingRevision(domain, revid), force, async () => {
         const page = await this.wiki(domain).api.revision(revid);
         if (!page || page.missing || !page.revisions?.length) throw notFound(`The wiki has no revision ${revid}.`, 'revision-not-found');
         return page;
@@ -172,7 +164,8 @@ export class PageService {
     const revs = this.revisions(domain);
     const latestRev = page.lastrevid ?? page.revisions?.[0]?.revid;
     if (latestRev === undefined) return;
-    this.found(domain, title);
+    // The page exists after all: forget that it was missing.
+    this.caches.forgetMiss(missingPage(domain, title));
     const newest = await revs.newest(ctx, title);
     await revs.saveFromApi(ctx, title, page, page.revisions ?? []);
     if (!newest || newest.deleted || newest.latest_rev === null) {
@@ -203,7 +196,7 @@ export class PageService {
       }
       if (typeof cont !== 'string' || !/^[\w|:-]{1,200}$/.test(cont)) throw badRequest('The paging token (next) is malformed.', 'invalid-paging-token');
     }
-    const { page, cont: more } = await this.unlessMissing(`page\u0000${domain}\u0000${title}`, false, async () => {
+    const { page, cont: more } = await this.caches.unlessMissing(missingPage(domain, title), false, async () => {
       const answer = await this.wiki(domain).api.history(title, limit, cont);
       if (answer.page.missing || answer.page.invalid) {
         const known = await this.revisions(domain).newest(ctx, title);
@@ -227,8 +220,11 @@ export class PageService {
   async revisionAt(ctx: RequestContext, domain: string, title: string, ms: number): Promise<RevisionRow> {
     const revs = this.revisions(domain);
     try {
-      const page = await this.wiki(domain).api.page(title, { before: new Date(ms).toISOString() });
-      if (page.missing || page.invalid) throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
+      const page = await this.caches.unlessMissing(missingPage(domain, title), false, async () => {
+        const answer = await this.wiki(domain).api.page(title, { before: new Date(ms).toISOString() });
+        if (answer.missing || answer.invalid) throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
+        return answer;
+      });
       if (!page.revisions?.length) throw notFound(`${title} had no revision at ${new Date(ms).toISOString()}.`, 'no-revision-at-time');
       await this.store(ctx, domain, title, page);
       return this.live((await revs.get(ctx, title, page.revisions[0]!.revid))!);
