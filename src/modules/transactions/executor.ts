@@ -207,11 +207,11 @@ export class TransactionExecutor {
   }
 
   /** Takes over one unfinished transaction whose owner is dead (one taker, by a conditional write) and runs it. */
-  private async recoverOne(ctx: RequestContext, row: Row): Promise<boolean> {
+  private async recoverOne(ctx: RequestContext, row: Row, alive = (owner: string) => this.heartbeat.alive(ctx, owner)): Promise<boolean> {
     const tid = row.tid as string;
     const owner = row.owner as string;
     if (row.state !== 'pending' || this.running.has(tid)) return false;
-    if (owner !== this.heartbeat.owner && (await this.heartbeat.alive(ctx, owner))) return false;
+    if (owner !== this.heartbeat.owner && (await alive(owner))) return false;
     try {
       await this.table.put(ctx, { attributes: { tid, owner: this.heartbeat.owner }, if: { owner: { eq: owner } } });
     } catch (e) {
@@ -234,6 +234,13 @@ export class TransactionExecutor {
     let recovered = 0;
     let oldest = 0;
     let next: string | undefined;
+    // One heartbeat read per owner and sweep, however many of its transactions are stored.
+    const owners = new Map<string, Promise<boolean>>();
+    const alive = (owner: string) => {
+      let known = owners.get(owner);
+      if (!known) owners.set(owner, (known = this.heartbeat.alive(ctx, owner)));
+      return known;
+    };
     do {
       const page = await this.table.query(ctx, { proj: ['tid', 'owner', 'state', 'created'], limit: 500, next });
       next = page.next;
@@ -241,7 +248,7 @@ export class TransactionExecutor {
         if (row.state !== 'pending') continue;
         oldest = Math.max(oldest, Date.now() - Date.parse(row.created as string));
         try {
-          if (await this.recoverOne(ctx, row)) recovered++;
+          if (await this.recoverOne(ctx, row, alive)) recovered++;
         } catch (err) {
           this.log.warn({ err, tid: row.tid }, 'recovering a transaction failed; the next sweep tries again');
         }

@@ -21,18 +21,19 @@ export interface TransactionOptions {
 
 /** `/{domain}/sys/transactions/{tid}`: lightweight HTTP transactions that survive a crash. */
 export function transactionsModule(options: TransactionOptions): Module {
-  const executors = new Map<string, TransactionExecutor>();
-  const heartbeats: Heartbeat[] = [];
-  for (const domain of options.domains) {
-    const heartbeat = new Heartbeat(domain, options.leaseMs, options.log);
-    heartbeats.push(heartbeat);
-    executors.set(domain, new TransactionExecutor(domain, heartbeat, { lifetimeMs: options.lifetimeMs, kill: options.kill }, options.metrics, options.log));
-  }
+  const perDomain = new Map(
+    options.domains.map((domain) => {
+      const heartbeat = new Heartbeat(domain, options.leaseMs, options.log);
+      const executor = new TransactionExecutor(domain, heartbeat, { lifetimeMs: options.lifetimeMs, kill: options.kill }, options.metrics, options.log);
+      return [domain, { heartbeat, executor }] as const;
+    }),
+  );
+  const executor = (domain: string) => perDomain.get(domain)!.executor;
   let sweeper: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> = Promise.resolve();
   const sweep = (ctx: RequestContext) =>
     (sweeping = Promise.all(
-      [...executors.values()].map((e) => e.recover(ctx).catch((err) => options.log.warn({ err }, 'transaction sweep failed'))),
+      [...perDomain.values()].map(({ executor: e }) => e.recover(ctx).catch((err) => options.log.warn({ err }, 'transaction sweep failed'))),
     ));
 
   return {
@@ -41,9 +42,8 @@ export function transactionsModule(options: TransactionOptions): Module {
     tables: ['transactions', 'heartbeats'],
     components: transactionSpecs.components,
     async setup(ctx) {
-      for (const [domain, executor] of executors) {
-        await executor.create(ctx);
-        const heartbeat = heartbeats[options.domains.indexOf(domain)]!;
+      for (const { heartbeat, executor: e } of perDomain.values()) {
+        await e.create(ctx);
         await heartbeat.create(ctx);
         await heartbeat.start(ctx);
       }
@@ -55,7 +55,7 @@ export function transactionsModule(options: TransactionOptions): Module {
     async close() {
       if (sweeper) clearInterval(sweeper);
       await sweeping;
-      for (const heartbeat of heartbeats) heartbeat.stop();
+      for (const { heartbeat } of perDomain.values()) heartbeat.stop();
     },
     routes: [
       {
@@ -64,13 +64,13 @@ export function transactionsModule(options: TransactionOptions): Module {
         body: 'json',
         spec: transactionSpecs.put,
         handler: (req, ctx) =>
-          executors.get(req.domain)!.put(ctx, req.params.tid!.toLowerCase(), req.body as Transaction, req.headers['if-none-match'] === '*'),
+          executor(req.domain).put(ctx, req.params.tid!.toLowerCase(), req.body as Transaction, req.headers['if-none-match'] === '*'),
       },
       {
         method: 'GET',
         path: '/transactions/{tid}',
         spec: transactionSpecs.get,
-        handler: (req, ctx) => executors.get(req.domain)!.get(ctx, req.params.tid!.toLowerCase()),
+        handler: (req, ctx) => executor(req.domain).get(ctx, req.params.tid!.toLowerCase()),
       },
     ],
   };
