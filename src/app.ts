@@ -8,7 +8,7 @@ import { Metrics } from './metrics.js';
 import { keyRevValueModule } from './modules/buckets/key-rev-value.js';
 import { keyValueModule } from './modules/buckets/key-value.js';
 import { revisionedObjectModule } from './modules/buckets/revisioned-object.js';
-import { pageModule } from './modules/page/index.js';
+import { pageModules } from './modules/page/index.js';
 import { systemModules } from './modules/system/index.js';
 import { tableModule } from './modules/table/index.js';
 import { transactionsModule } from './modules/transactions/index.js';
@@ -37,7 +37,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const served = new Set(domains);
   const router = new Router((domain) => served.has(domain), (route, method, status, seconds) => metrics.observe(route, method, status, seconds, 'internal'));
   const wikis = new Map(domains.map((d) => [d, new Wiki(d, config.wikis[d]!, config.user_agent, metrics, log)]));
-  const page = pageModule({
+  const page = pageModules({
     wikis, log, latestCheckMs: config.latest_check_interval * 1000, pageCacheMs: config.page_cache_ms,
     renderCacheBytes: config.render_cache_bytes, negativeCacheMs: config.negative_cache_ms,
   });
@@ -46,7 +46,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     kill: config.fault_injection?.transaction_kill, metrics, log,
   });
   const owned = () => new Set(modules.flatMap((m) => m.tables ?? []));
-  const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), transactions, page];
+  const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), transactions, ...page];
   modules.push(...systemModules({ router, modules: () => modules, domains, metrics }));
   for (const module of modules) router.register(module);
   router.compile(Object.assign({}, ...modules.map((m) => m.components ?? {})));

@@ -52,6 +52,27 @@ export class WikiAdmin {
     await this.call({ action: 'revisiondelete', type: 'revision', target: title, ids: String(revid), hide: 'content', token: this.csrf }, true);
   }
 
+  /** The session's cookies, as a client of the service forwards them. */
+  cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  async protect(title: string): Promise<void> {
+    await this.call({ action: 'protect', title, protections: 'edit=sysop', expiry: 'infinite', reason: 'test', token: this.csrf }, true);
+  }
+
+  /** The page's revisions, newest first: id, user and comment. */
+  async history(title: string, limit = 50): Promise<{ revid: number; user: string; comment: string }[]> {
+    const res = await this.call({ action: 'query', prop: 'revisions', titles: title, rvprop: 'ids|user|comment', rvlimit: String(limit) });
+    return (res.query.pages[0].revisions ?? []) as { revid: number; user: string; comment: string }[];
+  }
+
+  /** The wikitext of one revision. */
+  async wikitext(revid: number): Promise<string> {
+    const res = await this.call({ action: 'query', prop: 'revisions', revids: String(revid), rvprop: 'content', rvslots: 'main' });
+    return res.query.pages[0].revisions[0].slots.main.content as string;
+  }
+
   async latestRevid(title: string): Promise<number> {
     const res = await this.call({ action: 'query', prop: 'info', titles: title });
     return res.query.pages[0].lastrevid as number;

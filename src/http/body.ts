@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from '../errors.js';
 import type { BodyKind } from '../router/types.js';
+import { formTypeOf, parseForm } from './form.js';
 import { parseJson, type JsonLimits } from './json.js';
 
 export function isJsonType(contentType: string | undefined): boolean {
@@ -46,7 +47,8 @@ function consume(req: IncomingMessage, maxBytes: number, keep: boolean): Promise
 }
 
 /**
- * Reads the body of a route that takes one: JSON (parsed within `jsonLimits`) or raw bytes.
+ * Reads the body of a route that takes one: JSON (parsed within `jsonLimits`), a form's fields
+ * (`form` routes), or raw bytes.
  * Routes that take no body never read it; node discards it after the answer.
  */
 export async function readBody(req: IncomingMessage, kind: BodyKind | undefined, limit: number, jsonLimits?: JsonLimits): Promise<unknown> {
@@ -59,7 +61,13 @@ export async function readBody(req: IncomingMessage, kind: BodyKind | undefined,
   if (outcome === 'aborted') throw new HttpError(400, 'body-aborted', 'The request body ended before it was complete.');
   if (bytes.length === 0) return undefined;
   if (kind === 'raw') return bytes;
-  if (!isJsonType(req.headers['content-type'])) {
+  const contentType = req.headers['content-type'];
+  const form = kind === 'form' ? formTypeOf(contentType) : undefined;
+  if (form) return parseForm(bytes, form, contentType!);
+  if (!isJsonType(contentType)) {
+    if (kind === 'form') {
+      throw new HttpError(415, 'unsupported-media-type', 'The body must be application/json, application/x-www-form-urlencoded or multipart/form-data.');
+    }
     throw new HttpError(415, 'unsupported-media-type', 'The body must be application/json.');
   }
   return parseJson(bytes, jsonLimits);

@@ -17,7 +17,7 @@ export const accessFilter: Filter = (match, _req, ctx, next) => {
 /** Where JSON is expected, only JSON values (internal callers hand over values, not bytes). */
 export const jsonBodyFilter: Filter = (match, req, _ctx, next) => {
   const kind = match.route?.body;
-  if ((kind === 'json' || kind === 'optional-json') && (Buffer.isBuffer(req.body) || typeof req.body === 'string')) {
+  if ((kind === 'json' || kind === 'optional-json' || kind === 'form') && (Buffer.isBuffer(req.body) || typeof req.body === 'string')) {
     throw new HttpError(415, 'unsupported-media-type', 'The body must be application/json.');
   }
   return next();
@@ -26,7 +26,8 @@ export const jsonBodyFilter: Filter = (match, req, _ctx, next) => {
 /** The route's own schemas (compiled once), then a required body's presence. */
 export const schemaFilter: Filter = (match, req, _ctx, next) => {
   match.validate?.({ params: match.params, query: match.query, headers: req.headers ?? {}, body: req.body });
-  if (match.route?.body === 'json' && (req.body === undefined || req.body === null)) throw badRequest('This request needs a JSON body.', 'missing-body');
+  const kind = match.route?.body;
+  if ((kind === 'json' || kind === 'form') && (req.body === undefined || req.body === null)) throw badRequest('This request needs a body.', 'missing-body');
   return next();
 };
 

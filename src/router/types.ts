@@ -59,9 +59,10 @@ export interface Route {
 
 /**
  * `json`: a JSON body is required (400 without, 415 for another type); `optional-json`: JSON if
- * any; `raw`: the bytes whatever their type (stores of opaque values).
+ * any; `form`: a required JSON, urlencoded or multipart body, read as one object (form fields are
+ * typed by the route's schema); `raw`: the bytes whatever their type (stores of opaque values).
  */
-export type BodyKind = 'json' | 'optional-json' | 'raw';
+export type BodyKind = 'json' | 'optional-json' | 'form' | 'raw';
 
 /** `v1` is public, `sys` is internal (admin only from outside), `global` is mounted at the root. */
 export type Api = 'v1' | 'sys' | 'global';

@@ -1,5 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { HttpError } from '../errors.js';
+import { formTypeOf } from '../http/form.js';
 import type { Route } from './types.js';
 
 /** What a route's schemas check, taken from the request before its handler runs. */
@@ -21,7 +22,8 @@ interface Parameter {
 
 /**
  * Path, query and header values are text: their schemas are checked with type coercion (on a
- * copy: handlers still get the text). Bodies are JSON and checked as they are.
+ * copy: handlers still get the text). JSON bodies are checked as they are; form bodies are text
+ * too, and coerced in place, so handlers get the types the schema names.
  */
 const coercing = new Ajv2020({ strict: false, allErrors: false, coerceTypes: true });
 const exact = new Ajv2020({ strict: false, allErrors: false });
@@ -74,11 +76,15 @@ export function compileValidator(route: Route, components: Record<string, unknow
   const query = compile(coercing, objectSchema(parameters, 'query', true));
   const headers = compile(coercing, objectSchema(parameters, 'header', false));
   const bodySchema = (spec.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content?.['application/json']?.schema;
-  const body = route.body === 'json' || route.body === 'optional-json' ? compile(exact, bodySchema) : undefined;
+  const readsJson = route.body === 'json' || route.body === 'optional-json' || route.body === 'form';
+  const body = readsJson ? compile(exact, bodySchema) : undefined;
+  const formBody = route.body === 'form' ? compile(coercing, bodySchema) : undefined;
   return (req) => {
     if (path) check(path, { ...req.params }, PLACES.path);
     if (query) check(query, Object.fromEntries(req.query), PLACES.query);
     if (headers) check(headers, { ...req.headers }, PLACES.header);
-    if (body && req.body !== undefined && req.body !== null) check(body, req.body, 'body');
+    if (req.body === undefined || req.body === null) return;
+    const isForm = formBody && typeof req.body === 'object' && formTypeOf(req.headers['content-type']) !== undefined;
+    check(isForm ? formBody : body, req.body, 'body');
   };
 }

@@ -38,7 +38,47 @@ export interface SiteInfo {
 
 const RVPROP = 'ids|timestamp|user|userid|size|sha1|comment|flags|contentmodel';
 
-/** The wiki's Action API: site info and revision metadata. */
+/** What identifies a caller to the wiki: forwarded as they came, never replaced by the service's own. */
+export interface Credentials {
+  cookie?: string;
+  authorization?: string;
+}
+
+/** An error the Action API answered, with its own code. */
+export class ApiError extends Error {
+  constructor(readonly code: string, readonly info: string) {
+    super(`${code}: ${info}`);
+  }
+}
+
+/** What an edit needs to know first: a CSRF token, who the caller is, and the page's latest revision. */
+export interface EditContext {
+  token: string;
+  user: { id: number; name: string; anon: boolean };
+  page: { exists: boolean; latest?: { revid: number; timestamp: string } };
+}
+
+export interface EditParams {
+  title: string;
+  text: string;
+  summary?: string;
+  minor?: boolean;
+  bot?: boolean;
+  /** The revision the edit is based on, and its timestamp; absent when creating the page. */
+  base?: { revid: number; timestamp: string };
+  /** When the editor loaded the base (an edit deleted since is a conflict). */
+  startTimestamp: string;
+  token: string;
+}
+
+export interface EditResult {
+  nochange: boolean;
+  newrevid?: number;
+  newtimestamp?: string;
+  pageid?: number;
+}
+
+/** The wiki's Action API: site info, revision metadata, and edits made as a caller. */
 export class ActionApi {
   constructor(
     private readonly url: string,
@@ -46,10 +86,23 @@ export class ActionApi {
     private readonly count: (endpoint: string) => void,
   ) {}
 
-  private async query(params: Record<string, string>): Promise<Record<string, any>> {
+  /** One call; the wiki's own error becomes an ApiError. */
+  private async call(params: Record<string, string>, options: { post?: boolean; credentials?: Credentials; timeoutMs?: number } = {}): Promise<Record<string, any>> {
     this.count('action');
     const qs = new URLSearchParams({ format: 'json', formatversion: '2', errorformat: 'plaintext', ...params });
-    const res = await upstreamFetch(`${this.url}?${qs}`, this.userAgent, { timeoutMs: 15_000 });
+    const headers: Record<string, string> = {};
+    if (options.credentials?.cookie) headers.cookie = options.credentials.cookie;
+    if (options.credentials?.authorization) headers.authorization = options.credentials.authorization;
+    const res = options.post
+      ? await upstreamFetch(this.url, this.userAgent, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+          body: qs.toString(),
+          timeoutMs: options.timeoutMs ?? 60_000,
+          // Never resent: an edit that reached the wiki must not be made twice.
+          retries: 0,
+        })
+      : await upstreamFetch(`${this.url}?${qs}`, this.userAgent, { headers, timeoutMs: options.timeoutMs ?? 15_000 });
     let json: Record<string, any>;
     try {
       json = JSON.parse(res.body.toString('utf8'));
@@ -58,11 +111,48 @@ export class ActionApi {
     }
     if (json.errors?.length) {
       const { code, text } = json.errors[0] as { code?: string; text?: string };
-      // A continuation the client handed us back, forged or stale: its mistake, not the wiki's.
-      if (code === 'badcontinue') throw new HttpError(400, 'invalid-paging-token', 'The paging token (next) is not valid for this listing.');
-      throw new HttpError(502, 'upstream-error', `The Action API failed: ${text ?? code}`);
+      throw new ApiError(code ?? 'unknown', text ?? code ?? 'unknown error');
     }
     return json;
+  }
+
+  private async query(params: Record<string, string>): Promise<Record<string, any>> {
+    try {
+      return await this.call(params);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      // A continuation the client handed us back, forged or stale: its mistake, not the wiki's.
+      if (e.code === 'badcontinue') throw new HttpError(400, 'invalid-paging-token', 'The paging token (next) is not valid for this listing.');
+      throw new HttpError(502, 'upstream-error', `The Action API failed: ${e.info}`);
+    }
+  }
+
+  /** Token, caller and latest revision in one request (what a client does before any edit). */
+  async editContext(title: string, credentials: Credentials): Promise<EditContext> {
+    const json = await this.call(
+      { action: 'query', meta: 'tokens|userinfo', prop: 'revisions', titles: title, rvprop: 'ids|timestamp', rvslots: 'main' },
+      { credentials },
+    );
+    const page = json.query.pages[0] as ApiPage;
+    const latest = page.revisions?.[0];
+    return {
+      token: json.query.tokens.csrftoken as string,
+      user: { id: json.query.userinfo.id as number, name: json.query.userinfo.name as string, anon: !!json.query.userinfo.anon },
+      page: { exists: !page.missing && !page.invalid && !!latest, latest: latest && { revid: latest.revid, timestamp: latest.timestamp } },
+    };
+  }
+
+  /** Saves a page as the caller; the wiki's refusal is an ApiError with its code. */
+  async edit(params: EditParams, credentials: Credentials): Promise<EditResult> {
+    const form: Record<string, string> = { action: 'edit', title: params.title, text: params.text, starttimestamp: params.startTimestamp, token: params.token };
+    if (params.summary !== undefined) form.summary = params.summary;
+    if (params.minor) form.minor = '1';
+    if (params.bot) form.bot = '1';
+    if (params.base) Object.assign(form, { baserevid: String(params.base.revid), basetimestamp: params.base.timestamp, nocreate: '1' });
+    else form.createonly = '1';
+    const edit = (await this.call(form, { post: true, credentials })).edit as Record<string, any>;
+    if (edit.result !== 'Success') throw new ApiError(String(edit.code ?? edit.result ?? 'edit-failed'), String(edit.info ?? 'The wiki did not save the edit.'));
+    return { nochange: !!edit.nochange, newrevid: edit.newrevid, newtimestamp: edit.newtimestamp, pageid: edit.pageid };
   }
 
   async siteInfo(): Promise<SiteInfo> {

@@ -17,6 +17,12 @@ export interface PageBundle {
 
 export type ParsoidFailure = 'not-found' | 'hidden';
 
+/** A page (and revision) a transform is done for: links, templates and selser depend on it. */
+export interface TransformTarget {
+  title?: string;
+  revid?: number;
+}
+
 /** Parsoid's REST endpoints of a wiki (`rest.php/{domain}/v3`). */
 export class ParsoidClient {
   constructor(
@@ -61,5 +67,32 @@ export class ParsoidClient {
     const res = await upstreamFetch(this.url('wikitext', title, revid), this.userAgent, { timeoutMs: 30_000 });
     if (res.status !== 200) throw ParsoidClient.failure(res.status, res.body, `the wikitext of revision ${revid}`);
     return { contentType: res.headers.get('content-type') ?? 'text/plain; charset=utf-8', body: res.body };
+  }
+
+  /**
+   * One transform (`from` -> `to`), body as Parsoid's transform endpoints take it (`wikitext`,
+   * `html`, `body_only`, `original`, `data-mw`). A request Parsoid refuses is the client's (400).
+   */
+  async transform(from: 'wikitext' | 'html' | 'pagebundle', to: 'html' | 'wikitext', target: TransformTarget, body: Record<string, unknown>): Promise<Part> {
+    this.count(`transform-${from}-${to}`);
+    let url = `${this.restBase}/${this.parsoidDomain}/v3/transform/${from}/to/${to}`;
+    if (target.title !== undefined) url += `/${encodeURIComponent(target.title)}${target.revid !== undefined ? `/${target.revid}` : ''}`;
+    const res = await upstreamFetch(url, this.userAgent, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      timeoutMs: 120_000,
+      retries: 1,
+    });
+    if (res.status === 200) return { contentType: res.headers.get('content-type') ?? 'text/plain; charset=utf-8', body: res.body };
+    let message = res.body.toString('utf8').slice(0, 500);
+    try {
+      message = (JSON.parse(message) as { message?: string }).message ?? message;
+    } catch {
+      // not JSON: keep the text
+    }
+    if (res.status === 413) throw new HttpError(413, 'body-too-large', `Parsoid: ${message}`);
+    if (res.status >= 400 && res.status < 500) throw new HttpError(400, 'transform-failed', `Parsoid could not transform ${from} to ${to}: ${message}`);
+    throw new HttpError(502, 'upstream-error', `Parsoid answered ${res.status} for a ${from} to ${to} transform.`);
   }
 }

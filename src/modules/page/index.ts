@@ -5,10 +5,15 @@ import type { Module, RequestContext, Response, RouteRequest } from '../../route
 import { parseTime, tidTime } from '../../tid.js';
 import type { Wiki } from '../../upstream/wiki.js';
 import { PageCaches } from './page-caches.js';
+import { PageSaver } from './page-saver.js';
 import { PageService, RevisionMoved } from './page-service.js';
 import { PROPS, type Prop, type Render } from './renders.js';
 import { revisionMetadata, type RevisionRow } from './revisions.js';
+import { SaveLocks } from './save-locks.js';
+import { saveRecordsModule } from './save-records.js';
+import { saveRoutes } from './save-routes.js';
 import { pageSpecs, REVID } from './spec.js';
+import { transformRoutes } from './transform-routes.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** Shared caches keep it until purged; browsers revalidate. */
@@ -53,10 +58,18 @@ export interface PageModuleOptions {
   negativeCacheMs: number;
 }
 
-/** `/{domain}/v1/page/...` and `/{domain}/v1/revision/...`: the public content API. */
-export function pageModule(options: PageModuleOptions): Module {
+/**
+ * `/{domain}/v1/page/...`, `/v1/revision/...` and `/v1/transform/...`: the public content API; and
+ * `/{domain}/sys/page_saves/...`, the steps of a save's transaction.
+ */
+export function pageModules(options: PageModuleOptions): Module[] {
   const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
   const service = new PageService(options.wikis, caches, options.latestCheckMs, options.log);
+  const locks = new Map([...options.wikis.keys()].map((domain) => [domain, new SaveLocks(domain)]));
+  const locksOf = (domain: string) => locks.get(domain)!;
+  const saver = new PageSaver(service, locksOf, options.log);
+  /** The normalized title, for writes (never redirected: a redirected POST loses its body). */
+  const normalize = (req: RouteRequest) => caches.title(req.domain, req.params.title!, () => service.wiki(req.domain).normalize(req.params.title!));
   /** The normalized title, or a redirect to the same URL with it. */
   async function titleOf(req: RouteRequest): Promise<{ title: string } | { redirect: Response }> {
     const given = req.params.title!;
@@ -89,7 +102,7 @@ export function pageModule(options: PageModuleOptions): Module {
     return service.latest(ctx, req.domain, title, forced(req, ctx));
   };
 
-  return {
+  const page: Module = {
     name: 'page',
     api: 'v1',
     tables: ['page_revisions', 'parsoid', 'site_info'],
@@ -98,6 +111,8 @@ export function pageModule(options: PageModuleOptions): Module {
     },
     close: () => service.drain(),
     routes: [
+      ...saveRoutes(saver, normalize),
+      ...transformRoutes(service, normalize),
       {
         method: 'GET',
         path: '/page/',
@@ -197,4 +212,5 @@ export function pageModule(options: PageModuleOptions): Module {
       },
     ],
   };
+  return [page, saveRecordsModule(service, locksOf)];
 }

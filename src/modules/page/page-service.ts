@@ -18,6 +18,8 @@ const gzip = promisify(zlib.gzip);
 /** Keys of the wiki's remembered "not found" answers. */
 const missingPage = (domain: string, title: string) => `page\u0000${domain}\u0000${title}`;
 const missingRevision = (domain: string, revid: number) => `rev\u0000${domain}\u0000${revid}`;
+/** Key of one render in progress (coalesced, then tracked until stored). */
+const renderKey = (domain: string, title: string, rev: number, force: boolean) => `render\u0000${domain}\u0000${title}\u0000${rev}\u0000${force}`;
 
 /** A revision that now belongs to another page (the page was moved). */
 export class RevisionMoved extends Error {
@@ -44,8 +46,8 @@ function redirectTarget(html: string): string | undefined {
  * latest revision refreshed from the wiki when it is older than the check interval.
  */
 export class PageService {
-  /** Renders being stored after their clients were answered; shutdown waits for them. */
-  private readonly storing = new Set<Promise<void>>();
+  /** Renders being stored after their clients were answered, by render key; shutdown waits for them. */
+  private readonly storing = new Map<string, Promise<void>>();
   private readonly revisionTables = new Map<string, PageRevisions>();
   readonly renders: RenderStore;
 
@@ -62,6 +64,10 @@ export class PageService {
     this.renders = new RenderStore(caches);
   }
 
+
+  domains(): string[] {
+    return [...this.wikis.keys()];
+  }
 
   wiki(domain: string): Wiki {
     return this.wikis.get(domain)!;
@@ -83,7 +89,7 @@ export class PageService {
 
   /** Resolves once every render already handed to clients is stored. */
   async drain(): Promise<void> {
-    while (this.storing.size > 0) await Promise.all([...this.storing]);
+    while (this.storing.size > 0) await Promise.all([...this.storing.values()]);
   }
 
   // ---- revisions ----------------------------------------------------------------------------
@@ -240,6 +246,26 @@ export class PageService {
 
   // ---- renders ------------------------------------------------------------------------------
 
+  /**
+   * Makes sure a revision stored a moment ago (a save) has its exact metadata and a stored render:
+   * both are asked of the wiki at once; resolves once they are stored. Idempotent.
+   */
+  async materialize(ctx: RequestContext, domain: string, title: string, rev: number): Promise<Render> {
+    const revs = this.revisions(domain);
+    const row = await revs.get(ctx, title, rev);
+    if (!row) throw notFound(`Revision ${rev} of ${title} is not stored.`, 'revision-not-found');
+    const metadata = row.sha1 === null ? this.wiki(domain).api.revision(rev) : undefined;
+    const [, page] = await Promise.all([this.render(ctx, domain, row, false), metadata]);
+    await this.storing.get(renderKey(domain, title, rev, false));
+    if (page?.revisions?.length) await revs.saveFromApi(ctx, title, page, page.revisions);
+    // Storing a render reports failures only to the log: whether it landed is read back.
+    const stored = await this.renders.newestOf(ctx, domain, title, rev);
+    if (!stored) throw new HttpError(503, 'render-not-stored', `The render of revision ${rev} could not be stored yet.`, { headers: { 'retry-after': '5' } });
+    const now = await revs.get(ctx, title, rev);
+    if (!now?.tid) await revs.setRenderTid(ctx, title, rev, stored.tid, now?.latest_rev === rev);
+    return stored;
+  }
+
   /** The newest render of a revision; rendered now (once for all waiting callers) on a miss. */
   async render(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<Render> {
     if (row.text_hidden) throw forbidden(`The text of revision ${row.rev} is hidden.`, 'revision-hidden');
@@ -251,7 +277,7 @@ export class PageService {
       if (render) return render;
     }
     try {
-      return await this.renderOnce(`render\u0000${domain}\u0000${row.title}\u0000${row.rev}\u0000${force}`, () => this.renderNow(ctx, domain, row, force));
+      return await this.renderOnce(renderKey(domain, row.title, row.rev, force), () => this.renderNow(ctx, domain, row, force));
     } catch (e) {
       // A forced re-render the wiki cannot answer falls back to what is stored.
       const fallback = force && isUnavailable(e) ? await stored() : undefined;
@@ -269,8 +295,10 @@ export class PageService {
       const { render, stored } = await make();
       const tracked: Promise<void> = stored
         .catch((err) => this.log.error({ err, title: render.title, rev: render.rev }, 'storing a render failed'))
-        .finally(() => this.storing.delete(tracked));
-      this.storing.add(tracked);
+        .finally(() => {
+          if (this.storing.get(key) === tracked) this.storing.delete(key);
+        });
+      this.storing.set(key, tracked);
       return { value: render, settled: tracked };
     });
   }

@@ -1,3 +1,4 @@
+import { HttpError } from '../../errors.js';
 import type { RequestContext } from '../../router/types.js';
 import type { Row } from '../../storage/types.js';
 import type { ApiPage, ApiRevision } from '../../upstream/action-api.js';
@@ -144,6 +145,36 @@ export class PageRevisions {
   async markLatest(ctx: RequestContext, title: string, latestRev: number, latestTid: string | null, current: RevisionRow | undefined): Promise<void> {
     const now = new Date().toISOString();
     await this.write(ctx, title, { title, latest_rev: latestRev, latest_tid: latestTid, checked: now, deleted: null, first_seen: current?.first_seen ?? now });
+  }
+
+  /**
+   * Records a revision saved through the service as the page's latest, row and page state in one
+   * write, if the latest revision stored is still `from` (null: none); false if it moved.
+   */
+  async recordSaved(ctx: RequestContext, title: string, from: number | null, row: Record<string, unknown>): Promise<boolean> {
+    const now = new Date().toISOString();
+    const statics = { latest_rev: row.rev, checked: now, deleted: null, ...(from === null ? { first_seen: now } : {}) };
+    this.cache.invalidate(title);
+    try {
+      await this.table.put(ctx, { attributes: { ...row, title, ...statics }, if: { latest_rev: { eq: from } } });
+      return true;
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 412) return false;
+      throw e;
+    } finally {
+      this.cache.invalidate(title);
+    }
+  }
+
+  /** Stores one revision's row as given (page state untouched). */
+  async saveRow(ctx: RequestContext, title: string, row: Record<string, unknown>): Promise<void> {
+    await this.write(ctx, title, { ...row, title });
+  }
+
+  /** The page's latest revision id as stored now (not from the page-state cache). */
+  async storedLatest(ctx: RequestContext, title: string): Promise<number | null> {
+    const [row] = (await this.table.query(ctx, { attributes: { title }, limit: 1 })).items as unknown as RevisionRow[];
+    return row?.latest_rev ?? null;
   }
 
   async tombstone(ctx: RequestContext, title: string): Promise<void> {

@@ -1,0 +1,65 @@
+import { Busboy } from '@fastify/busboy';
+import { HttpError, badRequest } from '../errors.js';
+
+/** The form encodings a `form` route reads besides JSON. */
+export type FormType = 'urlencoded' | 'multipart';
+
+/** Which form encoding a content type names, if any. */
+export function formTypeOf(contentType: string | undefined): FormType | undefined {
+  const mime = contentType?.split(';', 1)[0]!.trim().toLowerCase();
+  if (mime === 'application/x-www-form-urlencoded') return 'urlencoded';
+  if (mime === 'multipart/form-data') return 'multipart';
+  return undefined;
+}
+
+/** More fields than any form of this API has; a client sending more is not filling in a form. */
+const MAX_FIELDS = 100;
+
+/** Fields by name (the last of a repeated name wins, as in PHP); no inherited names. */
+type Fields = Record<string, string>;
+
+function addField(fields: Fields, name: string, value: string, count: number): void {
+  if (count > MAX_FIELDS) throw new HttpError(413, 'too-many-fields', `A form may have at most ${MAX_FIELDS} fields.`);
+  fields[name] = value;
+}
+
+function parseUrlencoded(bytes: Buffer): Fields {
+  const fields: Fields = Object.create(null);
+  let count = 0;
+  for (const [name, value] of new URLSearchParams(bytes.toString('utf8'))) addField(fields, name, value, ++count);
+  return fields;
+}
+
+/** Every part is a text field (editors send HTML and wikitext as parts, some with a filename). */
+function parseMultipart(bytes: Buffer, contentType: string): Promise<Fields> {
+  return new Promise((resolve, reject) => {
+    const fields: Fields = Object.create(null);
+    let count = 0;
+    let parser;
+    try {
+      parser = Busboy({
+        headers: { 'content-type': contentType },
+        isPartAFile: () => false,
+        limits: { fieldSize: bytes.length, fields: MAX_FIELDS + 1, parts: MAX_FIELDS + 1 },
+      });
+    } catch (e) {
+      return reject(badRequest(`The multipart body cannot be read: ${(e as Error).message}`, 'invalid-form'));
+    }
+    parser.on('field', (name: string, value: string) => {
+      try {
+        addField(fields, name, value, ++count);
+      } catch (e) {
+        reject(e);
+      }
+    });
+    parser.on('fieldsLimit', () => reject(new HttpError(413, 'too-many-fields', `A form may have at most ${MAX_FIELDS} fields.`)));
+    parser.on('error', (e: unknown) => reject(badRequest(`The multipart body is malformed: ${(e as Error).message}`, 'invalid-form')));
+    parser.on('finish', () => resolve(fields));
+    parser.end(bytes);
+  });
+}
+
+/** A form body's fields as text (a schema with type coercion then reads numbers and booleans). */
+export async function parseForm(bytes: Buffer, type: FormType, contentType: string): Promise<Fields> {
+  return type === 'urlencoded' ? parseUrlencoded(bytes) : parseMultipart(bytes, contentType);
+}

@@ -1,0 +1,49 @@
+import { HttpError } from '../../errors.js';
+import type { ApiError } from '../../upstream/action-api.js';
+
+/** The wiki's refusals of an edit, by its error code, as the HTTP answers clients act on. */
+const STATUS_OF_CODE: Record<string, { status: number; kind: string }> = {
+  // Who the caller is does not allow it.
+  protectedpage: { status: 403, kind: 'page-protected' },
+  cascadeprotected: { status: 403, kind: 'page-protected' },
+  protectedtitle: { status: 403, kind: 'page-protected' },
+  blocked: { status: 403, kind: 'user-blocked' },
+  autoblocked: { status: 403, kind: 'user-blocked' },
+  permissiondenied: { status: 403, kind: 'permission-denied' },
+  noedit: { status: 403, kind: 'permission-denied' },
+  'noedit-anon': { status: 403, kind: 'login-required' },
+  cantcreate: { status: 403, kind: 'permission-denied' },
+  'cantcreate-anon': { status: 403, kind: 'login-required' },
+  writeapidenied: { status: 403, kind: 'permission-denied' },
+  mustbeloggedin: { status: 403, kind: 'login-required' },
+  notloggedin: { status: 403, kind: 'login-required' },
+  assertuserfailed: { status: 403, kind: 'login-required' },
+  badtoken: { status: 403, kind: 'bad-token' },
+  // The page changed under the edit.
+  editconflict: { status: 409, kind: 'edit-conflict' },
+  pagedeleted: { status: 409, kind: 'page-deleted' },
+  articleexists: { status: 409, kind: 'page-exists' },
+  missingtitle: { status: 404, kind: 'page-not-found' },
+  // The content is refused.
+  spamdetected: { status: 422, kind: 'content-refused' },
+  spamblacklist: { status: 422, kind: 'content-refused' },
+  'abusefilter-disallowed': { status: 422, kind: 'content-refused' },
+  'abusefilter-warning': { status: 422, kind: 'content-refused' },
+  hookaborted: { status: 422, kind: 'content-refused' },
+  contenttoobig: { status: 413, kind: 'content-too-big' },
+  invalidtitle: { status: 400, kind: 'invalid-title' },
+  // The wiki cannot take edits now.
+  ratelimited: { status: 429, kind: 'rate-limited' },
+  readonly: { status: 503, kind: 'wiki-read-only' },
+  maxlag: { status: 503, kind: 'wiki-lagged' },
+};
+
+/** A refused edit as a problem carrying the wiki's own code and message. */
+export function editRefused(e: ApiError, extensions: Record<string, unknown> = {}): HttpError {
+  const known = STATUS_OF_CODE[e.code] ?? { status: 502, kind: 'upstream-error' };
+  const headers: Record<string, string> = known.status === 429 || known.status === 503 ? { 'retry-after': '5' } : {};
+  return new HttpError(known.status, known.kind, `The wiki refused the edit: ${e.info}`, {
+    headers,
+    extensions: { wiki_code: e.code, wiki_message: e.info, ...extensions },
+  });
+}

@@ -1,0 +1,35 @@
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import type { Part } from '../../upstream/parsoid.js';
+import type { Wiki } from '../../upstream/wiki.js';
+import type { Render } from './renders.js';
+
+const gunzip = promisify(zlib.gunzip);
+const text = async (render: Render, prop: 'html' | 'data-parsoid' | 'data-mw') => (await gunzip(render.parts[prop])).toString('utf8');
+
+/**
+ * Edited HTML to wikitext through Parsoid. Given the stored render the edit started from, it is
+ * selective serialisation: Parsoid gets that render's HTML, data-parsoid and data-mw as the
+ * original, so every part of the page the edit left alone keeps its exact wikitext.
+ * `dataMw` is the edited document's data-mw when it travels apart from the HTML (as in the
+ * stored renders); without it, the render's own is used, which is right for untouched templates.
+ */
+export async function htmlToWikitext(wiki: Wiki, title: string | undefined, html: string, from: { render?: Render; revid?: number; dataMw?: unknown }): Promise<Part> {
+  const { render } = from;
+  if (!render) {
+    const body: Record<string, unknown> = { html };
+    if (from.dataMw !== undefined) body['data-mw'] = { body: from.dataMw };
+    return wiki.parsoid.transform('html', 'wikitext', { title, revid: from.revid }, body);
+  }
+  const [originalHtml, dataParsoid, dataMw] = await Promise.all([text(render, 'html'), text(render, 'data-parsoid'), text(render, 'data-mw')]);
+  const originalDataMw = JSON.parse(dataMw) as unknown;
+  return wiki.parsoid.transform('pagebundle', 'wikitext', { title: render.title, revid: render.rev }, {
+    html,
+    'data-mw': { body: from.dataMw ?? originalDataMw },
+    original: {
+      html: { headers: { 'content-type': render.types.html }, body: originalHtml },
+      'data-parsoid': { body: JSON.parse(dataParsoid) as unknown },
+      'data-mw': { body: originalDataMw },
+    },
+  });
+}

@@ -1,0 +1,214 @@
+import type { Logger } from 'pino';
+import { HttpError, badRequest } from '../../errors.js';
+import type { RequestContext } from '../../router/types.js';
+import { newTid } from '../../tid.js';
+import { ApiError, type Credentials, type EditContext, type EditResult } from '../../upstream/action-api.js';
+import type { Wiki } from '../../upstream/wiki.js';
+import { editRefused } from './edit-errors.js';
+import { htmlToWikitext } from './html-to-wikitext.js';
+import type { PageService } from './page-service.js';
+import { RevisionMoved } from './page-service.js';
+import type { Render } from './renders.js';
+import type { RevisionRow } from './revisions.js';
+import type { SaveLocks } from './save-locks.js';
+
+/** One save as a client asks for it (title already normalised). */
+export interface SaveRequest {
+  title: string;
+  wikitext?: string;
+  html?: string;
+  /** The edited HTML's data-mw, when it travels apart from the HTML. */
+  dataMw?: unknown;
+  /** The stored render the HTML was edited from (selective serialisation). */
+  tid?: string;
+  /** The revision the edit is based on; absent only when creating the page. */
+  baseRevid?: number;
+  comment?: string;
+  minor?: boolean;
+  bot?: boolean;
+  credentials: Credentials;
+}
+
+export interface SaveResult {
+  /** 201 a new revision, 200 the wiki had nothing to change. */
+  status: 200 | 201;
+  title: string;
+  rev: number;
+  /** The stored render of `rev`, or null if it is still being made. */
+  tid: string | null;
+}
+
+const encodeTitle = (title: string) => encodeURIComponent(title);
+
+const conflict = (detail: string, latest: number | null, kind = 'edit-conflict') =>
+  new HttpError(409, kind, detail, { extensions: { latest_revid: latest } });
+
+/**
+ * Saves pages through the wiki, as the caller (DESIGN.md §6): conflicts are found per page before
+ * the wiki is asked (the stored latest revision, then one save at a time per page), the wiki
+ * decides, and what it accepted is recorded in one HTTP transaction (the page's latest revision,
+ * conditionally; then its render), so the next read is served from storage.
+ */
+export class PageSaver {
+  constructor(
+    private readonly service: PageService,
+    private readonly locks: (domain: string) => SaveLocks,
+    private readonly log: Logger,
+  ) {}
+
+  async save(ctx: RequestContext, domain: string, req: SaveRequest): Promise<SaveResult> {
+    const startTimestamp = new Date().toISOString();
+    const base = await this.checkBase(ctx, domain, req);
+    const text = await this.wikitextOf(ctx, domain, req, base);
+    const locks = this.locks(domain);
+    const lock = newTid();
+    if (!(await locks.acquire(ctx, req.title, lock, req.baseRevid ?? null))) {
+      throw conflict(`Another save of ${req.title} is in progress; reload the page and edit its new revision.`, await this.storedLatest(ctx, domain, req.title), 'save-in-progress');
+    }
+    let recorded = false;
+    try {
+      const wiki = this.service.wiki(domain);
+      let context = await this.context(ctx, domain, wiki, req);
+      let result: EditResult;
+      const edit = () =>
+        wiki.api.edit(
+          {
+            title: req.title, text, summary: req.comment, minor: req.minor, bot: req.bot, startTimestamp, token: context.token,
+            base: base && { revid: base.rev, timestamp: base.timestamp! },
+          },
+          req.credentials,
+        );
+      try {
+        try {
+          result = await edit();
+        } catch (e) {
+          // A token can expire between fetching and using it: one fresh token, one more try.
+          if (!(e instanceof ApiError && e.code === 'badtoken')) throw e;
+          context = await this.context(ctx, domain, wiki, req);
+          result = await edit();
+        }
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        if (e.code === 'editconflict') this.refreshLatest(ctx, domain, req.title);
+        throw editRefused(e, e.code === 'editconflict' ? { latest_revid: context.page.latest?.revid ?? null } : {});
+      }
+      if (result.nochange || result.newrevid === undefined) {
+        return { status: 200, title: req.title, rev: base?.rev ?? context.page.latest?.revid ?? 0, tid: base?.tid ?? null };
+      }
+      recorded = true;
+      return { status: 201, title: req.title, rev: result.newrevid, tid: await this.record(ctx, domain, req, lock, base, context, result, text) };
+    } finally {
+      // Once recorded, the transaction frees the page (even if this process dies).
+      if (!recorded) await locks.release(ctx, req.title, lock).catch((err) => this.log.warn({ err, title: req.title }, 'releasing a save lock failed'));
+    }
+  }
+
+  /** The base revision, checked against what is stored: a base that is not the latest is a 409 at once. */
+  private async checkBase(ctx: RequestContext, domain: string, req: SaveRequest): Promise<RevisionRow | undefined> {
+    const latest = await this.storedLatest(ctx, domain, req.title);
+    if (req.baseRevid === undefined) {
+      if (latest !== null) throw conflict(`${req.title} exists (revision ${latest}); a save needs base_revid.`, latest, 'page-exists');
+      return undefined;
+    }
+    if (latest !== null && req.baseRevid < latest) {
+      throw conflict(`Revision ${req.baseRevid} is not the latest revision of ${req.title} (${latest}).`, latest);
+    }
+    try {
+      return await this.service.revision(ctx, domain, req.title, req.baseRevid, false);
+    } catch (e) {
+      if (e instanceof RevisionMoved) throw badRequest(`Revision ${req.baseRevid} belongs to ${e.title}, not to ${req.title}.`, 'base-of-another-page');
+      if (e instanceof HttpError && e.status === 404 && e.problemType !== 'urn:problem:page-deleted') {
+        throw badRequest(`There is no revision ${req.baseRevid} of ${req.title}.`, 'unknown-base-revision');
+      }
+      throw e;
+    }
+  }
+
+  /** The latest revision stored for the page, if it exists (a deleted page has none). */
+  private async storedLatest(ctx: RequestContext, domain: string, title: string): Promise<number | null> {
+    const newest = await this.service.revisions(domain).newest(ctx, title);
+    if (!newest || newest.deleted) return null;
+    return newest.latest_rev ?? newest.rev;
+  }
+
+  /** The wikitext to save: as given, or the edited HTML turned into wikitext (selser from its render). */
+  private async wikitextOf(ctx: RequestContext, domain: string, req: SaveRequest, base: RevisionRow | undefined): Promise<string> {
+    if (req.wikitext !== undefined) return req.wikitext;
+    const render = await this.originalRender(ctx, domain, req, base);
+    const part = await htmlToWikitext(this.service.wiki(domain), req.title, req.html!, { render, revid: base?.rev, dataMw: req.dataMw });
+    return part.body.toString('utf8');
+  }
+
+  /** The render the HTML was edited from: the one named by tid, else the base revision's newest stored. */
+  private async originalRender(ctx: RequestContext, domain: string, req: SaveRequest, base: RevisionRow | undefined): Promise<Render | undefined> {
+    if (req.tid === undefined) return base ? this.service.renders.newestOf(ctx, domain, req.title, base.rev) : undefined;
+    const render = await this.service.renders.byTid(ctx, domain, req.title, req.tid);
+    if (!render) throw badRequest(`${req.tid} is not a stored render of ${req.title}.`, 'unknown-render');
+    if (base && render.rev !== base.rev) throw badRequest(`Render ${req.tid} is of revision ${render.rev}, not of base_revid ${base.rev}.`, 'render-of-another-revision');
+    return render;
+  }
+
+  /** Token and caller from the wiki, and its own latest revision: an edit made outside the service is a 409 here. */
+  private async context(ctx: RequestContext, domain: string, wiki: Wiki, req: SaveRequest): Promise<EditContext> {
+    let context: EditContext;
+    try {
+      context = await wiki.api.editContext(req.title, req.credentials);
+    } catch (e) {
+      if (e instanceof ApiError) throw editRefused(e);
+      throw e;
+    }
+    const latest = context.page.latest?.revid ?? null;
+    if (req.baseRevid === undefined && context.page.exists) {
+      this.refreshLatest(ctx, domain, req.title);
+      throw conflict(`${req.title} was created meanwhile (revision ${latest}).`, latest, 'page-exists');
+    }
+    if (req.baseRevid !== undefined && !context.page.exists) {
+      this.refreshLatest(ctx, domain, req.title);
+      throw new HttpError(404, 'page-deleted', `${req.title} was deleted meanwhile.`);
+    }
+    if (req.baseRevid !== undefined && latest !== req.baseRevid) {
+      this.refreshLatest(ctx, domain, req.title);
+      throw conflict(`${req.title} was edited meanwhile: its latest revision is ${latest}, not ${req.baseRevid}.`, latest);
+    }
+    return context;
+  }
+
+  /** Stored state fell behind the wiki: the next reader gets the wiki's latest (in the background). */
+  private refreshLatest(ctx: RequestContext, domain: string, title: string): void {
+    this.service.latest(ctx, domain, title, true).catch(() => undefined);
+  }
+
+  /**
+   * The edit the wiki accepted, recorded as one transaction: the primary stores the revision and
+   * makes it the page's latest (a conditional write: only over the latest revision it read), then
+   * frees the page, then stores the revision's render and exact metadata. It is stored before it
+   * runs, so a process that dies meanwhile leaves it to another to finish. Answers the render's tid.
+   */
+  private async record(
+    ctx: RequestContext, domain: string, req: SaveRequest, lock: string, base: RevisionRow | undefined, context: EditContext, result: EditResult, text: string,
+  ): Promise<string | null> {
+    const rev = result.newrevid!;
+    const page = `/${domain}/sys/page_saves/${encodeTitle(req.title)}`;
+    const row = {
+      page_id: result.pageid ?? base?.page_id ?? null, timestamp: result.newtimestamp ?? new Date().toISOString(),
+      user_id: context.user.id, user_text: context.user.name, comment: req.comment ?? '', minor: !!req.minor,
+      size: Buffer.byteLength(text), content_model: 'wikitext',
+    };
+    const txn = {
+      method: 'PUT', uri: `${page}/${rev}`, body: { from: base?.rev ?? null, row },
+      then: [
+        { method: 'DELETE', uri: `${page}/lock/${lock}` },
+        { method: 'PUT', uri: `/${domain}/sys/page_renders/${encodeTitle(req.title)}/${rev}` },
+      ],
+    };
+    try {
+      const res = await ctx.request({ method: 'PUT', uri: `/${domain}/sys/transactions/${newTid()}`, headers: { 'content-type': 'application/json' }, body: txn });
+      const etag = (res.body as { then?: { headers?: Record<string, string> }[] }).then?.[1]?.headers?.etag;
+      return /^"\d+\/([0-9a-f-]+)"$/.exec(etag ?? '')?.[1] ?? null;
+    } catch (err) {
+      // The wiki has the edit whatever happens here: the stored transaction will be finished later.
+      this.log.warn({ err, domain, title: req.title, rev }, 'recording a save is not finished yet');
+      return null;
+    }
+  }
+}

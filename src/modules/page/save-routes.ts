@@ -1,0 +1,106 @@
+import { HttpError, badRequest } from '../../errors.js';
+import type { RequestContext, Response, Route, RouteRequest } from '../../router/types.js';
+import type { Credentials } from '../../upstream/action-api.js';
+import type { PageSaver, SaveRequest, SaveResult } from './page-saver.js';
+import { saveSpecs } from './write-spec.js';
+
+/** Route parameters are text; the normalised title comes from the page module's rules. */
+export type NormalizeTitle = (req: RouteRequest) => Promise<string>;
+
+/**
+ * The caller's own credentials for the wiki. The service's admin credential is never passed on:
+ * it is ours, not the caller's identity on the wiki.
+ */
+function credentialsOf(req: RouteRequest, ctx: RequestContext): Credentials {
+  const credentials: Credentials = {};
+  if (req.headers.cookie) credentials.cookie = req.headers.cookie;
+  if (req.headers.authorization && !ctx.admin) credentials.authorization = req.headers.authorization;
+  return credentials;
+}
+
+/** data-mw of an edited document: an object, or its JSON text (forms carry text). */
+export function parseDataMw(value: unknown): unknown {
+  if (value === undefined || typeof value !== 'string') return value;
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed;
+  } catch {
+    // refused below
+  }
+  throw badRequest('data-mw must be a JSON object.', 'invalid-data-mw');
+}
+
+function answer(domain: string, result: SaveResult): Response {
+  const body: Record<string, unknown> = { title: result.title, rev: result.rev, tid: result.tid };
+  const headers: Record<string, string> = { 'cache-control': 'no-store' };
+  if (result.tid) headers.etag = `"${result.rev}/${result.tid}"`;
+  if (result.status === 200) return { status: 200, headers, body: { ...body, nochange: true } };
+  headers.location = `/${domain}/v1/page/${encodeURIComponent(result.title)}/html/${result.rev}`;
+  return { status: 201, headers, body };
+}
+
+/** `"{revid}/{tid}"` or `"{revid}"` (the schema checked the form). */
+function parseIfMatch(value: string): { baseRevid: number; tid?: string } {
+  const [rev, tid] = value.slice(1, -1).split('/');
+  return { baseRevid: Number(rev), tid: tid?.toLowerCase() };
+}
+
+const PUT_TYPES = { html: 'text/html', wikitext: 'text/plain' } as const;
+
+/** `POST /page/{title}` (a save) and `PUT /page/{title}/{html|wikitext}` (the content itself). */
+export function saveRoutes(saver: PageSaver, normalize: NormalizeTitle): Route[] {
+  return [
+    {
+      method: 'POST',
+      path: '/page/{title}',
+      body: 'form',
+      spec: saveSpecs.post,
+      handler: async (req, ctx) => {
+        const body = req.body as Record<string, unknown>;
+        if ((body.wikitext === undefined) === (body.html === undefined)) throw badRequest('Give either wikitext or html.', 'invalid-save');
+        if (body.tid !== undefined && body.html === undefined) throw badRequest('tid names the render HTML was edited from; it goes with html.', 'invalid-save');
+        const save: SaveRequest = {
+          title: await normalize(req),
+          wikitext: body.wikitext as string | undefined,
+          html: body.html as string | undefined,
+          dataMw: parseDataMw(body['data-mw']),
+          tid: (body.tid as string | undefined)?.toLowerCase(),
+          baseRevid: body.base_revid as number | undefined,
+          comment: body.comment as string | undefined,
+          minor: body.minor as boolean | undefined,
+          bot: body.bot as boolean | undefined,
+          credentials: credentialsOf(req, ctx),
+        };
+        return answer(req.domain, await saver.save(ctx, req.domain, save));
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/page/{title}/{prop}',
+      body: 'raw',
+      spec: saveSpecs.put,
+      handler: async (req, ctx) => {
+        const prop = req.params.prop as keyof typeof PUT_TYPES;
+        const type = req.headers['content-type']?.split(';', 1)[0]!.trim().toLowerCase();
+        if (type !== PUT_TYPES[prop]) throw new HttpError(415, 'unsupported-media-type', `The ${prop} of a page is sent as ${PUT_TYPES[prop]}.`);
+        if (!Buffer.isBuffer(req.body)) throw badRequest(`This request needs the ${prop} as its body.`, 'missing-body');
+        const ifMatch = req.headers['if-match'];
+        if (!ifMatch && req.headers['if-none-match'] !== '*') {
+          throw new HttpError(428, 'precondition-required', 'Name the base revision with If-Match: "{revid}/{tid}" (the ETag you read), or create the page with If-None-Match: *.');
+        }
+        const base = ifMatch ? parseIfMatch(ifMatch) : undefined;
+        const content = req.body.toString('utf8');
+        const save: SaveRequest = {
+          title: await normalize(req),
+          ...(prop === 'html' ? { html: content, tid: base?.tid } : { wikitext: content }),
+          baseRevid: base?.baseRevid,
+          comment: req.query.get('comment') ?? undefined,
+          minor: req.query.get('minor') === 'true',
+          bot: req.query.get('bot') === 'true',
+          credentials: credentialsOf(req, ctx),
+        };
+        return answer(req.domain, await saver.save(ctx, req.domain, save));
+      },
+    },
+  ];
+}
