@@ -120,4 +120,127 @@ describe('saving pages against the real wiki', () => {
     assert.equal(late.json.latest_revid, outside);
     assert.equal(await wiki.latestRevid(page.title), outside, 'nothing saved');
   });
+
+  it('lets exactly one of 10 concurrent saves on one base through; the wiki gets one new revision', async () => {
+    const page = await freshPage('race', 'Raced page.');
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => save(page.title, { wikitext: `Racer ${i} won.`, base_revid: page.rev })));
+    const statuses = answers.map((a) => a.status).sort();
+    assert.deepEqual(statuses, [201, 409, 409, 409, 409, 409, 409, 409, 409, 409], JSON.stringify(answers.map((a) => a.json)));
+    const winner = answers.find((a) => a.status === 201)!;
+    const history = await wiki.history(page.title);
+    assert.equal(history.length, 2, 'the base and exactly one new revision');
+    assert.equal(history[0]!.revid, winner.json.rev);
+    for (const loser of answers.filter((a) => a.status === 409)) assert.equal(loser.headers['content-type'], 'application/problem+json');
+    // The page is free again: a save on the winner's revision goes through.
+    const next = await save(page.title, { wikitext: 'After the race.', base_revid: winner.json.rev });
+    assert.equal(next.status, 201, next.text);
+  });
+
+  it('saves as the caller: anonymously without credentials, as the logged-in user with their cookies', async () => {
+    const page = await freshPage('users', 'Whose edit?');
+    const anon = await save(page.title, { wikitext: 'An anonymous edit.', base_revid: page.rev });
+    assert.equal(anon.status, 201, anon.text);
+    const bot = await save(page.title, { wikitext: 'A logged-in edit.', base_revid: anon.json.rev }, { cookie: wiki.cookieHeader() });
+    assert.equal(bot.status, 201, bot.text);
+    const [second, first] = await wiki.history(page.title, 2);
+    assert.equal(first!.user, '127.0.0.1');
+    assert.equal(second!.user, 'Botuser');
+    const meta = await request(`${v1}/page/${encodeURIComponent(page.title)}/rev/${bot.json.rev}`);
+    assert.equal(meta.json.user_text, 'Botuser');
+  });
+
+  it('answers a protected page with 403 and the wiki\'s code; storage stays as it was', async () => {
+    const page = await freshPage('protected', 'Protected soon.');
+    await wiki.protect(page.title);
+    // Protecting adds a null revision.
+    const protectedRev = await wiki.latestRevid(page.title);
+    const res = await save(page.title, { wikitext: 'Vandalism.', base_revid: protectedRev });
+    assert.equal(res.status, 403, res.text);
+    assert.equal(res.json.wiki_code, 'protectedpage');
+    assert.equal(res.headers['content-type'], 'application/problem+json');
+    assert.equal(await wiki.latestRevid(page.title), protectedRev);
+    // The page is free again: a logged-in sysop may save.
+    const sysop = await save(page.title, { wikitext: 'By a sysop.', base_revid: protectedRev }, { cookie: wiki.cookieHeader() });
+    assert.equal(sysop.status, 201, sysop.text);
+  });
+
+  it('refuses bad bodies with 4xx problems, before asking the wiki', async () => {
+    const page = await freshPage('bad', 'Bad bodies.');
+    const before = count();
+    const other = await freshPage('other', 'Another page.');
+    const expectations: [Record<string, unknown> | string, number, string][] = [
+      [{ base_revid: page.rev }, 400, 'neither wikitext nor html'],
+      [{ wikitext: 'x', html: '<p>x</p>', base_revid: page.rev }, 400, 'both'],
+      [{ html: '<p>x</p>', tid: other.tid, base_revid: page.rev }, 400, 'a tid of another page'],
+      [{ wikitext: 'x', base_revid: 'seven' }, 400, 'a base_revid that is not a number'],
+      [{ wikitext: 'x', base_revid: page.rev, color: 'red' }, 400, 'an unknown field'],
+      [{ html: '<p>x</p>', base_revid: page.rev, 'data-mw': 'not json' }, 400, 'data-mw that is not JSON'],
+    ];
+    const beforeBad = count();
+    for (const [body, status, what] of expectations) {
+      const res = await save(page.title, body as Record<string, unknown>);
+      assert.equal(res.status, status, `${what}: ${res.text}`);
+      assert.equal(res.headers['content-type'], 'application/problem+json', what);
+    }
+    const plain = await request(`${v1}/page/${encodeURIComponent(page.title)}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
+    assert.equal(plain.status, 415);
+    assert.equal(count(), beforeBad, 'no bad body reached the wiki');
+    assert.ok(count() > before);
+    // A revision stored under another title may have moved here: the wiki is asked whose it is.
+    const foreign = await save(page.title, { wikitext: 'x', base_revid: other.rev });
+    assert.equal(foreign.status, 400, foreign.text);
+    assert.equal(foreign.json.type, 'urn:problem:base-of-another-page');
+    assert.equal(await wiki.latestRevid(page.title), page.rev);
+  });
+
+  it('answers 503 while the wiki is down, saves nothing, and frees the page', async () => {
+    const page = await freshPage('down', 'Before the outage.');
+    proxy.down();
+    try {
+      const res = await save(page.title, { wikitext: 'During the outage.', base_revid: page.rev });
+      assert.equal(res.status, 503, res.text);
+    } finally {
+      proxy.up = true;
+    }
+    assert.equal(etagOf(await request(`${v1}/page/${encodeURIComponent(page.title)}/html`)).rev, page.rev);
+    const res = await save(page.title, { wikitext: 'After the outage.', base_revid: page.rev });
+    assert.equal(res.status, 201, res.text);
+  });
+
+  it('PUT saves one property: the body is the content, If-Match its base; multipart POSTs work too', async () => {
+    const page = await freshPage('put', 'Put me.');
+    const url = `${v1}/page/${encodeURIComponent(page.title)}/wikitext`;
+    assert.equal((await request(url, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'No base.' })).status, 428);
+    assert.equal((await request(url, { method: 'PUT', headers: { 'content-type': 'text/html', 'if-match': `"${page.rev}"` }, body: 'x' })).status, 415);
+    const put = await request(url, { method: 'PUT', headers: { 'content-type': 'text/plain', 'if-match': `"${page.rev}/${page.tid}"` }, body: 'Put through PUT.' });
+    assert.equal(put.status, 201, put.text);
+    assert.equal((await request(url)).text, 'Put through PUT.');
+    const form = new FormData();
+    form.set('wikitext', 'Sent as multipart.');
+    form.set('base_revid', String(put.json.rev));
+    const multipart = await fetch(`${v1}/page/${encodeURIComponent(page.title)}`, { method: 'POST', body: form });
+    assert.equal(multipart.status, 201, await multipart.clone().text());
+    assert.equal((await request(url)).text, 'Sent as multipart.');
+  });
+
+  it('transforms wikitext to HTML and back; corpus pages round-trip exactly from their stored render', async () => {
+    const toHtml = await request(`${v1}/transform/wikitext/to/html/Bodmin`, { method: 'POST', headers: JSON_TYPE, body: { wikitext: "''Hello'' [[World]]", body_only: true } });
+    assert.equal(toHtml.status, 200, toHtml.text);
+    assert.match(String(toHtml.headers['content-type']), /^text\/html/);
+    assert.doesNotMatch(toHtml.text, /<body/);
+    assert.match(toHtml.text, /<i[^>]*>Hello<\/i>/);
+    const back = await request(`${v1}/transform/html/to/wikitext`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ html: toHtml.text }).toString() });
+    assert.equal(back.status, 200, back.text);
+    assert.equal(back.text.trim(), "''Hello'' [[World]]");
+    for (const title of ['BBDO', 'Bodmin']) {
+      const html = await request(`${v1}/page/${title}/html`);
+      const { rev } = etagOf(html);
+      const original = await wiki.wikitext(rev);
+      const wt = await request(`${v1}/transform/html/to/wikitext/${title}/${rev}`, { method: 'POST', headers: JSON_TYPE, body: { html: html.text } });
+      assert.equal(wt.status, 200, wt.text);
+      assert.equal(wt.text, original, `${title} round-trips`);
+    }
+    assert.equal((await request(`${v1}/transform/html/to/wikitext/BBDO/1`, { method: 'POST', headers: JSON_TYPE, body: { html: '<p>x</p>' } })).status, 400);
+    assert.equal((await request(`${v1}/transform/wikitext/to/html`, { method: 'POST', headers: JSON_TYPE, body: {} })).status, 400);
+  });
 });
