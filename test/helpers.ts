@@ -1,7 +1,9 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { createApp, type App } from '../src/app.js';
 import { defaultConfig, type Config, type StorageConfig } from '../src/config.js';
@@ -105,3 +107,21 @@ export function request(
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.js');
+
+/** The service as a real process (its config from `env`), and the port it listens on once it does. */
+export function startProcess(env: Record<string, string>): { child: ChildProcess; port: Promise<number> } {
+  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const port = new Promise<number>((resolve, reject) => {
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /"port":(\d+)[^\n]*"msg":"listening"/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code, signal) => reject(new Error(`exited ${code ?? signal}: ${out.slice(-500)}`)));
+  });
+  port.catch(() => {});
+  return { child, port };
+}

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { request, startServer, type TestServer } from './helpers.js';
-import { SwitchableProxy, WikiAdmin } from './wiki.js';
+import { ADMIN_TOKEN, admin, request, sleep, startProcess, startServer, tempDir, type TestServer } from './helpers.js';
+import { SwitchableProxy, WIKI_URL, WikiAdmin } from './wiki.js';
 
 const RUN = Date.now().toString(36);
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -243,4 +246,75 @@ describe('saving pages against the real wiki', () => {
     assert.equal((await request(`${v1}/transform/html/to/wikitext/BBDO/1`, { method: 'POST', headers: JSON_TYPE, body: { html: '<p>x</p>' } })).status, 400);
     assert.equal((await request(`${v1}/transform/wikitext/to/html`, { method: 'POST', headers: JSON_TYPE, body: {} })).status, 400);
   });
+});
+
+describe('a save survives kill -9 between the wiki\'s answer and its dependents (two real processes)', () => {
+  const dir = tempDir();
+  const domain = 'save.example';
+  const config = (kill?: string) => {
+    const file = path.join(dir, `config-${kill ?? 'normal'}.yaml`);
+    fs.writeFileSync(
+      file,
+      `storage:\n  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'shared.sqlite3'))}\n` +
+        `wikis:\n  ${domain}:\n    action_api: ${WIKI_URL}/api.php\n    rest_api: ${WIKI_URL}/rest.php\n` +
+        `admin_token: ${ADMIN_TOKEN}\nlog_level: info\nlatest_check_interval: 3600\ntransaction_lease: 1\ntransaction_sweep_interval: 0.3\n` +
+        (kill ? `fault_injection:\n  transaction_kill: ${kill}\n` : ''),
+    );
+    return { CONFIG: file, PORT: '0', WORKERS: '0' };
+  };
+  let survivor: { child: ChildProcess; port: Promise<number> };
+  let base: string;
+  let wiki: WikiAdmin;
+  before(async () => {
+    survivor = startProcess(config());
+    base = `http://127.0.0.1:${await survivor.port}`;
+    wiki = await new WikiAdmin().login();
+  });
+  after(() => {
+    survivor.child.kill('SIGTERM');
+  });
+
+  const wikiRequests = async () => {
+    const text = (await request(`${base}/metrics`)).text;
+    return [...text.matchAll(/^wiki_requests_total\{[^}]*domain="save\.example"[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  };
+
+  for (const kill of ['after-store', 'after-primary']) {
+    it(`loses no edit when the saving process dies ${kill.replace('-', ' ')}: another process records it, and serves it from storage`, async () => {
+      const title = `Save crash ${kill} ${RUN}`.replace(/ /g, '_');
+      const rev0 = await wiki.edit(title, 'Before the crash.');
+      assert.equal((await request(`${base}/${domain}/v1/page/${title}/html`)).status, 200);
+      const victim = startProcess(config(kill));
+      const port = await victim.port;
+      const answer = await request(`http://127.0.0.1:${port}/${domain}/v1/page/${title}`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: { wikitext: 'Saved by a process that died.', base_revid: rev0 },
+      }).catch(() => undefined);
+      assert.equal(answer, undefined, 'the saving process died before answering');
+      const saved = await wiki.latestRevid(title);
+      assert.ok(saved > rev0, 'the wiki accepted the edit');
+      // The survivor sees the dead process's heartbeat lapse (1 s) and finishes its transaction:
+      // the page is freed and the revision gets its render. Nothing here asks for content meanwhile.
+      const deadline = Date.now() + 15_000;
+      let recorded: { tid?: string | null } = {};
+      let lock: unknown = 'held';
+      while (Date.now() < deadline) {
+        recorded = (await request(`${base}/${domain}/v1/revision/${saved}`)).json ?? {};
+        const locks = await request(`${base}/${domain}/sys/table/page_save_locks/`, { headers: admin, body: { attributes: { title } } });
+        lock = locks.json.items[0]?.lock ?? null;
+        if (recorded.tid && lock === null) break;
+        await sleep(200);
+      }
+      assert.match(String(recorded.tid), /^[0-9a-f-]{36}$/, 'the revision was recorded with its render');
+      assert.equal(lock, null, 'the page was freed');
+      const latest = await request(`${base}/${domain}/v1/page/${title}/wikitext`);
+      assert.equal(latest.headers.etag, `"${saved}/${recorded.tid}"`);
+      assert.equal(latest.text, 'Saved by a process that died.');
+      const before = await wikiRequests();
+      for (const prop of ['html', 'wikitext', 'data-parsoid']) assert.equal((await request(`${base}/${domain}/v1/page/${title}/${prop}`)).status, 200);
+      assert.equal(await wikiRequests(), before, 'served from storage');
+      // The page is free: the next save goes through at once.
+      const next = await request(`${base}/${domain}/v1/page/${title}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { wikitext: 'After.', base_revid: saved } });
+      assert.equal(next.status, 201, next.text);
+    });
+  }
 });

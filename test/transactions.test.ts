@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { v1 as uuidv1 } from 'uuid';
-import { ADMIN_TOKEN, admin, BACKENDS, request, sleep, startServer, tempDir, type TestServer } from './helpers.js';
+import { ADMIN_TOKEN, admin, BACKENDS, request, sleep, startProcess, startServer, tempDir, type TestServer } from './helpers.js';
 
 const TX_TYPE = 'application/json;profile="https://mediawiki.org/schema/transaction"';
-const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.js');
 
 for (const backend of BACKENDS) {
   describe(`HTTP transactions: ${backend.name}`, () => {
@@ -100,21 +98,6 @@ for (const backend of BACKENDS) {
       assert.equal((await request(`${sys}/transactions/${tid}`)).status, 403, 'internal API');
     });
   });
-}
-
-function startProcess(env: Record<string, string>): { child: ChildProcess; port: Promise<number> } {
-  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const port = new Promise<number>((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /"port":(\d+)[^\n]*"msg":"listening"/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code, signal) => reject(new Error(`exited ${code ?? signal}: ${out.slice(-500)}`)));
-  });
-  port.catch(() => {});
-  return { child, port };
 }
 
 describe('HTTP transactions survive kill -9 (two real processes on one storage)', () => {

@@ -15,8 +15,8 @@ interface Parameter {
 
 const ajv = new Ajv2020({ strict: false, coerceTypes: true });
 const VALID: Record<string, string> = {
-  title: 'Bodmin', prop: 'html', revision: '1', revid: '1', table: 't', bucket: 'b', key: 'k', name: 'n', file: 'swagger-ui.css',
-  tid: '0e4f2a10-c8a1-11f1-8000-000000000001',
+  title: 'Bodmin', prop: 'html', revision: '1', revid: '1', rev: '1', table: 't', bucket: 'b', key: 'k', name: 'n', file: 'swagger-ui.css',
+  tid: '0e4f2a10-c8a1-11f1-8000-000000000001', lock: '0e4f2a10-c8a1-11f1-8000-000000000001',
 };
 /** Values that break common schema constraints; the first that the schema rejects is used. */
 const CANDIDATES = ['not-a-number', '0', '-1', '99999999999999999999', '!!bad!!', '\u0001control'];
@@ -87,13 +87,19 @@ describe('routes validated by their own schemas', () => {
     let checked = 0;
     for (const { route, template } of routesWithSpecs()) {
       const body = (route.spec!.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined)?.content?.['application/json']?.schema;
-      if (!body || (route.body !== 'json' && route.body !== 'optional-json')) continue;
+      if (!body || (route.body !== 'json' && route.body !== 'optional-json' && route.body !== 'form')) continue;
       const res = await request(`${s.base}${fill(template)}`, { method: route.method, headers: { ...admin, 'content-type': 'application/json' }, body: '["not", "an", "object"]' });
       assert.equal(res.status, 400, `${route.method} ${template}: ${res.status} ${res.text.slice(0, 200)}`);
       assert.equal(res.json.type, 'urn:problem:invalid-request');
       checked++;
     }
     assert.ok(checked >= 6, `${checked} bodies checked`);
+    // Form fields are text, typed by the same schema.
+    const form = await request(`${s.base}/${s.domain}/v1/page/Bodmin`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'wikitext=x&base_revid=seven',
+    });
+    assert.equal(form.status, 400);
+    assert.match(form.json.detail, /base_revid/);
     const badLimit = await request(`${s.base}/${s.domain}/sys/table/t/_query`, { method: 'POST', headers: admin, body: { limit: 5000 } });
     assert.equal(badLimit.status, 400);
     assert.match(badLimit.json.detail, /limit/);
