@@ -196,6 +196,15 @@ describe('saving pages against the real wiki', () => {
     assert.equal(await wiki.latestRevid(page.title), page.rev);
   });
 
+  it('answers 404 for a page deleted on the wiki since it was read, and saves nothing', async () => {
+    const page = await freshPage('deleted', 'Deleted soon.');
+    await wiki.delete(page.title);
+    const res = await save(page.title, { wikitext: 'Too late.', base_revid: page.rev });
+    assert.equal(res.status, 404, res.text);
+    assert.equal(res.json.type, 'urn:problem:page-deleted');
+    assert.deepEqual(await wiki.history(page.title), []);
+  });
+
   it('answers 503 while the wiki is down, saves nothing, and frees the page', async () => {
     const page = await freshPage('down', 'Before the outage.');
     proxy.down();

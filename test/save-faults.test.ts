@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { admin, request, startServer, type TestServer } from './helpers.js';
+import { WIKI_URL } from './wiki.js';
+
+const RUN = Date.now().toString(36);
+
+/**
+ * The wiki's refusals of an edit that the test wiki cannot be made to give (spam filters, rate
+ * limits, read-only mode, expired tokens): the real wiki behind a relay that answers `action=edit`
+ * as scripted and passes everything else through.
+ */
+describe('saving when the wiki refuses the edit', () => {
+  let s: TestServer;
+  let relay: http.Server;
+  let v1: string;
+  let script: { status: number; body: unknown } = { status: 200, body: {} };
+  const edits: http.IncomingHttpHeaders[] = [];
+
+  before(async () => {
+    relay = http.createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = Buffer.concat(chunks);
+      if (req.method === 'POST' && new URLSearchParams(body.toString()).get('action') === 'edit') {
+        edits.push(req.headers);
+        return res.writeHead(script.status, { 'content-type': 'application/json' }).end(JSON.stringify(script.body));
+      }
+      const headers = { ...req.headers } as Record<string, string>;
+      delete headers.host;
+      const upstream = await fetch(`${WIKI_URL}${req.url}`, { method: req.method, headers, body: req.method === 'GET' ? undefined : body, redirect: 'manual' });
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' });
+      res.end(Buffer.from(await upstream.arrayBuffer()));
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    s = await startServer({ wikis: { 'wiki.test': { action_api: `${url}/api.php`, rest_api: `${url}/rest.php` } } });
+    v1 = `${s.base}/wiki.test/v1`;
+  });
+  after(async () => {
+    await s.close();
+    await new Promise((r) => relay.close(r));
+  });
+
+  const refuse = (code: string) => ({ status: 200, body: { errors: [{ code, text: `Scripted ${code}.`, module: 'edit' }] } });
+  const create = (title: string, headers: Record<string, string> = {}) =>
+    request(`${v1}/page/${encodeURIComponent(title)}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: { wikitext: 'New.' } });
+
+  const cases: [string, number, string][] = [
+    ['spamblacklist', 422, 'content-refused'],
+    ['abusefilter-disallowed', 422, 'content-refused'],
+    ['ratelimited', 429, 'rate-limited'],
+    ['readonly', 503, 'wiki-read-only'],
+    ['blocked', 403, 'user-blocked'],
+    ['cantcreate-anon', 403, 'login-required'],
+  ];
+  for (const [code, status, kind] of cases) {
+    it(`answers the wiki's ${code} with ${status}, the wiki's code in the body, and frees the page`, async () => {
+      const title = `Refused ${code} ${RUN}`;
+      script = refuse(code);
+      edits.length = 0;
+      const res = await create(title);
+      assert.equal(res.status, status, res.text);
+      assert.equal(res.json.type, `urn:problem:${kind}`);
+      assert.equal(res.json.wiki_code, code);
+      assert.equal(res.headers['content-type'], 'application/problem+json');
+      assert.equal(edits.length, 1, 'sent once');
+      assert.equal((await request(`${v1}/page/${encodeURIComponent(title.replace(/ /g, '_'))}/html`)).status, 404, 'nothing stored');
+      // The next attempt is not blocked by the failed one.
+      assert.equal((await create(title)).status, status);
+    });
+  }
+
+  it('retries a bad token once with a fresh one, then answers 403', async () => {
+    script = refuse('badtoken');
+    edits.length = 0;
+    const res = await create(`Bad token ${RUN}`);
+    assert.equal(res.status, 403, res.text);
+    assert.equal(res.json.wiki_code, 'badtoken');
+    assert.equal(edits.length, 2);
+  });
+
+  it('never resends an edit the wiki failed on (it may have been saved): 502', async () => {
+    script = { status: 500, body: {} };
+    edits.length = 0;
+    const res = await create(`Wiki error ${RUN}`);
+    assert.equal(res.status, 502, res.text);
+    assert.equal(edits.length, 1);
+  });
+
+  it("forwards the caller's Cookie and Authorization, never the service's admin credential", async () => {
+    script = refuse('readonly');
+    edits.length = 0;
+    await create(`Credentials ${RUN}`, { cookie: 'session=abc', authorization: 'Bearer caller-oauth-token' });
+    assert.equal(edits[0]!.cookie, 'session=abc');
+    assert.equal(edits[0]!.authorization, 'Bearer caller-oauth-token');
+    await create(`Credentials ${RUN}`, admin);
+    assert.equal(edits[1]!.authorization, undefined);
+  });
+});
