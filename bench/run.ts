@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Comparison } from './harness.js';
 import { httpScenarios } from './scenarios/http.js';
 import { pageScenarios, type PageReport } from './scenarios/page.js';
+import { saveScenario, type SaveReport } from './scenarios/save.js';
 import { storageScenarios } from './scenarios/storage.js';
 
 const quick = process.argv.includes('--quick');
@@ -20,9 +21,11 @@ const http = await httpScenarios(opts);
 comparisons.push(...http.comparisons);
 const wikiUrl = process.env.WIKISTORE_BENCH_WIKI_URL;
 let page: PageReport | undefined;
+let save: SaveReport | undefined;
 if (wikiUrl) {
   page = await pageScenarios(wikiUrl, opts);
   comparisons.push(...page.comparisons);
+  save = await saveScenario(wikiUrl, quick ? 6 : 20);
 } else console.warn('WIKISTORE_BENCH_WIKI_URL not set: page scenarios skipped');
 
 const fmt = (n: number | undefined, digits = 0) => (n === undefined ? '-' : n.toFixed(digits));
@@ -53,6 +56,12 @@ if (page) {
     `cold miss: service ${coldMiss.serviceMs.toFixed(1)} ms vs the upstream chain alone ${coldMiss.directUpstreamMs.toFixed(1)} ms: ` +
       `${coldMiss.overheadMs.toFixed(1)} ms added (median of ${coldMiss.samples}; target ≤5 ms: ${verdict(coldMiss.overheadMs <= 5)})`,
   );
+  if (save) {
+    console.log(
+      `save: service ${save.serviceMs.toFixed(1)} ms vs the same edit made directly plus the render it stores ${save.directUpstreamMs.toFixed(1)} ms: ` +
+        `${save.overheadMs.toFixed(1)} ms added (median of ${save.samples}; target ≤10 ms: ${verdict(save.overheadMs <= 10)})`,
+    );
+  }
   console.log(`coalescing: ${coalescing.concurrent} concurrent misses -> ${coalescing.parsoidRequests} Parsoid request(s) (target 1: ${verdict(coalescing.parsoidRequests === 1)})`);
 }
 for (const c of comparisons.filter((c) => c.met === false)) console.log(`MISSED: ${c.scenario}: ratio ${c.ratio.toFixed(2)} (target ≥${c.target?.minRatio}${c.target?.maxP99Ratio ? `, p99 ≤${c.target.maxP99Ratio}× bare` : ''})`);
@@ -60,5 +69,5 @@ for (const c of comparisons.filter((c) => c.met === false)) console.log(`MISSED:
 const outDir = 'bench-results';
 fs.mkdirSync(outDir, { recursive: true });
 const file = path.join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, comparisons, startupMs: http.startupMs, rss: http.rss, page }, null, 2));
+fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, comparisons, startupMs: http.startupMs, rss: http.rss, page, save }, null, 2));
 console.log(`\nresults: ${file}`);

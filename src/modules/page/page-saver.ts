@@ -9,7 +9,6 @@ import { htmlToWikitext } from './html-to-wikitext.js';
 import type { PageService } from './page-service.js';
 import { RevisionMoved } from './page-service.js';
 import type { Render } from './renders.js';
-import type { RevisionRow } from './revisions.js';
 import type { SaveLocks } from './save-locks.js';
 
 /** One save as a client asks for it (title already normalised). */
@@ -39,6 +38,13 @@ export interface SaveResult {
 }
 
 const encodeTitle = (title: string) => encodeURIComponent(title);
+
+/** The revision an edit is based on, as far as it is stored. */
+interface Base {
+  rev: number;
+  timestamp?: string;
+  tid: string | null;
+}
 
 const conflict = (detail: string, latest: number | null, kind = 'edit-conflict') =>
   new HttpError(409, kind, detail, { extensions: { latest_revid: latest } });
@@ -74,7 +80,7 @@ export class PageSaver {
         wiki.api.edit(
           {
             title: req.title, text, summary: req.comment, minor: req.minor, bot: req.bot, startTimestamp, token: context.token,
-            base: base && { revid: base.rev, timestamp: base.timestamp! },
+            base: base && { revid: base.rev, timestamp: base.timestamp ?? context.page.latest!.timestamp },
           },
           req.credentials,
         );
@@ -103,8 +109,12 @@ export class PageSaver {
     }
   }
 
-  /** The base revision, checked against what is stored: a base that is not the latest is a 409 at once. */
-  private async checkBase(ctx: RequestContext, domain: string, req: SaveRequest): Promise<RevisionRow | undefined> {
+  /**
+   * The base revision, checked against what is stored: a base older than the stored latest is a
+   * 409 at once. A base not stored yet (made outside the service) is checked by the wiki's answer
+   * in `context`: if it is the page's latest there, it is the page's.
+   */
+  private async checkBase(ctx: RequestContext, domain: string, req: SaveRequest): Promise<Base | undefined> {
     const latest = await this.storedLatest(ctx, domain, req.title);
     if (req.baseRevid === undefined) {
       if (latest !== null) throw conflict(`${req.title} exists (revision ${latest}); a save needs base_revid.`, latest, 'page-exists');
@@ -113,15 +123,24 @@ export class PageSaver {
     if (latest !== null && req.baseRevid < latest) {
       throw conflict(`Revision ${req.baseRevid} is not the latest revision of ${req.title} (${latest}).`, latest);
     }
+    const row = await this.service.revisions(domain).get(ctx, req.title, req.baseRevid);
+    if (row?.deleted) throw new HttpError(404, 'page-deleted', `${req.title} has been deleted.`);
+    return { rev: req.baseRevid, timestamp: row?.timestamp ?? undefined, tid: row?.tid ?? null };
+  }
+
+  /** Why a base the wiki does not have as the page's latest is refused: another page's (400), or old (409). */
+  private async staleBase(ctx: RequestContext, domain: string, req: SaveRequest, latest: number | null): Promise<HttpError> {
     try {
-      return await this.service.revision(ctx, domain, req.title, req.baseRevid, false);
+      await this.service.revision(ctx, domain, req.title, req.baseRevid!, false);
     } catch (e) {
-      if (e instanceof RevisionMoved) throw badRequest(`Revision ${req.baseRevid} belongs to ${e.title}, not to ${req.title}.`, 'base-of-another-page');
+      if (e instanceof RevisionMoved) return badRequest(`Revision ${req.baseRevid} belongs to ${e.title}, not to ${req.title}.`, 'base-of-another-page');
       if (e instanceof HttpError && e.status === 404 && e.problemType !== 'urn:problem:page-deleted') {
-        throw badRequest(`There is no revision ${req.baseRevid} of ${req.title}.`, 'unknown-base-revision');
+        return badRequest(`There is no revision ${req.baseRevid} of ${req.title}.`, 'unknown-base-revision');
       }
-      throw e;
+      if (!(e instanceof HttpError && e.status === 404)) throw e;
     }
+    this.refreshLatest(ctx, domain, req.title);
+    return conflict(`${req.title} was edited meanwhile: its latest revision is ${latest}, not ${req.baseRevid}.`, latest);
   }
 
   /** The latest revision stored for the page, if it exists (a deleted page has none). */
@@ -132,7 +151,7 @@ export class PageSaver {
   }
 
   /** The wikitext to save: as given, or the edited HTML turned into wikitext (selser from its render). */
-  private async wikitextOf(ctx: RequestContext, domain: string, req: SaveRequest, base: RevisionRow | undefined): Promise<string> {
+  private async wikitextOf(ctx: RequestContext, domain: string, req: SaveRequest, base: Base | undefined): Promise<string> {
     if (req.wikitext !== undefined) return req.wikitext;
     const render = await this.originalRender(ctx, domain, req, base);
     const part = await htmlToWikitext(this.service.wiki(domain), req.title, req.html!, { render, revid: base?.rev, dataMw: req.dataMw });
@@ -140,7 +159,7 @@ export class PageSaver {
   }
 
   /** The render the HTML was edited from: the one named by tid, else the base revision's newest stored. */
-  private async originalRender(ctx: RequestContext, domain: string, req: SaveRequest, base: RevisionRow | undefined): Promise<Render | undefined> {
+  private async originalRender(ctx: RequestContext, domain: string, req: SaveRequest, base: Base | undefined): Promise<Render | undefined> {
     if (req.tid === undefined) return base ? this.service.renders.newestOf(ctx, domain, req.title, base.rev) : undefined;
     const render = await this.service.renders.byTid(ctx, domain, req.title, req.tid);
     if (!render) throw badRequest(`${req.tid} is not a stored render of ${req.title}.`, 'unknown-render');
@@ -166,10 +185,7 @@ export class PageSaver {
       this.refreshLatest(ctx, domain, req.title);
       throw new HttpError(404, 'page-deleted', `${req.title} was deleted meanwhile.`);
     }
-    if (req.baseRevid !== undefined && latest !== req.baseRevid) {
-      this.refreshLatest(ctx, domain, req.title);
-      throw conflict(`${req.title} was edited meanwhile: its latest revision is ${latest}, not ${req.baseRevid}.`, latest);
-    }
+    if (req.baseRevid !== undefined && latest !== req.baseRevid) throw await this.staleBase(ctx, domain, req, latest);
     return context;
   }
 
@@ -185,12 +201,12 @@ export class PageSaver {
    * runs, so a process that dies meanwhile leaves it to another to finish. Answers the render's tid.
    */
   private async record(
-    ctx: RequestContext, domain: string, req: SaveRequest, lock: string, base: RevisionRow | undefined, context: EditContext, result: EditResult, text: string,
+    ctx: RequestContext, domain: string, req: SaveRequest, lock: string, base: Base | undefined, context: EditContext, result: EditResult, text: string,
   ): Promise<string | null> {
     const rev = result.newrevid!;
     const page = `/${domain}/sys/page_saves/${encodeTitle(req.title)}`;
     const row = {
-      page_id: result.pageid ?? base?.page_id ?? null, timestamp: result.newtimestamp ?? new Date().toISOString(),
+      page_id: result.pageid ?? null, timestamp: result.newtimestamp ?? new Date().toISOString(),
       user_id: context.user.id, user_text: context.user.name, comment: req.comment ?? '', minor: !!req.minor,
       size: Buffer.byteLength(text), content_model: 'wikitext',
     };
