@@ -9,6 +9,8 @@ import { keyRevValueModule } from './modules/buckets/key-rev-value.js';
 import { keyValueModule } from './modules/buckets/key-value.js';
 import { revisionedObjectModule } from './modules/buckets/revisioned-object.js';
 import { pageModules } from './modules/page/index.js';
+import { isRestV1Path, restbaseProblem } from './modules/rest-v1/problem.js';
+import { restV1Module } from './modules/rest-v1/index.js';
 import { systemModules } from './modules/system/index.js';
 import { tableModule } from './modules/table/index.js';
 import { transactionsModule } from './modules/transactions/index.js';
@@ -46,7 +48,8 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     kill: config.fault_injection?.transaction_kill, metrics, log,
   });
   const owned = () => new Set(modules.flatMap((m) => m.tables ?? []));
-  const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), transactions, ...page];
+  const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), transactions, ...page.modules];
+  if (config.rest_v1) modules.push(restV1Module(page, { cacheBytes: Math.floor(config.render_cache_bytes / 4) }));
   modules.push(...systemModules({ router, modules: () => modules, domains, metrics }));
   for (const module of modules) router.register(module);
   router.compile(Object.assign({}, ...modules.map((m) => m.components ?? {})));
@@ -60,6 +63,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     requestTimeout: config.request_timeout,
     keepAliveTimeout: config.keep_alive_timeout,
     maxConnections: config.max_connections,
+    renderProblem: config.rest_v1 ? (error, method, path) => (isRestV1Path(path) ? restbaseProblem(error, method, path) : undefined) : undefined,
   });
   let sweeper: NodeJS.Timeout | undefined;
   if (config.ttl_sweep_interval > 0) {

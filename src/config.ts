@@ -52,6 +52,8 @@ export interface Config {
   transaction_sweep_interval: number;
   /** Seconds a transaction tid is accepted, and its result kept. */
   transaction_lifetime: number;
+  /** Whether `/{domain}/rest_v1/` (Wikimedia's REST API layout, for RESTBase's clients) is served. */
+  rest_v1: boolean;
   /** For tests only: faults the service injects into itself. */
   fault_injection?: { transaction_kill?: 'after-store' | 'after-primary' | 'after-dependent' | 'random' };
 }
@@ -103,6 +105,7 @@ export function defaultConfig(dataDir = './data'): Config {
     max_connections: defaultMaxConnections(),
     negative_cache_ms: 10_000,
     workers: 1,
+    rest_v1: true,
     transaction_lease: 10,
     transaction_sweep_interval: 5,
     transaction_lifetime: 3600,
@@ -147,6 +150,7 @@ function validate(config: Config): Config {
     if (typeof config[key] !== 'number' || !(config[key] > 0)) fail(`${key} must be a positive number of seconds`);
   }
   if (typeof config.transaction_sweep_interval !== 'number' || !(config.transaction_sweep_interval >= 0)) fail('transaction_sweep_interval must be a number of at least 0');
+  if (typeof config.rest_v1 !== 'boolean') fail('rest_v1 must be true or false');
   const kill = config.fault_injection?.transaction_kill;
   if (kill !== undefined && !['after-store', 'after-primary', 'after-dependent', 'random'].includes(kill)) fail('fault_injection.transaction_kill must be after-store, after-primary, after-dependent or random');
   if (!Number.isInteger(config.workers) || config.workers < 0 || config.workers > 256) fail('workers must be an integer from 0 to 256');

@@ -20,6 +20,8 @@ export interface HttpOptions {
   keepAliveTimeout: number;
   /** Open connections beyond which requests are answered 503 (load shedding). */
   maxConnections: number;
+  /** Error bodies in a surface's own shape, where it has one. */
+  renderProblem?: ProblemRenderer;
 }
 
 const REQUEST_ID = /^[\w\-.:]{1,128}$/;
@@ -51,7 +53,10 @@ function flatHeaders(req: IncomingMessage): Record<string, string> {
   return req.headers as Record<string, string>;
 }
 
-function errorResponse(err: unknown, instance: string, log: Logger): Response {
+/** A surface of its own may render errors in its own shape (e.g. RESTBase's); else RFC 9457. */
+export type ProblemRenderer = (error: HttpError, method: string, path: string) => Record<string, unknown> | undefined;
+
+function errorResponse(err: unknown, instance: string, log: Logger, method = 'GET', render?: ProblemRenderer): Response {
   const error =
     err instanceof HttpError
       ? err
@@ -60,7 +65,7 @@ function errorResponse(err: unknown, instance: string, log: Logger): Response {
   return {
     status: error.status,
     headers: { ...error.headers, 'content-type': 'application/problem+json', 'cache-control': 'no-cache' },
-    body: toJson(error.toProblem(instance)),
+    body: toJson(render?.(error, method, instance) ?? error.toProblem(instance)),
   };
 }
 
@@ -85,7 +90,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri } });
       response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
     } catch (err) {
-      response = errorResponse(err, uri.split('?', 1)[0]!, log);
+      response = errorResponse(err, uri.split('?', 1)[0]!, log, method, options.renderProblem);
     }
     const outHeaders: Record<string, string> = {};
     for (const [k, v] of Object.entries(response.headers ?? {})) outHeaders[k.toLowerCase()] = String(v);
@@ -103,7 +108,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
         outHeaders['content-length'] = '0';
       }
     } catch (err) {
-      const failure = errorResponse(err, uri, log);
+      const failure = errorResponse(err, uri.split('?', 1)[0]!, log, method, options.renderProblem);
       status = failure.status;
       body = Buffer.from(failure.body as string);
       Object.assign(outHeaders, failure.headers, { 'content-length': String(body.length) });

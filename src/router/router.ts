@@ -152,7 +152,7 @@ export class Router {
     const [domain = '', api = ''] = path.split('/').slice(1).map(decodeURIComponent);
     if (!this.isDomainServed(domain)) throw notFound(`Domain '${domain}' is not served here.`, 'unknown-domain');
     return {
-      api: api === 'v1' || api === 'sys' ? api : undefined,
+      api: api === 'v1' || api === 'sys' || api === 'rest_v1' ? api : undefined,
       route: undefined,
       label: '(listing)',
       handler: () => ({ status: 200, body: { items } }),

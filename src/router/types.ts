@@ -64,8 +64,11 @@ export interface Route {
  */
 export type BodyKind = 'json' | 'optional-json' | 'form' | 'raw';
 
-/** `v1` is public, `sys` is internal (admin only from outside), `global` is mounted at the root. */
-export type Api = 'v1' | 'sys' | 'global';
+/**
+ * `v1` is public, `sys` is internal (admin only from outside), `rest_v1` is public in Wikimedia's
+ * REST API layout, `global` is mounted at the root.
+ */
+export type Api = 'v1' | 'sys' | 'rest_v1' | 'global';
 
 export interface Module {
   name: string;

@@ -19,7 +19,7 @@ const SITE_INFO_MAX_AGE_MS = 24 * 3600 * 1000;
 export class Wiki {
   readonly api: ActionApi;
   readonly parsoid: ParsoidClient;
-  private siteInfo: Promise<SiteInfo> | undefined;
+  private loadedSiteInfo: Promise<SiteInfo> | undefined;
   private store: SiteInfoStore | undefined;
 
   constructor(
@@ -54,7 +54,7 @@ export class Wiki {
     if (!stored) return this.fetchAndKeep();
     if (Date.now() - stored.fetched > SITE_INFO_MAX_AGE_MS) {
       this.fetchAndKeep().then(
-        (info) => (this.siteInfo = Promise.resolve(info)),
+        (info) => (this.loadedSiteInfo = Promise.resolve(info)),
         (err) => this.log?.warn({ err, domain: this.domain }, 'refreshing site info failed; keeping the stored copy'),
       );
     }
@@ -62,12 +62,32 @@ export class Wiki {
   }
 
   private rules(): Promise<SiteInfo> {
-    if (!this.siteInfo) {
-      this.siteInfo = this.load();
+    if (!this.loadedSiteInfo) {
+      this.loadedSiteInfo = this.load();
       // A failed load is not kept: the next request tries again.
-      this.siteInfo.catch(() => (this.siteInfo = undefined));
+      this.loadedSiteInfo.catch(() => (this.loadedSiteInfo = undefined));
     }
-    return this.siteInfo;
+    return this.loadedSiteInfo;
+  }
+
+  /** The wiki's site info (title rules, server, language), from storage or the wiki. */
+  siteInfo(): Promise<SiteInfo> {
+    return this.rules();
+  }
+
+  /** A normalised title's parts: namespace id and local name, and the title as text (spaces). */
+  async describe(key: string): Promise<{ ns: number; nsText: string; text: string; talk?: string }> {
+    const siteInfo = await this.rules();
+    const title = Title.newFromText(key, siteInfo);
+    const ns = title.getNamespace().getId();
+    const talkNs = ns >= 0 && ns % 2 === 0 ? (siteInfo.namespaces[String(ns + 1)] as { name?: string } | undefined)?.name : undefined;
+    const main = title.getKey();
+    return {
+      ns,
+      nsText: title.getNamespace().getNormalizedText(),
+      text: title.getPrefixedText(),
+      talk: talkNs === undefined ? undefined : `${talkNs.replace(/ /g, '_')}:${main}`,
+    };
   }
 
   /** The title as the wiki stores it (prefixed DB key, e.g. `Talk:Main_Page`); callers cache it. */

@@ -5,6 +5,8 @@ import type { Wiki } from '../../upstream/wiki.js';
 import type { Render } from './renders.js';
 
 const gunzip = promisify(zlib.gunzip);
+/** An element with its data-mw inline: HTML of the 2.x kind. */
+const INLINE_DATA_MW = /<[a-z][^>]*\sdata-mw=/i;
 const text = async (render: Render, prop: 'html' | 'data-parsoid' | 'data-mw') => (await gunzip(render.parts[prop])).toString('utf8');
 
 /**
@@ -12,20 +14,24 @@ const text = async (render: Render, prop: 'html' | 'data-parsoid' | 'data-mw') =
  * selective serialisation: Parsoid gets that render's HTML, data-parsoid and data-mw as the
  * original, so every part of the page the edit left alone keeps its exact wikitext.
  * `dataMw` is the edited document's data-mw when it travels apart from the HTML (as in the
- * stored renders); without it, the render's own is used, which is right for untouched templates.
+ * stored renders); without it, the render's own is used, which is right for untouched templates,
+ * unless the HTML carries its data-mw inline (2.x HTML): then Parsoid reads it there, edits and all.
  */
-export async function htmlToWikitext(wiki: Wiki, title: string | undefined, html: string, from: { render?: Render; revid?: number; dataMw?: unknown }): Promise<Part> {
+export async function htmlToWikitext(wiki: Wiki, title: string | undefined, html: string, from: { render?: Render; revid?: number; dataMw?: unknown; scrubWikitext?: boolean }): Promise<Part> {
   const { render } = from;
+  const options = from.scrubWikitext ? { scrub_wikitext: true } : {};
   if (!render) {
-    const body: Record<string, unknown> = { html };
+    const body: Record<string, unknown> = { html, ...options };
     if (from.dataMw !== undefined) body['data-mw'] = { body: from.dataMw };
     return wiki.parsoid.transform('html', 'wikitext', { title, revid: from.revid }, body);
   }
+  const inline = from.dataMw === undefined && INLINE_DATA_MW.test(html);
   const [originalHtml, dataParsoid, dataMw] = await Promise.all([text(render, 'html'), text(render, 'data-parsoid'), text(render, 'data-mw')]);
   const originalDataMw = JSON.parse(dataMw) as unknown;
   return wiki.parsoid.transform('pagebundle', 'wikitext', { title: render.title, revid: render.rev }, {
     html,
-    'data-mw': { body: from.dataMw ?? originalDataMw },
+    ...options,
+    ...(inline ? {} : { 'data-mw': { body: from.dataMw ?? originalDataMw } }),
     original: {
       html: { headers: { 'content-type': render.types.html }, body: originalHtml },
       'data-parsoid': { body: JSON.parse(dataParsoid) as unknown },

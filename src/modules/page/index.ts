@@ -11,9 +11,10 @@ import { PROPS, type Prop, type Render } from './renders.js';
 import { revisionMetadata, type RevisionRow } from './revisions.js';
 import { SaveLocks } from './save-locks.js';
 import { saveRecordsModule } from './save-records.js';
-import { saveRoutes } from './save-routes.js';
+import { saveRoutes, type NormalizeTitle } from './save-routes.js';
 import { pageSpecs, REVID } from './spec.js';
 import { transformRoutes } from './transform-routes.js';
+import { Transforms } from './transforms.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** Shared caches keep it until purged; browsers revalidate. */
@@ -62,13 +63,23 @@ export interface PageModuleOptions {
  * `/{domain}/v1/page/...`, `/v1/revision/...` and `/v1/transform/...`: the public content API; and
  * `/{domain}/sys/page_saves/...`, the steps of a save's transaction.
  */
-export function pageModules(options: PageModuleOptions): Module[] {
+export interface PageApi {
+  modules: Module[];
+  service: PageService;
+  transforms: Transforms;
+  normalize: NormalizeTitle;
+  /** Builds the headers of a stored render's answer once per render and key. */
+  caches: PageCaches;
+}
+
+export function pageModules(options: PageModuleOptions): PageApi {
   const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
   const service = new PageService(options.wikis, caches, options.latestCheckMs, options.log);
   const locks = new Map([...options.wikis.keys()].map((domain) => [domain, new SaveLocks(domain)]));
   const locksOf = (domain: string) => locks.get(domain)!;
   const saver = new PageSaver(service, locksOf, options.log);
   /** The normalized title, for writes (never redirected: a redirected POST loses its body). */
+  const transforms = new Transforms(service);
   const normalize = (req: RouteRequest) => caches.title(req.domain, req.params.title!, () => service.wiki(req.domain).normalize(req.params.title!));
   /** The normalized title, or a redirect to the same URL with it. */
   async function titleOf(req: RouteRequest): Promise<{ title: string } | { redirect: Response }> {
@@ -112,7 +123,7 @@ export function pageModules(options: PageModuleOptions): Module[] {
     close: () => service.drain(),
     routes: [
       ...saveRoutes(saver, normalize),
-      ...transformRoutes(service, normalize),
+      ...transformRoutes(transforms, normalize),
       {
         method: 'GET',
         path: '/page/',
@@ -212,5 +223,5 @@ export function pageModules(options: PageModuleOptions): Module[] {
       },
     ],
   };
-  return [page, saveRecordsModule(service, locksOf)];
+  return { modules: [page, saveRecordsModule(service, locksOf)], service, transforms, normalize, caches };
 }

@@ -1,0 +1,60 @@
+import { Parser } from 'htmlparser2';
+import { HttpError } from '../../errors.js';
+
+const SPEC = 'https://www.mediawiki.org/wiki/Specs/HTML/';
+/** What a 2.x client gets: the version Parsoid itself answers 2.x requests with. */
+export const HTML_2 = '2.6.0';
+export const HTML_2_TYPE = `text/html; charset=utf-8; profile="${SPEC}${HTML_2}"`;
+
+/** Which HTML a client can take: 2.x (data-mw inline, what RESTBase's clients read) or 999.x as stored. */
+export type HtmlVersion = '2' | '999';
+
+/**
+ * The HTML version an `Accept` header asks for. No profile means 2.x, as RESTBase served; a
+ * profile this service cannot answer compatibly (another major, or a 2.x newer than 2.6) is a 406.
+ */
+export function negotiateHtml(accept: string | undefined): HtmlVersion {
+  if (!accept) return '2';
+  const profiles = [...accept.matchAll(/profile="?https?:\/\/www\.mediawiki\.org\/wiki\/Specs\/HTML\/(\d+)\.(\d+)\.(\d+)"?/g)];
+  if (profiles.length === 0) return '2';
+  for (const [, major, minor] of profiles) {
+    if (major === '999') return '999';
+    if (major === '2' && Number(minor) <= 6) return '2';
+  }
+  const asked = profiles.map((p) => `${p[1]}.${p[2]}.${p[3]}`).join(', ');
+  throw new HttpError(406, 'not-acceptable', `HTML ${asked} cannot be served; this wiki's renders are HTML ${HTML_2} (2.x) and 999.x.`);
+}
+
+const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/'/g, '&#39;');
+
+/**
+ * A stored 999.x render as 2.x HTML: each element's data-mw goes back inline, as Parsoid writes
+ * it for 2.x (the ids, and so the render's data-parsoid, stay the same), and the version metas say
+ * 2.x. Tags are found by a real HTML tokenizer, so attribute values holding `>` do not confuse it.
+ */
+export function toHtml2(html: string, dataMw: { ids?: Record<string, unknown> }): string {
+  const ids = dataMw.ids ?? {};
+  const inserts: { at: number; text: string }[] = [];
+  const parser = new Parser(
+    {
+      onopentag(_name, attributes) {
+        const id = attributes.id;
+        if (id !== undefined && Object.hasOwn(ids, id) && attributes['data-mw'] === undefined) {
+          const end = parser.endIndex;
+          const at = html[end - 1] === '/' ? end - 1 : end;
+          inserts.push({ at, text: ` data-mw='${escapeAttribute(JSON.stringify(ids[id]))}'` });
+        }
+      },
+    },
+    { decodeEntities: true, recognizeSelfClosing: true },
+  );
+  parser.end(html);
+  let out = '';
+  let from = 0;
+  for (const { at, text } of inserts) {
+    out += html.slice(from, at) + text;
+    from = at;
+  }
+  out += html.slice(from);
+  return out.replace(/(<meta property="mw:(?:htmlVersion|html:version)" content=")999\.\d+\.\d+(")/g, `$1${HTML_2}$2`);
+}

@@ -1,0 +1,225 @@
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { LRUCache } from 'lru-cache';
+import { HttpError, notFound } from '../../errors.js';
+import type { Module, RequestContext, Response, Route, RouteRequest } from '../../router/types.js';
+import type { PageApi } from '../page/index.js';
+import { RevisionMoved } from '../page/page-service.js';
+import type { Render } from '../page/renders.js';
+import type { RevisionRow } from '../page/revisions.js';
+import { parseDataMw } from '../page/save-routes.js';
+import { targetOf, threePaths } from '../page/transform-routes.js';
+import { HTML_2_TYPE, negotiateHtml, toHtml2 } from './html-versions.js';
+import { restV1Specs } from './spec.js';
+import { leadSummary } from './summary.js';
+
+const gzip = promisify(zlib.gzip);
+const gunzip = promisify(zlib.gunzip);
+
+const SUMMARY_TYPE = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/Summary/1.4.2"';
+/** Shared caches keep it until purged; browsers revalidate (as for /v1/ latest content). */
+const PURGEABLE = 's-maxage=86400, max-age=0, must-revalidate';
+
+const enc = (title: string) => encodeURIComponent(title).replace(/%3A/g, ':');
+const etagOf = (value: string | undefined) => {
+  const m = /^"(\d+)\/([0-9a-f-]+)"$/.exec(value ?? '');
+  return m ? { rev: Number(m[1]), tid: m[2]! } : undefined;
+};
+
+/**
+ * `/{domain}/rest_v1/...`: Wikimedia's REST API (RESTBase's content and transform routes) over
+ * the same storage, so existing clients and MediaWiki's own RESTBase client work unchanged.
+ * Content comes from the /v1/ routes through internal requests, in RESTBase's layout and shapes;
+ * 2.x clients get 2.x HTML, made from the stored render (cached by tid: renders never change).
+ */
+export function restV1Module(api: PageApi, options: { cacheBytes: number }): Module {
+  const { service, normalize, transforms } = api;
+  const html2 = new LRUCache<string, Buffer>({ maxSize: Math.max(1, options.cacheBytes), sizeCalculation: (b) => Math.max(1, b.length) });
+  const summaries = new LRUCache<string, Record<string, unknown>>({ max: 5000 });
+
+  /** A non-normalised title is answered with a redirect to the same rest_v1 URL with the wiki's form. */
+  async function titleOr301(req: RouteRequest): Promise<string | Response> {
+    const title = await normalize(req);
+    if (title === req.params.title) return title;
+    // /{domain}/rest_v1/page/{kind}/{title}/...: the title is the sixth segment.
+    const segments = req.path.split('/');
+    segments[5] = enc(title);
+    const query = req.uri.includes('?') ? req.uri.slice(req.uri.indexOf('?')) : '';
+    return { status: 301, headers: { location: `${segments.join('/')}${query}`, 'cache-control': 'max-age=3600' } };
+  }
+
+  /** A /v1/ content answer; a revision that moved to another page becomes a rest_v1 redirect. */
+  async function v1Content(ctx: RequestContext, req: RouteRequest, title: string, prop: string, suffix: string, kind: string): Promise<Response> {
+    const res = await ctx.request({ method: 'GET', uri: `/${req.domain}/v1/page/${enc(title)}/${prop}${suffix}`, headers: { 'cache-control': req.headers['cache-control'] } });
+    if (res.status === 302) {
+      const moved = /\/v1\/page\/([^/]+)\//.exec(res.headers?.location ?? '')?.[1];
+      return { status: 302, headers: { location: `/${req.domain}/rest_v1/page/${kind}/${moved}${suffix}`, 'cache-control': 'no-cache' } };
+    }
+    return res;
+  }
+
+  /** The 2.x form of a stored render's HTML, gzipped, made once per tid. */
+  async function html2Of(ctx: RequestContext, domain: string, title: string, tid: string, html999: Buffer): Promise<Buffer> {
+    const key = `${domain}\u0000${tid}`;
+    const hit = html2.get(key);
+    if (hit) return hit;
+    const dataMw = await ctx.request({ method: 'GET', uri: `/${domain}/v1/page/${enc(title)}/data-mw/${tid}` });
+    const [html, json] = await Promise.all([gunzip(html999), gunzip(dataMw.body as Buffer)]);
+    const made = await gzip(toHtml2(html.toString('utf8'), JSON.parse(json.toString('utf8')) as { ids?: Record<string, unknown> }));
+    html2.set(key, made);
+    return made;
+  }
+
+  const html: Route['handler'] = async (req, ctx) => {
+    const version = negotiateHtml(req.headers.accept);
+    const title = await titleOr301(req);
+    if (typeof title !== 'string') return title;
+    const { revision, tid } = req.params;
+    const suffix = tid ? `/${tid}` : revision ? `/${revision}` : '';
+    const res = await v1Content(ctx, req, title, 'html', suffix, 'html');
+    if (res.status !== 200) return revision && tid ? { ...res, headers: { ...res.headers, location: res.headers?.location?.replace(`/${tid}`, `/${revision}/${tid}`) ?? '' } } : res;
+    const tag = etagOf(res.headers?.etag)!;
+    if (revision && Number(revision) !== tag.rev) throw notFound(`Render ${tid} is not of revision ${revision} of ${title}.`, 'render-not-found');
+    const body = version === '2' ? await html2Of(ctx, req.domain, title, tag.tid, res.body as Buffer) : (res.body as Buffer);
+    const headers: Record<string, string> = {
+      'content-type': version === '2' ? HTML_2_TYPE : res.headers!['content-type']!,
+      'content-encoding': 'gzip',
+      etag: res.headers!.etag!,
+      'cache-control': res.headers!['cache-control']!,
+      'last-modified': res.headers!['last-modified']!,
+      vary: 'Accept',
+    };
+    if (!tid) headers['content-location'] = `/${req.domain}/rest_v1/page/html/${enc(title)}/${tag.rev}/${tag.tid}`;
+    const target = res.headers!['x-mediawiki-redirect'];
+    if (target && req.query.get('redirect') !== 'false') {
+      // RESTBase's redirect: 302 to the target's HTML, the redirect page itself in the body.
+      return { status: 302, headers: { ...headers, location: `/${req.domain}/rest_v1/page/html/${enc(decodeURIComponent(target).replace(/ /g, '_'))}` }, body };
+    }
+    return { status: 200, headers, body };
+  };
+
+  const dataParsoid: Route['handler'] = async (req, ctx) => {
+    const title = await titleOr301(req);
+    if (typeof title !== 'string') return title;
+    const res = await v1Content(ctx, req, title, 'data-parsoid', `/${req.params.tid}`, 'data-parsoid');
+    if (res.status !== 200) return res;
+    const tag = etagOf(res.headers?.etag)!;
+    if (Number(req.params.revision) !== tag.rev) throw notFound(`Render ${req.params.tid} is not of revision ${req.params.revision} of ${title}.`, 'render-not-found');
+    return { status: 200, headers: { ...res.headers!, 'content-type': res.headers!['content-type']! }, body: res.body };
+  };
+
+  /** RESTBase's revision item. */
+  async function revisionItem(ctx: RequestContext, domain: string, row: RevisionRow): Promise<Record<string, unknown>> {
+    const wiki = service.wiki(domain);
+    const [{ ns }, info] = await Promise.all([wiki.describe(row.title), wiki.siteInfo()]);
+    const render = row.tid ? await service.renders.byTid(ctx, domain, row.title, row.tid, row.rev) : undefined;
+    return {
+      title: row.title, page_id: row.page_id, rev: row.rev, tid: row.tid, namespace: ns,
+      user_id: row.user_hidden ? null : row.user_id, user_text: row.user_hidden ? null : row.user_text,
+      timestamp: row.timestamp, comment: row.comment_hidden ? null : row.comment, tags: [], restrictions: [],
+      page_language: info.general.lang, redirect: !!render?.redirect,
+    };
+  }
+
+  const revisionAnswer = async (ctx: RequestContext, domain: string, row: RevisionRow, cacheControl: string): Promise<Response> => ({
+    status: 200,
+    headers: { 'cache-control': cacheControl, ...(row.tid ? { etag: `"${row.rev}/${row.tid}"` } : {}) },
+    body: { items: [await revisionItem(ctx, domain, row)] },
+  });
+
+  const titleMeta: Route['handler'] = async (req, ctx) => {
+    const title = await titleOr301(req);
+    if (typeof title !== 'string') return title;
+    if (req.params.revision === undefined) return revisionAnswer(ctx, req.domain, await service.latest(ctx, req.domain, title, false), 'no-cache');
+    try {
+      return await revisionAnswer(ctx, req.domain, await service.revision(ctx, req.domain, title, Number(req.params.revision), false), PURGEABLE);
+    } catch (e) {
+      if (!(e instanceof RevisionMoved)) throw e;
+      return { status: 302, headers: { location: `/${req.domain}/rest_v1/page/title/${enc(e.title)}/${req.params.revision}`, 'cache-control': 'no-cache' } };
+    }
+  };
+
+  /** RESTBase's page summary, from the stored latest render (one per tid: renders never change). */
+  async function summaryOf(ctx: RequestContext, domain: string, row: RevisionRow, render: Render): Promise<Record<string, unknown>> {
+    const key = `${domain}\u0000${render.tid}`;
+    const hit = summaries.get(key);
+    if (hit) return hit;
+    const wiki = service.wiki(domain);
+    const [info, described, html] = await Promise.all([wiki.siteInfo(), wiki.describe(row.title), gunzip(render.parts.html)]);
+    const general = info.general as unknown as { server: string; articlepath: string; script: string; mainpage?: string; rtl?: boolean };
+    const page = (t: string) => `${general.server}${general.articlepath.replace('$1', enc(t))}`;
+    const script = (t: string, action: string) => `${general.server}${general.script}?title=${enc(t)}&action=${action}`;
+    const urls = { page: page(row.title), revisions: script(row.title, 'history'), edit: script(row.title, 'edit'), ...(described.talk ? { talk: page(described.talk) } : {}) };
+    const lead = leadSummary(html.toString('utf8'), page(row.title));
+    const summary: Record<string, unknown> = {
+      type: general.mainpage?.replace(/ /g, '_') === row.title ? 'mainpage' : lead.extract ? 'standard' : 'no-extract',
+      title: row.title, displaytitle: described.text,
+      namespace: { id: described.ns, text: described.nsText },
+      titles: { canonical: row.title, normalized: described.text, display: described.text },
+      pageid: row.page_id,
+      ...(lead.thumbnail ? { thumbnail: lead.thumbnail } : {}),
+      lang: info.general.lang, dir: general.rtl ? 'rtl' : 'ltr',
+      revision: String(row.rev), tid: render.tid, timestamp: row.timestamp,
+      content_urls: { desktop: urls, mobile: urls },
+      extract: lead.extract, extract_html: lead.extractHtml,
+    };
+    summaries.set(key, summary);
+    return summary;
+  }
+
+  const summary: Route['handler'] = async (req, ctx) => {
+    const title = await titleOr301(req);
+    if (typeof title !== 'string') return title;
+    const row = await service.latest(ctx, req.domain, title, false);
+    const render = await service.render(ctx, req.domain, row, false);
+    if (render.redirect && req.query.get('redirect') !== 'false') {
+      return { status: 302, headers: { location: `/${req.domain}/rest_v1/page/summary/${enc(render.redirect.replace(/ /g, '_'))}`, 'cache-control': PURGEABLE } };
+    }
+    return {
+      status: 200,
+      headers: { 'content-type': SUMMARY_TYPE, etag: `"${render.rev}/${render.tid}"`, 'cache-control': PURGEABLE },
+      body: await summaryOf(ctx, req.domain, row, render),
+    };
+  };
+
+  const transformed = (part: { contentType: string; body: Buffer }): Response => ({ status: 200, headers: { 'content-type': part.contentType, 'cache-control': 'no-store' }, body: part.body });
+
+  const toHtml: Route['handler'] = async (req, ctx) => {
+    const body = req.body as { wikitext: string; body_only?: boolean };
+    return transformed(await transforms.toHtml(ctx, req.domain, await targetOf(req, normalize, 'revision'), body.wikitext, !!body.body_only));
+  };
+
+  const toWikitext: Route['handler'] = async (req, ctx) => {
+    const body = req.body as { html: string; scrub_wikitext?: boolean; 'data-mw'?: unknown };
+    const target = await targetOf(req, normalize, 'revision');
+    // If-Match names the render the edit started from, as RESTBase's clients send it.
+    const ifMatch = req.headers['if-match'] ? etagOf(req.headers['if-match']) : undefined;
+    if (req.headers['if-match'] && (!ifMatch || (target.revid !== undefined && ifMatch.rev !== target.revid))) {
+      throw new HttpError(400, 'invalid-if-match', `If-Match must be the ETag "{revision}/{tid}" of revision ${target.revid ?? ''}'s HTML.`);
+    }
+    const where = target.title !== undefined && target.revid === undefined && ifMatch ? { ...target, revid: ifMatch.rev } : target;
+    return transformed(await transforms.toWikitext(ctx, req.domain, where, body.html, { tid: ifMatch?.tid, dataMw: parseDataMw(body['data-mw']), scrubWikitext: !!body.scrub_wikitext }));
+  };
+
+  const get = (path: string, handler: Route['handler'], spec: Record<string, unknown>): Route => ({ method: 'GET', path, handler, spec });
+  return {
+    name: 'rest_v1',
+    api: 'rest_v1',
+    routes: [
+      get('/page/html/{title}', html, restV1Specs.html),
+      get('/page/html/{title}/{revision}', html, restV1Specs.htmlRevision),
+      get('/page/html/{title}/{revision}/{tid}', html, restV1Specs.htmlTid),
+      get('/page/data-parsoid/{title}/{revision}/{tid}', dataParsoid, restV1Specs.dataParsoid),
+      get('/page/title/{title}', titleMeta, restV1Specs.title),
+      get('/page/title/{title}/{revision}', titleMeta, restV1Specs.titleRevision),
+      get(
+        '/page/revision/{revision}',
+        async (req, ctx) => revisionAnswer(ctx, req.domain, await service.lookupRevision(ctx, req.domain, Number(req.params.revision)), PURGEABLE),
+        restV1Specs.revision,
+      ),
+      get('/page/summary/{title}', summary, restV1Specs.summary),
+      ...threePaths('/transform/wikitext/to/html', 'revision', toHtml, restV1Specs.toHtml),
+      ...threePaths('/transform/html/to/wikitext', 'revision', toWikitext, restV1Specs.toWikitext),
+    ],
+  };
+}

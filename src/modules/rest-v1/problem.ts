@@ -1,0 +1,18 @@
+import type { HttpError } from '../../errors.js';
+
+const ERRORS = 'https://mediawiki.org/wiki/HyperSwitch/errors/';
+/** RESTBase's error types by status; clients compare `type` with these URIs (e.g. not_found). */
+const TYPES: Record<number, string> = {
+  400: 'bad_request', 401: 'unauthorized', 403: 'access_denied', 404: 'not_found', 405: 'method_not_allowed', 406: 'not_acceptable',
+  409: 'conflict', 412: 'precondition_failed', 413: 'request_too_large', 415: 'unsupported_media_type', 422: 'unprocessable_entity',
+  428: 'precondition_required', 429: 'too_many_requests', 501: 'not_implemented', 502: 'bad_gateway', 503: 'service_unavailable', 504: 'gateway_timeout',
+};
+
+/** Whether a request path is on the rest_v1 surface (`/{domain}/rest_v1/...`). */
+export const isRestV1Path = (path: string) => /^\/[^/]+\/rest_v1(\/|$)/.test(path);
+
+/** An error in RESTBase's shape: `{type, title, method, detail, uri}`, plus our own details. */
+export function restbaseProblem(error: HttpError, method: string, uri: string): Record<string, unknown> {
+  const { type: _ours, status: _status, instance: _instance, ...rest } = error.toProblem();
+  return { ...rest, type: `${ERRORS}${TYPES[error.status] ?? 'server_error'}`, title: error.title, method: method.toLowerCase(), detail: error.detail, uri };
+}
