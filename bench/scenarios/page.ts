@@ -61,6 +61,11 @@ export async function pageScenarios(wikiUrl: string, opts: { seconds: number; ro
     const serviceReq = { url: `${service.base}${path}/html`, headers: gzip };
     comparisons.push(await compare('page latest HTML vs the wiki rest.php/v1 html', opts.rounds, () => wrk(serviceReq, opts.seconds), 'wiki', () => wrk(wikiReq, opts.seconds, 8)));
 
+    // rest_v1 (RESTBase's layout, 2.x HTML made once per render) next to /v1/ for the same page.
+    const restReq = { url: `${service.base}/${DOMAIN}/rest_v1/page/html/${encodeURIComponent(title)}`, headers: gzip };
+    if (opts.warmup !== false) await wrk(restReq, 1);
+    comparisons.push(await compare('rest_v1 page/html (2.x) vs /v1/ page html', opts.rounds, () => wrk(restReq, opts.seconds), '/v1/', () => wrk(serviceReq, opts.seconds), { minRatio: 0.9 }));
+
     // Cold misses: the service's time over the upstream chain it waits for (page info, then Parsoid).
     const diffs: number[] = [];
     const serviceTimes: number[] = [];

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { HttpError, notFound } from '../../errors.js';
 import { pagingFrom } from '../../router/paging.js';
 import type { Module, RequestContext, Response, RouteRequest } from '../../router/types.js';
 import { parseTime, tidTime } from '../../tid.js';
@@ -204,11 +203,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
             const row = await service.revision(ctx, req.domain, title, Number(revision), forced(req, ctx));
             return contentResponse(caches, req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, false);
           }
-          const render = await service.renders.byTid(ctx, req.domain, title, revision.toLowerCase());
-          if (!render) throw notFound(`No render ${revision} of ${title}.`, 'render-not-found');
-          const row = await service.revisions(req.domain).get(ctx, title, render.rev);
-          if (row?.deleted) throw notFound(`${title} has been deleted.`, 'page-deleted');
-          if (row?.text_hidden) throw new HttpError(403, 'revision-hidden', `The text of revision ${render.rev} is hidden.`);
+          const render = await service.renderByTid(ctx, req.domain, title, revision.toLowerCase());
           return contentResponse(caches, req.domain, render, prop, true);
         }),
       },

@@ -266,6 +266,16 @@ export class PageService {
     return stored;
   }
 
+  /** A stored render by tid; refused as the revision would be (hidden: 403, page deleted: 404). */
+  async renderByTid(ctx: RequestContext, domain: string, title: string, tid: string): Promise<Render> {
+    const render = await this.renders.byTid(ctx, domain, title, tid);
+    if (!render) throw notFound(`No render ${tid} of ${title}.`, 'render-not-found');
+    const row = await this.revisions(domain).get(ctx, title, render.rev);
+    if (row?.deleted) throw notFound(`${title} has been deleted.`, 'page-deleted');
+    if (row?.text_hidden) throw forbidden(`The text of revision ${render.rev} is hidden.`, 'revision-hidden');
+    return render;
+  }
+
   /** The newest render of a revision; rendered now (once for all waiting callers) on a miss. */
   async render(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<Render> {
     if (row.text_hidden) throw forbidden(`The text of revision ${row.rev} is hidden.`, 'revision-hidden');

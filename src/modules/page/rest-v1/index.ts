@@ -1,15 +1,16 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { LRUCache } from 'lru-cache';
-import { HttpError, notFound } from '../../errors.js';
-import type { Module, RequestContext, Response, Route, RouteRequest } from '../../router/types.js';
-import type { PageApi } from '../page/index.js';
-import { RevisionMoved } from '../page/page-service.js';
-import type { Render } from '../page/renders.js';
-import type { RevisionRow } from '../page/revisions.js';
-import { parseDataMw } from '../page/save-routes.js';
-import { targetOf, threePaths } from '../page/transform-routes.js';
-import { HTML_2_TYPE, negotiateHtml, toHtml2 } from './html-versions.js';
+import { HttpError, notFound } from '../../../errors.js';
+import { tidTime } from '../../../tid.js';
+import type { Module, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
+import type { PageApi } from '../index.js';
+import { RevisionMoved } from '../page-service.js';
+import type { Render } from '../renders.js';
+import type { RevisionRow } from '../revisions.js';
+import { parseDataMw } from '../save-routes.js';
+import { targetOf, threePaths } from '../transform-routes.js';
+import { HTML_2_TYPE, negotiateHtml, toHtml2, type HtmlVersion } from './html-versions.js';
 import { restV1Specs } from './spec.js';
 import { leadSummary } from './summary.js';
 
@@ -19,6 +20,7 @@ const gunzip = promisify(zlib.gunzip);
 const SUMMARY_TYPE = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/Summary/1.4.2"';
 /** Shared caches keep it until purged; browsers revalidate (as for /v1/ latest content). */
 const PURGEABLE = 's-maxage=86400, max-age=0, must-revalidate';
+const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 const enc = (title: string) => encodeURIComponent(title).replace(/%3A/g, ':');
 const etagOf = (value: string | undefined) => {
@@ -33,7 +35,7 @@ const etagOf = (value: string | undefined) => {
  * 2.x clients get 2.x HTML, made from the stored render (cached by tid: renders never change).
  */
 export function restV1Module(api: PageApi, options: { cacheBytes: number }): Module {
-  const { service, normalize, transforms } = api;
+  const { service, normalize, transforms, caches } = api;
   const html2 = new LRUCache<string, Buffer>({ maxSize: Math.max(1, options.cacheBytes), sizeCalculation: (b) => Math.max(1, b.length) });
   const summaries = new LRUCache<string, Record<string, unknown>>({ max: 5000 });
 
@@ -48,52 +50,67 @@ export function restV1Module(api: PageApi, options: { cacheBytes: number }): Mod
     return { status: 301, headers: { location: `${segments.join('/')}${query}`, 'cache-control': 'max-age=3600' } };
   }
 
-  /** A /v1/ content answer; a revision that moved to another page becomes a rest_v1 redirect. */
-  async function v1Content(ctx: RequestContext, req: RouteRequest, title: string, prop: string, suffix: string, kind: string): Promise<Response> {
-    const res = await ctx.request({ method: 'GET', uri: `/${req.domain}/v1/page/${enc(title)}/${prop}${suffix}`, headers: { 'cache-control': req.headers['cache-control'] } });
-    if (res.status === 302) {
-      const moved = /\/v1\/page\/([^/]+)\//.exec(res.headers?.location ?? '')?.[1];
-      return { status: 302, headers: { location: `/${req.domain}/rest_v1/page/${kind}/${moved}${suffix}`, 'cache-control': 'no-cache' } };
+  /** The render a path names: latest, of a revision, or one render by tid (checked to be of that revision). */
+  async function renderOf(ctx: RequestContext, req: RouteRequest, title: string): Promise<{ render: Render; byTid: boolean }> {
+    const { revision, tid } = req.params;
+    const force = ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
+    if (tid !== undefined) {
+      const render = await service.renderByTid(ctx, req.domain, title, tid.toLowerCase());
+      if (render.rev !== Number(revision)) throw notFound(`Render ${tid} is not of revision ${revision} of ${title}.`, 'render-not-found');
+      return { render, byTid: true };
     }
-    return res;
+    const row = revision === undefined ? await service.latest(ctx, req.domain, title, force) : await service.revision(ctx, req.domain, title, Number(revision), force);
+    return { render: await service.render(ctx, req.domain, row, force), byTid: false };
   }
 
-  /** The 2.x form of a stored render's HTML, gzipped, made once per tid. */
-  async function html2Of(ctx: RequestContext, domain: string, title: string, tid: string, html999: Buffer): Promise<Buffer> {
-    const key = `${domain}\u0000${tid}`;
+  /** A revision that moved to another page: the same rest_v1 URL under its new title. */
+  function movedTo(req: RouteRequest, e: RevisionMoved): Response {
+    const segments = req.path.split('/');
+    segments[5] = enc(e.title);
+    return { status: 302, headers: { location: segments.join('/'), 'cache-control': 'no-cache' } };
+  }
+
+  /** The 2.x form of a render's HTML, gzipped, made once per render (renders never change). */
+  async function html2Of(domain: string, render: Render): Promise<Buffer> {
+    const key = `${domain}\u0000${render.tid}`;
     const hit = html2.get(key);
     if (hit) return hit;
-    const dataMw = await ctx.request({ method: 'GET', uri: `/${domain}/v1/page/${enc(title)}/data-mw/${tid}` });
-    const [html, json] = await Promise.all([gunzip(html999), gunzip(dataMw.body as Buffer)]);
-    const made = await gzip(toHtml2(html.toString('utf8'), JSON.parse(json.toString('utf8')) as { ids?: Record<string, unknown> }));
+    const [html, dataMw] = await Promise.all([gunzip(render.parts.html), gunzip(render.parts['data-mw'])]);
+    const made = await gzip(toHtml2(html.toString('utf8'), JSON.parse(dataMw.toString('utf8')) as { ids?: Record<string, unknown> }));
     html2.set(key, made);
     return made;
+  }
+
+  function htmlHeaders(domain: string, render: Render, version: HtmlVersion, byTid: boolean): Record<string, string> {
+    const headers: Record<string, string> = {
+      'content-type': version === '2' ? HTML_2_TYPE : render.types.html,
+      'content-encoding': 'gzip',
+      etag: `"${render.rev}/${render.tid}"`,
+      'last-modified': new Date(tidTime(render.tid)).toUTCString(),
+      'cache-control': byTid ? IMMUTABLE : PURGEABLE,
+      vary: 'Accept',
+    };
+    if (!byTid) headers['content-location'] = `/${domain}/rest_v1/page/html/${enc(render.title)}/${render.rev}/${render.tid}`;
+    return headers;
   }
 
   const html: Route['handler'] = async (req, ctx) => {
     const version = negotiateHtml(req.headers.accept);
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
-    const { revision, tid } = req.params;
-    const suffix = tid ? `/${tid}` : revision ? `/${revision}` : '';
-    const res = await v1Content(ctx, req, title, 'html', suffix, 'html');
-    if (res.status !== 200) return revision && tid ? { ...res, headers: { ...res.headers, location: res.headers?.location?.replace(`/${tid}`, `/${revision}/${tid}`) ?? '' } } : res;
-    const tag = etagOf(res.headers?.etag)!;
-    if (revision && Number(revision) !== tag.rev) throw notFound(`Render ${tid} is not of revision ${revision} of ${title}.`, 'render-not-found');
-    const body = version === '2' ? await html2Of(ctx, req.domain, title, tag.tid, res.body as Buffer) : (res.body as Buffer);
-    const headers: Record<string, string> = {
-      'content-type': version === '2' ? HTML_2_TYPE : res.headers!['content-type']!,
-      'content-encoding': 'gzip',
-      etag: res.headers!.etag!,
-      'cache-control': res.headers!['cache-control']!,
-      'last-modified': res.headers!['last-modified']!,
-      vary: 'Accept',
-    };
-    if (!tid) headers['content-location'] = `/${req.domain}/rest_v1/page/html/${enc(title)}/${tag.rev}/${tag.tid}`;
-    const target = res.headers!['x-mediawiki-redirect'];
-    if (target && req.query.get('redirect') !== 'false') {
+    let found: { render: Render; byTid: boolean };
+    try {
+      found = await renderOf(ctx, req, title);
+    } catch (e) {
+      if (e instanceof RevisionMoved) return movedTo(req, e);
+      throw e;
+    }
+    const { render, byTid } = found;
+    const body = version === '2' ? await html2Of(req.domain, render) : render.parts.html;
+    const headers = caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${byTid}`, () => htmlHeaders(req.domain, render, version, byTid));
+    if (render.redirect && req.query.get('redirect') !== 'false') {
       // RESTBase's redirect: 302 to the target's HTML, the redirect page itself in the body.
-      return { status: 302, headers: { ...headers, location: `/${req.domain}/rest_v1/page/html/${enc(decodeURIComponent(target).replace(/ /g, '_'))}` }, body };
+      return { status: 302, headers: { ...headers, location: `/${req.domain}/rest_v1/page/html/${enc(render.redirect.replace(/ /g, '_'))}` }, body };
     }
     return { status: 200, headers, body };
   };
@@ -101,11 +118,12 @@ export function restV1Module(api: PageApi, options: { cacheBytes: number }): Mod
   const dataParsoid: Route['handler'] = async (req, ctx) => {
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
-    const res = await v1Content(ctx, req, title, 'data-parsoid', `/${req.params.tid}`, 'data-parsoid');
-    if (res.status !== 200) return res;
-    const tag = etagOf(res.headers?.etag)!;
-    if (Number(req.params.revision) !== tag.rev) throw notFound(`Render ${req.params.tid} is not of revision ${req.params.revision} of ${title}.`, 'render-not-found');
-    return { status: 200, headers: { ...res.headers!, 'content-type': res.headers!['content-type']! }, body: res.body };
+    const { render } = await renderOf(ctx, req, title);
+    return {
+      status: 200,
+      headers: { 'content-type': render.types['data-parsoid'], 'content-encoding': 'gzip', etag: `"${render.rev}/${render.tid}"`, 'cache-control': IMMUTABLE },
+      body: render.parts['data-parsoid'],
+    };
   };
 
   /** RESTBase's revision item. */

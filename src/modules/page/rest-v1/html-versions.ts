@@ -1,5 +1,5 @@
 import { Parser } from 'htmlparser2';
-import { HttpError } from '../../errors.js';
+import { HttpError } from '../../../errors.js';
 
 const SPEC = 'https://www.mediawiki.org/wiki/Specs/HTML/';
 /** What a 2.x client gets: the version Parsoid itself answers 2.x requests with. */
