@@ -125,3 +125,18 @@ export function startProcess(env: Record<string, string>): { child: ChildProcess
   port.catch(() => {});
   return { child, port };
 }
+
+/**
+ * A config file for a service process on a shared SQLite file in `dir` (two processes, one
+ * storage), with short leases so another process finishes a dead one's transactions quickly.
+ */
+export function processConfig(dir: string, domain: string, wikiUrl: string, extra = ''): Record<string, string> {
+  const file = path.join(dir, `config-${domainCounter++}.yaml`);
+  fs.writeFileSync(
+    file,
+    `storage:\n  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'shared.sqlite3'))}\n` +
+      `wikis:\n  ${domain}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\n` +
+      `admin_token: ${ADMIN_TOKEN}\nlog_level: info\ntransaction_lease: 1\ntransaction_sweep_interval: 0.3\n${extra}`,
+  );
+  return { CONFIG: file, PORT: '0', WORKERS: '0' };
+}

@@ -1,44 +1,27 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
-import { admin, request, startServer, type TestServer } from './helpers.js';
-import { SwitchableProxy, WikiAdmin } from './wiki.js';
+import { admin, request } from './helpers.js';
+import { etagOf, startAgainstWiki, type AgainstWiki, type SwitchableProxy, type WikiAdmin } from './wiki.js';
 
 const RUN = Date.now().toString(36);
 const noCache = { ...admin, 'cache-control': 'no-cache' };
 
 /** Integration tests of the public page API against the real MediaWiki with Parsoid. */
 describe('page content API against the real wiki', () => {
-  let s: TestServer;
+  let env: AgainstWiki;
   let proxy: SwitchableProxy;
   let wiki: WikiAdmin;
   let v1: string;
 
   before(async () => {
-    proxy = await new SwitchableProxy().start();
-    const wikiUrl = `http://127.0.0.1:${proxy.port}`;
-    s = await startServer({
-      wikis: { 'wiki.test': { action_api: `${wikiUrl}/api.php`, rest_api: `${wikiUrl}/rest.php` } },
-      latest_check_interval: 3600,
-    });
-    v1 = `${s.base}/wiki.test/v1`;
-    wiki = await new WikiAdmin().login();
+    env = await startAgainstWiki();
+    ({ proxy, wiki, v1 } = env);
   });
-  after(async () => {
-    await s.close();
-    await proxy.stop();
-  });
+  after(() => env.close());
 
   const get = (path: string, headers: Record<string, string> = {}) => request(`${v1}${path}`, { headers });
-  const count = (endpoint: string) => {
-    const metric = (s.app.metrics.wikiRequests as unknown as { hashMap: Record<string, { value: number; labels: Record<string, string> }> }).hashMap;
-    return Object.values(metric).filter((m) => m.labels.endpoint === endpoint && m.labels.domain === 'wiki.test').reduce((n, m) => n + m.value, 0);
-  };
-  const etagOf = (res: { headers: Record<string, unknown> }) => {
-    const m = /^"(\d+)\/([0-9a-f-]{36})"$/.exec(String(res.headers.etag));
-    assert.ok(m, `ETag ${res.headers.etag}`);
-    return { rev: Number(m[1]), tid: m[2]! };
-  };
+  const count = (endpoint: string) => env.wikiRequests(endpoint);
 
   it('serves the latest HTML of a real article, then from storage without asking the wiki', async () => {
     const first = await get('/page/Bodmin/html');

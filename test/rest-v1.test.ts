@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { request, startServer, type TestServer } from './helpers.js';
-import { WIKI_URL, WikiAdmin } from './wiki.js';
+import { etagOf, WIKI_URL, WikiAdmin } from './wiki.js';
 
 const RUN = Date.now().toString(36);
 const NOT_FOUND = 'https://mediawiki.org/wiki/HyperSwitch/errors/not_found';
 /** What MediaWiki 1.39's editor sends. */
 const VE_ACCEPT = 'text/html; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.4.0"';
-const ETAG = /^"(\d+)\/([0-9a-f]{8}-[0-9a-f]{4}-1[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12})"$/;
 
 /** The rest_v1 surface against the real wiki, its answers checked against RESTBase's published spec. */
 describe('rest_v1: Wikimedia REST API compatibility', () => {
@@ -22,11 +21,6 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
   });
   after(() => s.close());
 
-  const etag = (res: { headers: Record<string, unknown> }) => {
-    const m = ETAG.exec(String(res.headers.etag));
-    assert.ok(m, `ETag ${res.headers.etag}`);
-    return { rev: Number(m[1]), tid: m[2]! };
-  };
 
   it('serves page/html as RESTBase did: 2.x HTML with data-mw inline, ETag "{revision}/{tid}", Content-Location', async () => {
     const res = await request(`${rest}/page/html/Bodmin`, { headers: { accept: VE_ACCEPT } });
@@ -35,7 +29,7 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
     assert.match(res.text, /^<!DOCTYPE html>/);
     assert.match(res.text, / data-mw='\{/);
     assert.doesNotMatch(res.text, /999\.0\.0/);
-    const { rev, tid } = etag(res);
+    const { rev, tid } = etagOf(res);
     assert.equal(rev, await wiki.latestRevid('Bodmin'));
     assert.equal(res.headers['content-location'], `/wiki.test/rest_v1/page/html/Bodmin/${rev}/${tid}`);
     assert.match(String(res.headers.vary), /accept/i);
@@ -80,7 +74,7 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
 
   it('serves data-parsoid of the render a client holds; a tid of another revision is a 404', async () => {
     const html = await request(`${rest}/page/html/BBDO`);
-    const { rev, tid } = etag(html);
+    const { rev, tid } = etagOf(html);
     const dp = await request(`${rest}/page/data-parsoid/BBDO/${rev}/${tid}`);
     assert.equal(dp.status, 200);
     assert.match(String(dp.headers['content-type']), /^application\/json/);
@@ -136,8 +130,8 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
     assert.equal(b.title, 'Bodmin');
     assert.deepEqual(b.titles, { canonical: 'Bodmin', normalized: 'Bodmin', display: 'Bodmin' });
     assert.deepEqual(b.namespace, { id: 0, text: '' });
-    assert.equal(b.revision, String(etag(html).rev));
-    assert.equal(b.tid, etag(html).tid);
+    assert.equal(b.revision, String(etagOf(html).rev));
+    assert.equal(b.tid, etagOf(html).tid);
     assert.equal(b.lang, 'en');
     assert.equal(b.dir, 'ltr');
     assert.match(b.extract, /^Bodmin .*is a civil parish and historic town in Cornwall/);
@@ -155,7 +149,7 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
   it('round-trips HTML through transform/html/to/wikitext with If-Match byte for byte; an edit changes only its paragraph', async () => {
     const source = await wiki.wikitext(await wiki.latestRevid('BBDO'));
     const html = await request(`${rest}/page/html/BBDO`, { headers: { accept: VE_ACCEPT } });
-    const { rev } = etag(html);
+    const { rev } = etagOf(html);
     // What MediaWiki's client sends: multipart, If-Match with the ETag it read.
     const post = async (body: string) => {
       const form = new FormData();
@@ -172,7 +166,7 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
     assert.match(changed[0]!, /Edited through rest_v1\./);
     // An If-Match of another revision is refused.
     const wrong = await request(`${rest}/transform/html/to/wikitext/BBDO/${rev}`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'if-match': `"${rev + 1}/${etag(html).tid}"` }, body: { html: html.text },
+      method: 'POST', headers: { 'content-type': 'application/json', 'if-match': `"${rev + 1}/${etagOf(html).tid}"` }, body: { html: html.text },
     });
     assert.equal(wrong.status, 400);
     assert.equal(wrong.json.type, 'https://mediawiki.org/wiki/HyperSwitch/errors/bad_request');

@@ -1,45 +1,26 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ADMIN_TOKEN, admin, request, sleep, startProcess, startServer, tempDir, type TestServer } from './helpers.js';
-import { SwitchableProxy, WIKI_URL, WikiAdmin } from './wiki.js';
+import { admin, request, sleep, processConfig, startProcess, tempDir } from './helpers.js';
+import { etagOf, startAgainstWiki, WIKI_URL, WikiAdmin, type AgainstWiki, type SwitchableProxy } from './wiki.js';
 
 const RUN = Date.now().toString(36);
 const JSON_TYPE = { 'content-type': 'application/json' };
 
 /** Saving through the service, against the real wiki (MediaWiki + Parsoid). */
 describe('saving pages against the real wiki', () => {
-  let s: TestServer;
+  let env: AgainstWiki;
   let proxy: SwitchableProxy;
   let wiki: WikiAdmin;
   let v1: string;
 
   before(async () => {
-    proxy = await new SwitchableProxy().start();
-    const wikiUrl = `http://127.0.0.1:${proxy.port}`;
-    s = await startServer({
-      wikis: { 'wiki.test': { action_api: `${wikiUrl}/api.php`, rest_api: `${wikiUrl}/rest.php` } },
-      latest_check_interval: 3600,
-    });
-    v1 = `${s.base}/wiki.test/v1`;
-    wiki = await new WikiAdmin().login();
+    env = await startAgainstWiki();
+    ({ proxy, wiki, v1 } = env);
   });
-  after(async () => {
-    await s.close();
-    await proxy.stop();
-  });
+  after(() => env.close());
 
-  const count = () => {
-    const metric = (s.app.metrics.wikiRequests as unknown as { hashMap: Record<string, { value: number; labels: Record<string, string> }> }).hashMap;
-    return Object.values(metric).filter((m) => m.labels.domain === 'wiki.test').reduce((n, m) => n + m.value, 0);
-  };
-  const etagOf = (res: { headers: Record<string, unknown> }) => {
-    const m = /^"(\d+)\/([0-9a-f-]{36})"$/.exec(String(res.headers.etag));
-    assert.ok(m, `ETag ${res.headers.etag}`);
-    return { rev: Number(m[1]), tid: m[2]! };
-  };
+  const count = () => env.wikiRequests();
   const save = (title: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
     request(`${v1}/page/${encodeURIComponent(title)}`, { method: 'POST', headers: { ...JSON_TYPE, ...headers }, body });
   /** A fresh page on the wiki, read once through the service so its state is stored. */
@@ -260,17 +241,7 @@ describe('saving pages against the real wiki', () => {
 describe('a save survives kill -9 between the wiki\'s answer and its dependents (two real processes)', () => {
   const dir = tempDir();
   const domain = 'save.example';
-  const config = (kill?: string) => {
-    const file = path.join(dir, `config-${kill ?? 'normal'}.yaml`);
-    fs.writeFileSync(
-      file,
-      `storage:\n  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'shared.sqlite3'))}\n` +
-        `wikis:\n  ${domain}:\n    action_api: ${WIKI_URL}/api.php\n    rest_api: ${WIKI_URL}/rest.php\n` +
-        `admin_token: ${ADMIN_TOKEN}\nlog_level: info\nlatest_check_interval: 3600\ntransaction_lease: 1\ntransaction_sweep_interval: 0.3\n` +
-        (kill ? `fault_injection:\n  transaction_kill: ${kill}\n` : ''),
-    );
-    return { CONFIG: file, PORT: '0', WORKERS: '0' };
-  };
+  const config = (kill?: string) => processConfig(dir, domain, WIKI_URL, 'latest_check_interval: 3600\n' + (kill ? `fault_injection:\n  transaction_kill: ${kill}\n` : ''));
   let survivor: { child: ChildProcess; port: Promise<number> };
   let base: string;
   let wiki: WikiAdmin;

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { v1 as uuidv1 } from 'uuid';
-import { ADMIN_TOKEN, admin, BACKENDS, request, sleep, startProcess, startServer, tempDir, type TestServer } from './helpers.js';
+import { admin, BACKENDS, request, sleep, processConfig, startProcess, startServer, tempDir, type TestServer } from './helpers.js';
 
 const TX_TYPE = 'application/json;profile="https://mediawiki.org/schema/transaction"';
 
@@ -103,15 +101,7 @@ for (const backend of BACKENDS) {
 describe('HTTP transactions survive kill -9 (two real processes on one storage)', () => {
   const dir = tempDir();
   const domain = 'tx.example';
-  const config = (kill?: string) => {
-    const file = path.join(dir, `config-${kill ?? 'normal'}.yaml`);
-    fs.writeFileSync(
-      file,
-      `storage:\n  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'shared.sqlite3'))}\nwikis:\n  ${domain}:\n    action_api: http://127.0.0.1:1/api.php\n    rest_api: http://127.0.0.1:1/rest.php\n` +
-        `admin_token: ${ADMIN_TOKEN}\nlog_level: info\ntransaction_lease: 1\ntransaction_sweep_interval: 0.3\n${kill ? `fault_injection:\n  transaction_kill: ${kill}\n` : ''}`,
-    );
-    return { CONFIG: file, PORT: '0', WORKERS: '0' };
-  };
+  const config = (kill?: string) => processConfig(dir, domain, 'http://127.0.0.1:1', (kill ? `fault_injection:\n  transaction_kill: ${kill}\n` : ''));
   let survivor: { child: ChildProcess; port: Promise<number> };
   let base: string;
   before(async () => {

@@ -1,5 +1,7 @@
-
+import assert from 'node:assert/strict';
 import net from 'node:net';
+import type { Config } from '../src/config.js';
+import { startServer, type TestServer } from './helpers.js';
 
 /** The real wiki the test command started (scripts/wiki.sh). */
 export const WIKI_URL = process.env.WIKISTORE_TEST_WIKI_URL ?? 'http://127.0.0.1:8089';
@@ -122,3 +124,46 @@ export class SwitchableProxy {
   }
 }
 
+
+/** The service in front of the real wiki (through a relay that can play "the wiki is down"), and a bot session on the wiki. */
+export interface AgainstWiki {
+  s: TestServer;
+  proxy: SwitchableProxy;
+  wiki: WikiAdmin;
+  /** `${s.base}/wiki.test/v1` */
+  v1: string;
+  /** Requests the service made to the wiki so far (of one endpoint, or all). */
+  wikiRequests(endpoint?: string): number;
+  close(): Promise<void>;
+}
+
+export async function startAgainstWiki(overrides: Partial<Config> = {}): Promise<AgainstWiki> {
+  const proxy = await new SwitchableProxy().start();
+  const wikiUrl = `http://127.0.0.1:${proxy.port}`;
+  const s = await startServer({
+    wikis: { 'wiki.test': { action_api: `${wikiUrl}/api.php`, rest_api: `${wikiUrl}/rest.php` } },
+    latest_check_interval: 3600,
+    ...overrides,
+  });
+  const wiki = await new WikiAdmin().login();
+  const wikiRequests = (endpoint?: string) => {
+    const metric = (s.app.metrics.wikiRequests as unknown as { hashMap: Record<string, { value: number; labels: Record<string, string> }> }).hashMap;
+    return Object.values(metric)
+      .filter((m) => m.labels.domain === 'wiki.test' && (endpoint === undefined || m.labels.endpoint === endpoint))
+      .reduce((n, m) => n + m.value, 0);
+  };
+  return {
+    s, proxy, wiki, v1: `${s.base}/wiki.test/v1`, wikiRequests,
+    async close() {
+      await s.close();
+      await proxy.stop();
+    },
+  };
+}
+
+/** The revision and render tid of an ETag "{revid}/{tid}". */
+export function etagOf(res: { headers: Record<string, unknown> }): { rev: number; tid: string } {
+  const m = /^"(\d+)\/([0-9a-f-]{36})"$/.exec(String(res.headers.etag));
+  assert.ok(m, `ETag ${res.headers.etag}`);
+  return { rev: Number(m[1]), tid: m[2]! };
+}
