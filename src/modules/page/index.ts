@@ -3,6 +3,7 @@ import { pagingFrom } from '../../router/paging.js';
 import type { Module, RequestContext, Response, RouteRequest } from '../../router/types.js';
 import { parseTime, tidTime } from '../../tid.js';
 import type { Wiki } from '../../upstream/wiki.js';
+import { IMMUTABLE, PURGEABLE } from './cache-control.js';
 import { PageCaches } from './page-caches.js';
 import { PageSaver } from './page-saver.js';
 import { PageService, RevisionMoved } from './page-service.js';
@@ -15,9 +16,6 @@ import { pageSpecs, REVID } from './spec.js';
 import { transformRoutes } from './transform-routes.js';
 import { Transforms } from './transforms.js';
 
-const IMMUTABLE = 'public, max-age=31536000, immutable';
-/** Shared caches keep it until purged; browsers revalidate. */
-const PURGEABLE = 's-maxage=86400, max-age=0, must-revalidate';
 /** The route's schema admits only these (see spec.ts). */
 const asProp = (prop: string) => prop as Prop;
 
@@ -58,10 +56,7 @@ export interface PageModuleOptions {
   negativeCacheMs: number;
 }
 
-/**
- * `/{domain}/v1/page/...`, `/v1/revision/...` and `/v1/transform/...`: the public content API; and
- * `/{domain}/sys/page_saves/...`, the steps of a save's transaction.
- */
+/** The page modules and what another face of them (rest_v1) builds on. */
 export interface PageApi {
   modules: Module[];
   service: PageService;
@@ -71,20 +66,23 @@ export interface PageApi {
   caches: PageCaches;
 }
 
+/**
+ * `/{domain}/v1/page/...`, `/v1/revision/...` and `/v1/transform/...`: the public content API; and
+ * `/{domain}/sys/page_saves/...`, the steps of a save's transaction.
+ */
 export function pageModules(options: PageModuleOptions): PageApi {
   const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
   const service = new PageService(options.wikis, caches, options.latestCheckMs, options.log);
   const locks = new Map([...options.wikis.keys()].map((domain) => [domain, new SaveLocks(domain)]));
   const locksOf = (domain: string) => locks.get(domain)!;
   const saver = new PageSaver(service, locksOf, options.log);
-  /** The normalized title, for writes (never redirected: a redirected POST loses its body). */
   const transforms = new Transforms(service);
+  /** The normalized title, for writes (never redirected: a redirected POST loses its body). */
   const normalize = (req: RouteRequest) => caches.title(req.domain, req.params.title!, () => service.wiki(req.domain).normalize(req.params.title!));
   /** The normalized title, or a redirect to the same URL with it. */
   async function titleOf(req: RouteRequest): Promise<{ title: string } | { redirect: Response }> {
-    const given = req.params.title!;
-    const title = await caches.title(req.domain, given, () => service.wiki(req.domain).normalize(given));
-    if (title === given) return { title };
+    const title = await normalize(req);
+    if (title === req.params.title) return { title };
     const prefix = `/${req.domain}/v1/page/`;
     const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
     const query = req.uri.includes('?') ? req.uri.slice(req.uri.indexOf('?')) : '';

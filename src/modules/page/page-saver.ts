@@ -63,7 +63,6 @@ export class PageSaver {
   ) {}
 
   async save(ctx: RequestContext, domain: string, req: SaveRequest): Promise<SaveResult> {
-    const startTimestamp = new Date().toISOString();
     const base = await this.checkBase(ctx, domain, req);
     const text = await this.wikitextOf(ctx, domain, req, base);
     const locks = this.locks(domain);
@@ -73,31 +72,7 @@ export class PageSaver {
     }
     let recorded = false;
     try {
-      const wiki = this.service.wiki(domain);
-      let context = await this.context(ctx, domain, wiki, req);
-      let result: EditResult;
-      const edit = () =>
-        wiki.api.edit(
-          {
-            title: req.title, text, summary: req.comment, minor: req.minor, bot: req.bot, startTimestamp, token: context.token,
-            base: base && { revid: base.rev, timestamp: base.timestamp ?? context.page.latest!.timestamp },
-          },
-          req.credentials,
-        );
-      try {
-        try {
-          result = await edit();
-        } catch (e) {
-          // A token can expire between fetching and using it: one fresh token, one more try.
-          if (!(e instanceof ApiError && e.code === 'badtoken')) throw e;
-          context = await this.context(ctx, domain, wiki, req);
-          result = await edit();
-        }
-      } catch (e) {
-        if (!(e instanceof ApiError)) throw e;
-        if (e.code === 'editconflict') this.refreshLatest(ctx, domain, req.title);
-        throw editRefused(e, e.code === 'editconflict' ? { latest_revid: context.page.latest?.revid ?? null } : {});
-      }
+      const { context, result } = await this.editAsCaller(ctx, domain, req, base, text);
       if (result.nochange || result.newrevid === undefined) {
         return { status: 200, title: req.title, rev: base?.rev ?? context.page.latest?.revid ?? 0, tid: base?.tid ?? null };
       }
@@ -106,6 +81,36 @@ export class PageSaver {
     } finally {
       // Once recorded, the transaction frees the page (even if this process dies).
       if (!recorded) await locks.release(ctx, req.title, lock).catch((err) => this.log.warn({ err, title: req.title }, 'releasing a save lock failed'));
+    }
+  }
+
+  /** The edit, sent to the wiki with the caller's credentials; a token that expired meanwhile is replaced once. */
+  private async editAsCaller(
+    ctx: RequestContext, domain: string, req: SaveRequest, base: Base | undefined, text: string,
+  ): Promise<{ context: EditContext; result: EditResult }> {
+    const startTimestamp = new Date().toISOString();
+    const wiki = this.service.wiki(domain);
+    let context = await this.context(ctx, domain, wiki, req);
+    const edit = () =>
+      wiki.api.edit(
+        {
+          title: req.title, text, summary: req.comment, minor: req.minor, bot: req.bot, startTimestamp, token: context.token,
+          base: base && { revid: base.rev, timestamp: base.timestamp ?? context.page.latest!.timestamp },
+        },
+        req.credentials,
+      );
+    try {
+      try {
+        return { context, result: await edit() };
+      } catch (e) {
+        if (!(e instanceof ApiError && e.code === 'badtoken')) throw e;
+        context = await this.context(ctx, domain, wiki, req);
+        return { context, result: await edit() };
+      }
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      if (e.code === 'editconflict') this.refreshLatest(ctx, domain, req.title);
+      throw editRefused(e, e.code === 'editconflict' ? { latest_revid: context.page.latest?.revid ?? null } : {});
     }
   }
 

@@ -4,6 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { HttpError, notFound } from '../../../errors.js';
 import { tidTime } from '../../../tid.js';
 import type { Module, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
+import { IMMUTABLE, PURGEABLE } from '../cache-control.js';
 import type { PageApi } from '../index.js';
 import { RevisionMoved } from '../page-service.js';
 import type { Render } from '../renders.js';
@@ -18,9 +19,6 @@ const gzip = promisify(zlib.gzip);
 const gunzip = promisify(zlib.gunzip);
 
 const SUMMARY_TYPE = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/Summary/1.4.2"';
-/** Shared caches keep it until purged; browsers revalidate (as for /v1/ latest content). */
-const PURGEABLE = 's-maxage=86400, max-age=0, must-revalidate';
-const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 const enc = (title: string) => encodeURIComponent(title).replace(/%3A/g, ':');
 const etagOf = (value: string | undefined) => {
