@@ -42,6 +42,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const page = pageModules({
     wikis, log, latestCheckMs: config.latest_check_interval * 1000, pageCacheMs: config.page_cache_ms,
     renderCacheBytes: config.render_cache_bytes, negativeCacheMs: config.negative_cache_ms,
+    revisionRecheckMs: config.revision_recheck_interval * 1000,
   });
   const transactions = transactionsModule({
     domains, leaseMs: config.transaction_lease * 1000, sweepMs: config.transaction_sweep_interval * 1000, lifetimeMs: config.transaction_lifetime * 1000,

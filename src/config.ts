@@ -28,6 +28,12 @@ export interface Config {
   /** How old a page's "latest revision" may get before the wiki is asked again, in seconds. */
   latest_check_interval: number;
   /**
+   * How old the wiki's word on a stored revision may get before it is asked again when served
+   * (its text may have been hidden, its page deleted), in seconds; shared caches keep revisions
+   * no longer than this either.
+   */
+  revision_recheck_interval: number;
+  /**
    * How long a page's stored state may be served from memory, in ms. This process's own writes
    * are seen at once; other processes' writes after at most this long.
    */
@@ -97,6 +103,7 @@ export function defaultConfig(dataDir = './data'): Config {
     max_body_bytes: 16 * 1024 * 1024,
     ttl_sweep_interval: 300,
     latest_check_interval: 60,
+    revision_recheck_interval: 300,
     page_cache_ms: 5000,
     render_cache_bytes: 32 * 1024 * 1024,
     headers_timeout: 10,
@@ -134,7 +141,7 @@ function validate(config: Config): Config {
     if (!wiki?.action_api || !wiki?.rest_api) fail(`wikis.${domain} needs action_api and rest_api`);
   }
   if (!Number.isInteger(config.max_body_bytes) || config.max_body_bytes <= 0) fail('max_body_bytes must be a positive integer');
-  for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'page_cache_ms', 'render_cache_bytes', 'negative_cache_ms'] as const) {
+  for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'negative_cache_ms'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] >= 0)) fail(`${key} must be a number of at least 0`);
   }
   for (const key of ['headers_timeout', 'request_timeout', 'keep_alive_timeout'] as const) {

@@ -1,4 +1,22 @@
-/** A render by tid never changes. */
-export const IMMUTABLE = 'public, max-age=31536000, immutable';
-/** Latest content: shared caches keep it until purged; browsers revalidate. */
-export const PURGEABLE = 's-maxage=86400, max-age=0, must-revalidate';
+/** Cache-Control of the page API's answers, by what they are. */
+export interface CachePolicy {
+  /** The latest content of a page: it changes with each edit. */
+  latest: string;
+  /** Content or metadata of one revision: its text or user may be hidden later. */
+  revision: string;
+  /** One render by tid: its bytes never change, but it may stop being servable (hidden, deleted). */
+  render: string;
+}
+
+/**
+ * Until the service purges shared caches on every change, no cache may keep an answer longer
+ * than the service itself would before asking the wiki again: the latest revision is re-checked
+ * every `latestCheckSeconds`, a revision's visibility every `recheckSeconds`.
+ */
+export function cachePolicy(latestCheckSeconds: number, recheckSeconds: number): CachePolicy {
+  return {
+    latest: `s-maxage=${latestCheckSeconds}, max-age=0, must-revalidate`,
+    revision: `s-maxage=${recheckSeconds}, max-age=0, must-revalidate`,
+    render: `public, max-age=${recheckSeconds}`,
+  };
+}

@@ -3,7 +3,7 @@ import { pagingFrom } from '../../router/paging.js';
 import type { Module, RequestContext, Response, RouteRequest } from '../../router/types.js';
 import { parseTime, tidTime } from '../../tid.js';
 import type { Wiki } from '../../upstream/wiki.js';
-import { IMMUTABLE, PURGEABLE } from './cache-control.js';
+import { cachePolicy, type CachePolicy } from './cache-control.js';
 import { PageCaches } from './page-caches.js';
 import { PageSaver } from './page-saver.js';
 import { PageService, RevisionMoved } from './page-service.js';
@@ -24,13 +24,17 @@ const encodeTitle = (title: string) => encodeURIComponent(title).replace(/%3A/g,
 /** An authorised caller's Cache-Control: no-cache asks for the wiki's answer, not storage's. */
 const forced = (req: RouteRequest, ctx: RequestContext) => ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
 
-function contentHeaders(domain: string, render: Render, prop: Prop, byTid: boolean): Record<string, string> {
+/** Which URL of content answers: the latest, a revision's, or one render's (by tid). */
+type ContentKind = keyof CachePolicy;
+
+function contentHeaders(domain: string, render: Render, prop: Prop, kind: ContentKind, cache: CachePolicy): Record<string, string> {
+  const byTid = kind === 'render';
   const headers: Record<string, string> = {
     'content-type': render.types[prop],
     'content-encoding': 'gzip',
     etag: `"${render.rev}/${render.tid}"`,
     'last-modified': new Date(tidTime(render.tid)).toUTCString(),
-    'cache-control': byTid ? IMMUTABLE : PURGEABLE,
+    'cache-control': cache[kind],
   };
   if (!byTid) headers['content-location'] = `/${domain}/v1/page/${encodeTitle(render.title)}/${prop}/${render.tid}`;
   if (render.redirect) {
@@ -42,8 +46,8 @@ function contentHeaders(domain: string, render: Render, prop: Prop, byTid: boole
 }
 
 /** Renders are immutable, so their response headers are built once (per domain, property and kind). */
-function contentResponse(caches: PageCaches, domain: string, render: Render, prop: Prop, byTid: boolean): Response {
-  const headers = caches.headersFor(render, `${domain}\u0000${prop}\u0000${byTid}`, () => contentHeaders(domain, render, prop, byTid));
+function contentResponse(caches: PageCaches, domain: string, render: Render, prop: Prop, kind: ContentKind, cache: CachePolicy): Response {
+  const headers = caches.headersFor(render, `${domain}\u0000${prop}\u0000${kind}`, () => contentHeaders(domain, render, prop, kind, cache));
   return { status: 200, headers, body: render.parts[prop] };
 }
 
@@ -54,6 +58,8 @@ export interface PageModuleOptions {
   pageCacheMs: number;
   renderCacheBytes: number;
   negativeCacheMs: number;
+  /** How old the wiki's word on a stored revision (hidden? page deleted?) may get before it is asked again. */
+  revisionRecheckMs: number;
 }
 
 /** The page modules and what another face of them (rest_v1) builds on. */
@@ -64,6 +70,7 @@ export interface PageApi {
   normalize: NormalizeTitle;
   /** Builds the headers of a stored render's answer once per render and key. */
   caches: PageCaches;
+  cache: CachePolicy;
 }
 
 /**
@@ -72,7 +79,8 @@ export interface PageApi {
  */
 export function pageModules(options: PageModuleOptions): PageApi {
   const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
-  const service = new PageService(options.wikis, caches, options.latestCheckMs, options.log);
+  const service = new PageService(options.wikis, caches, { latestCheckMs: options.latestCheckMs, revisionRecheckMs: options.revisionRecheckMs }, options.log);
+  const cache = cachePolicy(Math.round(options.latestCheckMs / 1000), Math.round(options.revisionRecheckMs / 1000));
   const locks = new Map([...options.wikis.keys()].map((domain) => [domain, new SaveLocks(domain)]));
   const locksOf = (domain: string) => locks.get(domain)!;
   const saver = new PageSaver(service, locksOf, options.log);
@@ -167,7 +175,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
         spec: pageSpecs.revisionMetadata,
         handler: withTitle(async (req, ctx, title) => {
           const row = await service.revision(ctx, req.domain, title, Number(req.params.revid), forced(req, ctx));
-          return { status: 200, headers: { 'cache-control': PURGEABLE }, body: revisionMetadata(row) };
+          return { status: 200, headers: { 'cache-control': cache.revision }, body: revisionMetadata(row) };
         }),
       },
       {
@@ -177,7 +185,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
         handler: withTitle(async (req, ctx, title) => {
           const prop = asProp(req.params.prop!);
           const row = await latestOrAt(req, ctx, title);
-          return contentResponse(caches, req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, false);
+          return contentResponse(caches, req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, req.query.has('ts') ? 'revision' : 'latest', cache);
         }),
       },
       {
@@ -199,10 +207,10 @@ export function pageModules(options: PageModuleOptions): PageApi {
           const revision = req.params.revision!;
           if (REVID.test(revision)) {
             const row = await service.revision(ctx, req.domain, title, Number(revision), forced(req, ctx));
-            return contentResponse(caches, req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, false);
+            return contentResponse(caches, req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, 'revision', cache);
           }
           const render = await service.renderByTid(ctx, req.domain, title, revision.toLowerCase());
-          return contentResponse(caches, req.domain, render, prop, true);
+          return contentResponse(caches, req.domain, render, prop, 'render', cache);
         }),
       },
       {
@@ -211,10 +219,10 @@ export function pageModules(options: PageModuleOptions): PageApi {
         spec: pageSpecs.revisionLookup,
         handler: async (req, ctx) => {
           const body = await service.lookupRevision(ctx, req.domain, Number(req.params.revid));
-          return { status: 200, headers: { 'cache-control': PURGEABLE }, body: revisionMetadata(body) };
+          return { status: 200, headers: { 'cache-control': cache.revision }, body: revisionMetadata(body) };
         },
       },
     ],
   };
-  return { modules: [page, saveRecordsModule(service, locksOf)], service, transforms, normalize, caches };
+  return { modules: [page, saveRecordsModule(service, locksOf)], service, transforms, normalize, caches, cache };
 }

@@ -58,7 +58,7 @@ export class PageService {
   constructor(
     private readonly wikis: Map<string, Wiki>,
     readonly caches: PageCaches,
-    private readonly latestCheckMs: number,
+    private readonly freshness: { latestCheckMs: number; revisionRecheckMs: number },
     private readonly log: Logger,
   ) {
     this.renders = new RenderStore(caches);
@@ -102,7 +102,7 @@ export class PageService {
     const pointsElsewhere = newest && newest.latest_rev !== null && newest.latest_rev !== newest.rev;
     const row = pointsElsewhere ? await revs.get(ctx, title, newest.latest_rev!) : newest;
     const age = row?.checked ? Date.now() - Date.parse(row.checked) : Infinity;
-    if (row && !force && age <= this.latestCheckMs) return this.live(row);
+    if (row && !force && age <= this.freshness.latestCheckMs) return this.visible(ctx, domain, row);
     const refresh = () =>
       this.caches.coalesce(`latest\u0000${domain}\u0000${title}`, () =>
         this.caches.unlessMissing(missingPage(domain, title), force || !!row, () => this.refreshLatest(ctx, domain, title, row ?? newest)),
@@ -110,7 +110,7 @@ export class PageService {
     if (row && !force && row.latest_rev !== null) {
       // Serve what is stored and let the wiki's answer update it for the next reader.
       refresh().catch((err) => this.log.warn({ err, domain, title }, 'refreshing the latest revision failed'));
-      return this.live(row);
+      return this.visible(ctx, domain, row);
     }
     try {
       return this.live(await refresh());
@@ -123,6 +123,30 @@ export class PageService {
   private live(row: RevisionRow): RevisionRow {
     if (row.deleted) throw notFound(`${row.title} has been deleted.`, 'page-deleted');
     return row;
+  }
+
+  /**
+   * A stored revision, as the wiki last described it; once that is older than the recheck
+   * interval the wiki is asked again (its text or user may have been hidden, its page deleted),
+   * so hidden state is never stale for longer. While the wiki is down, what is stored stands.
+   */
+  private async visible(ctx: RequestContext, domain: string, row: RevisionRow): Promise<RevisionRow> {
+    const age = row.seen ? Date.now() - Date.parse(row.seen) : Infinity;
+    if (age <= this.freshness.revisionRecheckMs) return this.live(row);
+    const revs = this.revisions(domain);
+    try {
+      const page = await this.caches.coalesce(`seen\u0000${domain}\u0000${row.rev}`, () => this.wiki(domain).api.revision(row.rev));
+      if (!page || page.missing || !page.revisions?.length) {
+        // Gone from the wiki's view: its page was deleted (learned now, for every URL), or the revision itself.
+        await this.latest(ctx, domain, row.title, true);
+        throw notFound(`Revision ${row.rev} of ${row.title} is no longer visible on the wiki.`, 'revision-not-found');
+      }
+      await revs.saveFromApi(ctx, row.title, page, page.revisions);
+      return this.live((await revs.get(ctx, row.title, row.rev)) ?? row);
+    } catch (e) {
+      if (isUnavailable(e)) return this.live(row);
+      throw e;
+    }
   }
 
   private async refreshLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined): Promise<RevisionRow> {
@@ -143,7 +167,7 @@ export class PageService {
   async revision(ctx: RequestContext, domain: string, title: string, revid: number, force: boolean): Promise<RevisionRow> {
     const revs = this.revisions(domain);
     const row = await revs.get(ctx, title, revid);
-    if (row && !force) return this.live(row);
+    if (row && !force) return this.visible(ctx, domain, row);
     const fetched = await this.fetchRevision(domain, revid, force);
     const owner = await this.wiki(domain).normalize(fetched.title);
     if (owner !== title) {
@@ -184,7 +208,7 @@ export class PageService {
   async lookupRevision(ctx: RequestContext, domain: string, revid: number): Promise<RevisionRow> {
     const revs = this.revisions(domain);
     const titles = await revs.titlesOf(ctx, revid);
-    if (titles.length === 1) return this.live((await revs.get(ctx, titles[0]!, revid))!);
+    if (titles.length === 1) return this.visible(ctx, domain, (await revs.get(ctx, titles[0]!, revid))!);
     const page = await this.fetchRevision(domain, revid, false);
     const title = await this.wiki(domain).normalize(page.title);
     await this.store(ctx, domain, title, page);
@@ -270,8 +294,8 @@ export class PageService {
   async renderByTid(ctx: RequestContext, domain: string, title: string, tid: string): Promise<Render> {
     const render = await this.renders.byTid(ctx, domain, title, tid);
     if (!render) throw notFound(`No render ${tid} of ${title}.`, 'render-not-found');
-    const row = await this.revisions(domain).get(ctx, title, render.rev);
-    if (row?.deleted) throw notFound(`${title} has been deleted.`, 'page-deleted');
+    const stored = await this.revisions(domain).get(ctx, title, render.rev);
+    const row = stored && (await this.visible(ctx, domain, stored));
     if (row?.text_hidden) throw forbidden(`The text of revision ${render.rev} is hidden.`, 'revision-hidden');
     return render;
   }

@@ -28,14 +28,16 @@ export interface RevisionRow {
   deleted: string | null;
   checked: string | null;
   first_seen: string | null;
+  /** When the wiki last described this revision (its hidden flags, that it exists). */
+  seen: string | null;
 }
 
 export const PAGE_REVISIONS_SCHEMA = {
-  version: 1,
+  version: 2,
   attributes: {
     title: 'string', rev: 'varint', tid: 'timeuuid', page_id: 'varint', timestamp: 'timestamp', user_id: 'varint', user_text: 'string',
     comment: 'string', minor: 'boolean', size: 'varint', sha1: 'string', content_model: 'string',
-    text_hidden: 'boolean', user_hidden: 'boolean', comment_hidden: 'boolean',
+    text_hidden: 'boolean', user_hidden: 'boolean', comment_hidden: 'boolean', seen: 'timestamp',
     latest_rev: 'varint', latest_tid: 'timeuuid', deleted: 'timestamp', checked: 'timestamp', first_seen: 'timestamp',
   },
   index: [
@@ -86,6 +88,7 @@ function fromApi(title: string, page: ApiPage, r: ApiRevision): Record<string, u
     text_hidden: (r.slots?.main?.texthidden || r.sha1hidden) ?? false,
     user_hidden: r.userhidden ?? false,
     comment_hidden: r.commenthidden ?? false,
+    seen: new Date().toISOString(),
   };
 }
 

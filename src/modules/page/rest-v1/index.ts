@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { HttpError, notFound } from '../../../errors.js';
 import { tidTime } from '../../../tid.js';
 import type { Module, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
-import { IMMUTABLE, PURGEABLE } from '../cache-control.js';
+import type { CachePolicy } from '../cache-control.js';
 import type { PageApi } from '../index.js';
 import { RevisionMoved } from '../page-service.js';
 import type { Render } from '../renders.js';
@@ -33,7 +33,7 @@ const etagOf = (value: string | undefined) => {
  * 2.x clients get 2.x HTML, made from the stored render (cached by tid: renders never change).
  */
 export function restV1Module(api: PageApi, options: { cacheBytes: number }): Module {
-  const { service, normalize, transforms, caches } = api;
+  const { service, normalize, transforms, caches, cache } = api;
   const html2 = new LRUCache<string, Buffer>({ maxSize: Math.max(1, options.cacheBytes), sizeCalculation: (b) => Math.max(1, b.length) });
   const summaries = new LRUCache<string, Record<string, unknown>>({ max: 5000 });
 
@@ -49,16 +49,16 @@ export function restV1Module(api: PageApi, options: { cacheBytes: number }): Mod
   }
 
   /** The render a path names: latest, of a revision, or one render by tid (checked to be of that revision). */
-  async function renderOf(ctx: RequestContext, req: RouteRequest, title: string): Promise<{ render: Render; byTid: boolean }> {
+  async function renderOf(ctx: RequestContext, req: RouteRequest, title: string): Promise<{ render: Render; kind: keyof CachePolicy }> {
     const { revision, tid } = req.params;
     const force = ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
     if (tid !== undefined) {
       const render = await service.renderByTid(ctx, req.domain, title, tid.toLowerCase());
       if (render.rev !== Number(revision)) throw notFound(`Render ${tid} is not of revision ${revision} of ${title}.`, 'render-not-found');
-      return { render, byTid: true };
+      return { render, kind: 'render' };
     }
     const row = revision === undefined ? await service.latest(ctx, req.domain, title, force) : await service.revision(ctx, req.domain, title, Number(revision), force);
-    return { render: await service.render(ctx, req.domain, row, force), byTid: false };
+    return { render: await service.render(ctx, req.domain, row, force), kind: revision === undefined ? 'latest' : 'revision' };
   }
 
   /** A revision that moved to another page: the same rest_v1 URL under its new title. */
@@ -79,16 +79,16 @@ export function restV1Module(api: PageApi, options: { cacheBytes: number }): Mod
     return made;
   }
 
-  function htmlHeaders(domain: string, render: Render, version: HtmlVersion, byTid: boolean): Record<string, string> {
+  function htmlHeaders(domain: string, render: Render, version: HtmlVersion, kind: keyof CachePolicy): Record<string, string> {
     const headers: Record<string, string> = {
       'content-type': version === '2' ? HTML_2_TYPE : render.types.html,
       'content-encoding': 'gzip',
       etag: `"${render.rev}/${render.tid}"`,
       'last-modified': new Date(tidTime(render.tid)).toUTCString(),
-      'cache-control': byTid ? IMMUTABLE : PURGEABLE,
+      'cache-control': cache[kind],
       vary: 'Accept',
     };
-    if (!byTid) headers['content-location'] = `/${domain}/rest_v1/page/html/${enc(render.title)}/${render.rev}/${render.tid}`;
+    if (kind !== 'render') headers['content-location'] = `/${domain}/rest_v1/page/html/${enc(render.title)}/${render.rev}/${render.tid}`;
     return headers;
   }
 
@@ -96,16 +96,16 @@ export function restV1Module(api: PageApi, options: { cacheBytes: number }): Mod
     const version = negotiateHtml(req.headers.accept);
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
-    let found: { render: Render; byTid: boolean };
+    let found: { render: Render; kind: keyof CachePolicy };
     try {
       found = await renderOf(ctx, req, title);
     } catch (e) {
       if (e instanceof RevisionMoved) return movedTo(req, e);
       throw e;
     }
-    const { render, byTid } = found;
+    const { render, kind } = found;
     const body = version === '2' ? await html2Of(req.domain, render) : render.parts.html;
-    const headers = caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${byTid}`, () => htmlHeaders(req.domain, render, version, byTid));
+    const headers = caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind));
     if (render.redirect && req.query.get('redirect') !== 'false') {
       // RESTBase's redirect: 302 to the target's HTML, the redirect page itself in the body.
       return { status: 302, headers: { ...headers, location: `/${req.domain}/rest_v1/page/html/${enc(render.redirect.replace(/ /g, '_'))}` }, body };
@@ -119,7 +119,7 @@ export function restV1Module(api: PageApi, options: { cacheBytes: number }): Mod
     const { render } = await renderOf(ctx, req, title);
     return {
       status: 200,
-      headers: { 'content-type': render.types['data-parsoid'], 'content-encoding': 'gzip', etag: `"${render.rev}/${render.tid}"`, 'cache-control': IMMUTABLE },
+      headers: { 'content-type': render.types['data-parsoid'], 'content-encoding': 'gzip', etag: `"${render.rev}/${render.tid}"`, 'cache-control': cache.render },
       body: render.parts['data-parsoid'],
     };
   };
@@ -148,7 +148,7 @@ export function restV1Module(api: PageApi, options: { cacheBytes: number }): Mod
     if (typeof title !== 'string') return title;
     if (req.params.revision === undefined) return revisionAnswer(ctx, req.domain, await service.latest(ctx, req.domain, title, false), 'no-cache');
     try {
-      return await revisionAnswer(ctx, req.domain, await service.revision(ctx, req.domain, title, Number(req.params.revision), false), PURGEABLE);
+      return await revisionAnswer(ctx, req.domain, await service.revision(ctx, req.domain, title, Number(req.params.revision), false), cache.revision);
     } catch (e) {
       if (!(e instanceof RevisionMoved)) throw e;
       return { status: 302, headers: { location: `/${req.domain}/rest_v1/page/title/${enc(e.title)}/${req.params.revision}`, 'cache-control': 'no-cache' } };
@@ -189,11 +189,11 @@ export function restV1Module(api: PageApi, options: { cacheBytes: number }): Mod
     const row = await service.latest(ctx, req.domain, title, false);
     const render = await service.render(ctx, req.domain, row, false);
     if (render.redirect && req.query.get('redirect') !== 'false') {
-      return { status: 302, headers: { location: `/${req.domain}/rest_v1/page/summary/${enc(render.redirect.replace(/ /g, '_'))}`, 'cache-control': PURGEABLE } };
+      return { status: 302, headers: { location: `/${req.domain}/rest_v1/page/summary/${enc(render.redirect.replace(/ /g, '_'))}`, 'cache-control': cache.latest } };
     }
     return {
       status: 200,
-      headers: { 'content-type': SUMMARY_TYPE, etag: `"${render.rev}/${render.tid}"`, 'cache-control': PURGEABLE },
+      headers: { 'content-type': SUMMARY_TYPE, etag: `"${render.rev}/${render.tid}"`, 'cache-control': cache.latest },
       body: await summaryOf(ctx, req.domain, row, render),
     };
   };
@@ -230,7 +230,7 @@ export function restV1Module(api: PageApi, options: { cacheBytes: number }): Mod
       get('/page/title/{title}/{revision}', titleMeta, restV1Specs.titleRevision),
       get(
         '/page/revision/{revision}',
-        async (req, ctx) => revisionAnswer(ctx, req.domain, await service.lookupRevision(ctx, req.domain, Number(req.params.revision)), PURGEABLE),
+        async (req, ctx) => revisionAnswer(ctx, req.domain, await service.lookupRevision(ctx, req.domain, Number(req.params.revision)), cache.revision),
         restV1Specs.revision,
       ),
       get('/page/summary/{title}', summary, restV1Specs.summary),
