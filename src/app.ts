@@ -50,7 +50,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   });
   const owned = () => new Set(modules.flatMap((m) => m.tables ?? []));
   const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), transactions, ...page.modules];
-  if (config.rest_v1) modules.push(restV1Module(page, { cacheBytes: Math.floor(config.render_cache_bytes / 4) }));
+  if (config.rest_v1) modules.push(restV1Module(page));
   modules.push(...systemModules({ router, modules: () => modules, domains, metrics }));
   for (const module of modules) router.register(module);
   router.compile(Object.assign({}, ...modules.map((m) => m.components ?? {})));

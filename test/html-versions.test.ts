@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { negotiateHtml, toHtml2 } from '../src/modules/page/rest-v1/html-versions.js';
+import { negotiateHtml, toHtml2 } from '../src/modules/page/html-versions.js';
 
 describe('HTML versions for rest_v1 clients', () => {
   it('puts data-mw back inline by id, whatever the attribute values hold, and says 2.x in the head', () => {
@@ -17,11 +17,12 @@ describe('HTML versions for rest_v1 clients', () => {
   });
 
   it('takes 2.x and 999.x profiles, defaults to 2.x, and refuses other versions', () => {
-    assert.equal(negotiateHtml(undefined), '2');
-    assert.equal(negotiateHtml('text/html'), '2');
-    assert.equal(negotiateHtml('text/html; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.4.0"'), '2');
-    assert.equal(negotiateHtml('text/html; profile="https://www.mediawiki.org/wiki/Specs/HTML/999.0.0"'), '999');
-    assert.throws(() => negotiateHtml('text/html; profile="https://www.mediawiki.org/wiki/Specs/HTML/3.0.0"'), /3\.0\.0/);
-    assert.throws(() => negotiateHtml('text/html; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.8.0"'), /2\.8\.0/);
+    assert.equal(negotiateHtml(undefined, '2'), '2');
+    assert.equal(negotiateHtml('text/html', '2'), '2');
+    assert.equal(negotiateHtml('text/html', '999'), '999');
+    assert.equal(negotiateHtml('text/html; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.4.0"', '999'), '2');
+    assert.equal(negotiateHtml('text/html; profile="https://www.mediawiki.org/wiki/Specs/HTML/999.0.0"', '2'), '999');
+    assert.throws(() => negotiateHtml('text/html; profile="https://www.mediawiki.org/wiki/Specs/HTML/3.0.0"', '2'), /3\.0\.0/);
+    assert.throws(() => negotiateHtml('text/html; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.8.0"', '2'), /2\.8\.0/);
   });
 });

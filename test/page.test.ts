@@ -23,6 +23,28 @@ describe('page content API against the real wiki', () => {
   const get = (path: string, headers: Record<string, string> = {}) => request(`${v1}${path}`, { headers });
   const count = (endpoint: string) => env.wikiRequests(endpoint);
 
+  it('serves 2.x HTML (data-mw inline) for a 2.x profile or ?data-mw=inline, 999.x by default, 406 for other versions', async () => {
+    const stored = await get('/page/Bodmin/html');
+    assert.match(String(stored.headers['content-type']), /HTML\/999\.0\.0/);
+    assert.doesNotMatch(stored.text, / data-mw=/);
+    for (const [what, res] of [
+      ['profile', await get('/page/Bodmin/html', { accept: 'text/html; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.4.0"' })],
+      ['query', await get('/page/Bodmin/html?data-mw=inline')],
+    ] as const) {
+      assert.equal(res.status, 200, what);
+      assert.equal(res.headers['content-type'], 'text/html; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.6.0"', what);
+      assert.match(res.text, / data-mw='\{"parts"/, what);
+      assert.equal(res.headers.etag, stored.headers.etag, `${what}: the same render`);
+      assert.match(String(res.headers.vary), /accept/i, what);
+    }
+    const dataMw = JSON.parse((await get(`/page/Bodmin/data-mw/${etagOf(stored).tid}`)).text).ids as Record<string, unknown>;
+    const inline = (await get('/page/Bodmin/html?data-mw=inline')).text;
+    assert.equal([...inline.matchAll(/ data-mw='/g)].length, Object.keys(dataMw).length, 'every data-mw of the render is inline');
+    const v3 = await get('/page/Bodmin/html', { accept: 'text/html; profile="https://www.mediawiki.org/wiki/Specs/HTML/3.0.0"' });
+    assert.equal(v3.status, 406);
+    assert.equal(v3.headers['content-type'], 'application/problem+json');
+  });
+
   it('serves the latest HTML of a real article, then from storage without asking the wiki', async () => {
     const first = await get('/page/Bodmin/html');
     assert.equal(first.status, 200);

@@ -4,6 +4,7 @@ import type { Module, RequestContext, Response, RouteRequest } from '../../route
 import { parseTime, tidTime } from '../../tid.js';
 import type { Wiki } from '../../upstream/wiki.js';
 import { cachePolicy, type CachePolicy } from './cache-control.js';
+import { Html2Cache, HTML_2_TYPE, negotiateHtml } from './html-versions.js';
 import { PageCaches } from './page-caches.js';
 import { PageSaver } from './page-saver.js';
 import { PageService, RevisionMoved } from './page-service.js';
@@ -27,28 +28,26 @@ const forced = (req: RouteRequest, ctx: RequestContext) => ctx.admin && /no-cach
 /** Which URL of content answers: the latest, a revision's, or one render's (by tid). */
 type ContentKind = keyof CachePolicy;
 
-function contentHeaders(domain: string, render: Render, prop: Prop, kind: ContentKind, cache: CachePolicy): Record<string, string> {
+/** How a property is sent: as stored, or (HTML) in 2.x form with data-mw inline, asked by profile or query. */
+type Form = 'stored' | '2-by-profile' | '2-by-query';
+
+function contentHeaders(domain: string, render: Render, prop: Prop, kind: ContentKind, cache: CachePolicy, form: Form): Record<string, string> {
   const byTid = kind === 'render';
   const headers: Record<string, string> = {
-    'content-type': render.types[prop],
+    'content-type': form === 'stored' ? render.types[prop] : HTML_2_TYPE,
     'content-encoding': 'gzip',
     etag: `"${render.rev}/${render.tid}"`,
     'last-modified': new Date(tidTime(render.tid)).toUTCString(),
     'cache-control': cache[kind],
   };
-  if (!byTid) headers['content-location'] = `/${domain}/v1/page/${encodeTitle(render.title)}/${prop}/${render.tid}`;
+  if (!byTid) headers['content-location'] = `/${domain}/v1/page/${encodeTitle(render.title)}/${prop}/${render.tid}${form === '2-by-query' ? '?data-mw=inline' : ''}`;
+  if (prop === 'html') headers.vary = 'Accept';
   if (render.redirect) {
     // Redirects are not followed: the page is served, and says where it points.
     headers['x-mediawiki-redirect'] = encodeURIComponent(render.redirect);
     headers.link = `</${domain}/v1/page/${encodeTitle(render.redirect.replace(/ /g, '_'))}/${prop}>; rel="mw:PageProp/redirect"`;
   }
   return headers;
-}
-
-/** Renders are immutable, so their response headers are built once (per domain, property and kind). */
-function contentResponse(caches: PageCaches, domain: string, render: Render, prop: Prop, kind: ContentKind, cache: CachePolicy): Response {
-  const headers = caches.headersFor(render, `${domain}\u0000${prop}\u0000${kind}`, () => contentHeaders(domain, render, prop, kind, cache));
-  return { status: 200, headers, body: render.parts[prop] };
 }
 
 export interface PageModuleOptions {
@@ -71,6 +70,7 @@ export interface PageApi {
   /** Builds the headers of a stored render's answer once per render and key. */
   caches: PageCaches;
   cache: CachePolicy;
+  html2: Html2Cache;
 }
 
 /**
@@ -87,6 +87,22 @@ export function pageModules(options: PageModuleOptions): PageApi {
   const transforms = new Transforms(service);
   /** The normalized title, for writes (never redirected: a redirected POST loses its body). */
   const normalize = (req: RouteRequest) => caches.title(req.domain, req.params.title!, () => service.wiki(req.domain).normalize(req.params.title!));
+  const html2 = new Html2Cache(Math.floor(options.renderCacheBytes / 4));
+
+  /**
+   * A render's property as the client asked for it: HTML in 2.x form (data-mw inline) for a 2.x
+   * profile or ?data-mw=inline, else as stored. Headers are built once per render and form.
+   */
+  async function content(req: RouteRequest, render: Render, prop: Prop, kind: ContentKind): Promise<Response> {
+    let form: Form = 'stored';
+    if (prop === 'html') {
+      if (req.query.get('data-mw') === 'inline') form = '2-by-query';
+      else if (negotiateHtml(req.headers.accept, '999') === '2') form = '2-by-profile';
+    }
+    const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form));
+    return { status: 200, headers, body: form === 'stored' ? render.parts[prop] : await html2.of(req.domain, render) };
+  }
+
   /** The normalized title, or a redirect to the same URL with it. */
   async function titleOf(req: RouteRequest): Promise<{ title: string } | { redirect: Response }> {
     const title = await normalize(req);
@@ -185,7 +201,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
         handler: withTitle(async (req, ctx, title) => {
           const prop = asProp(req.params.prop!);
           const row = await latestOrAt(req, ctx, title);
-          return contentResponse(caches, req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, req.query.has('ts') ? 'revision' : 'latest', cache);
+          return content(req, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, req.query.has('ts') ? 'revision' : 'latest');
         }),
       },
       {
@@ -207,10 +223,10 @@ export function pageModules(options: PageModuleOptions): PageApi {
           const revision = req.params.revision!;
           if (REVID.test(revision)) {
             const row = await service.revision(ctx, req.domain, title, Number(revision), forced(req, ctx));
-            return contentResponse(caches, req.domain, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, 'revision', cache);
+            return content(req, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, 'revision');
           }
           const render = await service.renderByTid(ctx, req.domain, title, revision.toLowerCase());
-          return contentResponse(caches, req.domain, render, prop, 'render', cache);
+          return content(req, render, prop, 'render');
         }),
       },
       {
@@ -224,5 +240,5 @@ export function pageModules(options: PageModuleOptions): PageApi {
       },
     ],
   };
-  return { modules: [page, saveRecordsModule(service, locksOf)], service, transforms, normalize, caches, cache };
+  return { modules: [page, saveRecordsModule(service, locksOf)], service, transforms, normalize, caches, cache, html2 };
 }

@@ -11,11 +11,10 @@ import type { Render } from '../renders.js';
 import type { RevisionRow } from '../revisions.js';
 import { parseDataMw } from '../save-routes.js';
 import { targetOf, threePaths } from '../transform-routes.js';
-import { HTML_2_TYPE, negotiateHtml, toHtml2, type HtmlVersion } from './html-versions.js';
+import { HTML_2_TYPE, negotiateHtml, type HtmlVersion } from '../html-versions.js';
 import { restV1Specs } from './spec.js';
 import { leadSummary } from './summary.js';
 
-const gzip = promisify(zlib.gzip);
 const gunzip = promisify(zlib.gunzip);
 
 const SUMMARY_TYPE = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/Summary/1.4.2"';
@@ -32,9 +31,8 @@ const etagOf = (value: string | undefined) => {
  * Content comes from the /v1/ routes through internal requests, in RESTBase's layout and shapes;
  * 2.x clients get 2.x HTML, made from the stored render (cached by tid: renders never change).
  */
-export function restV1Module(api: PageApi, options: { cacheBytes: number }): Module {
-  const { service, normalize, transforms, caches, cache } = api;
-  const html2 = new LRUCache<string, Buffer>({ maxSize: Math.max(1, options.cacheBytes), sizeCalculation: (b) => Math.max(1, b.length) });
+export function restV1Module(api: PageApi): Module {
+  const { service, normalize, transforms, caches, cache, html2 } = api;
   const summaries = new LRUCache<string, Record<string, unknown>>({ max: 5000 });
 
   /** A non-normalised title is answered with a redirect to the same rest_v1 URL with the wiki's form. */
@@ -68,17 +66,6 @@ export function restV1Module(api: PageApi, options: { cacheBytes: number }): Mod
     return { status: 302, headers: { location: segments.join('/'), 'cache-control': 'no-cache' } };
   }
 
-  /** The 2.x form of a render's HTML, gzipped, made once per render (renders never change). */
-  async function html2Of(domain: string, render: Render): Promise<Buffer> {
-    const key = `${domain}\u0000${render.tid}`;
-    const hit = html2.get(key);
-    if (hit) return hit;
-    const [html, dataMw] = await Promise.all([gunzip(render.parts.html), gunzip(render.parts['data-mw'])]);
-    const made = await gzip(toHtml2(html.toString('utf8'), JSON.parse(dataMw.toString('utf8')) as { ids?: Record<string, unknown> }));
-    html2.set(key, made);
-    return made;
-  }
-
   function htmlHeaders(domain: string, render: Render, version: HtmlVersion, kind: keyof CachePolicy): Record<string, string> {
     const headers: Record<string, string> = {
       'content-type': version === '2' ? HTML_2_TYPE : render.types.html,
@@ -93,7 +80,7 @@ export function restV1Module(api: PageApi, options: { cacheBytes: number }): Mod
   }
 
   const html: Route['handler'] = async (req, ctx) => {
-    const version = negotiateHtml(req.headers.accept);
+    const version = negotiateHtml(req.headers.accept, '2');
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
     let found: { render: Render; kind: keyof CachePolicy };
@@ -104,7 +91,7 @@ export function restV1Module(api: PageApi, options: { cacheBytes: number }): Mod
       throw e;
     }
     const { render, kind } = found;
-    const body = version === '2' ? await html2Of(req.domain, render) : render.parts.html;
+    const body = version === '2' ? await html2.of(req.domain, render) : render.parts.html;
     const headers = caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind));
     if (render.redirect && req.query.get('redirect') !== 'false') {
       // RESTBase's redirect: 302 to the target's HTML, the redirect page itself in the body.

@@ -1,5 +1,12 @@
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import { Parser } from 'htmlparser2';
-import { HttpError } from '../../../errors.js';
+import { LRUCache } from 'lru-cache';
+import { HttpError } from '../../errors.js';
+import type { Render } from './renders.js';
+
+const gzip = promisify(zlib.gzip);
+const gunzip = promisify(zlib.gunzip);
 
 const SPEC = 'https://www.mediawiki.org/wiki/Specs/HTML/';
 /** What a 2.x client gets: the version Parsoid itself answers 2.x requests with. */
@@ -10,13 +17,14 @@ export const HTML_2_TYPE = `text/html; charset=utf-8; profile="${SPEC}${HTML_2}"
 export type HtmlVersion = '2' | '999';
 
 /**
- * The HTML version an `Accept` header asks for. No profile means 2.x, as RESTBase served; a
- * profile this service cannot answer compatibly (another major, or a 2.x newer than 2.6) is a 406.
+ * The HTML version an `Accept` header asks for; without a profile, `fallback` (rest_v1 serves 2.x
+ * as RESTBase did, /v1/ the stored 999.x). A profile this service cannot answer compatibly
+ * (another major, or a 2.x newer than 2.6) is a 406.
  */
-export function negotiateHtml(accept: string | undefined): HtmlVersion {
-  if (!accept) return '2';
+export function negotiateHtml(accept: string | undefined, fallback: HtmlVersion): HtmlVersion {
+  if (!accept) return fallback;
   const profiles = [...accept.matchAll(/profile="?https?:\/\/www\.mediawiki\.org\/wiki\/Specs\/HTML\/(\d+)\.(\d+)\.(\d+)"?/g)];
-  if (profiles.length === 0) return '2';
+  if (profiles.length === 0) return fallback;
   for (const [, major, minor] of profiles) {
     if (major === '999') return '999';
     if (major === '2' && Number(minor) <= 6) return '2';
@@ -57,4 +65,23 @@ export function toHtml2(html: string, dataMw: { ids?: Record<string, unknown> })
   }
   out += html.slice(from);
   return out.replace(/(<meta property="mw:(?:htmlVersion|html:version)" content=")999\.\d+\.\d+(")/g, `$1${HTML_2}$2`);
+}
+
+/** The 2.x form of stored renders, gzipped, made once per render (renders never change), bounded in bytes. */
+export class Html2Cache {
+  private readonly made: LRUCache<string, Buffer>;
+
+  constructor(maxBytes: number) {
+    this.made = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (b) => Math.max(1, b.length) });
+  }
+
+  async of(domain: string, render: Render): Promise<Buffer> {
+    const key = `${domain}\u0000${render.tid}`;
+    const hit = this.made.get(key);
+    if (hit) return hit;
+    const [html, dataMw] = await Promise.all([gunzip(render.parts.html), gunzip(render.parts['data-mw'])]);
+    const made = await gzip(toHtml2(html.toString('utf8'), JSON.parse(dataMw.toString('utf8')) as { ids?: Record<string, unknown> }));
+    this.made.set(key, made);
+    return made;
+  }
 }
