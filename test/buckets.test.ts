@@ -51,6 +51,26 @@ for (const backend of BACKENDS) {
         assert.equal(updated.status, 201);
         assert.equal((await put('/key_value/kv/once', 'stale', { 'if-match': etag })).status, 412);
         assert.equal((await get('/key_value/kv/once')).text, 'third');
+        // If-Match: * matches any current value (RFC 9110), and none when there is no value.
+        assert.equal((await put('/key_value/kv/once', 'fourth', { 'if-match': '*' })).status, 201);
+        assert.equal((await get('/key_value/kv/once')).text, 'fourth');
+        assert.equal((await put('/key_value/kv/never', 'x', { 'if-match': '*' })).status, 412);
+        assert.equal((await get('/key_value/kv/never')).status, 404);
+      });
+
+      it('keeps Content-Language and Content-Disposition, and answers If-Modified-Since', async () => {
+        assert.equal((await request(`${sys}/key_value/ent`, { method: 'PUT', headers: admin })).status, 201);
+        const saved = await put('/key_value/ent/entity', 'bonjour', { 'content-language': 'fr', 'content-disposition': 'inline; filename="b.txt"' });
+        assert.equal(saved.status, 201);
+        const res = await get('/key_value/ent/entity');
+        assert.equal(res.headers['content-language'], 'fr');
+        assert.equal(res.headers['content-disposition'], 'inline; filename="b.txt"');
+        const modified = String(res.headers['last-modified']);
+        assert.ok(!Number.isNaN(Date.parse(modified)), 'Last-Modified is sent');
+        assert.equal((await get('/key_value/ent/entity', { 'if-modified-since': modified })).status, 304);
+        assert.equal((await get('/key_value/ent/entity', { 'if-modified-since': new Date(Date.parse(modified) - 60_000).toUTCString() })).status, 200);
+        // If-None-Match decides when both are sent.
+        assert.equal((await get('/key_value/ent/entity', { 'if-modified-since': modified, 'if-none-match': '"other"' })).status, 200);
       });
 
       it('lists keys paged, round-trips %2F, deletes', async () => {
@@ -137,6 +157,8 @@ for (const backend of BACKENDS) {
         assert.equal((await get('/key_rev_value/revs/race/')).json.items.length, 2);
         assert.equal((await put('/key_rev_value/revs/race', 'x', { 'if-none-match': '*' })).status, 412);
         assert.equal((await put('/key_rev_value/revs/fresh', 'x', { 'if-none-match': '*' })).status, 201);
+        assert.equal((await put('/key_rev_value/revs/fresh', 'y', { 'if-match': '*' })).status, 201, 'If-Match: * matches any latest revision');
+        assert.equal((await put('/key_rev_value/revs/none-yet', 'y', { 'if-match': '*' })).status, 412);
       });
 
       it('keeps the latest pointer moving forward under concurrent unconditional writes', async () => {

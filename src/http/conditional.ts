@@ -7,5 +7,16 @@ export function etagMatches(ifNoneMatch: string | undefined, etag: string | unde
   return ifNoneMatch.split(',').some((candidate) => opaque(candidate) === wanted);
 }
 
+/**
+ * Whether a GET may answer 304 (RFC 9110 13.2.2): If-None-Match decides when present; else
+ * If-Modified-Since, against Last-Modified (at second precision, as HTTP dates are).
+ */
+export function notModified(headers: { 'if-none-match'?: string; 'if-modified-since'?: string }, etag: string | undefined, lastModified: string | undefined): boolean {
+  if (headers['if-none-match'] !== undefined) return etagMatches(headers['if-none-match'], etag);
+  const since = headers['if-modified-since'] ? Date.parse(headers['if-modified-since']) : NaN;
+  const modified = lastModified ? Date.parse(lastModified) : NaN;
+  return !Number.isNaN(since) && !Number.isNaN(modified) && modified <= since;
+}
+
 /** Headers a 304 keeps (RFC 9110 15.4.5). */
 export const NOT_MODIFIED_HEADERS = ['etag', 'cache-control', 'content-location', 'date', 'expires', 'vary', 'last-modified', 'x-request-id'];

@@ -6,7 +6,7 @@ import type { Metrics } from '../metrics.js';
 import type { RouteMatch, Router } from '../router/router.js';
 import type { Response } from '../router/types.js';
 import { drainBody, readBody } from './body.js';
-import { NOT_MODIFIED_HEADERS, etagMatches } from './conditional.js';
+import { NOT_MODIFIED_HEADERS, notModified } from './conditional.js';
 import { encodeBody } from './encoding.js';
 import { bodyToBytes, toJson } from './serialize.js';
 
@@ -98,7 +98,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     try {
       const { bytes, contentType } = bodyToBytes(response.body);
       if (contentType && !outHeaders['content-type']) outHeaders['content-type'] = contentType;
-      if ((method === 'GET' || method === 'HEAD') && status >= 200 && status < 300 && etagMatches(headers['if-none-match'], outHeaders.etag)) {
+      if ((method === 'GET' || method === 'HEAD') && status >= 200 && status < 300 && notModified(headers, outHeaders.etag, outHeaders['last-modified'])) {
         status = 304;
         for (const k of Object.keys(outHeaders)) if (!NOT_MODIFIED_HEADERS.includes(k)) delete outHeaders[k];
       } else if (bytes.length > 0) {

@@ -5,12 +5,15 @@ import { HttpError, badRequest } from '../../errors.js';
 import { isCompressible } from '../../http/encoding.js';
 import { toJson } from '../../http/serialize.js';
 import type { RouteRequest } from '../../router/types.js';
+import { isTid } from '../../tid.js';
 
 const gzip = promisify(zlib.gzip);
 const gunzip = promisify(zlib.gunzip);
 const MIN_COMPRESS_BYTES = 1024;
 /** What a gzip body stored as sent may inflate to (it is inflated for clients without gzip). */
 const MAX_INFLATED_BYTES = 64 * 1024 * 1024;
+/** Entity headers kept with a stored value and answered with it (besides its type and encoding). */
+const ENTITY_HEADERS = ['content-language', 'content-disposition'] as const;
 
 /** The content of a body sent gzipped: checked now, so no later read fails to decompress it. */
 async function inflate(body: Buffer): Promise<Buffer> {
@@ -55,6 +58,11 @@ export async function entityFromRequest(req: RouteRequest): Promise<Entity> {
   };
   const location = req.headers['location'] ?? req.headers['content-location'];
   if (location) headers.location = location;
+  // Entity headers that describe the content travel with it.
+  for (const name of ENTITY_HEADERS) {
+    const value = req.headers[name];
+    if (value) headers[name] = value;
+  }
   if (encoding === 'gzip') return { value: body, headers: { ...headers, 'content-encoding': 'gzip' } };
   if (isCompressible(contentType) && body.length >= MIN_COMPRESS_BYTES) {
     return { value: await gzip(body, { level: 6 }), headers: { ...headers, 'content-encoding': 'gzip' } };
@@ -62,8 +70,10 @@ export async function entityFromRequest(req: RouteRequest): Promise<Entity> {
   return { value: body, headers };
 }
 
-/** The tid an If-Match header names (quoted or not), or undefined. */
-export function etagTid(header: string | undefined): string | undefined {
+/** The tid an If-Match header names (quoted or not), `*` (any current value, RFC 9110), or undefined; anything else is a 400. */
+export function checkedIfMatch(header: string | undefined): string | undefined {
   if (!header) return undefined;
-  return header.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+  const ifMatch = header.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+  if (ifMatch !== undefined && ifMatch !== '*' && !isTid(ifMatch)) throw badRequest('If-Match must be * or an ETag this bucket gave out.', 'invalid-precondition');
+  return ifMatch;
 }

@@ -1,8 +1,8 @@
-import { HttpError, badRequest, notFound, preconditionFailed } from '../../errors.js';
+import { HttpError, notFound, preconditionFailed } from '../../errors.js';
 import type { Module, RouteRequest } from '../../router/types.js';
-import { isTid, newTid } from '../../tid.js';
+import { newTid } from '../../tid.js';
 import { missingBucket, TableClient } from '../../internal/table-client.js';
-import { entityFromRequest, etagTid } from './entity.js';
+import { checkedIfMatch, entityFromRequest } from './entity.js';
 import { bucketRoutes, revisionResponse } from './revision-routes.js';
 import { bucketSpecs, withPathParameters } from './spec.js';
 
@@ -45,8 +45,13 @@ export function keyValueModule(): Module {
           const key = checked(req);
           const entity = await entityFromRequest(req);
           const ifNoneMatch = req.headers['if-none-match']?.trim();
-          const ifMatch = etagTid(req.headers['if-match']);
-          if (ifMatch !== undefined && !isTid(ifMatch)) throw badRequest('If-Match must be an ETag this bucket gave out.', 'invalid-precondition');
+          let ifMatch = checkedIfMatch(req.headers['if-match']);
+          if (ifMatch === '*') {
+            // Any current value: the write goes over whichever is there now, and fails if none is.
+            const [current] = (await tableOf(req).query(ctx, { attributes: { key }, proj: ['tid'] })).items;
+            if (!current) throw preconditionFailed(`No value under '${key}' (If-Match: *).`, 'value-conflict');
+            ifMatch = current.tid as string;
+          }
           const condition = ifNoneMatch === '*' ? 'not exists' : ifMatch !== undefined ? { tid: { eq: ifMatch } } : undefined;
           const tid = newTid();
           try {

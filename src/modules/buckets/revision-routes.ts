@@ -2,7 +2,7 @@ import { badRequest, forbidden, notFound } from '../../errors.js';
 import type { RequestContext, Response, Route, RouteRequest } from '../../router/types.js';
 import type { RetentionPolicy } from '../../storage/types.js';
 import { checkNotFuture, isTid, parseTime, tidTime, UUID_PATTERN } from '../../tid.js';
-import { entityFromRequest, etagTid } from './entity.js';
+import { checkedIfMatch, entityFromRequest } from './entity.js';
 import { pagingFrom } from '../../router/paging.js';
 import type { Revision, RevisionStore } from './revision-store.js';
 import { bucketSpecs } from './spec.js';
@@ -85,8 +85,7 @@ export function revisionRoutes(opts: RevisionRouteOptions): Route[] {
     const { store, key } = keyed(req);
     const entity = await entityFromRequest(req);
     const ifNoneMatch = req.headers['if-none-match']?.trim();
-    const ifMatch = etagTid(req.headers['if-match']);
-    if (ifMatch !== undefined && !isTid(ifMatch)) throw badRequest('If-Match must name a revision tid.', 'invalid-precondition');
+    const ifMatch = checkedIfMatch(req.headers['if-match']);
     const tid = await store.put(ctx, key, entity, { ifMatch, ifNoneMatch: ifNoneMatch === '*' }, chosenTid);
     await opts.afterPut?.(req, ctx);
     return { status: 201, headers: { etag: `"${tid}"` }, body: { tid } };

@@ -11,7 +11,7 @@ export interface Revision {
   headers: Record<string, string>;
 }
 
-/** A write condition in HTTP terms: If-Match on the latest tid, or If-None-Match: * (no revision yet). */
+/** A write condition in HTTP terms: If-Match on the latest tid (`*`: any), or If-None-Match: * (no revision yet). */
 export interface WritePrecondition {
   ifMatch?: string;
   ifNoneMatch?: boolean;
@@ -94,7 +94,7 @@ export class RevisionStore {
     if (chosenTid && (await this.byTid(ctx, key, chosenTid))) throw preconditionFailed(`Revision ${tid} already exists.`, 'revision-exists');
     for (let attempt = 0; attempt < MAX_RACE_RETRIES; attempt++) {
       const current = await this.latestTid(ctx, key);
-      if (pre.ifMatch !== undefined && current !== pre.ifMatch) {
+      if (pre.ifMatch === '*' ? current === undefined : pre.ifMatch !== undefined && current !== pre.ifMatch) {
         throw preconditionFailed(`The latest revision is ${current ?? 'none'}, not ${pre.ifMatch}.`, 'revision-conflict');
       }
       if (pre.ifNoneMatch && current !== undefined) throw preconditionFailed('The key already has revisions.', 'revision-conflict');
@@ -108,7 +108,7 @@ export class RevisionStore {
         return tid;
       } catch (e) {
         if (!(e instanceof HttpError && e.status === 412)) throw e;
-        if (pre.ifMatch !== undefined || pre.ifNoneMatch) throw preconditionFailed('Another revision was saved first.', 'revision-conflict');
+        if ((pre.ifMatch !== undefined && pre.ifMatch !== '*') || pre.ifNoneMatch) throw preconditionFailed('Another revision was saved first.', 'revision-conflict');
         await new Promise((r) => setTimeout(r, raceBackoffMs(attempt)));
       }
     }
