@@ -128,6 +128,12 @@ describe('page content API against the real wiki', () => {
     assert.equal(rest.json.items.length, 3);
     assert.equal(rest.json.next, undefined);
     const oldest = rest.json.items[2];
+    // Each item names its parent revision and its change tags.
+    const items = [...first.json.items, ...rest.json.items] as { rev: number; parent_id: number; tags: string[] }[];
+    for (let i = 0; i + 1 < items.length; i++) assert.equal(items[i]!.parent_id, items[i + 1]!.rev);
+    assert.equal(oldest.parent_id, 0, 'the first revision has no parent');
+    assert.ok(items.every((r) => Array.isArray(r.tags)));
+    assert.equal((await get('/page/Bodmin/rev/?ts=2020-01-01T00:00:00Z')).status, 400, '?ts= on history is refused, not ignored');
     const meta = await get(`/page/Bodmin/rev/${oldest.rev}`);
     assert.equal(meta.json.rev, oldest.rev);
     assert.equal(meta.json.user_text, 'imported>CorpusImporter');

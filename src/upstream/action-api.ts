@@ -15,6 +15,7 @@ export interface ApiRevision {
   sha1hidden?: boolean;
   comment?: string;
   commenthidden?: boolean;
+  tags?: string[];
   slots?: { main?: { contentmodel?: string; texthidden?: boolean } };
 }
 
@@ -36,7 +37,7 @@ export interface SiteInfo {
   specialpagealiases: unknown[];
 }
 
-const RVPROP = 'ids|timestamp|user|userid|size|sha1|comment|flags|contentmodel';
+const RVPROP = 'ids|timestamp|user|userid|size|sha1|comment|flags|contentmodel|tags';
 
 /** What identifies a caller to the wiki: forwarded as they came, never replaced by the service's own. */
 export interface Credentials {

@@ -30,14 +30,16 @@ export interface RevisionRow {
   first_seen: string | null;
   /** When the wiki last described this revision (its hidden flags, that it exists). */
   seen: string | null;
+  parent_id: number | null;
+  tags: string[] | null;
 }
 
 export const PAGE_REVISIONS_SCHEMA = {
-  version: 2,
+  version: 3,
   attributes: {
     title: 'string', rev: 'varint', tid: 'timeuuid', page_id: 'varint', timestamp: 'timestamp', user_id: 'varint', user_text: 'string',
     comment: 'string', minor: 'boolean', size: 'varint', sha1: 'string', content_model: 'string',
-    text_hidden: 'boolean', user_hidden: 'boolean', comment_hidden: 'boolean', seen: 'timestamp',
+    text_hidden: 'boolean', user_hidden: 'boolean', comment_hidden: 'boolean', seen: 'timestamp', parent_id: 'varint', tags: 'json',
     latest_rev: 'varint', latest_tid: 'timeuuid', deleted: 'timestamp', checked: 'timestamp', first_seen: 'timestamp',
   },
   index: [
@@ -57,6 +59,7 @@ export function revisionMetadata(row: RevisionRow): Record<string, unknown> {
   return {
     title: row.title,
     rev: row.rev,
+    parent_id: row.parent_id ?? null,
     tid: row.tid,
     page_id: row.page_id,
     timestamp: row.timestamp,
@@ -67,6 +70,7 @@ export function revisionMetadata(row: RevisionRow): Record<string, unknown> {
     size: row.size,
     sha1: row.sha1,
     content_model: row.content_model,
+    tags: row.tags ?? [],
     hidden: { text: !!row.text_hidden, user: !!row.user_hidden, comment: !!row.comment_hidden },
   };
 }
@@ -89,6 +93,8 @@ function fromApi(title: string, page: ApiPage, r: ApiRevision): Record<string, u
     user_hidden: r.userhidden ?? false,
     comment_hidden: r.commenthidden ?? false,
     seen: new Date().toISOString(),
+    parent_id: r.parentid ?? null,
+    tags: r.tags ?? [],
   };
 }
 

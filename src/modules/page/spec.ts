@@ -47,10 +47,11 @@ const revision = {
       schema: {
         type: 'object',
         properties: {
-          title: { type: 'string' }, rev: { type: 'integer' }, tid: { type: ['string', 'null'] }, page_id: { type: ['integer', 'null'] },
+          title: { type: 'string' }, rev: { type: 'integer' }, parent_id: { type: ['integer', 'null'] }, tid: { type: ['string', 'null'] }, page_id: { type: ['integer', 'null'] },
           timestamp: { type: ['string', 'null'] }, user_id: { type: ['integer', 'null'] }, user_text: { type: ['string', 'null'] },
           comment: { type: ['string', 'null'] }, minor: { type: ['boolean', 'null'] }, size: { type: ['integer', 'null'] },
-          sha1: { type: ['string', 'null'] }, content_model: { type: ['string', 'null'] }, hidden: { type: 'object' },
+          sha1: { type: ['string', 'null'] }, content_model: { type: ['string', 'null'] }, tags: { type: 'array', items: { type: 'string' } },
+          hidden: { type: 'object' },
         },
       },
     },
