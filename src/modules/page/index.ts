@@ -151,14 +151,8 @@ export function pageModules(options: PageModuleOptions): PageApi {
         spec: pageSpecs.listPages,
         handler: async (req, ctx) => {
           const ts = req.query.get('ts');
-          const at = ts === null ? undefined : parseTime(ts);
-          const { items, next } = await service.revisions(req.domain).list(ctx, pagingFrom(req));
-          const visible = items.filter((r) => {
-            const deleted = r.deleted ? Date.parse(r.deleted as string) : Infinity;
-            const seen = r.first_seen ? Date.parse(r.first_seen as string) : 0;
-            return at === undefined ? deleted === Infinity : seen <= at && deleted > at;
-          });
-          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items: visible.map((r) => r.title), next } };
+          const body = await service.listPages(ctx, req.domain, pagingFrom(req), ts === null ? undefined : parseTime(ts));
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body };
         },
       },
       {

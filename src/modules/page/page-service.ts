@@ -215,6 +215,30 @@ export class PageService {
     return this.live((await revs.get(ctx, title, revid))!);
   }
 
+  /**
+   * Stored pages, paged, each with its revision and render: the latest ones, or with `at` (wiki
+   * time) the pages that existed then, each with the revision current then (the newest stored
+   * revision made at or before `at`) and that revision's render, so a client can fetch a
+   * consistent snapshot without one more lookup per page. A page deleted since counts until it
+   * was known deleted.
+   */
+  async listPages(ctx: RequestContext, domain: string, paging: { limit?: number; next?: string }, at?: number): Promise<{ items: { title: string; rev: number; tid: string | null }[]; next?: string }> {
+    const revs = this.revisions(domain);
+    const { items, next } = await revs.list(ctx, paging);
+    const listed: { title: string; rev: number; tid: string | null }[] = [];
+    for (const page of items as unknown as RevisionRow[]) {
+      const deleted = page.deleted ? Date.parse(page.deleted) : Infinity;
+      if (at === undefined) {
+        if (deleted === Infinity && page.latest_rev !== null) listed.push({ title: page.title, rev: page.latest_rev, tid: page.latest_tid });
+        continue;
+      }
+      if (deleted <= at) continue;
+      const then = await revs.currentAt(ctx, page.title, at);
+      if (then) listed.push({ title: page.title, rev: then.rev, tid: then.tid });
+    }
+    return { items: listed, next };
+  }
+
   /** One page of the page's history, from the wiki (it follows moves); each revision is stored as seen. */
   async history(ctx: RequestContext, domain: string, title: string, limit: number, next: string | undefined): Promise<{ items: Record<string, unknown>[]; next?: string }> {
     let cont: string | undefined;
@@ -261,8 +285,7 @@ export class PageService {
     } catch (e) {
       if (!isUnavailable(e)) throw e;
       // The wiki is down: answer from the revisions stored so far.
-      const { items } = await revs.history(ctx, title, { limit: 1000 });
-      const row = (items as unknown as RevisionRow[]).find((r) => r.timestamp && Date.parse(r.timestamp) <= ms);
+      const row = await revs.currentAt(ctx, title, ms);
       if (!row) throw e;
       return this.live(row);
     }

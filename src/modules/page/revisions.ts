@@ -200,7 +200,15 @@ export class PageRevisions {
     return this.table.query(ctx, { distinct: true, ...paging });
   }
 
-  history(ctx: RequestContext, title: string, paging: { limit?: number; next?: string }): Promise<{ items: Row[]; next?: string }> {
-    return this.table.query(ctx, { attributes: { title }, ...paging });
+  /** The newest stored revision of a page made at or before `at` (revision time), if any. */
+  async currentAt(ctx: RequestContext, title: string, at: number): Promise<RevisionRow | undefined> {
+    let next: string | undefined;
+    do {
+      const page = await this.table.query(ctx, { attributes: { title }, limit: 200, next });
+      const found = (page.items as unknown as RevisionRow[]).find((r) => r.timestamp !== null && Date.parse(r.timestamp) <= at);
+      if (found) return found;
+      next = page.next;
+    } while (next);
+    return undefined;
   }
 }

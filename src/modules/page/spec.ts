@@ -59,7 +59,10 @@ const revision = {
 };
 
 export const pageSpecs = {
-  listPages: { tags, summary: 'List stored pages, paged; ?ts= lists them as they were at that time', parameters: [...paging, ts], responses: { 200: listing } },
+  listPages: {
+    tags, summary: 'Stored pages, paged, each {title, rev, tid}: the latest, or with ?ts= (wiki time) those that existed then, with the revision and render current then',
+    parameters: [...paging, ts], responses: { 200: listing },
+  },
   pageRedirect: { tags, summary: "Redirect to the page's HTML", parameters: [title], responses: { 302: { description: 'To {title}/html' }, 404: errors[404] } },
   listProperties: { tags, summary: 'List the properties of a page', parameters: [title], responses: { 200: listing, 404: errors[404] } },
   latest: { tags, summary: 'The latest content, or the content as of ?ts=', parameters: [title, prop, ts, ...htmlForm], responses: { 200: content, 406: problem('An HTML version that cannot be served'), ...errors } },
