@@ -29,7 +29,7 @@ describe('page API under faults and hostile requests', () => {
     const first = await startServer({ storage, wikis: wikis(), latest_check_interval: 3600 });
     const stored = await request(`${first.base}/wiki.test/v1/page/Bodmin/html`);
     assert.equal(stored.status, 200);
-    const revid = Number(/^"(\d+)\//.exec(String(stored.headers.etag))![1]);
+    const [, revid, tid] = /^"(\d+)\/([^"]+)"$/.exec(String(stored.headers.etag))!;
     await first.close();
 
     proxy.down();
@@ -42,6 +42,10 @@ describe('page API under faults and hostile requests', () => {
         assert.equal(again.headers.etag, stored.headers.etag);
         assert.equal(again.text, stored.text);
         assert.equal((await request(`${v1}/page/Bodmin/html/${revid}`)).status, 200);
+        // By tid, with nothing in memory: the render is found among the page's stored renders.
+        const byTid = await request(`${v1}/page/Bodmin/data-parsoid/${tid}`);
+        assert.equal(byTid.status, 200, byTid.text.slice(0, 200));
+        assert.equal(byTid.headers.etag, stored.headers.etag);
         assert.equal((await request(`${v1}/page/bodmin/html`)).status, 301, 'titles still normalise');
         assert.equal((await request(`${v1}/page/Toronto/html`)).status, 503, 'what is not stored needs the wiki');
       } finally {

@@ -57,4 +57,50 @@ describe('hidden revisions and deleted pages are not served past the recheck bou
       assert.equal(res.status, 404, `${path}: ${res.text.slice(0, 200)}`);
     }
   });
+
+  it('redirects a moved page\'s revision URLs to its new title, keeps the old title\'s listings its own, and answers /revision/ with the new title and render', async () => {
+    const from = `Move from ${RUN}`.replace(/ /g, '_');
+    const to = `Move to ${RUN}`.replace(/ /g, '_');
+    const rev = await env.wiki.edit(from, 'A page that will move.');
+    const read = await get(`/v1/page/${from}/html/${rev}`);
+    const { tid } = etagOf(read);
+    await env.wiki.move(from, to);
+    await sleep(BOUND_S * 1000 + 200);
+    const byRev = await get(`/v1/page/${from}/html/${rev}`);
+    assert.equal(byRev.status, 302);
+    assert.equal(byRev.headers.location, `/wiki.test/v1/page/${to}/html/${rev}`);
+    const byTid = await get(`/v1/page/${from}/html/${tid}`);
+    assert.equal(byTid.status, 302);
+    assert.equal(byTid.headers.location, `/wiki.test/v1/page/${to}/html/${tid}`);
+    const there = await get(`/v1/page/${to}/html/${tid}`);
+    assert.equal(there.status, 200, 'the render keeps its tid under the new title');
+    assert.equal(there.text, read.text);
+    const lookup = (await get(`/v1/revision/${rev}`)).json;
+    assert.equal(lookup.title, to);
+    assert.equal(lookup.tid, tid);
+    // The old title is now the redirect page: its own content and renders only.
+    const redirect = await get(`/v1/page/${from}/html`);
+    assert.equal(redirect.status, 200);
+    assert.match(String(redirect.headers['x-mediawiki-redirect']), new RegExp(encodeURIComponent(to.replace(/_/g, ' ')).replace(/%20/g, '(%20|_)')));
+    const renders = (await get(`/v1/page/${from}/html/`)).json.items as { rev: number }[];
+    assert.ok(renders.length > 0 && renders.every((r) => r.rev !== rev), `the moved revision is not listed under the old title: ${JSON.stringify(renders)}`);
+  });
+
+  it('answers a page moved without a redirect with 404 "moved" and where it went; its revisions redirect', async () => {
+    const from = `Move quietly ${RUN}`.replace(/ /g, '_');
+    const to = `Moved quietly ${RUN}`.replace(/ /g, '_');
+    const rev = await env.wiki.edit(from, 'Moves without a trace.');
+    assert.equal((await get(`/v1/page/${from}/html`)).status, 200);
+    await env.wiki.move(from, to, { noredirect: true });
+    await sleep(BOUND_S * 1000 + 200);
+    const latest = await get(`/v1/page/${from}/html`);
+    assert.equal(latest.status, 404);
+    assert.equal(latest.json.type, 'urn:problem:page-moved');
+    assert.equal(latest.json.moved_to, to);
+    assert.equal(latest.headers.location, `/wiki.test/v1/page/${to}/html`);
+    const old = await get(`/v1/page/${from}/html/${rev}`);
+    assert.equal(old.status, 302);
+    assert.equal(old.headers.location, `/wiki.test/v1/page/${to}/html/${rev}`);
+    assert.equal((await get(`/v1/page/${to}/html/${rev}`)).status, 200);
+  });
 });

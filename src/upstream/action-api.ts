@@ -175,6 +175,13 @@ export class ActionApi {
     return json.query?.pages?.[0] as ApiPage | undefined;
   }
 
+  /** Where the page last moved away from `title` went, if it was moved. */
+  async movedTo(title: string): Promise<string | undefined> {
+    const json = await this.query({ action: 'query', list: 'logevents', letype: 'move', letitle: title, lelimit: '1', leprop: 'details|title' });
+    const event = json.query?.logevents?.[0] as { params?: { target_title?: string } } | undefined;
+    return event?.params?.target_title;
+  }
+
   /** One page of a page's history, newest first. */
   async history(title: string, limit: number, cont?: string): Promise<{ page: ApiPage; cont?: string }> {
     const params: Record<string, string> = { action: 'query', prop: 'revisions|info', titles: title, rvprop: RVPROP, rvslots: 'main', rvlimit: String(limit) };

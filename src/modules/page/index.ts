@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { HttpError } from '../../errors.js';
 import { pagingFrom } from '../../router/paging.js';
 import type { Module, RequestContext, Response, RouteRequest } from '../../router/types.js';
 import { parseTime, tidTime } from '../../tid.js';
@@ -7,7 +8,7 @@ import { cachePolicy, type CachePolicy } from './cache-control.js';
 import { Html2Cache, HTML_2_TYPE, negotiateHtml } from './html-versions.js';
 import { PageCaches } from './page-caches.js';
 import { PageSaver } from './page-saver.js';
-import { PageService, RevisionMoved } from './page-service.js';
+import { PageMoved, PageService, RevisionMoved } from './page-service.js';
 import { PROPS, type Prop, type Render } from './renders.js';
 import { revisionMetadata, type RevisionRow } from './revisions.js';
 import { SaveLocks } from './save-locks.js';
@@ -121,9 +122,13 @@ export function pageModules(options: PageModuleOptions): PageApi {
       try {
         return await fn(req, ctx, t.title);
       } catch (e) {
-        if (!(e instanceof RevisionMoved)) throw e;
         const prefix = `/${req.domain}/v1/page/`;
         const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
+        if (e instanceof PageMoved) {
+          // Moved without a redirect left behind: not found here, and where it went.
+          throw new HttpError(404, 'page-moved', e.detail, { headers: { location: `${prefix}${encodeTitle(e.target)}${rest}` }, extensions: e.extensions });
+        }
+        if (!(e instanceof RevisionMoved)) throw e;
         return { status: 302, headers: { location: `${prefix}${encodeTitle(e.title)}${rest}`, 'cache-control': 'no-cache' } };
       }
     };
@@ -204,8 +209,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
         spec: pageSpecs.listRenders,
         handler: withTitle(async (req, ctx, title) => {
           await service.latest(ctx, req.domain, title, false);
-          const { items, next } = await service.renders.list(ctx, req.domain, title, pagingFrom(req));
-          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items, next } };
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: await service.listRenders(ctx, req.domain, title, pagingFrom(req)) };
         }),
       },
       {

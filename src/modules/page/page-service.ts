@@ -4,6 +4,7 @@ import zlib from 'node:zlib';
 import type { Logger } from 'pino';
 import { HttpError, badRequest, forbidden, notFound } from '../../errors.js';
 import type { RequestContext } from '../../router/types.js';
+import type { Row } from '../../storage/types.js';
 import { newTid } from '../../tid.js';
 import type { ApiPage } from '../../upstream/action-api.js';
 import type { PageBundle, Part } from '../../upstream/parsoid.js';
@@ -25,6 +26,13 @@ const renderKey = (domain: string, title: string, rev: number, force: boolean) =
 export class RevisionMoved extends Error {
   constructor(readonly title: string) {
     super(`The revision belongs to ${title}`);
+  }
+}
+
+/** A page that was moved away without leaving a redirect: 404, naming where it went. */
+export class PageMoved extends HttpError {
+  constructor(from: string, readonly target: string) {
+    super(404, 'page-moved', `${from} was moved to ${target}.`, { extensions: { moved_to: target } });
   }
 }
 
@@ -102,7 +110,7 @@ export class PageService {
     const pointsElsewhere = newest && newest.latest_rev !== null && newest.latest_rev !== newest.rev;
     const row = pointsElsewhere ? await revs.get(ctx, title, newest.latest_rev!) : newest;
     const age = row?.checked ? Date.now() - Date.parse(row.checked) : Infinity;
-    if (row && !force && age <= this.freshness.latestCheckMs) return this.visible(ctx, domain, row);
+    if (row && !force && age <= this.freshness.latestCheckMs) return this.servedAsLatest(ctx, domain, title, row);
     const refresh = () =>
       this.caches.coalesce(`latest\u0000${domain}\u0000${title}`, () =>
         this.caches.unlessMissing(missingPage(domain, title), force || !!row, () => this.refreshLatest(ctx, domain, title, row ?? newest)),
@@ -110,7 +118,7 @@ export class PageService {
     if (row && !force && row.latest_rev !== null) {
       // Serve what is stored and let the wiki's answer update it for the next reader.
       refresh().catch((err) => this.log.warn({ err, domain, title }, 'refreshing the latest revision failed'));
-      return this.visible(ctx, domain, row);
+      return this.servedAsLatest(ctx, domain, title, row);
     }
     try {
       return this.live(await refresh());
@@ -120,9 +128,38 @@ export class PageService {
     }
   }
 
+  /** The stored latest revision; if its page moved away, the wiki says what is at this title now. */
+  private async servedAsLatest(ctx: RequestContext, domain: string, title: string, row: RevisionRow): Promise<RevisionRow> {
+    try {
+      return await this.visible(ctx, domain, row);
+    } catch (e) {
+      if (!(e instanceof RevisionMoved)) throw e;
+      return this.latest(ctx, domain, title, true);
+    }
+  }
+
   private live(row: RevisionRow): RevisionRow {
-    if (row.deleted) throw notFound(`${row.title} has been deleted.`, 'page-deleted');
+    if (row.moved_to && row.page_id !== null && row.page_id === row.moved_page) throw new RevisionMoved(row.moved_to);
+    if (row.deleted) throw row.moved_to ? new PageMoved(row.title, row.moved_to) : notFound(`${row.title} has been deleted.`, 'page-deleted');
     return row;
+  }
+
+  /**
+   * A stored revision whose page moved to `to`: its metadata and render are stored there too (the
+   * render keeps its tid, so its URLs under the old title redirect to ones that answer), and the
+   * old title records the move, so its other revisions redirect at once.
+   */
+  private async moveRevision(ctx: RequestContext, domain: string, row: RevisionRow, to: string, page: ApiPage): Promise<void> {
+    const revs = this.revisions(domain);
+    await revs.saveFromApi(ctx, to, page, page.revisions ?? []);
+    const render = row.tid ? await this.renders.byTid(ctx, domain, row.title, row.tid, row.rev) : undefined;
+    if (render) {
+      await this.renders.save(ctx, domain, { ...render, title: to }).catch((e) => {
+        if (!(e instanceof HttpError && e.status === 412)) throw e; // copied before
+      });
+      await revs.setRenderTid(ctx, to, row.rev, render.tid, false);
+    }
+    if (page.pageid !== undefined) await revs.markMoved(ctx, row.title, to, page.pageid);
   }
 
   /**
@@ -132,7 +169,7 @@ export class PageService {
    */
   private async visible(ctx: RequestContext, domain: string, row: RevisionRow): Promise<RevisionRow> {
     const age = row.seen ? Date.now() - Date.parse(row.seen) : Infinity;
-    if (age <= this.freshness.revisionRecheckMs) return this.live(row);
+    if (age <= this.freshness.revisionRecheckMs || (row.moved_to && row.page_id === row.moved_page)) return this.live(row);
     const revs = this.revisions(domain);
     try {
       const page = await this.caches.coalesce(`seen\u0000${domain}\u0000${row.rev}`, () => this.wiki(domain).api.revision(row.rev));
@@ -140,6 +177,11 @@ export class PageService {
         // Gone from the wiki's view: its page was deleted (learned now, for every URL), or the revision itself.
         await this.latest(ctx, domain, row.title, true);
         throw notFound(`Revision ${row.rev} of ${row.title} is no longer visible on the wiki.`, 'revision-not-found');
+      }
+      const owner = await this.wiki(domain).normalize(page.title);
+      if (owner !== row.title && page.pageid === row.page_id) {
+        await this.moveRevision(ctx, domain, row, owner, page);
+        throw new RevisionMoved(owner);
       }
       await revs.saveFromApi(ctx, row.title, page, page.revisions);
       return this.live((await revs.get(ctx, row.title, row.rev)) ?? row);
@@ -151,12 +193,21 @@ export class PageService {
 
   private async refreshLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined): Promise<RevisionRow> {
     const revs = this.revisions(domain);
-    const page = await this.wiki(domain).api.page(title);
-    if (page.missing || page.invalid || !page.revisions?.length) {
+    const wiki = this.wiki(domain);
+    const page = await wiki.api.page(title);
+    const gone = page.missing || page.invalid || !page.revisions?.length;
+    // The page stored here is not the one the wiki has here now: moved away, or deleted.
+    if (current?.page_id && (gone || page.pageid !== current.page_id) && current.moved_page !== current.page_id) {
+      const target = await wiki.api.movedTo(title);
+      if (target) await revs.markMoved(ctx, title, await wiki.normalize(target), current.page_id);
+    }
+    if (gone) {
       if (current) await revs.tombstone(ctx, title);
+      const moved = await revs.newest(ctx, title);
+      if (moved?.moved_to) throw new PageMoved(title, moved.moved_to);
       throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
     }
-    const latest = page.revisions[0]!;
+    const latest = page.revisions![0]!;
     await revs.saveFromApi(ctx, title, page, [latest]);
     const stored = await revs.get(ctx, title, latest.revid);
     await revs.markLatest(ctx, title, latest.revid, stored?.tid ?? null, current);
@@ -172,6 +223,8 @@ export class PageService {
     const owner = await this.wiki(domain).normalize(fetched.title);
     if (owner !== title) {
       await revs.saveFromApi(ctx, owner, fetched, fetched.revisions!);
+      const stored = await revs.newest(ctx, title);
+      if (stored?.page_id !== undefined && stored.page_id === fetched.pageid) await revs.markMoved(ctx, title, owner, fetched.pageid);
       throw new RevisionMoved(owner);
     }
     await this.store(ctx, domain, title, fetched);
@@ -208,7 +261,14 @@ export class PageService {
   async lookupRevision(ctx: RequestContext, domain: string, revid: number): Promise<RevisionRow> {
     const revs = this.revisions(domain);
     const titles = await revs.titlesOf(ctx, revid);
-    if (titles.length === 1) return this.visible(ctx, domain, (await revs.get(ctx, titles[0]!, revid))!);
+    if (titles.length === 1) {
+      try {
+        return await this.visible(ctx, domain, (await revs.get(ctx, titles[0]!, revid))!);
+      } catch (e) {
+        if (!(e instanceof RevisionMoved)) throw e;
+        return this.revision(ctx, domain, e.title, revid, false);
+      }
+    }
     const page = await this.fetchRevision(domain, revid, false);
     const title = await this.wiki(domain).normalize(page.title);
     await this.store(ctx, domain, title, page);
@@ -237,6 +297,17 @@ export class PageService {
       if (then) listed.push({ title: page.title, rev: then.rev, tid: then.tid });
     }
     return { items: listed, next };
+  }
+
+  /** The stored renders of a page, newest first; those of a page that moved away from this title are not its. */
+  async listRenders(ctx: RequestContext, domain: string, title: string, paging: { limit?: number; next?: string }): Promise<{ items: Row[]; next?: string }> {
+    const revs = this.revisions(domain);
+    const { items, next } = await this.renders.list(ctx, domain, title, paging);
+    const moved = (await revs.newest(ctx, title))?.moved_page;
+    if (moved === null || moved === undefined) return { items, next };
+    const own: Row[] = [];
+    for (const item of items) if ((await revs.get(ctx, title, item.rev as number))?.page_id !== moved) own.push(item);
+    return { items: own, next };
   }
 
   /** One page of the page's history, from the wiki (it follows moves); each revision is stored as seen. */

@@ -65,9 +65,26 @@ export class RenderStore {
 
   async byTid(ctx: RequestContext, domain: string, title: string, tid: string, rev?: number): Promise<Render | undefined> {
     const cached = this.caches.render(domain, tid);
-    if (cached) return cached.title === title ? cached : undefined;
-    const attributes = rev === undefined ? { title, tid } : { title, rev, tid };
-    return this.remember(domain, toRender((await this.table(domain).query(ctx, { attributes, limit: 1 })).items[0]));
+    if (cached?.title === title) return cached;
+    // Range keys are matched in order (rev, then tid): without the revision, it is found among
+    // the page's renders first (few: retention keeps the newest).
+    const revision = rev ?? (await this.revisionOf(ctx, domain, title, tid));
+    if (revision === undefined) return undefined;
+    const stored = toRender((await this.table(domain).query(ctx, { attributes: { title, rev: revision, tid }, limit: 1 })).items[0]);
+    // A render copied to a page's new title keeps its tid: the one remembered may be the other copy.
+    return cached ? stored : this.remember(domain, stored);
+  }
+
+  /** The revision of a stored render, from the page's render listing. */
+  private async revisionOf(ctx: RequestContext, domain: string, title: string, tid: string): Promise<number | undefined> {
+    let next: string | undefined;
+    do {
+      const page = await this.table(domain).query(ctx, { attributes: { title }, proj: ['rev', 'tid'], limit: 500, next });
+      const found = page.items.find((r) => r.tid === tid);
+      if (found) return found.rev as number;
+      next = page.next;
+    } while (next);
+    return undefined;
   }
 
   /** The newest stored render of a revision. */

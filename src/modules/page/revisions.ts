@@ -32,6 +32,9 @@ export interface RevisionRow {
   seen: string | null;
   parent_id: number | null;
   tags: string[] | null;
+  /** Where the page stored under this title moved (static), and its page id: its revisions are there now. */
+  moved_to: string | null;
+  moved_page: number | null;
 }
 
 export const PAGE_REVISIONS_SCHEMA = {
@@ -41,6 +44,7 @@ export const PAGE_REVISIONS_SCHEMA = {
     comment: 'string', minor: 'boolean', size: 'varint', sha1: 'string', content_model: 'string',
     text_hidden: 'boolean', user_hidden: 'boolean', comment_hidden: 'boolean', seen: 'timestamp', parent_id: 'varint', tags: 'json',
     latest_rev: 'varint', latest_tid: 'timeuuid', deleted: 'timestamp', checked: 'timestamp', first_seen: 'timestamp',
+    moved_to: 'string', moved_page: 'varint',
   },
   index: [
     { attribute: 'title', type: 'hash' },
@@ -49,6 +53,8 @@ export const PAGE_REVISIONS_SCHEMA = {
     { attribute: 'deleted', type: 'static' },
     { attribute: 'checked', type: 'static' },
     { attribute: 'first_seen', type: 'static' },
+    { attribute: 'moved_to', type: 'static' },
+    { attribute: 'moved_page', type: 'static' },
     { attribute: 'rev', type: 'range', order: 'desc' },
   ],
   secondaryIndexes: { by_rev: [{ attribute: 'rev', type: 'hash' }, { attribute: 'title', type: 'proj' }] },
@@ -184,6 +190,11 @@ export class PageRevisions {
   async storedLatest(ctx: RequestContext, title: string): Promise<number | null> {
     const [row] = (await this.table.query(ctx, { attributes: { title }, limit: 1 })).items as unknown as RevisionRow[];
     return row?.latest_rev ?? null;
+  }
+
+  /** Records that the page `pageId`, stored under `from`, is now at `to`. */
+  async markMoved(ctx: RequestContext, from: string, to: string, pageId: number): Promise<void> {
+    await this.write(ctx, from, { title: from, moved_to: to, moved_page: pageId });
   }
 
   async tombstone(ctx: RequestContext, title: string): Promise<void> {
