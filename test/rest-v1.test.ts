@@ -172,6 +172,23 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
     assert.equal(wrong.json.type, 'https://mediawiki.org/wiki/HyperSwitch/errors/bad_request');
   });
 
+  it('takes the original from the client instead of If-Match (Parsoid\'s own convention)', async () => {
+    const source = await wiki.wikitext(await wiki.latestRevid('BBDO'));
+    const v1 = `${s.base}/wiki.test/v1/page/BBDO`;
+    const html = await request(`${v1}/html`);
+    const { rev, tid } = etagOf(html);
+    const dataParsoid = JSON.parse((await request(`${v1}/data-parsoid/${tid}`)).text);
+    const dataMw = JSON.parse((await request(`${v1}/data-mw/${tid}`)).text);
+    const original = { html: { headers: { 'content-type': html.headers['content-type'] }, body: html.text }, 'data-parsoid': { body: dataParsoid }, 'data-mw': { body: dataMw } };
+    const res = await request(`${rest}/transform/html/to/wikitext/BBDO/${rev}`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: { html: html.text, 'data-mw': dataMw, original },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.text, source);
+    const bad = await request(`${rest}/transform/html/to/wikitext/BBDO/${rev}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'html=x&original=not%20json' });
+    assert.equal(bad.status, 400);
+  });
+
   it('transforms wikitext to HTML from form-encoded and JSON bodies', async () => {
     const form = await request(`${rest}/transform/wikitext/to/html/Bodmin`, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ wikitext: "'''Bold''' text", body_only: 'true', stash: 'true' }).toString(),

@@ -17,9 +17,15 @@ const text = async (render: Render, prop: 'html' | 'data-parsoid' | 'data-mw') =
  * stored renders); without it, the render's own is used, which is right for untouched templates,
  * unless the HTML carries its data-mw inline (2.x HTML): then Parsoid reads it there, edits and all.
  */
-export async function htmlToWikitext(wiki: Wiki, title: string | undefined, html: string, from: { render?: Render; revid?: number; dataMw?: unknown; scrubWikitext?: boolean }): Promise<Part> {
+export async function htmlToWikitext(wiki: Wiki, title: string | undefined, html: string, from: { render?: Render; revid?: number; dataMw?: unknown; scrubWikitext?: boolean; original?: Record<string, unknown> }): Promise<Part> {
   const { render } = from;
   const options = from.scrubWikitext ? { scrub_wikitext: true } : {};
+  if (from.original) {
+    // The client holds the original itself (Parsoid's own convention): passed on as it came.
+    const kind = from.original['data-parsoid'] ? 'pagebundle' : 'html';
+    const dataMw = from.dataMw === undefined ? {} : { 'data-mw': { body: from.dataMw } };
+    return wiki.parsoid.transform(kind, 'wikitext', { title, revid: from.revid }, { html, original: from.original, ...dataMw, ...options });
+  }
   if (!render) {
     const body: Record<string, unknown> = { html, ...options };
     if (from.dataMw !== undefined) body['data-mw'] = { body: from.dataMw };

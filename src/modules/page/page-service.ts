@@ -207,6 +207,8 @@ export class PageService {
       if (moved?.moved_to) throw new PageMoved(title, moved.moved_to);
       throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
     }
+    // A page moved away and back again is this title's own once more.
+    if (current?.moved_page !== null && current?.moved_page !== undefined && current.moved_page === page.pageid) await revs.clearMoved(ctx, title);
     const latest = page.revisions![0]!;
     await revs.saveFromApi(ctx, title, page, [latest]);
     const stored = await revs.get(ctx, title, latest.revid);

@@ -197,6 +197,10 @@ export class PageRevisions {
     await this.write(ctx, from, { title: from, moved_to: to, moved_page: pageId });
   }
 
+  async clearMoved(ctx: RequestContext, title: string): Promise<void> {
+    await this.write(ctx, title, { title, moved_to: null, moved_page: null });
+  }
+
   async tombstone(ctx: RequestContext, title: string): Promise<void> {
     const now = new Date().toISOString();
     await this.write(ctx, title, { title, deleted: now, checked: now });

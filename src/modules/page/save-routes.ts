@@ -18,17 +18,22 @@ function credentialsOf(req: RouteRequest, ctx: RequestContext): Credentials {
   return credentials;
 }
 
-/** data-mw of an edited document: an object, or its JSON text (forms carry text). */
-export function parseDataMw(value: unknown): unknown {
-  if (value === undefined || typeof value !== 'string') return value;
-  try {
-    const parsed = JSON.parse(value) as unknown;
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed;
-  } catch {
-    // refused below
+/** A JSON object field: an object, or its JSON text (forms carry text). */
+export function parseJsonField(value: unknown, name: string): Record<string, unknown> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value) as unknown;
+    } catch {
+      // refused below
+    }
   }
-  throw badRequest('data-mw must be a JSON object.', 'invalid-data-mw');
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  throw badRequest(`${name} must be a JSON object.`, `invalid-${name}`);
 }
+
+/** data-mw of an edited document. */
+export const parseDataMw = (value: unknown) => parseJsonField(value, 'data-mw');
 
 function answer(domain: string, result: SaveResult): Response {
   const body: Record<string, unknown> = { title: result.title, rev: result.rev, tid: result.tid };

@@ -48,10 +48,11 @@ export class Transforms {
   }
 
   async toWikitext(
-    ctx: RequestContext, domain: string, target: TransformTarget, html: string, options: { tid?: string; dataMw?: unknown; scrubWikitext?: boolean } = {},
+    ctx: RequestContext, domain: string, target: TransformTarget, html: string,
+    options: { tid?: string; dataMw?: unknown; scrubWikitext?: boolean; original?: Record<string, unknown> } = {},
   ): Promise<Part> {
     await this.check(ctx, domain, target);
-    const render = await this.original(ctx, domain, target, options.tid);
-    return htmlToWikitext(this.service.wiki(domain), target.title, html, { render, revid: target.revid, dataMw: options.dataMw, scrubWikitext: options.scrubWikitext });
+    const render = options.original ? undefined : await this.original(ctx, domain, target, options.tid);
+    return htmlToWikitext(this.service.wiki(domain), target.title, html, { render, revid: target.revid, ...options });
   }
 }

@@ -9,7 +9,7 @@ import type { PageApi } from '../index.js';
 import { RevisionMoved } from '../page-service.js';
 import type { Render } from '../renders.js';
 import type { RevisionRow } from '../revisions.js';
-import { parseDataMw } from '../save-routes.js';
+import { parseDataMw, parseJsonField } from '../save-routes.js';
 import { targetOf, threePaths } from '../transform-routes.js';
 import { HTML_2_TYPE, negotiateHtml, type HtmlVersion } from '../html-versions.js';
 import { restV1Specs } from './spec.js';
@@ -193,7 +193,7 @@ export function restV1Module(api: PageApi): Module {
   };
 
   const toWikitext: Route['handler'] = async (req, ctx) => {
-    const body = req.body as { html: string; scrub_wikitext?: boolean; 'data-mw'?: unknown };
+    const body = req.body as { html: string; scrub_wikitext?: boolean; 'data-mw'?: unknown; original?: unknown };
     const target = await targetOf(req, normalize, 'revision');
     // If-Match names the render the edit started from, as RESTBase's clients send it.
     const ifMatch = req.headers['if-match'] ? etagOf(req.headers['if-match']) : undefined;
@@ -201,7 +201,8 @@ export function restV1Module(api: PageApi): Module {
       throw new HttpError(400, 'invalid-if-match', `If-Match must be the ETag "{revision}/{tid}" of revision ${target.revid ?? ''}'s HTML.`);
     }
     const where = target.title !== undefined && target.revid === undefined && ifMatch ? { ...target, revid: ifMatch.rev } : target;
-    return transformed(await transforms.toWikitext(ctx, req.domain, where, body.html, { tid: ifMatch?.tid, dataMw: parseDataMw(body['data-mw']), scrubWikitext: !!body.scrub_wikitext }));
+    const original = parseJsonField(body.original, 'original') as Record<string, unknown> | undefined;
+    return transformed(await transforms.toWikitext(ctx, req.domain, where, body.html, { tid: ifMatch?.tid, dataMw: parseDataMw(body['data-mw']), scrubWikitext: !!body.scrub_wikitext, original }));
   };
 
   const get = (path: string, handler: Route['handler'], spec: Record<string, unknown>): Route => ({ method: 'GET', path, handler, spec });

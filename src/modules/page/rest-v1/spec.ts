@@ -54,7 +54,10 @@ export const restV1Specs = {
     'HTML to wikitext (selective serialisation from the render named by If-Match)',
     {
       type: 'object', required: ['html'], additionalProperties: false,
-      properties: { html: { type: 'string' }, scrub_wikitext: { type: 'boolean' }, 'data-mw': { type: ['object', 'string'] } },
+      properties: {
+        html: { type: 'string' }, scrub_wikitext: { type: 'boolean' }, 'data-mw': { type: ['object', 'string'] },
+        original: { type: ['object', 'string'], description: "Parsoid's original: {html: {body}, 'data-parsoid': {body}, wikitext: {body}} (instead of If-Match)" },
+      },
     },
     { description: 'Wikitext', content: { 'text/plain': { schema: { type: 'string' } } } },
     [{ name: 'if-match', in: 'header', schema: { type: 'string' }, description: 'The ETag "{revision}/{tid}" of the HTML the edit started from' }],
