@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test. On a fresh Debian machine as root it installs and starts what the tests need:
-# PostgreSQL (a throwaway database for the suite), a real MediaWiki with Parsoid loaded with the
-# corpus (scripts/wiki.sh), then the project's npm packages and build.
+# PostgreSQL (a throwaway database for the suite), Varnish, a real MediaWiki with Parsoid loaded
+# with the corpus (scripts/wiki.sh), then the project's npm packages and build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -20,6 +20,10 @@ if [ -z "${WIKISTORE_TEST_PG_URL:-}" ]; then
   psql_admin "CREATE DATABASE $db OWNER $role"
   export WIKISTORE_TEST_PG_URL="postgres://$role:$role@127.0.0.1:5432/$db"
 fi
+
+# A real Varnish in front of the service, where purging is tested (its service is not started:
+# the test runs its own varnishd on loopback).
+apt_install varnish
 
 if [ -z "${WIKISTORE_TEST_WIKI_URL:-}" ]; then
   # The page API's tests run against a real MediaWiki with Parsoid; leave it as it was found.

@@ -17,6 +17,7 @@ import { transactionsModule } from './modules/transactions/index.js';
 import { Router } from './router/router.js';
 import type { Module } from './router/types.js';
 import { openStorage, type TableStorage } from './storage/index.js';
+import { CachePurger } from './upstream/cache-purger.js';
 import { Wiki } from './upstream/wiki.js';
 
 export interface App {
@@ -43,6 +44,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     wikis, log, latestCheckMs: config.latest_check_interval * 1000, pageCacheMs: config.page_cache_ms,
     renderCacheBytes: config.render_cache_bytes, negativeCacheMs: config.negative_cache_ms,
     revisionRecheckMs: config.revision_recheck_interval * 1000,
+    purger: new CachePurger(config.purge_hosts, log, (outcome, n) => metrics.purges.inc({ outcome }, n)),
   });
   const transactions = transactionsModule({
     domains, leaseMs: config.transaction_lease * 1000, sweepMs: config.transaction_sweep_interval * 1000, lifetimeMs: config.transaction_lifetime * 1000,

@@ -58,6 +58,8 @@ export interface Config {
   transaction_sweep_interval: number;
   /** Seconds a transaction tid is accepted, and its result kept. */
   transaction_lifetime: number;
+  /** HTTP caches in front of the service ("host:port"), sent a PURGE for every URL whose answer changed. */
+  purge_hosts: string[];
   /** Whether `/{domain}/rest_v1/` (Wikimedia's REST API layout, for RESTBase's clients) is served. */
   rest_v1: boolean;
   /** For tests only: faults the service injects into itself. */
@@ -113,6 +115,7 @@ export function defaultConfig(dataDir = './data'): Config {
     negative_cache_ms: 10_000,
     workers: 1,
     rest_v1: true,
+    purge_hosts: [],
     transaction_lease: 10,
     transaction_sweep_interval: 5,
     transaction_lifetime: 3600,
@@ -158,6 +161,9 @@ function validate(config: Config): Config {
   }
   if (typeof config.transaction_sweep_interval !== 'number' || !(config.transaction_sweep_interval >= 0)) fail('transaction_sweep_interval must be a number of at least 0');
   if (typeof config.rest_v1 !== 'boolean') fail('rest_v1 must be true or false');
+  if (!Array.isArray(config.purge_hosts) || !config.purge_hosts.every((h) => typeof h === 'string' && /^[\w.:[\]-]+:\d+$/.test(h))) {
+    fail('purge_hosts must list cache hosts as "host:port"');
+  }
   const kill = config.fault_injection?.transaction_kill;
   if (kill !== undefined && !['after-store', 'after-primary', 'after-dependent', 'random'].includes(kill)) fail('fault_injection.transaction_kill must be after-store, after-primary, after-dependent or random');
   if (!Number.isInteger(config.workers) || config.workers < 0 || config.workers > 256) fail('workers must be an integer from 0 to 256');

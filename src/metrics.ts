@@ -17,6 +17,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly purges = new Counter({
+    name: 'cache_purges_total',
+    help: 'PURGE requests sent to the HTTP caches in front, by outcome (purged, failed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly wikiRequests = new Counter({
     name: 'wiki_requests_total',
     help: 'Requests to the wikis, by domain and endpoint (action, parsoid, parsoid-wikitext)',

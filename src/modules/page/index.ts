@@ -3,6 +3,7 @@ import { HttpError } from '../../errors.js';
 import { pagingFrom } from '../../router/paging.js';
 import type { Module, RequestContext, Response, RouteRequest } from '../../router/types.js';
 import { parseTime, tidTime } from '../../tid.js';
+import type { CachePurger } from '../../upstream/cache-purger.js';
 import type { Wiki } from '../../upstream/wiki.js';
 import { cachePolicy, type CachePolicy } from './cache-control.js';
 import { Html2Cache, HTML_2_TYPE, negotiateHtml } from './html-versions.js';
@@ -60,6 +61,8 @@ export interface PageModuleOptions {
   negativeCacheMs: number;
   /** How old the wiki's word on a stored revision (hidden? page deleted?) may get before it is asked again. */
   revisionRecheckMs: number;
+  /** The HTTP caches in front, told of every answer that changed. */
+  purger: CachePurger;
 }
 
 /** The page modules and what another face of them (rest_v1) builds on. */
@@ -80,7 +83,7 @@ export interface PageApi {
  */
 export function pageModules(options: PageModuleOptions): PageApi {
   const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
-  const service = new PageService(options.wikis, caches, { latestCheckMs: options.latestCheckMs, revisionRecheckMs: options.revisionRecheckMs }, options.log);
+  const service = new PageService(options.wikis, caches, { latestCheckMs: options.latestCheckMs, revisionRecheckMs: options.revisionRecheckMs }, options.log, options.purger);
   const cache = cachePolicy(Math.round(options.latestCheckMs / 1000), Math.round(options.revisionRecheckMs / 1000));
   const locks = new Map([...options.wikis.keys()].map((domain) => [domain, new SaveLocks(domain)]));
   const locksOf = (domain: string) => locks.get(domain)!;

@@ -220,6 +220,8 @@ export class PageSaver {
       then: [
         { method: 'DELETE', uri: `${page}/lock/${lock}` },
         { method: 'PUT', uri: `/${domain}/sys/page_renders/${encodeTitle(req.title)}/${rev}` },
+        // Last: caches forget the old answers once the new ones are stored.
+        ...(this.service.purger.enabled ? [{ method: 'PUT', uri: `/${domain}/sys/page_purges/${encodeTitle(req.title)}` }] : []),
       ],
     };
     try {
@@ -229,7 +231,7 @@ export class PageSaver {
     } catch (err) {
       // The wiki has the edit whatever happens here: the stored transaction will be finished later.
       this.log.warn({ err, domain, title: req.title, rev }, 'recording a save is not finished yet');
-      return null;
+      return (await this.service.revisions(domain).get(ctx, req.title, rev).catch(() => undefined))?.tid ?? null;
     }
   }
 }

@@ -8,10 +8,12 @@ import type { Row } from '../../storage/types.js';
 import { newTid } from '../../tid.js';
 import type { ApiPage } from '../../upstream/action-api.js';
 import type { PageBundle, Part } from '../../upstream/parsoid.js';
+import type { CachePurger } from '../../upstream/cache-purger.js';
 import { isUnavailable, type Wiki } from '../../upstream/wiki.js';
 import type { PageCaches } from './page-caches.js';
 import { PROPS, RenderStore, type Prop, type Render } from './renders.js';
 import { PageRevisions, revisionMetadata, type RevisionRow } from './revisions.js';
+import { latestUrls, revisionUrls } from './purge-urls.js';
 import { StoredSiteInfo } from './site-info.js';
 
 const gzip = promisify(zlib.gzip);
@@ -68,6 +70,7 @@ export class PageService {
     readonly caches: PageCaches,
     private readonly freshness: { latestCheckMs: number; revisionRecheckMs: number },
     private readonly log: Logger,
+    readonly purger: CachePurger,
   ) {
     this.renders = new RenderStore(caches);
   }
@@ -184,7 +187,9 @@ export class PageService {
         throw new RevisionMoved(owner);
       }
       await revs.saveFromApi(ctx, row.title, page, page.revisions);
-      return this.live((await revs.get(ctx, row.title, row.rev)) ?? row);
+      const now = (await revs.get(ctx, row.title, row.rev)) ?? row;
+      if (now.text_hidden && !row.text_hidden) this.purger.purgeLater(revisionUrls(domain, row.title, row.rev, row.tid));
+      return this.live(now);
     } catch (e) {
       if (isUnavailable(e)) return this.live(row);
       throw e;
@@ -202,7 +207,10 @@ export class PageService {
       if (target) await revs.markMoved(ctx, title, await wiki.normalize(target), current.page_id);
     }
     if (gone) {
-      if (current) await revs.tombstone(ctx, title);
+      if (current) {
+        await revs.tombstone(ctx, title);
+        this.purger.purgeLater([...latestUrls(domain, title), ...revisionUrls(domain, title, current.rev, current.tid)]);
+      }
       const moved = await revs.newest(ctx, title);
       if (moved?.moved_to) throw new PageMoved(title, moved.moved_to);
       throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
@@ -213,6 +221,7 @@ export class PageService {
     await revs.saveFromApi(ctx, title, page, [latest]);
     const stored = await revs.get(ctx, title, latest.revid);
     await revs.markLatest(ctx, title, latest.revid, stored?.tid ?? null, current);
+    if (current && current.latest_rev !== latest.revid) this.purger.purgeLater(latestUrls(domain, title));
     return (await revs.get(ctx, title, latest.revid))!;
   }
 

@@ -117,6 +117,12 @@ export const saveRecordSpecs = {
     parameters: [titleOfSave, { name: 'lock', in: 'path', required: true, schema: { type: 'string', pattern: TID_PATTERN.source } }],
     responses: { 204: { description: 'Freed, or held by no save of this lock' } },
   },
+  purge: {
+    tags: ['page saves'],
+    summary: "A save's last step: PURGE the page's changed URLs from the HTTP caches in front (purge_hosts)",
+    parameters: [titleOfSave],
+    responses: { 204: { description: 'Purged (or no cache is configured)' }, 503: problem('A cache could not be told; the transaction retries later') },
+  },
   materialize: {
     tags: ['page saves'],
     summary: "A save's dependent step: store the revision's exact metadata and its render",

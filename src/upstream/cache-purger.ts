@@ -1,0 +1,42 @@
+import type { Logger } from 'pino';
+import { HttpError } from '../errors.js';
+
+/**
+ * Tells the HTTP caches in front of the service (Varnish, see deploy/varnish) which answers
+ * changed: one `PURGE {path}` per URL and cache host. Without hosts it does nothing.
+ */
+export class CachePurger {
+  constructor(
+    private readonly hosts: string[],
+    private readonly log: Logger,
+    private readonly count: (outcome: 'purged' | 'failed', n: number) => void = () => {},
+  ) {}
+
+  get enabled(): boolean {
+    return this.hosts.length > 0;
+  }
+
+  /** Purges every path on every host; rejects (503) if a host could not be told, so callers can retry. */
+  async purge(paths: string[]): Promise<void> {
+    if (!this.enabled || paths.length === 0) return;
+    const results = await Promise.allSettled(this.hosts.flatMap((host) => paths.map((path) => this.one(host, path))));
+    const failed = results.filter((r) => r.status === 'rejected');
+    this.count('purged', results.length - failed.length);
+    if (failed.length > 0) {
+      this.count('failed', failed.length);
+      this.log.warn({ err: (failed[0] as PromiseRejectedResult).reason, failed: failed.length }, 'purging the HTTP caches failed');
+      throw new HttpError(503, 'purge-failed', `${failed.length} of ${results.length} purges failed; they will be retried.`, { headers: { 'retry-after': '5' } });
+    }
+  }
+
+  /** Purges in the background: for changes the service learns of itself (a page it re-checked). */
+  purgeLater(paths: string[]): void {
+    this.purge(paths).catch(() => undefined);
+  }
+
+  private async one(host: string, path: string): Promise<void> {
+    const res = await fetch(`http://${host}${path}`, { method: 'PURGE', signal: AbortSignal.timeout(5000) });
+    await res.arrayBuffer();
+    if (res.status >= 500) throw new Error(`${host} answered ${res.status} to PURGE ${path}`);
+  }
+}
