@@ -103,4 +103,23 @@ describe('hidden revisions and deleted pages are not served past the recheck bou
     assert.equal(old.headers.location, `/wiki.test/v1/page/${to}/html/${rev}`);
     assert.equal((await get(`/v1/page/${to}/html/${rev}`)).status, 200);
   });
+
+  it('serves stored revisions while the wiki is down past the bound, without each reader asking it again', async () => {
+    const title = `Recheck down ${RUN}`.replace(/ /g, '_');
+    const rev = await env.wiki.edit(title, 'Stored before the outage.');
+    const read = await get(`/v1/page/${title}/html/${rev}`);
+    assert.equal(read.status, 200);
+    await sleep(BOUND_S * 1000 + 200);
+    env.proxy.down();
+    try {
+      const first = await get(`/v1/page/${title}/html/${rev}`);
+      assert.equal(first.status, 200, 'what is stored stands');
+      assert.equal(first.text, read.text);
+      const before = env.wikiRequests();
+      for (let i = 0; i < 5; i++) assert.equal((await get(`/v1/page/${title}/wikitext/${rev}`)).status, 200);
+      assert.equal(env.wikiRequests(), before, 'the outage is remembered: no reader waits on the wiki meanwhile');
+    } finally {
+      env.proxy.up = true;
+    }
+  });
 });

@@ -21,6 +21,8 @@ const gzip = promisify(zlib.gzip);
 /** Keys of the wiki's remembered "not found" answers. */
 const missingPage = (domain: string, title: string) => `page\u0000${domain}\u0000${title}`;
 const missingRevision = (domain: string, revid: number) => `rev\u0000${domain}\u0000${revid}`;
+/** How long re-checks of stored revisions wait after the wiki was found unreachable. */
+const RECHECK_PAUSE_MS = 10_000;
 /** Key of one render in progress (coalesced, then tracked until stored). */
 const renderKey = (domain: string, title: string, rev: number, force: boolean) => `render\u0000${domain}\u0000${title}\u0000${rev}\u0000${force}`;
 
@@ -59,6 +61,8 @@ export class PageService {
   /** Renders being stored after their clients were answered, by render key; shutdown waits for them. */
   private readonly storing = new Map<string, Promise<void>>();
   private readonly revisionTables = new Map<string, PageRevisions>();
+  /** Per domain: until when revision re-checks are skipped because the wiki was found down. */
+  private readonly recheckPausedUntil = new Map<string, number>();
   readonly renders: RenderStore;
 
   /**
@@ -172,7 +176,8 @@ export class PageService {
    */
   private async visible(ctx: RequestContext, domain: string, row: RevisionRow): Promise<RevisionRow> {
     const age = row.seen ? Date.now() - Date.parse(row.seen) : Infinity;
-    if (age <= this.freshness.revisionRecheckMs || (row.moved_to && row.page_id === row.moved_page)) return this.live(row);
+    const paused = (this.recheckPausedUntil.get(domain) ?? 0) > Date.now();
+    if (paused || age <= this.freshness.revisionRecheckMs || (row.moved_to && row.page_id === row.moved_page)) return this.live(row);
     const revs = this.revisions(domain);
     try {
       const page = await this.caches.coalesce(`seen\u0000${domain}\u0000${row.rev}`, () => this.wiki(domain).api.revision(row.rev));
@@ -191,8 +196,10 @@ export class PageService {
       if (now.text_hidden && !row.text_hidden) this.purger.purgeLater(revisionUrls(domain, row.title, row.rev, row.tid));
       return this.live(now);
     } catch (e) {
-      if (isUnavailable(e)) return this.live(row);
-      throw e;
+      if (!isUnavailable(e)) throw e;
+      // The wiki is down: serve what is stored, and do not make every reader wait for it meanwhile.
+      this.recheckPausedUntil.set(domain, Date.now() + RECHECK_PAUSE_MS);
+      return this.live(row);
     }
   }
 
