@@ -28,8 +28,8 @@ const etagOf = (value: string | undefined) => {
 /**
  * `/{domain}/rest_v1/...`: Wikimedia's REST API (RESTBase's content and transform routes) over
  * the same storage, so existing clients and MediaWiki's own RESTBase client work unchanged.
- * Content comes from the /v1/ routes through internal requests, in RESTBase's layout and shapes;
- * 2.x clients get 2.x HTML, made from the stored render (cached by tid: renders never change).
+ * Content comes from the page service that serves /v1/ (the same renders, revisions and checks),
+ * in RESTBase's layout and shapes; 2.x clients get 2.x HTML made from the stored render.
  */
 export function restV1Module(api: PageApi): Module {
   const { service, normalize, transforms, caches, cache, html2 } = api;
