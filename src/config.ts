@@ -144,10 +144,10 @@ function validate(config: Config): Config {
     if (!wiki?.action_api || !wiki?.rest_api) fail(`wikis.${domain} needs action_api and rest_api`);
   }
   if (!Number.isInteger(config.max_body_bytes) || config.max_body_bytes <= 0) fail('max_body_bytes must be a positive integer');
-  for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'negative_cache_ms'] as const) {
+  for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] >= 0)) fail(`${key} must be a number of at least 0`);
   }
-  for (const key of ['headers_timeout', 'request_timeout', 'keep_alive_timeout'] as const) {
+  for (const key of ['headers_timeout', 'request_timeout', 'keep_alive_timeout', 'transaction_lease', 'transaction_lifetime'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] > 0)) fail(`${key} must be a positive number of seconds`);
   }
   if (config.request_timeout < config.headers_timeout) fail('request_timeout cannot be shorter than headers_timeout');
@@ -156,10 +156,6 @@ function validate(config: Config): Config {
   if (fds !== undefined && config.max_connections * 1.1 > fds - 256) {
     fail(`max_connections ${config.max_connections} leaves too few of the process's ${fds} descriptors; raise the limit (ulimit -n) or lower it`);
   }
-  for (const key of ['transaction_lease', 'transaction_lifetime'] as const) {
-    if (typeof config[key] !== 'number' || !(config[key] > 0)) fail(`${key} must be a positive number of seconds`);
-  }
-  if (typeof config.transaction_sweep_interval !== 'number' || !(config.transaction_sweep_interval >= 0)) fail('transaction_sweep_interval must be a number of at least 0');
   if (typeof config.rest_v1 !== 'boolean') fail('rest_v1 must be true or false');
   if (!Array.isArray(config.purge_hosts) || !config.purge_hosts.every((h) => typeof h === 'string' && /^[\w.:[\]-]+:\d+$/.test(h))) {
     fail('purge_hosts must list cache hosts as "host:port"');

@@ -3,12 +3,16 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 /** Prometheus metrics of one service instance (its own registry, so tests can run several). */
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({
-    name: 'http_requests_total',
-    help: 'Requests by route template, method, status and origin (external or internal)',
-    labelNames: ['route', 'method', 'status', 'origin'] as const,
-    registers: [this.registry],
-  });
+
+  private counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+    return new Gauge({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  readonly requests = this.counter('http_requests_total', 'Requests by route template, method, status and origin (external or internal)', ['route', 'method', 'status', 'origin'] as const);
   readonly latency = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'Request latency by route template, method, status and origin (external or internal)',
@@ -17,41 +21,15 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly purges = new Counter({
-    name: 'cache_purges_total',
-    help: 'PURGE requests sent to the HTTP caches in front, by outcome (purged, failed)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-
-  readonly wikiRequests = new Counter({
-    name: 'wiki_requests_total',
-    help: 'Requests to the wikis, by domain and endpoint (action, parsoid, parsoid-wikitext)',
-    labelNames: ['domain', 'endpoint'] as const,
-    registers: [this.registry],
-  });
-
-  readonly connections = new Gauge({ name: 'http_open_connections', help: 'Open client connections', registers: [this.registry] });
-  readonly shed = new Counter({ name: 'http_shed_requests_total', help: 'Requests answered 503 because too many connections were open', registers: [this.registry] });
-
-  readonly workerRestarts = new Gauge({
-    name: 'worker_restarts_total',
-    help: 'Worker processes the supervisor restarted after they died (since it started)',
-    registers: [this.registry],
-  });
-
-  readonly transactions = new Counter({
-    name: 'transactions_total',
-    help: 'HTTP transactions by event: started, finished, recovered (taken over from a dead owner), failed (primary refused)',
-    labelNames: ['event'] as const,
-    registers: [this.registry],
-  });
-  readonly oldestTransaction = new Gauge({
-    name: 'transactions_oldest_unfinished_seconds',
-    help: 'Age of the oldest stored, unfinished transaction at the last sweep',
-    labelNames: ['domain'] as const,
-    registers: [this.registry],
-  });
+  readonly purges = this.counter('cache_purges_total', 'PURGE requests sent to the HTTP caches in front, by outcome (purged, failed)', ['outcome'] as const);
+  readonly wikiRequests = this.counter('wiki_requests_total', 'Requests to the wikis, by domain and endpoint (action, parsoid, transforms)', ['domain', 'endpoint'] as const);
+  readonly connections = this.gauge('http_open_connections', 'Open client connections');
+  readonly shed = this.counter('http_shed_requests_total', 'Requests answered 503 because too many connections were open');
+  readonly workerRestarts = this.gauge('worker_restarts_total', 'Worker processes the supervisor restarted after they died (since it started)');
+  readonly transactions = this.counter(
+    'transactions_total', 'HTTP transactions by event: started, finished, recovered (taken over from a dead owner), failed (primary refused)', ['event'] as const,
+  );
+  readonly oldestTransaction = this.gauge('transactions_oldest_unfinished_seconds', 'Age of the oldest stored, unfinished transaction at the last sweep', ['domain'] as const);
 
   constructor(defaults = true) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
