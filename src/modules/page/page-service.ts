@@ -33,6 +33,9 @@ export class RevisionMoved extends Error {
   }
 }
 
+/** Whether a stored revision belongs to the page that moved away from its title (its URLs redirect). */
+const movedAway = (row: RevisionRow) => row.moved_to !== null && row.page_id !== null && row.page_id === row.moved_page;
+
 /** A page that was moved away without leaving a redirect: 404, naming where it went. */
 export class PageMoved extends HttpError {
   constructor(from: string, readonly target: string) {
@@ -146,7 +149,7 @@ export class PageService {
   }
 
   private live(row: RevisionRow): RevisionRow {
-    if (row.moved_to && row.page_id !== null && row.page_id === row.moved_page) throw new RevisionMoved(row.moved_to);
+    if (movedAway(row)) throw new RevisionMoved(row.moved_to!);
     if (row.deleted) throw row.moved_to ? new PageMoved(row.title, row.moved_to) : notFound(`${row.title} has been deleted.`, 'page-deleted');
     return row;
   }
@@ -177,30 +180,35 @@ export class PageService {
   private async visible(ctx: RequestContext, domain: string, row: RevisionRow): Promise<RevisionRow> {
     const age = row.seen ? Date.now() - Date.parse(row.seen) : Infinity;
     const paused = (this.recheckPausedUntil.get(domain) ?? 0) > Date.now();
-    if (paused || age <= this.freshness.revisionRecheckMs || (row.moved_to && row.page_id === row.moved_page)) return this.live(row);
+    // A deleted or moved page is learned again through its latest revision, not revision by revision.
+    if (paused || age <= this.freshness.revisionRecheckMs || row.deleted || movedAway(row)) return this.live(row);
     const revs = this.revisions(domain);
+    let page: ApiPage;
     try {
-      const page = await this.caches.coalesce(`seen\u0000${domain}\u0000${row.rev}`, () => this.wiki(domain).api.revision(row.rev));
-      if (!page || page.missing || !page.revisions?.length) {
-        // Gone from the wiki's view: its page was deleted (learned now, for every URL), or the revision itself.
-        await this.latest(ctx, domain, row.title, true);
-        throw notFound(`Revision ${row.rev} of ${row.title} is no longer visible on the wiki.`, 'revision-not-found');
-      }
-      const owner = await this.wiki(domain).normalize(page.title);
-      if (owner !== row.title && page.pageid === row.page_id) {
-        await this.moveRevision(ctx, domain, row, owner, page);
-        throw new RevisionMoved(owner);
-      }
-      await revs.saveFromApi(ctx, row.title, page, page.revisions);
-      const now = (await revs.get(ctx, row.title, row.rev)) ?? row;
-      if (now.text_hidden && !row.text_hidden) this.purger.purgeLater(revisionUrls(domain, row.title, row.rev, row.tid));
-      return this.live(now);
+      page = await this.fetchRevision(domain, row.rev, false);
     } catch (e) {
-      if (!isUnavailable(e)) throw e;
-      // The wiki is down: serve what is stored, and do not make every reader wait for it meanwhile.
-      this.recheckPausedUntil.set(domain, Date.now() + RECHECK_PAUSE_MS);
-      return this.live(row);
+      if (isUnavailable(e)) {
+        // The wiki is down: serve what is stored, and do not make every reader wait for it meanwhile.
+        this.recheckPausedUntil.set(domain, Date.now() + RECHECK_PAUSE_MS);
+        return this.live(row);
+      }
+      if (!(e instanceof HttpError && e.status === 404)) throw e;
+      // Gone from the wiki's view: its page was deleted (recorded now, for every URL of it), or the
+      // revision alone, which is then kept as hidden.
+      await this.latest(ctx, domain, row.title, true);
+      await revs.markGone(ctx, row.title, row.rev);
+      this.purger.purgeLater(revisionUrls(domain, row.title, row.rev, row.tid));
+      throw notFound(`Revision ${row.rev} of ${row.title} is no longer visible on the wiki.`, 'revision-not-found');
     }
+    const owner = await this.wiki(domain).normalize(page.title);
+    if (owner !== row.title && page.pageid === row.page_id) {
+      await this.moveRevision(ctx, domain, row, owner, page);
+      throw new RevisionMoved(owner);
+    }
+    await revs.saveFromApi(ctx, row.title, page, page.revisions ?? []);
+    const now = (await revs.get(ctx, row.title, row.rev)) ?? row;
+    if (now.text_hidden && !row.text_hidden) this.purger.purgeLater(revisionUrls(domain, row.title, row.rev, row.tid));
+    return this.live(now);
   }
 
   private async refreshLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined): Promise<RevisionRow> {
@@ -223,7 +231,7 @@ export class PageService {
       throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
     }
     // A page moved away and back again is this title's own once more.
-    if (current?.moved_page !== null && current?.moved_page !== undefined && current.moved_page === page.pageid) await revs.clearMoved(ctx, title);
+    if (current && current.moved_page === page.pageid) await revs.clearMoved(ctx, title);
     const latest = page.revisions![0]!;
     await revs.saveFromApi(ctx, title, page, [latest]);
     const stored = await revs.get(ctx, title, latest.revid);
@@ -303,18 +311,15 @@ export class PageService {
   async listPages(ctx: RequestContext, domain: string, paging: { limit?: number; next?: string }, at?: number): Promise<{ items: { title: string; rev: number; tid: string | null }[]; next?: string }> {
     const revs = this.revisions(domain);
     const { items, next } = await revs.list(ctx, paging);
-    const listed: { title: string; rev: number; tid: string | null }[] = [];
-    for (const page of items as unknown as RevisionRow[]) {
-      const deleted = page.deleted ? Date.parse(page.deleted) : Infinity;
-      if (at === undefined) {
-        if (deleted === Infinity && page.latest_rev !== null) listed.push({ title: page.title, rev: page.latest_rev, tid: page.latest_tid });
-        continue;
-      }
-      if (deleted <= at) continue;
-      const then = await revs.currentAt(ctx, page.title, at);
-      if (then) listed.push({ title: page.title, rev: then.rev, tid: then.tid });
+    const pages = items as unknown as RevisionRow[];
+    const deletedAt = (page: RevisionRow) => (page.deleted ? Date.parse(page.deleted) : Infinity);
+    if (at === undefined) {
+      const live = pages.filter((page) => deletedAt(page) === Infinity && page.latest_rev !== null);
+      return { items: live.map((page) => ({ title: page.title, rev: page.latest_rev!, tid: page.latest_tid })), next };
     }
-    return { items: listed, next };
+    // Each page's revision at that time is in its own partition: looked up side by side.
+    const then = await Promise.all(pages.filter((page) => deletedAt(page) > at).map(async (page) => ({ page, row: await revs.currentAt(ctx, page.title, at) })));
+    return { items: then.filter(({ row }) => row).map(({ page, row }) => ({ title: page.title, rev: row!.rev, tid: row!.tid })), next };
   }
 
   /** The stored renders of a page, newest first; those of a page that moved away from this title are not its. */
@@ -323,9 +328,10 @@ export class PageService {
     const { items, next } = await this.renders.list(ctx, domain, title, paging);
     const moved = (await revs.newest(ctx, title))?.moved_page;
     if (moved === null || moved === undefined) return { items, next };
-    const own: Row[] = [];
-    for (const item of items) if ((await revs.get(ctx, title, item.rev as number))?.page_id !== moved) own.push(item);
-    return { items: own, next };
+    const revisions = items.map((item) => item.rev as number);
+    const rows = revisions.length ? await revs.range(ctx, title, Math.min(...revisions), Math.max(...revisions)) : [];
+    const pageOf = new Map(rows.map((row) => [row.rev, row.page_id]));
+    return { items: items.filter((item) => pageOf.get(item.rev as number) !== moved), next };
   }
 
   /** One page of the page's history, from the wiki (it follows moves); each revision is stored as seen. */

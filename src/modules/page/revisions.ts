@@ -197,6 +197,11 @@ export class PageRevisions {
     await this.write(ctx, from, { title: from, moved_to: to, moved_page: pageId });
   }
 
+  /** A revision the wiki no longer shows though its page is there: kept, but never served again. */
+  async markGone(ctx: RequestContext, title: string, rev: number): Promise<void> {
+    await this.write(ctx, title, { title, rev, text_hidden: true, seen: new Date().toISOString() });
+  }
+
   async clearMoved(ctx: RequestContext, title: string): Promise<void> {
     await this.write(ctx, title, { title, moved_to: null, moved_page: null });
   }
