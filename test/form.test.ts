@@ -45,6 +45,19 @@ describe('form bodies', () => {
     assert.match(res.json.detail, /__proto__|constructor/);
   });
 
+  it('reads JSON carried in a form field within the limits of a JSON body (413), never a crash', async () => {
+    const deep = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000);
+    const res = await request(`${s.base}/${s.domain}/v1/transform/html/to/wikitext`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ html: '<p>x</p>', 'data-mw': deep }).toString(),
+    });
+    problem(res, 413);
+    const notJson = await request(`${s.base}/${s.domain}/v1/transform/html/to/wikitext`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'html=x&data-mw=%7Bnope',
+    });
+    problem(notJson, 400);
+    assert.match(notJson.json.detail, /data-mw/);
+  });
+
   it('refuses other body types with 415', async () => {
     problem(await post('text/plain', 'wikitext=x'), 415);
   });

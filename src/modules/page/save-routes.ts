@@ -1,4 +1,5 @@
 import { HttpError, badRequest } from '../../errors.js';
+import { parseJson } from '../../http/json.js';
 import type { RequestContext, Response, Route, RouteRequest } from '../../router/types.js';
 import type { Credentials } from '../../upstream/action-api.js';
 import type { PageSaver, SaveRequest, SaveResult } from './page-saver.js';
@@ -23,8 +24,10 @@ export function parseJsonField(value: unknown, name: string): Record<string, unk
   if (value === undefined) return undefined;
   if (typeof value === 'string') {
     try {
-      value = JSON.parse(value) as unknown;
-    } catch {
+      // Within the same depth and size limits as a JSON body.
+      value = parseJson(Buffer.from(value));
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 413) throw e;
       // refused below
     }
   }

@@ -17,6 +17,7 @@ import { leadSummary } from './summary.js';
 
 const gunzip = promisify(zlib.gunzip);
 
+const SUMMARY_CACHE_BYTES = 8 * 1024 * 1024;
 const SUMMARY_TYPE = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/Summary/1.4.2"';
 
 const enc = (title: string) => encodeURIComponent(title).replace(/%3A/g, ':');
@@ -33,7 +34,8 @@ const etagOf = (value: string | undefined) => {
  */
 export function restV1Module(api: PageApi): Module {
   const { service, normalize, transforms, caches, cache, html2 } = api;
-  const summaries = new LRUCache<string, Record<string, unknown>>({ max: 5000 });
+  // Bounded in bytes: a lead paragraph can be long.
+  const summaries = new LRUCache<string, Record<string, unknown>>({ maxSize: SUMMARY_CACHE_BYTES, sizeCalculation: (summary) => 2 * JSON.stringify(summary).length });
 
   /** A non-normalised title is answered with a redirect to the same rest_v1 URL with the wiki's form. */
   async function titleOr301(req: RouteRequest): Promise<string | Response> {
