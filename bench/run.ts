@@ -59,7 +59,8 @@ if (page) {
   if (save) {
     console.log(
       `save: service ${save.serviceMs.toFixed(1)} ms vs the same edit made directly plus the render it stores ${save.directUpstreamMs.toFixed(1)} ms: ` +
-        `${save.overheadMs.toFixed(1)} ms added (median of ${save.samples}; target ≤10 ms: ${verdict(save.overheadMs <= 10)})`,
+        `${save.overheadMs.toFixed(1)} ms added (median of ${save.samples}; target ≤10 ms: ${verdict(save.overheadMs <= 10)}); ` +
+        `slowest ${save.serviceMaxMs.toFixed(1)} ms vs ${save.directMaxMs.toFixed(1)} ms`,
     );
   }
   console.log(`coalescing: ${coalescing.concurrent} concurrent misses -> ${coalescing.parsoidRequests} Parsoid request(s) (target 1: ${verdict(coalescing.parsoidRequests === 1)})`);
