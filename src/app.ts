@@ -45,6 +45,13 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     renderCacheBytes: config.render_cache_bytes, negativeCacheMs: config.negative_cache_ms,
     revisionRecheckMs: config.revision_recheck_interval * 1000,
     purger: new CachePurger(config.purge_hosts, log, (outcome, n) => metrics.purges.inc({ outcome }, n)),
+    metrics,
+    follow: config.follow_changes
+      ? {
+          pollMs: config.follower.poll_interval * 1000, batchSize: Math.round(config.follower.batch_size), concurrency: Math.round(config.follower.concurrency),
+          pagesPerSecond: config.follower.pages_per_second, dependentsPerSecond: config.follower.dependents_per_second, leaseMs: config.follower.lease * 1000,
+        }
+      : undefined,
   });
   const transactions = transactionsModule({
     domains, leaseMs: config.transaction_lease * 1000, sweepMs: config.transaction_sweep_interval * 1000, lifetimeMs: config.transaction_lifetime * 1000,

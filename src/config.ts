@@ -60,6 +60,25 @@ export interface Config {
   transaction_lifetime: number;
   /** HTTP caches in front of the service ("host:port"), sent a PURGE for every URL whose answer changed. */
   purge_hosts: string[];
+  /**
+   * Whether the service follows each wiki's recent changes (one process per wiki at a time): pages
+   * fresh within seconds of an edit, pre-rendered, and purged from the caches in `purge_hosts`.
+   */
+  follow_changes: boolean;
+  follower: {
+    /** Seconds between reads of the wiki's recent changes once caught up. */
+    poll_interval: number;
+    /** Changes applied per batch. */
+    batch_size: number;
+    /** Pages refreshed and rendered side by side. */
+    concurrency: number;
+    /** Pages refreshed and rendered per second at most (catching up after an outage). */
+    pages_per_second: number;
+    /** Pages re-rendered per second at most because a template or module they use changed. */
+    dependents_per_second: number;
+    /** Seconds the follower's lease lives unless renewed: how soon another process takes over. */
+    lease: number;
+  };
   /** Whether `/{domain}/rest_v1/` (Wikimedia's REST API layout, for RESTBase's clients) is served. */
   rest_v1: boolean;
   /** For tests only: faults the service injects into itself. */
@@ -116,6 +135,8 @@ export function defaultConfig(dataDir = './data'): Config {
     workers: 1,
     rest_v1: true,
     purge_hosts: [],
+    follow_changes: false,
+    follower: { poll_interval: 1, batch_size: 100, concurrency: 4, pages_per_second: 10, dependents_per_second: 2, lease: 10 },
     transaction_lease: 10,
     transaction_sweep_interval: 5,
     transaction_lifetime: 3600,
@@ -160,6 +181,11 @@ function validate(config: Config): Config {
   if (!Array.isArray(config.purge_hosts) || !config.purge_hosts.every((h) => typeof h === 'string' && /^[\w.:[\]-]+:\d+$/.test(h))) {
     fail('purge_hosts must list cache hosts as "host:port"');
   }
+  if (typeof config.follow_changes !== 'boolean') fail('follow_changes must be true or false');
+  for (const [key, value] of Object.entries(config.follower ?? {})) {
+    if (!(key in defaultConfig().follower)) fail(`follower.${key} is not a setting (${Object.keys(defaultConfig().follower).join(', ')})`);
+    if (typeof value !== 'number' || !(value > 0)) fail(`follower.${key} must be a positive number`);
+  }
   const kill = config.fault_injection?.transaction_kill;
   if (kill !== undefined && !['after-store', 'after-primary', 'after-dependent', 'random'].includes(kill)) fail('fault_injection.transaction_kill must be after-store, after-primary, after-dependent or random');
   if (!Number.isInteger(config.workers) || config.workers < 0 || config.workers > 256) fail('workers must be an integer from 0 to 256');
@@ -181,7 +207,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         listen: { ...config.listen, ...parsed.listen },
         storage: parsed.storage ? { ...parsed.storage } : config.storage,
         wikis: parsed.wikis ?? config.wikis,
+        follower: { ...config.follower, ...parsed.follower },
       });
+      // Following the wiki keeps pages fresh: asking it about each page is then only a safety net.
+      if (parsed.follow_changes === true && parsed.latest_check_interval === undefined) config.latest_check_interval = 3600;
     }
   }
   if (env.PORT) config.listen.port = Number(env.PORT);

@@ -31,6 +31,21 @@ export class Metrics {
   );
   readonly oldestTransaction = this.gauge('transactions_oldest_unfinished_seconds', 'Age of the oldest stored, unfinished transaction at the last sweep', ['domain'] as const);
 
+  readonly followerLeading = this.gauge('follower_leading', 'Whether this process follows the wiki\'s changes (holds its lease): 1 or 0', ['domain'] as const);
+  readonly followerChanges = this.counter('follower_changes_total', 'The wiki\'s changes followed, by kind (edit, new, delete/delete, move/move, ...)', ['domain', 'kind'] as const);
+  readonly followerTasks = this.counter(
+    'follower_tasks_total', 'Pages refreshed, revisions re-checked and dependents re-rendered by the follower, by outcome (done, failed)', ['domain', 'task', 'outcome'] as const,
+  );
+  readonly followerLag = new Histogram({
+    name: 'follower_lag_seconds',
+    help: 'From a change on the wiki (its recent-changes time) to the page refreshed, rendered and purged here',
+    labelNames: ['domain'] as const,
+    buckets: [0.5, 1, 2, 3, 5, 10, 30, 60, 300, 1800, 3600],
+    registers: [this.registry],
+  });
+  readonly backfillPages = this.counter('backfill_pages_total', 'Pages the backfill went through, by outcome (rendered, skipped, failed)', ['domain', 'outcome'] as const);
+  readonly backfillTotal = this.gauge('backfill_pages_expected', 'Pages the running backfill expects to go through', ['domain'] as const);
+
   constructor(defaults = true) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
   }

@@ -46,6 +46,10 @@ export class WikiAdmin {
     await this.call({ action: 'delete', title, reason: 'test', token: this.csrf }, true);
   }
 
+  async undelete(title: string): Promise<void> {
+    await this.call({ action: 'undelete', title, reason: 'test', token: this.csrf }, true);
+  }
+
   /** Moves a page, leaving a redirect behind unless `noredirect`. */
   async move(from: string, to: string, options: { noredirect?: boolean } = {}): Promise<void> {
     await this.call({ action: 'move', from, to, reason: 'test', movetalk: '1', ...(options.noredirect ? { noredirect: '1' } : {}), token: this.csrf }, true);

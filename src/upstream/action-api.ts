@@ -39,6 +39,27 @@ export interface SiteInfo {
 
 const RVPROP = 'ids|timestamp|user|userid|size|sha1|comment|flags|contentmodel|tags';
 
+/** One entry of the wiki's recent changes: an edit, a page creation, or a log event. */
+export interface RecentChange {
+  type: 'edit' | 'new' | 'log' | 'categorize' | 'external';
+  ns: number;
+  title: string;
+  pageid?: number;
+  revid?: number;
+  rcid: number;
+  timestamp: string;
+  logtype?: string;
+  logaction?: string;
+  logparams?: Record<string, unknown>;
+}
+
+/** A page as a listing (allpages, embeddedin, categorymembers) names it, with its latest revision. */
+export interface ListedPage {
+  title: string;
+  ns: number;
+  lastrevid?: number;
+}
+
 /** What identifies a caller to the wiki: forwarded as they came, never replaced by the service's own. */
 export interface Credentials {
   cookie?: string;
@@ -180,6 +201,46 @@ export class ActionApi {
     const json = await this.query({ action: 'query', list: 'logevents', letype: 'move', letitle: title, lelimit: '1', leprop: 'details|title' });
     const event = json.query?.logevents?.[0] as { params?: { target_title?: string } } | undefined;
     return event?.params?.target_title;
+  }
+
+  /**
+   * Recent changes from `start` (inclusive, ISO time) oldest first, up to `limit`; `cont` goes on
+   * where the previous call stopped.
+   */
+  async recentChanges(start: string, limit: number, cont?: string): Promise<{ changes: RecentChange[]; cont?: string }> {
+    const params: Record<string, string> = {
+      action: 'query', list: 'recentchanges', rcdir: 'newer', rcstart: start, rclimit: String(limit),
+      rcprop: 'title|ids|timestamp|loginfo', rctype: 'edit|new|log',
+    };
+    if (cont) params.rccontinue = cont;
+    const json = await this.query(params);
+    return { changes: (json.query?.recentchanges ?? []) as RecentChange[], cont: json.continue?.rccontinue as string | undefined };
+  }
+
+  /** The time of the wiki's newest recent change (where following starts), or now if it has none. */
+  async newestChangeTime(): Promise<string> {
+    const json = await this.query({ action: 'query', list: 'recentchanges', rcdir: 'older', rclimit: '1', rcprop: 'timestamp' });
+    return ((json.query?.recentchanges?.[0] as RecentChange | undefined)?.timestamp) ?? new Date().toISOString();
+  }
+
+  /**
+   * One chunk of a page listing through a generator (embeddedin, allpages, categorymembers) with
+   * each page's latest revision id; `cont` is the previous chunk's continuation.
+   */
+  async listPages(generator: 'embeddedin' | 'allpages' | 'categorymembers', params: Record<string, string>, cont?: Record<string, string>): Promise<{ pages: ListedPage[]; cont?: Record<string, string> }> {
+    const json = await this.query({ action: 'query', generator, prop: 'info', ...params, ...(cont ?? {}) });
+    const pages = ((json.query?.pages ?? []) as ApiPage[]).filter((p) => !p.missing && !p.invalid);
+    return { pages: pages.map((p) => ({ title: p.title, ns: p.ns, lastrevid: p.lastrevid })), cont: json.continue as Record<string, string> | undefined };
+  }
+
+  /** How many pages the wiki has (all namespaces), and per category. */
+  async pageCount(category?: string): Promise<number> {
+    if (category) {
+      const json = await this.query({ action: 'query', prop: 'categoryinfo', titles: category });
+      return Number((json.query?.pages?.[0] as { categoryinfo?: { pages?: number } })?.categoryinfo?.pages ?? 0);
+    }
+    const json = await this.query({ action: 'query', meta: 'siteinfo', siprop: 'statistics' });
+    return Number(json.query?.statistics?.pages ?? 0);
   }
 
   /** One page of a page's history, newest first. */

@@ -5,6 +5,9 @@ import type { Module, RequestContext, Response, RouteRequest } from '../../route
 import { parseTime, tidTime } from '../../tid.js';
 import type { CachePurger } from '../../upstream/cache-purger.js';
 import type { Wiki } from '../../upstream/wiki.js';
+import type { Metrics } from '../../metrics.js';
+import type { ChangeFollower, FollowerOptions } from './follower/change-follower.js';
+import { followerModule } from './follower/index.js';
 import { cachePolicy, type CachePolicy } from './cache-control.js';
 import { Html2Cache, HTML_2_TYPE, negotiateHtml } from './html-versions.js';
 import { PageCaches } from './page-caches.js';
@@ -63,6 +66,9 @@ export interface PageModuleOptions {
   revisionRecheckMs: number;
   /** The HTTP caches in front, told of every answer that changed. */
   purger: CachePurger;
+  /** How the wikis' changes are followed; absent: they are not. */
+  follow?: FollowerOptions;
+  metrics: Metrics;
 }
 
 /** The page modules and what another face of them (rest_v1) builds on. */
@@ -75,6 +81,8 @@ export interface PageApi {
   caches: PageCaches;
   cache: CachePolicy;
   html2: Html2Cache;
+  /** The change followers by domain (none unless following is on). */
+  followers: Map<string, ChangeFollower>;
 }
 
 /**
@@ -241,5 +249,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
       },
     ],
   };
-  return { modules: [page, saveRecordsModule(service, locksOf)], service, transforms, normalize, caches, cache, html2 };
+  // First, so it stops following before the page module waits for pending renders.
+  const follower = followerModule(service, options.follow, options.metrics, options.log);
+  return { modules: [follower, page, saveRecordsModule(service, locksOf)], service, transforms, normalize, caches, cache, html2, followers: follower.followers };
 }

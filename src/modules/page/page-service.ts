@@ -177,17 +177,17 @@ export class PageService {
    * interval the wiki is asked again (its text or user may have been hidden, its page deleted),
    * so hidden state is never stale for longer. While the wiki is down, what is stored stands.
    */
-  private async visible(ctx: RequestContext, domain: string, row: RevisionRow): Promise<RevisionRow> {
+  private async visible(ctx: RequestContext, domain: string, row: RevisionRow, force = false): Promise<RevisionRow> {
     const age = row.seen ? Date.now() - Date.parse(row.seen) : Infinity;
     const paused = (this.recheckPausedUntil.get(domain) ?? 0) > Date.now();
     // A deleted or moved page is learned again through its latest revision, not revision by revision.
-    if (paused || age <= this.freshness.revisionRecheckMs || row.deleted || movedAway(row)) return this.live(row);
+    if (!force && (paused || age <= this.freshness.revisionRecheckMs || row.deleted || movedAway(row))) return this.live(row);
     const revs = this.revisions(domain);
     let page: ApiPage;
     try {
-      page = await this.fetchRevision(domain, row.rev, false);
+      page = await this.fetchRevision(domain, row.rev, force);
     } catch (e) {
-      if (isUnavailable(e)) {
+      if (isUnavailable(e) && !force) {
         // The wiki is down: serve what is stored, and do not make every reader wait for it meanwhile.
         this.recheckPausedUntil.set(domain, Date.now() + RECHECK_PAUSE_MS);
         return this.live(row);
@@ -207,8 +207,59 @@ export class PageService {
     }
     await revs.saveFromApi(ctx, row.title, page, page.revisions ?? []);
     const now = (await revs.get(ctx, row.title, row.rev)) ?? row;
-    if (now.text_hidden && !row.text_hidden) this.purger.purgeLater(revisionUrls(domain, row.title, row.rev, row.tid));
+    if (!!now.text_hidden !== !!row.text_hidden) this.purger.purgeLater(revisionUrls(domain, row.title, row.rev, row.tid));
     return this.live(now);
+  }
+
+  // ---- what the change follower learned -----------------------------------------------------
+
+  /**
+   * Asks the wiki for the page's state now (latest revision, deleted, moved), stores it and
+   * purges what changed; undefined if the page is gone from this title.
+   */
+  async refresh(ctx: RequestContext, domain: string, title: string): Promise<RevisionRow | undefined> {
+    try {
+      return await this.latest(ctx, domain, title, true);
+    } catch (e) {
+      if (e instanceof RevisionMoved || (e instanceof HttpError && e.status === 404)) return undefined;
+      throw e;
+    }
+  }
+
+  /** Renders a revision unless a render is stored, and resolves once it is stored. */
+  async prerender(ctx: RequestContext, domain: string, row: RevisionRow): Promise<void> {
+    if (row.text_hidden) return;
+    await this.render(ctx, domain, row, false);
+    await this.storing.get(renderKey(domain, row.title, row.rev, false));
+  }
+
+  /** Asks the wiki again about a stored revision (hidden, shown again); false if it is not stored here. */
+  async recheck(ctx: RequestContext, domain: string, title: string, revid: number): Promise<boolean> {
+    const row = await this.revisions(domain).get(ctx, title, revid);
+    if (!row) return false;
+    try {
+      await this.visible(ctx, domain, row, true);
+    } catch (e) {
+      if (!(e instanceof RevisionMoved || (e instanceof HttpError && e.status === 404))) throw e;
+    }
+    return true;
+  }
+
+  /**
+   * Renders a stored page's latest revision again (a template it uses changed); a render with the
+   * same content keeps its tid. Returns whether the page's answers changed (and were purged);
+   * undefined if the page has no stored render to refresh.
+   */
+  async rerenderLatest(ctx: RequestContext, domain: string, title: string): Promise<boolean | undefined> {
+    const newest = await this.revisions(domain).newest(ctx, title);
+    if (!newest?.latest_tid || newest.deleted || newest.moved_to) return undefined;
+    const row = await this.revisions(domain).get(ctx, title, newest.latest_rev!);
+    if (!row || row.text_hidden) return undefined;
+    const render = await this.render(ctx, domain, row, true);
+    if (render.tid === newest.latest_tid) return false;
+    await this.storing.get(renderKey(domain, title, row.rev, true));
+    this.purger.purgeLater(latestUrls(domain, title));
+    return true;
   }
 
   private async refreshLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined): Promise<RevisionRow> {

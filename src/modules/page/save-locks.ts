@@ -1,5 +1,4 @@
-import { HttpError } from '../../errors.js';
-import { TableClient } from '../../internal/table-client.js';
+import { LeaseTable } from '../../internal/lease.js';
 import type { RequestContext } from '../../router/types.js';
 
 /**
@@ -20,33 +19,23 @@ export const SAVE_LOCKS_SCHEMA = {
  * base exactly one reaches the wiki.
  */
 export class SaveLocks {
-  readonly table: TableClient;
+  private readonly leases: LeaseTable;
 
   constructor(domain: string) {
-    this.table = new TableClient(domain, 'page_save_locks');
+    this.leases = new LeaseTable(domain, 'page_save_locks', { key: 'title', holder: 'lock' });
   }
 
   async create(ctx: RequestContext): Promise<void> {
-    await this.table.create(ctx, SAVE_LOCKS_SCHEMA);
+    await this.leases.table.create(ctx, SAVE_LOCKS_SCHEMA);
   }
 
   /** Takes the page for the save `lock`, or false if another save holds it. */
-  async acquire(ctx: RequestContext, title: string, lock: string, base: number | null): Promise<boolean> {
-    try {
-      await this.table.put(ctx, { attributes: { title, lock, base, _ttl: SAVE_LOCK_SECONDS }, if: { lock: { eq: null } } });
-      return true;
-    } catch (e) {
-      if (e instanceof HttpError && e.status === 412) return false;
-      throw e;
-    }
+  acquire(ctx: RequestContext, title: string, lock: string, base: number | null): Promise<boolean> {
+    return this.leases.acquire(ctx, title, lock, SAVE_LOCK_SECONDS, { base });
   }
 
   /** Frees the page if `lock` still holds it (conditional, so a later save's lock stays). Idempotent. */
-  async release(ctx: RequestContext, title: string, lock: string): Promise<void> {
-    try {
-      await this.table.put(ctx, { attributes: { title, lock: null, base: null, _ttl: 60 }, if: { lock: { eq: lock } } });
-    } catch (e) {
-      if (!(e instanceof HttpError && e.status === 412)) throw e;
-    }
+  release(ctx: RequestContext, title: string, lock: string): Promise<void> {
+    return this.leases.release(ctx, title, lock, { base: null });
   }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { keepRenewed } from '../../internal/lease.js';
 import { TableClient } from '../../internal/table-client.js';
 import type { RequestContext } from '../../router/types.js';
 
@@ -16,7 +17,7 @@ export const HEARTBEATS_SCHEMA = {
 export class Heartbeat {
   readonly owner = `${process.pid}-${randomUUID()}`;
   private readonly table: TableClient;
-  private timer: NodeJS.Timeout | undefined;
+  private stopRenewing: (() => void) | undefined;
 
   constructor(domain: string, private readonly leaseMs: number, private readonly log: Logger) {
     this.table = new TableClient(domain, 'heartbeats');
@@ -26,19 +27,20 @@ export class Heartbeat {
     await this.table.create(ctx, HEARTBEATS_SCHEMA);
   }
 
-  private beat(ctx: RequestContext): Promise<void> {
-    return this.table.put(ctx, { attributes: { owner: this.owner, seen: Date.now(), _ttl: Math.max(1, Math.ceil(this.leaseMs / 1000)) } });
+  /** Its own row: nobody else writes it, so no condition is needed. */
+  private async beat(ctx: RequestContext): Promise<boolean> {
+    await this.table.put(ctx, { attributes: { owner: this.owner, seen: Date.now(), _ttl: Math.max(1, Math.ceil(this.leaseMs / 1000)) } });
+    return true;
   }
 
   /** Beats now, then three times per lease. */
   async start(ctx: RequestContext): Promise<void> {
     await this.beat(ctx);
-    this.timer = setInterval(() => this.beat(ctx).catch((err) => this.log.warn({ err }, 'heartbeat failed')), Math.max(100, this.leaseMs / 3));
-    this.timer.unref();
+    this.stopRenewing = keepRenewed(this.leaseMs, () => this.beat(ctx), (err) => this.log.warn({ err }, 'heartbeat failed'));
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.stopRenewing?.();
   }
 
   /** Whether `owner`'s heartbeat is still alive. */

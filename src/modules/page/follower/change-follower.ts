@@ -1,0 +1,263 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import PQueue from 'p-queue';
+import type { Logger } from 'pino';
+import { keepRenewed } from '../../../internal/lease.js';
+import type { Metrics } from '../../../metrics.js';
+import type { RequestContext } from '../../../router/types.js';
+import type { RecentChange } from '../../../upstream/action-api.js';
+import { isUnavailable } from '../../../upstream/wiki.js';
+import type { PageService } from '../page-service.js';
+import { planChanges, type ChangePlan } from './change-plan.js';
+import type { Cursor, FollowerState } from './follower-state.js';
+
+export interface FollowerOptions {
+  /** How often the wiki's recent changes are read when the follower has caught up. */
+  pollMs: number;
+  /** Changes applied per batch (the cursor moves once a batch is applied). */
+  batchSize: number;
+  /** Pages refreshed and rendered side by side. */
+  concurrency: number;
+  /** Pages refreshed (and rendered) per second at most: a long outage catches up without a render storm. */
+  pagesPerSecond: number;
+  /** Pages re-rendered per second at most because a template they use changed. */
+  dependentsPerSecond: number;
+  /** How long the lease lives unless renewed: how soon another process takes over from a dead one. */
+  leaseMs: number;
+}
+
+/** How far back each read of the recent changes reaches before the cursor: changes the wiki made visible late. */
+const OVERLAP_MS = 5_000;
+/** Embedding pages listed per request while re-rendering a template's dependents. */
+const DEPENDENTS_CHUNK = 500;
+
+/**
+ * Follows one wiki's recent changes: refreshes each changed page from the wiki (new latest
+ * revision stored and rendered, deletions, restores, moves), re-checks revisions whose visibility
+ * changed, re-renders pages whose templates changed, and purges what changed. One process per
+ * wiki follows at a time (a lease in storage); the others stand by to take over.
+ */
+export class ChangeFollower {
+  readonly holder = `${process.pid}-${randomUUID()}`;
+  private leading = false;
+  private stopped = false;
+  private stopRenewing: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly loops = new Set<Promise<void>>();
+  private readonly pages: PQueue;
+  private readonly dependents: PQueue;
+  private wake: (() => void) | undefined;
+  /** Aborted when this process stops leading: queued page work is dropped (the batch is read again by whoever leads). */
+  private leadership = new AbortController();
+
+  constructor(
+    private readonly domain: string,
+    private readonly service: PageService,
+    private readonly state: FollowerState,
+    private readonly options: FollowerOptions,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+  ) {
+    this.pages = new PQueue({ concurrency: options.concurrency, intervalCap: Math.max(1, Math.round(options.pagesPerSecond)), interval: 1000 });
+    this.dependents = new PQueue({ concurrency: Math.max(1, Math.min(options.concurrency, 2)), intervalCap: Math.max(1, Math.round(options.dependentsPerSecond)), interval: 1000 });
+  }
+
+  private get leaseSeconds(): number {
+    return Math.max(1, Math.ceil(this.options.leaseMs / 1000));
+  }
+
+  /** Whether this process follows the wiki now. */
+  get isLeading(): boolean {
+    return this.leading;
+  }
+
+  /** Tries for the lease now and three times per lease from now on. */
+  start(ctx: RequestContext): void {
+    const attempt = () => {
+      if (this.leading || this.stopped) return;
+      this.tryToLead(ctx).catch((err) => this.log.warn({ err, domain: this.domain }, 'taking the change follower lease failed'));
+    };
+    attempt();
+    this.timer = setInterval(attempt, Math.max(100, this.options.leaseMs / 3));
+    this.timer.unref();
+  }
+
+  private async tryToLead(ctx: RequestContext): Promise<void> {
+    if (!(await this.state.lead(ctx, this.holder, this.leaseSeconds))) return;
+    this.leading = true;
+    this.leadership = new AbortController();
+    this.metrics.followerLeading.set({ domain: this.domain }, 1);
+    this.log.info({ domain: this.domain, holder: this.holder }, 'following the wiki\'s changes');
+    this.stopRenewing = keepRenewed(
+      this.options.leaseMs,
+      () => this.state.renew(ctx, this.holder, this.leaseSeconds),
+      (err) => this.log.warn({ err, domain: this.domain }, 'renewing the change follower lease failed'),
+      () => this.demote('the change follower lease was lost'),
+    );
+    this.run(this.followChanges(ctx));
+    this.run(this.renderDependents(ctx));
+  }
+
+  private demote(reason: string): void {
+    if (!this.leading) return;
+    this.leading = false;
+    this.leadership.abort();
+    this.stopRenewing?.();
+    this.metrics.followerLeading.set({ domain: this.domain }, 0);
+    this.log.warn({ domain: this.domain }, reason);
+    this.wake?.();
+  }
+
+  private run(loop: Promise<void>): void {
+    const tracked = loop.catch((err) => this.log.error({ err, domain: this.domain }, 'a change follower loop failed')).finally(() => this.loops.delete(tracked));
+    this.loops.add(tracked);
+  }
+
+  /** Stops following and gives the lease up at once, so another process need not wait for it to expire. */
+  async stop(ctx: RequestContext): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    const wasLeading = this.leading;
+    this.demote('the change follower stopped');
+    await Promise.all([...this.loops]);
+    if (wasLeading) await this.state.release(ctx, this.holder).catch((err) => this.log.warn({ err }, 'releasing the change follower lease failed'));
+  }
+
+  /** Sleeps, but wakes at once when following stops. */
+  private async pause(ms: number): Promise<void> {
+    const ac = new AbortController();
+    this.wake = () => ac.abort();
+    await sleep(ms, undefined, { signal: ac.signal }).catch(() => undefined);
+    this.wake = undefined;
+  }
+
+  private async followChanges(ctx: RequestContext): Promise<void> {
+    let failures = 0;
+    while (this.leading && !this.stopped) {
+      try {
+        const more = await this.step(ctx);
+        failures = 0;
+        if (!more) await this.pause(this.options.pollMs);
+      } catch (err) {
+        failures++;
+        this.log.warn({ err, domain: this.domain }, 'following the wiki\'s changes failed; retrying');
+        await this.pause(Math.min(30_000, this.options.pollMs * 2 ** Math.min(failures, 5)));
+      }
+    }
+  }
+
+  /** Reads and applies one batch; true if more changes are waiting. */
+  private async step(ctx: RequestContext): Promise<boolean> {
+    const api = this.service.wiki(this.domain).api;
+    let cursor = await this.state.cursor(ctx);
+    if (!cursor) {
+      // Following starts at the wiki's newest change: older content is what the backfill is for.
+      cursor = { ts: await api.newestChangeTime(), seen: [] };
+      if (!(await this.state.advance(ctx, this.holder, cursor))) return false;
+    }
+    const seen = new Set(cursor.seen.map(([rcid]) => rcid));
+    const start = new Date(Date.parse(cursor.ts) - OVERLAP_MS).toISOString().replace(/\.\d+Z$/, 'Z');
+    const batch: RecentChange[] = [];
+    let cont: string | undefined;
+    do {
+      const page = await api.recentChanges(start, this.options.batchSize, cont);
+      for (const change of page.changes) if (!seen.has(change.rcid) && batch.length < this.options.batchSize) batch.push(change);
+      cont = page.cont;
+    } while (cont && batch.length < this.options.batchSize && this.leading);
+    if (batch.length === 0 || !this.leading) return false;
+
+    await this.apply(ctx, batch);
+    const newest = Math.max(Date.parse(cursor.ts), ...batch.map((c) => Date.parse(c.timestamp)));
+    const window = [...cursor.seen, ...batch.map((c): [number, number] => [c.rcid, Date.parse(c.timestamp)])].filter(([, at]) => at >= newest - OVERLAP_MS);
+    const next: Cursor = { ts: new Date(newest).toISOString(), seen: window };
+    if (!(await this.state.advance(ctx, this.holder, next))) {
+      this.demote('another process follows the wiki now');
+      return false;
+    }
+    return batch.length >= this.options.batchSize;
+  }
+
+  /** Applies a batch; throws (and the batch is read again) only if the wiki or storage is unreachable. */
+  private async apply(ctx: RequestContext, changes: RecentChange[]): Promise<void> {
+    const wiki = this.service.wiki(this.domain);
+    const titles = new Map<string, string>();
+    for (const c of changes) {
+      for (const t of [c.title, c.logparams?.target_title, c.logparams?.dest_title]) {
+        if (typeof t === 'string' && t && !titles.has(t)) titles.set(t, await wiki.normalize(t));
+      }
+    }
+    const normalized = changes.map((c) => ({
+      ...c,
+      title: c.title && titles.get(c.title)!,
+      logparams: c.logparams && {
+        ...c.logparams,
+        ...(typeof c.logparams.target_title === 'string' ? { target_title: titles.get(c.logparams.target_title) } : {}),
+        ...(typeof c.logparams.dest_title === 'string' ? { dest_title: titles.get(c.logparams.dest_title) } : {}),
+      },
+    }));
+    const plan = planChanges(normalized);
+    await this.refreshPages(ctx, plan);
+    await Promise.all(plan.recheck.map(({ title, revid }) => this.task('recheck', () => this.service.recheck(ctx, this.domain, title, revid))));
+    for (const template of plan.dependencies) await this.state.queueDependents(ctx, template);
+    for (const [kind, n] of plan.kinds) this.metrics.followerChanges.inc({ domain: this.domain, kind }, n);
+  }
+
+  private async refreshPages(ctx: RequestContext, plan: ChangePlan): Promise<void> {
+    await Promise.all(
+      plan.refresh.map((title) =>
+        this.task('refresh', async () => {
+          const row = await this.service.refresh(ctx, this.domain, title);
+          if (row) await this.service.prerender(ctx, this.domain, row);
+          const at = plan.changedAt.get(title);
+          if (at !== undefined) this.metrics.followerLag.observe({ domain: this.domain }, Math.max(0, (Date.now() - at) / 1000));
+        }),
+      ),
+    );
+  }
+
+  /**
+   * One page's work, rate-limited. The wiki or storage being unreachable fails the batch (it is
+   * read again); any other failure of one page (a render Parsoid cannot make) is logged and
+   * counted, and does not hold the wiki's other changes back.
+   */
+  private async task(kind: 'refresh' | 'recheck' | 'dependent', work: () => Promise<unknown>, queue = this.pages): Promise<void> {
+    try {
+      await queue.add(work, { signal: this.leadership.signal });
+      this.metrics.followerTasks.inc({ domain: this.domain, task: kind, outcome: 'done' });
+    } catch (err) {
+      this.metrics.followerTasks.inc({ domain: this.domain, task: kind, outcome: 'failed' });
+      if (isUnavailable(err) || !this.leading) throw err;
+      this.log.warn({ err, domain: this.domain, task: kind }, 'a change could not be applied to one page');
+    }
+  }
+
+  /**
+   * Re-renders the stored pages that use a changed template, one queued template at a time,
+   * newest-edited first within each chunk of the wiki's listing; progress is stored, so a new
+   * follower goes on where the last one stopped.
+   */
+  private async renderDependents(ctx: RequestContext): Promise<void> {
+    const api = this.service.wiki(this.domain).api;
+    while (this.leading && !this.stopped) {
+      try {
+        const job = await this.state.nextDependents(ctx);
+        if (!job) {
+          await this.pause(this.options.pollMs);
+          continue;
+        }
+        const { pages, cont } = await api.listPages('embeddedin', { geititle: job.title, geilimit: String(DEPENDENTS_CHUNK) }, job.cont ?? undefined);
+        pages.sort((a, b) => (b.lastrevid ?? 0) - (a.lastrevid ?? 0));
+        await Promise.all(
+          pages.map(async (page) => {
+            const title = await this.service.wiki(this.domain).normalize(page.title);
+            await this.task('dependent', () => this.service.rerenderLatest(ctx, this.domain, title), this.dependents);
+          }),
+        );
+        if (this.leading) await this.state.progressDependents(ctx, job.title, job.queued, cont ?? null);
+      } catch (err) {
+        this.log.warn({ err, domain: this.domain }, 're-rendering a template\'s dependents failed; retrying');
+        await this.pause(Math.max(1000, this.options.pollMs * 5));
+      }
+    }
+  }
+}

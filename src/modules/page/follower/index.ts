@@ -1,0 +1,36 @@
+import type { Logger } from 'pino';
+import type { Metrics } from '../../../metrics.js';
+import type { Module, RequestContext } from '../../../router/types.js';
+import type { PageService } from '../page-service.js';
+import { ChangeFollower, type FollowerOptions } from './change-follower.js';
+import { FollowerState } from './follower-state.js';
+
+/**
+ * The change followers, one per wiki (when `follow` is given): tables created at setup, the
+ * followers started after it and stopped, their lease given up, before the page module drains.
+ */
+export function followerModule(service: PageService, follow: FollowerOptions | undefined, metrics: Metrics, log: Logger): Module & { followers: Map<string, ChangeFollower> } {
+  const states = new Map(service.domains().map((domain) => [domain, new FollowerState(domain)]));
+  const followers = new Map<string, ChangeFollower>();
+  let context: RequestContext | undefined;
+  return {
+    name: 'page-follower',
+    api: 'sys',
+    tables: ['page_follower', 'page_dependents'],
+    routes: [],
+    followers,
+    async setup(ctx) {
+      context = ctx;
+      for (const state of states.values()) await state.create(ctx);
+      if (!follow) return;
+      for (const [domain, state] of states) {
+        const follower = new ChangeFollower(domain, service, state, follow, metrics, log);
+        followers.set(domain, follower);
+        follower.start(ctx);
+      }
+    },
+    async close() {
+      await Promise.all([...followers.values()].map((f) => f.stop(context!)));
+    },
+  };
+}

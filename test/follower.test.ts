@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import type { Config } from '../src/config.js';
+import { planChanges } from '../src/modules/page/follower/change-plan.js';
+import type { RecentChange } from '../src/upstream/action-api.js';
+import { admin, processConfig, request, sleep, startProcess, tempDir } from './helpers.js';
+import { etagOf, startAgainstWiki, WIKI_URL, WikiAdmin, type AgainstWiki } from './wiki.js';
+
+const RUN = Date.now().toString(36);
+const under = (title: string) => title.replace(/ /g, '_');
+
+/** Settings that make the follower quick in tests: a short poll and a lease of two seconds. */
+export const FAST_FOLLOWER: Pick<Config, 'follow_changes' | 'follower'> = {
+  follow_changes: true,
+  follower: { poll_interval: 0.2, batch_size: 100, concurrency: 4, pages_per_second: 50, dependents_per_second: 20, lease: 2 },
+};
+
+/** Polls `check` until it returns a value, or fails after `ms`. */
+export async function waitFor<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(100);
+  }
+}
+
+/** The page state the service has stored for a title (admin read of its own table). */
+export async function storedPage(base: string, title: string): Promise<{ latest_rev: number | null; latest_tid: string | null; deleted: string | null } | undefined> {
+  const res = await request(`${base}/wiki.test/sys/table/page_revisions/_query`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: { attributes: { title }, limit: 1 } });
+  assert.equal(res.status, 200, res.text);
+  return res.json.items[0];
+}
+
+const change = (c: Partial<RecentChange> & Pick<RecentChange, 'type' | 'title'>, i = 1): RecentChange => ({ ns: 0, rcid: i, timestamp: `2026-01-01T00:00:0${i}Z`, ...c });
+
+describe('planning a batch of the wiki\'s changes', () => {
+  it('refreshes each touched page once, in the order of its last change, and both ends of a move', () => {
+    const plan = planChanges([
+      change({ type: 'edit', title: 'A' }, 1),
+      change({ type: 'new', title: 'B' }, 2),
+      change({ type: 'log', title: 'C', logtype: 'move', logaction: 'move', logparams: { target_ns: 0, target_title: 'D' } }, 3),
+      change({ type: 'edit', title: 'A' }, 4),
+      change({ type: 'log', title: 'E', logtype: 'delete', logaction: 'delete' }, 5),
+      change({ type: 'log', title: 'User:F', ns: 2, logtype: 'block', logaction: 'block' }, 6),
+    ]);
+    assert.deepEqual(plan.refresh, ['B', 'C', 'D', 'A', 'E']);
+    assert.equal(plan.changedAt.get('A'), Date.parse('2026-01-01T00:00:04Z'));
+    assert.equal(plan.kinds.get('edit'), 2);
+    assert.equal(plan.kinds.get('block/block'), 1, 'counted, though nothing is done for it');
+    assert.deepEqual(plan.recheck, []);
+  });
+
+  it('re-checks the revisions a revision deletion names, and queues templates and modules that changed', () => {
+    const plan = planChanges([
+      change({ type: 'log', title: 'A', logtype: 'delete', logaction: 'revision', logparams: { type: 'revision', ids: [7, 8] } }, 1),
+      change({ type: 'log', title: 'A', logtype: 'suppress', logaction: 'revision', logparams: { type: 'revision', ids: [8] } }, 2),
+      change({ type: 'edit', title: 'Template:Box', ns: 10 }, 3),
+      change({ type: 'edit', title: 'Module:Calc', ns: 828 }, 4),
+      change({ type: 'log', title: 'Template:Old', ns: 10, logtype: 'move', logaction: 'move', logparams: { target_ns: 10, target_title: 'Template:New' } }, 5),
+    ]);
+    assert.deepEqual(plan.recheck, [{ title: 'A', revid: 7 }, { title: 'A', revid: 8 }]);
+    assert.deepEqual(plan.dependencies, ['Template:Box', 'Module:Calc', 'Template:Old', 'Template:New']);
+    assert.ok(!plan.refresh.includes('A'), 'hiding a revision does not change the page');
+  });
+});
+
+describe('following the real wiki\'s changes', () => {
+  let env: AgainstWiki;
+  const get = (path: string) => request(`${env.v1}${path}`);
+
+  before(async () => {
+    env = await startAgainstWiki(FAST_FOLLOWER);
+    await waitFor('the follower leads', 10_000, async () => ((await request(`${env.s.base}/metrics`)).text.match(/^follower_leading\{domain="wiki.test"\} 1$/m) ? true : undefined));
+  });
+  after(() => env?.close());
+
+  it('stores and renders an edit made on the wiki within 3 s, before any client asks', async () => {
+    const title = under(`Followed ${RUN}`);
+    const first = await env.wiki.edit(title, 'First version.');
+    assert.equal(etagOf(await get(`/page/${title}/html`)).rev, first);
+    const second = await env.wiki.edit(title, 'Second version.');
+    const started = Date.now();
+    const stored = await waitFor('the new revision stored and rendered', 3000, async () => {
+      const page = await storedPage(env.s.base, title);
+      return page?.latest_rev === second && page.latest_tid ? page : undefined;
+    });
+    const took = Date.now() - started;
+    const parsoidBefore = env.wikiRequests('parsoid');
+    const res = await get(`/page/${title}/html`);
+    assert.deepEqual(etagOf(res), { rev: second, tid: stored.latest_tid }, `served the follower's render (${took} ms)`);
+    assert.match(res.text, /Second version/);
+    assert.equal(env.wikiRequests('parsoid'), parsoidBefore, 'pre-rendered: the read asked nothing of Parsoid');
+  });
+
+  it('answers 404 within 3 s for a page deleted on the wiki, and serves it again once restored', async () => {
+    const title = under(`Followed deleted ${RUN}`);
+    await env.wiki.edit(title, 'Soon deleted.');
+    assert.equal((await get(`/page/${title}/html`)).status, 200);
+    await env.wiki.delete(title);
+    await waitFor('404 after the deletion', 3000, async () => ((await get(`/page/${title}/html`)).status === 404 ? true : undefined));
+    await env.wiki.undelete(title);
+    const res = await waitFor('200 after the restore', 3000, async () => {
+      const r = await get(`/page/${title}/html`);
+      return r.status === 200 ? r : undefined;
+    });
+    assert.match(res.text, /Soon deleted/);
+  });
+
+  it('follows a move: the new title serves the page, the old one redirects to it', async () => {
+    const from = under(`Followed move ${RUN}`);
+    const to = under(`Followed moved ${RUN}`);
+    const rev = await env.wiki.edit(from, 'Moving soon.');
+    assert.equal(etagOf(await get(`/page/${from}/html`)).rev, rev);
+    await env.wiki.move(from, to, { noredirect: true });
+    await waitFor('the new title stored', 3000, async () => ((await storedPage(env.s.base, to))?.latest_tid ? true : undefined));
+    const moved = await get(`/page/${to}/html`);
+    assert.equal(moved.status, 200);
+    assert.match(moved.text, /Moving soon/);
+    const old = await get(`/page/${from}/html`);
+    assert.equal(old.status, 404, 'moved without a redirect');
+    assert.equal(old.json.type, 'urn:problem:page-moved');
+    assert.equal((await get(`/page/${from}/html/${rev}`)).status, 302, 'its revision URLs redirect');
+  });
+
+  it('answers 403 within 3 s for a revision whose text the wiki hid', async () => {
+    const title = under(`Followed hidden ${RUN}`);
+    const old = await env.wiki.edit(title, 'Private text.');
+    await env.wiki.edit(title, 'Public text.');
+    assert.equal((await get(`/page/${title}/html/${old}`)).status, 200);
+    await env.wiki.hideRevision(title, old);
+    await waitFor('403 after the revision deletion', 3000, async () => ((await get(`/page/${title}/html/${old}`)).status === 403 ? true : undefined));
+    assert.equal((await get(`/page/${title}/html`)).status, 200, 'the latest revision stays');
+  });
+
+  it('re-renders the pages using a template that changed, keeping tids where nothing changed', async () => {
+    const template = `Template:Followed box ${RUN}`;
+    await env.wiki.edit(template, 'Box says one.');
+    const user = under(`Followed user ${RUN}`);
+    const bystander = under(`Followed bystander ${RUN}`);
+    await env.wiki.edit(user, `Before {{Followed box ${RUN}}} after.`);
+    await env.wiki.edit(bystander, `No template here.`);
+    const before = await get(`/page/${user}/html`);
+    assert.match(before.text, /Box says one/);
+    const bystanderTid = etagOf(await get(`/page/${bystander}/html`)).tid;
+
+    await env.wiki.edit(template, 'Box says two.');
+    const res = await waitFor('the page using the template re-rendered', 5000, async () => {
+      const r = await get(`/page/${user}/html`);
+      return /Box says two/.test(r.text) ? r : undefined;
+    });
+    assert.equal(etagOf(res).rev, etagOf(before).rev, 'the same revision');
+    assert.notEqual(etagOf(res).tid, etagOf(before).tid, 'a new render');
+    assert.equal(etagOf(await get(`/page/${bystander}/html`)).tid, bystanderTid, 'a page not using it keeps its render');
+  });
+});
+
+describe('one follower per wiki: another process takes over from one killed with kill -9', () => {
+  const dir = tempDir('wikistore-follower-');
+  const config = () => processConfig(dir, 'wiki.test', WIKI_URL, 'follow_changes: true\nfollower:\n  poll_interval: 0.2\n  lease: 2\n  pages_per_second: 50\n');
+  const children: ChildProcess[] = [];
+  after(() => {
+    for (const child of children) child.kill('SIGKILL');
+  });
+
+  const leading = async (port: number) => /^follower_leading\{domain="wiki.test"\} 1$/m.test((await request(`http://127.0.0.1:${port}/metrics`)).text);
+
+  it('misses no change of a burst of 50 edits on 10 pages made while the leader dies', async () => {
+    const first = startProcess(config());
+    children.push(first.child);
+    const firstPort = await first.port;
+    await waitFor('the first process leads', 10_000, async () => ((await leading(firstPort)) ? true : undefined));
+    const second = startProcess(config());
+    children.push(second.child);
+    const secondPort = await second.port;
+    await sleep(1000);
+    assert.equal(await leading(secondPort), false, 'the second stands by while the first leads');
+
+    const wiki = await new WikiAdmin().login();
+    const titles = Array.from({ length: 10 }, (_, i) => under(`Takeover ${RUN} ${i}`));
+    for (let round = 0; round < 5; round++) {
+      for (const title of titles) await wiki.edit(title, `Round ${round} of ${title}.`);
+      if (round === 1) first.child.kill('SIGKILL');
+    }
+    const expected = await Promise.all(titles.map((t) => wiki.latestRevid(t)));
+    const base = `http://127.0.0.1:${secondPort}`;
+    await waitFor('the second process leads', 10_000, async () => ((await leading(secondPort)) ? true : undefined));
+    await waitFor('every page\'s latest revision stored', 15_000, async () => {
+      const stored = await Promise.all(titles.map(async (t) => (await storedPage(base, t))?.latest_rev));
+      return stored.every((rev, i) => rev === expected[i]) ? true : undefined;
+    });
+    for (const [i, title] of titles.entries()) {
+      const page = await storedPage(base, title);
+      assert.equal(page?.latest_rev, expected[i], title);
+      assert.ok(page?.latest_tid, `${title} rendered`);
+    }
+  });
+});
