@@ -1,38 +1,13 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import type { Config } from '../src/config.js';
 import { planChanges } from '../src/modules/page/follower/change-plan.js';
 import type { RecentChange } from '../src/upstream/action-api.js';
-import { admin, processConfig, request, sleep, startProcess, tempDir } from './helpers.js';
-import { etagOf, startAgainstWiki, WIKI_URL, WikiAdmin, type AgainstWiki } from './wiki.js';
+import { processConfig, request, sleep, startProcess, tempDir } from './helpers.js';
+import { etagOf, FAST_FOLLOWER, startAgainstWiki, storedPage, waitFor, WIKI_URL, WikiAdmin, type AgainstWiki } from './wiki.js';
 
 const RUN = Date.now().toString(36);
 const under = (title: string) => title.replace(/ /g, '_');
-
-/** Settings that make the follower quick in tests: a short poll and a lease of two seconds. */
-export const FAST_FOLLOWER: Pick<Config, 'follow_changes' | 'follower'> = {
-  follow_changes: true,
-  follower: { poll_interval: 0.2, batch_size: 100, concurrency: 4, pages_per_second: 50, dependents_per_second: 20, lease: 2 },
-};
-
-/** Polls `check` until it returns a value, or fails after `ms`. */
-export async function waitFor<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`not within ${ms} ms: ${what}`);
-    await sleep(100);
-  }
-}
-
-/** The page state the service has stored for a title (admin read of its own table). */
-export async function storedPage(base: string, title: string): Promise<{ latest_rev: number | null; latest_tid: string | null; deleted: string | null } | undefined> {
-  const res = await request(`${base}/wiki.test/sys/table/page_revisions/_query`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: { attributes: { title }, limit: 1 } });
-  assert.equal(res.status, 200, res.text);
-  return res.json.items[0];
-}
 
 const change = (c: Partial<RecentChange> & Pick<RecentChange, 'type' | 'title'>, i = 1): RecentChange => ({ ns: 0, rcid: i, timestamp: `2026-01-01T00:00:0${i}Z`, ...c });
 

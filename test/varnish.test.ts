@@ -6,7 +6,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { request, sleep, tempDir } from './helpers.js';
-import { etagOf, startAgainstWiki, type AgainstWiki } from './wiki.js';
+import type { Config } from '../src/config.js';
+import { etagOf, FAST_FOLLOWER, startAgainstWiki, waitFor, type AgainstWiki } from './wiki.js';
 
 const RUN = Date.now().toString(36);
 const VCL = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../deploy/varnish/wikistore.vcl');
@@ -19,36 +20,41 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** A real Varnish (Debian's package, the VCL shipped in deploy/) in front of the service: saves purge it. */
+/** The service against the real wiki with a real Varnish (Debian's package, the VCL shipped in deploy/) in front. */
+async function behindVarnish(overrides: Partial<Config>): Promise<{ env: AgainstWiki; varnish: ChildProcess; cache: string }> {
+  const port = await freePort();
+  const env = await startAgainstWiki({ purge_hosts: [`127.0.0.1:${port}`], ...overrides });
+  const dir = tempDir('wikistore-varnish-');
+  // varnishd's worker runs as its own user: it must read the VCL and its state folder.
+  fs.chmodSync(dir, 0o755);
+  const vcl = path.join(dir, 'wikistore.vcl');
+  fs.writeFileSync(vcl, fs.readFileSync(VCL, 'utf8').replace('.port = "7231";', `.port = "${new URL(env.s.base).port}";`));
+  const varnish = spawn('varnishd', ['-F', '-a', `127.0.0.1:${port}`, '-f', vcl, '-s', 'malloc,32m', '-n', path.join(dir, 'state')], { stdio: 'ignore' });
+  const cache = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    const up = await request(`${cache}/`).catch(() => undefined);
+    if (up) return { env, varnish, cache };
+    await sleep(100);
+  }
+  throw new Error('varnishd did not start');
+}
+
+/** Whether Varnish answered from its cache (X-Varnish names the request and the cached one). */
+const hit = (res: { headers: Record<string, unknown> }) => String(res.headers['x-varnish']).trim().split(/\s+/).length === 2;
+
+/** A real Varnish in front of the service: saves purge it. */
 describe('a real Varnish in front: what changed is purged', () => {
   let env: AgainstWiki;
   let varnish: ChildProcess;
   let cache: string;
 
   before(async () => {
-    const port = await freePort();
-    env = await startAgainstWiki({ purge_hosts: [`127.0.0.1:${port}`] });
-    const dir = tempDir('wikistore-varnish-');
-    // varnishd's worker runs as its own user: it must read the VCL and its state folder.
-    fs.chmodSync(dir, 0o755);
-    const vcl = path.join(dir, 'wikistore.vcl');
-    fs.writeFileSync(vcl, fs.readFileSync(VCL, 'utf8').replace('.port = "7231";', `.port = "${new URL(env.s.base).port}";`));
-    varnish = spawn('varnishd', ['-F', '-a', `127.0.0.1:${port}`, '-f', vcl, '-s', 'malloc,32m', '-n', path.join(dir, 'state')], { stdio: 'ignore' });
-    cache = `http://127.0.0.1:${port}`;
-    for (let i = 0; i < 100; i++) {
-      const up = await request(`${cache}/`).catch(() => undefined);
-      if (up) return;
-      await sleep(100);
-    }
-    throw new Error('varnishd did not start');
+    ({ env, varnish, cache } = await behindVarnish({}));
   });
   after(async () => {
     varnish?.kill('SIGTERM');
     await env?.close();
   });
-
-  /** Whether Varnish answered from its cache (X-Varnish names the request and the cached one). */
-  const hit = (res: { headers: Record<string, unknown> }) => String(res.headers['x-varnish']).trim().split(/\s+/).length === 2;
 
   it('caches the latest HTML, and a save through the service purges it: the next read is the new revision', async () => {
     const title = `Cached ${RUN}`.replace(/ /g, '_');
@@ -79,5 +85,74 @@ describe('a real Varnish in front: what changed is purged', () => {
     assert.ok(hit(still));
     assert.equal(still.text, 'Cached version.', 'an edit the service has not seen yet is not purged');
     assert.equal((await request(`${cache}/wiki.test/sys/table/page_revisions`)).status, 403, '/sys/ passes to the service, which refuses outsiders');
+  });
+});
+
+/** The follower keeps a real Varnish correct: what changes on the wiki is purged within seconds. */
+describe('a real Varnish in front of a service following the wiki', () => {
+  let env: AgainstWiki;
+  let varnish: ChildProcess;
+  let cache: string;
+  before(async () => {
+    ({ env, varnish, cache } = await behindVarnish(FAST_FOLLOWER));
+  });
+  after(async () => {
+    varnish?.kill('SIGTERM');
+    await env?.close();
+  });
+
+  /** Reads `url` through Varnish until `ok` holds, within 3 s. */
+  const within3s = (what: string, url: string, ok: (res: Awaited<ReturnType<typeof request>>) => boolean) =>
+    waitFor(what, 3000, async () => {
+      const res = await request(url);
+      return ok(res) ? res : undefined;
+    });
+
+  it('serves a page edited on the wiki through the cache within 3 s, then from the cache again', async () => {
+    const title = `Cache follows ${RUN}`.replace(/ /g, '_');
+    const first = await env.wiki.edit(title, 'Cached first.');
+    const url = `${cache}/wiki.test/v1/page/${title}/html`;
+    assert.equal(etagOf(await request(url)).rev, first);
+    assert.ok(hit(await request(url)), 'the second read is a cache hit');
+    const second = await env.wiki.edit(title, 'Edited on the wiki.');
+    const fresh = await within3s('the new revision through Varnish', url, (res) => res.status === 200 && etagOf(res).rev === second);
+    assert.match(fresh.text, /Edited on the wiki/);
+    assert.ok(hit(await request(url)), 'and cached again');
+  });
+
+  it('answers 404 through the cache within 3 s for a page deleted on the wiki', async () => {
+    const title = `Cache deleted ${RUN}`.replace(/ /g, '_');
+    await env.wiki.edit(title, 'Cached, then deleted.');
+    const url = `${cache}/wiki.test/v1/page/${title}/html`;
+    assert.equal((await request(url)).status, 200);
+    assert.ok(hit(await request(url)));
+    await env.wiki.delete(title);
+    await within3s('404 through Varnish', url, (res) => res.status === 404);
+  });
+
+  it('serves a moved page under its new title, and the old one no longer from the cache', async () => {
+    const from = `Cache move ${RUN}`.replace(/ /g, '_');
+    const to = `Cache moved ${RUN}`.replace(/ /g, '_');
+    await env.wiki.edit(from, 'Cached, then moved.');
+    const oldUrl = `${cache}/wiki.test/v1/page/${from}/html`;
+    assert.equal((await request(oldUrl)).status, 200);
+    assert.ok(hit(await request(oldUrl)));
+    await env.wiki.move(from, to, { noredirect: true });
+    await within3s('the old title purged', oldUrl, (res) => res.status === 404);
+    const moved = await within3s('the new title through Varnish', `${cache}/wiki.test/v1/page/${to}/html`, (res) => res.status === 200);
+    assert.match(moved.text, /Cached, then moved/);
+  });
+
+  it('re-renders and purges a cached page whose template changed', async () => {
+    const template = `Template:Cache box ${RUN}`;
+    await env.wiki.edit(template, 'Old box.');
+    const title = `Cache templated ${RUN}`.replace(/ /g, '_');
+    await env.wiki.edit(title, `Uses {{Cache box ${RUN}}}.`);
+    const url = `${cache}/wiki.test/v1/page/${title}/html`;
+    await waitFor('the page stored with its template', 3000, async () => ((await request(url)).status === 200 ? true : undefined));
+    assert.match((await request(url)).text, /Old box/);
+    assert.ok(hit(await request(url)), 'cached');
+    await env.wiki.edit(template, 'New box.');
+    await waitFor('the new template through Varnish', 5000, async () => (/New box/.test((await request(url)).text) ? true : undefined));
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import type { Config } from '../src/config.js';
-import { startServer, type TestServer } from './helpers.js';
+import { admin, request, sleep, startServer, type TestServer } from './helpers.js';
 
 /** The real wiki the test command started (scripts/wiki.sh). */
 export const WIKI_URL = process.env.WIKISTORE_TEST_WIKI_URL ?? 'http://127.0.0.1:8089';
@@ -173,3 +173,28 @@ export function etagOf(res: { headers: Record<string, unknown> }): { rev: number
   assert.ok(m, `ETag ${res.headers.etag}`);
   return { rev: Number(m[1]), tid: m[2]! };
 }
+
+/** Settings that make the follower quick in tests: a short poll and a lease of two seconds. */
+export const FAST_FOLLOWER: Pick<Config, 'follow_changes' | 'follower'> = {
+  follow_changes: true,
+  follower: { poll_interval: 0.2, batch_size: 100, concurrency: 4, pages_per_second: 50, dependents_per_second: 20, lease: 2 },
+};
+
+/** Polls `check` until it returns a value, or fails after `ms`. */
+export async function waitFor<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(100);
+  }
+}
+
+/** The page state the service has stored for a title (admin read of its own table). */
+export async function storedPage(base: string, title: string): Promise<{ latest_rev: number | null; latest_tid: string | null; deleted: string | null } | undefined> {
+  const res = await request(`${base}/wiki.test/sys/table/page_revisions/_query`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: { attributes: { title }, limit: 1 } });
+  assert.equal(res.status, 200, res.text);
+  return res.json.items[0];
+}
+
