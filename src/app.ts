@@ -8,7 +8,7 @@ import { Metrics } from './metrics.js';
 import { keyRevValueModule } from './modules/buckets/key-rev-value.js';
 import { keyValueModule } from './modules/buckets/key-value.js';
 import { revisionedObjectModule } from './modules/buckets/revisioned-object.js';
-import { pageModules } from './modules/page/index.js';
+import { pageModules, type PageApi } from './modules/page/index.js';
 import { isRestV1Path, restbaseProblem } from './modules/page/rest-v1/problem.js';
 import { restV1Module } from './modules/page/rest-v1/index.js';
 import { systemModules } from './modules/system/index.js';
@@ -27,6 +27,8 @@ export interface App {
   server: http.Server;
   log: Logger;
   metrics: Metrics;
+  /** The page content API's parts (for tools that work on pages in process, such as the backfill). */
+  page: PageApi;
   listen(): Promise<AddressInfo>;
   close(): Promise<void>;
 }
@@ -84,7 +86,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   }
 
   return {
-    config, router, storage, server, log, metrics,
+    config, router, storage, server, log, metrics, page,
     listen: () =>
       new Promise((resolve, reject) => {
         server.once('error', reject);

@@ -58,6 +58,8 @@ export interface ListedPage {
   title: string;
   ns: number;
   lastrevid?: number;
+  /** The wiki has no such page (asked for by title). */
+  missing?: boolean;
 }
 
 /** What identifies a caller to the wiki: forwarded as they came, never replaced by the service's own. */
@@ -231,6 +233,12 @@ export class ActionApi {
     const json = await this.query({ action: 'query', generator, prop: 'info', ...params, ...(cont ?? {}) });
     const pages = ((json.query?.pages ?? []) as ApiPage[]).filter((p) => !p.missing && !p.invalid);
     return { pages: pages.map((p) => ({ title: p.title, ns: p.ns, lastrevid: p.lastrevid })), cont: json.continue as Record<string, string> | undefined };
+  }
+
+  /** Pages named by title (at most 50), each with its latest revision id or marked missing. */
+  async info(titles: string[]): Promise<ListedPage[]> {
+    const json = await this.query({ action: 'query', prop: 'info', titles: titles.join('|') });
+    return ((json.query?.pages ?? []) as ApiPage[]).map((p) => ({ title: p.title, ns: p.ns, lastrevid: p.lastrevid, missing: !!(p.missing || p.invalid) }));
   }
 
   /** How many pages the wiki has (all namespaces), and per category. */

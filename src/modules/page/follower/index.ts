@@ -16,7 +16,7 @@ export function followerModule(service: PageService, follow: FollowerOptions | u
   return {
     name: 'page-follower',
     api: 'sys',
-    tables: ['page_follower', 'page_dependents'],
+    tables: ['page_follower', 'page_dependents', 'page_backfill'],
     routes: [],
     followers,
     async setup(ctx) {

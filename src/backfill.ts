@@ -1,0 +1,127 @@
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { SingleBar } from 'cli-progress';
+import { pino } from 'pino';
+import { createApp } from './app.js';
+import { loadConfig } from './config.js';
+import { Backfill, type BackfillSource } from './modules/page/backfill.js';
+
+const USAGE = `Stores and renders every page of a wiki, resumably.
+
+  npm run backfill -- --domain DOMAIN (--all [--namespace N ...] | --titles-from FILE | --category NAME)
+                      [--concurrency N] [--restart]
+
+  --all             every page of the wiki's content namespaces (or of those given with --namespace)
+  --titles-from     one title per line
+  --category        the pages in a category
+  --concurrency     pages stored and rendered side by side (default 4)
+  --restart         start from the first page instead of where an unfinished run stopped
+
+Pages whose latest revision is stored and rendered are skipped. Ctrl-C stops after the pages in
+flight; running the same command again goes on where it stopped.`;
+
+function usage(message?: string): never {
+  if (message) console.error(`${message}\n`);
+  console.error(USAGE);
+  process.exit(2);
+}
+
+const { values } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        domain: { type: 'string' },
+        all: { type: 'boolean' },
+        namespace: { type: 'string', multiple: true },
+        'titles-from': { type: 'string' },
+        category: { type: 'string' },
+        concurrency: { type: 'string', default: '4' },
+        restart: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    usage((e as Error).message);
+  }
+})();
+if (values.help) usage();
+const sources = [values.all, values['titles-from'], values.category].filter((v) => v !== undefined);
+if (sources.length !== 1) usage('Name exactly one of --all, --titles-from and --category.');
+const concurrency = Number(values.concurrency);
+if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) usage('--concurrency must be an integer from 1 to 64.');
+
+let config;
+try {
+  config = loadConfig();
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
+const domain = values.domain ?? (Object.keys(config.wikis).length === 1 ? Object.keys(config.wikis)[0] : undefined);
+if (!domain || !config.wikis[domain]) usage(`--domain must name one of the configured wikis: ${Object.keys(config.wikis).join(', ')}`);
+
+let source: BackfillSource;
+if (values.all) {
+  const namespaces = (values.namespace ?? []).map(Number);
+  if (namespaces.some((n) => !Number.isInteger(n) || n < 0)) usage('--namespace takes namespace numbers (0, 10, ...).');
+  source = { kind: 'all', namespaces };
+} else if (values.category !== undefined) {
+  source = { kind: 'category', category: values.category };
+} else {
+  const file = values['titles-from']!;
+  if (!fs.existsSync(file)) usage(`${file} does not exist.`);
+  source = { kind: 'titles', titles: [...new Set(fs.readFileSync(file, 'utf8').split(/\r?\n/).map((t) => t.trim()).filter(Boolean))] };
+}
+
+// The backfill runs the service's own code on the same storage, without listening or following.
+const log = pino({ level: 'warn', base: { service: 'wikistore-backfill' } }, pino.destination(2));
+const app = await createApp({ ...config, follow_changes: false, ttl_sweep_interval: 0, transaction_sweep_interval: 0 }, { log });
+const ctx = app.router.context({ requestId: 'backfill', admin: true, log });
+const backfill = new Backfill(app.page.service, domain);
+
+let stopping = false;
+process.on('SIGINT', () => {
+  if (stopping) process.exit(130);
+  stopping = true;
+  console.error('\nStopping after the pages in flight; run the same command again to go on.');
+});
+
+const { total, estimated } = await backfill.total(source);
+app.metrics.backfillTotal.set({ domain }, total);
+const bar = new SingleBar(
+  {
+    format: `${domain} {bar} {value}/{total}${estimated ? ' (estimated)' : ''} pages | {speed} pages/s | ETA {eta_formatted} | rendered {rendered}, skipped {skipped}, failed {failed}`,
+    noTTYOutput: true,
+    notTTYSchedule: 2000,
+    etaBuffer: 200,
+    hideCursor: true,
+  },
+);
+const counts = { rendered: 0, skipped: 0, failed: 0 };
+const startedAt = Date.now();
+let done = 0;
+bar.start(total, 0, { ...counts, speed: '0.0' });
+const report = await backfill.run(ctx, source, {
+  concurrency,
+  restart: values.restart,
+  stopped: () => stopping,
+  progress(outcome) {
+    done++;
+    counts[outcome]++;
+    app.metrics.backfillPages.inc({ domain, outcome });
+    if (done > bar.getTotal()) bar.setTotal(done);
+    bar.update(done, { ...counts, speed: (done / Math.max(0.001, (Date.now() - startedAt) / 1000)).toFixed(1) });
+  },
+});
+bar.stop();
+await app.close();
+
+const seconds = (Date.now() - startedAt) / 1000;
+console.log(`${report.complete ? 'Done' : 'Stopped'}${report.resumed ? ' (resumed an earlier run)' : ''}: ${done} pages in ${seconds.toFixed(1)} s (${(done / Math.max(seconds, 0.001)).toFixed(1)} pages/s)`);
+console.log(`  rendered ${counts.rendered}, skipped ${counts.skipped} (already stored), failed ${counts.failed}`);
+if (report.resumed) console.log(`  since the run began: rendered ${report.counts.rendered}, skipped ${report.counts.skipped}, failed ${report.counts.failed}`);
+for (const [reason, { count, titles }] of [...report.failures].sort((a, b) => b[1].count - a[1].count)) {
+  console.log(`  failed ${count}× ${reason} (${titles.join(', ')}${count > titles.length ? ', ...' : ''})`);
+}
+if (!report.complete) console.log('  run the same command again to go on where it stopped');
+process.exit(report.complete ? (counts.failed > 0 ? 1 : 0) : 130);
