@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Comparison } from './harness.js';
+import { backfillScenario, followerScenario, type BackfillReport, type FollowerReport } from './scenarios/follower.js';
 import { httpScenarios } from './scenarios/http.js';
 import { pageScenarios, type PageReport } from './scenarios/page.js';
 import { saveScenario, type SaveReport } from './scenarios/save.js';
@@ -22,10 +23,14 @@ comparisons.push(...http.comparisons);
 const wikiUrl = process.env.WIKISTORE_BENCH_WIKI_URL;
 let page: PageReport | undefined;
 let save: SaveReport | undefined;
+let follower: FollowerReport | undefined;
+let backfill: BackfillReport | undefined;
 if (wikiUrl) {
   page = await pageScenarios(wikiUrl, opts);
   comparisons.push(...page.comparisons);
   save = await saveScenario(wikiUrl, quick ? 6 : 20);
+  follower = await followerScenario(wikiUrl, quick ? 20 : 50);
+  backfill = await backfillScenario(wikiUrl, quick ? 40 : 200);
 } else console.warn('WIKISTORE_BENCH_WIKI_URL not set: page scenarios skipped');
 
 const fmt = (n: number | undefined, digits = 0) => (n === undefined ? '-' : n.toFixed(digits));
@@ -63,6 +68,18 @@ if (page) {
         `slowest ${save.serviceMaxMs.toFixed(1)} ms vs ${save.directMaxMs.toFixed(1)} ms`,
     );
   }
+  if (follower) {
+    console.log(
+      `follower lag over a burst of ${follower.edits} edits on ${follower.pages} pages (wiki's answer to stored and rendered, polling every ${follower.pollSeconds} s): ` +
+        `median ${follower.lagMedianMs.toFixed(0)} ms, p99 ${follower.lagP99Ms.toFixed(0)} ms, max ${follower.lagMaxMs.toFixed(0)} ms (target: fresh within 3 s: ${verdict(follower.lagP99Ms <= 3000)})`,
+    );
+  }
+  if (backfill) {
+    console.log(
+      `backfill: ${backfill.backfillPagesPerSecond.toFixed(1)} pages/s vs the wiki's Parsoid alone ${backfill.directPagesPerSecond.toFixed(1)} pages/s ` +
+        `(${backfill.pages} pages, concurrency ${backfill.concurrency}; ratio ${(backfill.backfillPagesPerSecond / backfill.directPagesPerSecond).toFixed(2)})`,
+    );
+  }
   console.log(`coalescing: ${coalescing.concurrent} concurrent misses -> ${coalescing.parsoidRequests} Parsoid request(s) (target 1: ${verdict(coalescing.parsoidRequests === 1)})`);
 }
 for (const c of comparisons.filter((c) => c.met === false)) console.log(`MISSED: ${c.scenario}: ratio ${c.ratio.toFixed(2)} (target ≥${c.target?.minRatio}${c.target?.maxP99Ratio ? `, p99 ≤${c.target.maxP99Ratio}× bare` : ''})`);
@@ -70,5 +87,5 @@ for (const c of comparisons.filter((c) => c.met === false)) console.log(`MISSED:
 const outDir = 'bench-results';
 fs.mkdirSync(outDir, { recursive: true });
 const file = path.join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, comparisons, startupMs: http.startupMs, rss: http.rss, page, save }, null, 2));
+fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, comparisons, startupMs: http.startupMs, rss: http.rss, page, save, follower, backfill }, null, 2));
 console.log(`\nresults: ${file}`);

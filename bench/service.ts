@@ -33,13 +33,14 @@ export async function startService(
   storage: 'sqlite' | { url: string },
   wikiUrl = 'http://127.0.0.1:1',
   env: Record<string, string> = {},
-): Promise<Running & { startupMs: number }> {
+  extraYaml = '',
+): Promise<Running & { startupMs: number; dir: string; config: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-bench-'));
   const config = path.join(dir, 'config.yaml');
   const storageYaml = storage === 'sqlite' ? `  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'db.sqlite3'))}` : `  backend: postgres\n  url: ${JSON.stringify(storage.url)}`;
   fs.writeFileSync(
     config,
-    `storage:\n${storageYaml}\nwikis:\n  ${DOMAIN}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\nadmin_token: ${ADMIN_TOKEN}\nlog_level: warn\n`,
+    `storage:\n${storageYaml}\nwikis:\n  ${DOMAIN}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\nadmin_token: ${ADMIN_TOKEN}\nlog_level: warn\n${extraYaml}`,
   );
   const t0 = performance.now();
   // The node flags of `npm start` (package.json): a small young generation and an old generation
@@ -53,7 +54,7 @@ export async function startService(
     ...env,
   });
   const running = await started(child, /"port":(\d+)[^\n]*"msg":"listening"/);
-  return { ...running, startupMs: performance.now() - t0 };
+  return { ...running, startupMs: performance.now() - t0, dir, config };
 }
 
 /** A bare node:http server answering with exactly these bytes and headers. */
