@@ -42,11 +42,12 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const served = new Set(domains);
   const router = new Router((domain) => served.has(domain), (route, method, status, seconds) => metrics.observe(route, method, status, seconds, 'internal'));
   const wikis = new Map(domains.map((d) => [d, new Wiki(d, config.wikis[d]!, config.user_agent, metrics, log)]));
+  const purger = new CachePurger(config.purge_hosts, log, (outcome, n) => metrics.purges.inc({ outcome }, n), config.page_cache_ms);
   const page = pageModules({
     wikis, log, latestCheckMs: config.latest_check_interval * 1000, pageCacheMs: config.page_cache_ms,
     renderCacheBytes: config.render_cache_bytes, negativeCacheMs: config.negative_cache_ms,
     revisionRecheckMs: config.revision_recheck_interval * 1000,
-    purger: new CachePurger(config.purge_hosts, log, (outcome, n) => metrics.purges.inc({ outcome }, n)),
+    purger,
     metrics,
     follow: config.follow_changes
       ? {
@@ -96,6 +97,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
       if (sweeper) clearInterval(sweeper);
       if (server.listening) await closeGracefully(server);
       for (const module of modules) await module.close?.();
+      purger.close();
       await storage.close();
     },
   };

@@ -9,14 +9,20 @@ import { WIKI_URL } from './wiki.js';
 
 const BACKFILL = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/backfill.js');
 
-/** Runs the backfill command on a config; SIGINT after `interruptAfterMs` if given. */
-function backfill(config: string, args: string[], interruptAfterMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the backfill command on a config; SIGINT (Ctrl-C) once its progress shows, if `interrupt`. */
+function backfill(config: string, args: string[], interrupt = false): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [BACKFILL, '--domain', 'wiki.test', ...args], { env: { ...process.env, CONFIG: config }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c));
-  child.stderr.on('data', (c: Buffer) => (stderr += c));
-  if (interruptAfterMs !== undefined) setTimeout(() => child.kill('SIGINT'), interruptAfterMs).unref();
+  let interrupted = false;
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c;
+    if (interrupt && !interrupted && / pages \| /.test(stderr)) {
+      interrupted = true;
+      child.kill('SIGINT');
+    }
+  });
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
 }
 
@@ -101,7 +107,7 @@ describe('the backfill command, stopped with Ctrl-C', () => {
 
   it('goes on where it stopped, and names the pages it could not store and why', async () => {
     const file = path.join(dir, 'titles.txt');
-    const first = await backfill(config, ['--titles-from', file, '--concurrency', '2'], 1000);
+    const first = await backfill(config, ['--titles-from', file, '--concurrency', '2'], true);
     assert.equal(first.code, 130, first.stdout + first.stderr.slice(-1000));
     assert.match(first.stdout, /^Stopped: \d+ pages/m);
     const before = summary(first.stdout);

@@ -33,6 +33,18 @@ describe('configuration', () => {
     assert.equal(config.admin_token, 'from-env');
   });
 
+  it('makes asking the wiki on reads a safety net once the follower is on, unless set', () => {
+    assert.equal(loadConfig({ CONFIG: file('# defaults\n') }).latest_check_interval, 60);
+    const following = loadConfig({ CONFIG: file('follow_changes: true\nfollower:\n  lease: 3\n') });
+    assert.equal(following.latest_check_interval, 3600);
+    assert.equal(following.follower.lease, 3);
+    assert.equal(following.follower.batch_size, 100, 'the other follower settings keep their defaults');
+    assert.equal(loadConfig({ CONFIG: file('follow_changes: true\nlatest_check_interval: 30\n') }).latest_check_interval, 30);
+    assert.throws(() => loadConfig({ CONFIG: file('follower:\n  leese: 3\n') }), /follower.leese is not a setting/);
+    assert.throws(() => loadConfig({ CONFIG: file('follower:\n  lease: 0\n') }), /follower.lease must be a positive number/);
+    assert.throws(() => loadConfig({ CONFIG: file('follow_changes: yes please\n') }), /follow_changes/);
+  });
+
   it('rejects invalid values with a message naming them', () => {
     assert.throws(() => loadConfig({ CONFIG: file('storage:\n  backend: cassandra\n') }), /storage.backend/);
     assert.throws(() => loadConfig({ CONFIG: file('listen:\n  port: 99999\n') }), /listen.port/);

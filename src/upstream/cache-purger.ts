@@ -4,12 +4,19 @@ import { HttpError } from '../errors.js';
 /**
  * Tells the HTTP caches in front of the service (Varnish, see deploy/varnish) which answers
  * changed: one `PURGE {path}` per URL and cache host. Without hosts it does nothing.
+ *
+ * Every purge is sent again `repeatAfterMs` later: another process sharing the storage may serve
+ * the old page state from memory for that long (page_cache_ms), and a cache that fetched from it
+ * right after the first purge would otherwise keep the old answer until it expires.
  */
 export class CachePurger {
+  private readonly repeats = new Set<NodeJS.Timeout>();
+
   constructor(
     private readonly hosts: string[],
     private readonly log: Logger,
     private readonly count: (outcome: 'purged' | 'failed', n: number) => void = () => {},
+    private readonly repeatAfterMs = 0,
   ) {}
 
   get enabled(): boolean {
@@ -19,6 +26,24 @@ export class CachePurger {
   /** Purges every path on every host; rejects (503) if a host could not be told, so callers can retry. */
   async purge(paths: string[]): Promise<void> {
     if (!this.enabled || paths.length === 0) return;
+    if (this.repeatAfterMs > 0) {
+      const timer = setTimeout(() => {
+        this.repeats.delete(timer);
+        this.send(paths).catch(() => undefined);
+      }, this.repeatAfterMs);
+      timer.unref();
+      this.repeats.add(timer);
+    }
+    await this.send(paths);
+  }
+
+  /** Drops the repeats not sent yet (shutdown). */
+  close(): void {
+    for (const timer of this.repeats) clearTimeout(timer);
+    this.repeats.clear();
+  }
+
+  private async send(paths: string[]): Promise<void> {
     const results = await Promise.allSettled(this.hosts.flatMap((host) => paths.map((path) => this.one(host, path))));
     const failed = results.filter((r) => r.status === 'rejected');
     this.count('purged', results.length - failed.length);
