@@ -110,6 +110,21 @@ describe('following the real wiki\'s changes', () => {
     assert.equal((await get(`/page/${title}/html`)).status, 200, 'the latest revision stays');
   });
 
+  it('catches up with what changed on the wiki while it could not reach it', async () => {
+    const title = under(`Followed outage ${RUN}`);
+    await env.wiki.edit(title, 'Before the outage.');
+    await waitFor('stored', 3000, async () => ((await storedPage(env.s.base, title))?.latest_tid ? true : undefined));
+    env.proxy.down();
+    const during = await env.wiki.edit(title, 'During the outage.');
+    await sleep(1500);
+    assert.notEqual((await storedPage(env.s.base, title))?.latest_rev, during, 'the wiki is unreachable: nothing learned');
+    env.proxy.up = true;
+    await waitFor('the change made during the outage', 10_000, async () => {
+      const page = await storedPage(env.s.base, title);
+      return page?.latest_rev === during && page.latest_tid ? true : undefined;
+    });
+  });
+
   it('re-renders the pages using a template that changed, keeping tids where nothing changed', async () => {
     const template = `Template:Followed box ${RUN}`;
     await env.wiki.edit(template, 'Box says one.');
@@ -162,9 +177,9 @@ describe('one follower per wiki: another process takes over from one killed with
     const expected = await Promise.all(titles.map((t) => wiki.latestRevid(t)));
     const base = `http://127.0.0.1:${secondPort}`;
     await waitFor('the second process leads', 10_000, async () => ((await leading(secondPort)) ? true : undefined));
-    await waitFor('every page\'s latest revision stored', 15_000, async () => {
-      const stored = await Promise.all(titles.map(async (t) => (await storedPage(base, t))?.latest_rev));
-      return stored.every((rev, i) => rev === expected[i]) ? true : undefined;
+    await waitFor('every page\'s latest revision stored and rendered', 15_000, async () => {
+      const stored = await Promise.all(titles.map((t) => storedPage(base, t)));
+      return stored.every((page, i) => page?.latest_rev === expected[i] && page.latest_tid) ? true : undefined;
     });
     for (const [i, title] of titles.entries()) {
       const page = await storedPage(base, title);
