@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import PQueue from 'p-queue';
 import { median } from '../harness.js';
 import { ADMIN_TOKEN, DOMAIN, startService } from '../service.js';
+import { api, PAGEBUNDLE_999 } from '../wiki-api.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const PAGEBUNDLE_999 = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/pagebundle/999.0.0"';
 
 export interface FollowerReport {
   edits: number;
@@ -28,13 +28,6 @@ export interface BackfillReport {
 
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(xs.length * 0.99) - 1)]!;
 
-async function api(wikiUrl: string, params: Record<string, string>, post = false): Promise<any> {
-  const body = new URLSearchParams({ format: 'json', formatversion: '2', ...params });
-  const res = post
-    ? await fetch(`${wikiUrl}/api.php`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })
-    : await fetch(`${wikiUrl}/api.php?${body}`);
-  return res.json();
-}
 
 /**
  * Follower lag: a burst of edits across pages, made on the wiki as fast as it takes them; each

@@ -1,5 +1,6 @@
 import { median } from '../harness.js';
 import { DOMAIN, startService } from '../service.js';
+import { api, PAGEBUNDLE_999 } from '../wiki-api.js';
 
 export interface SaveReport {
   serviceMs: number;
@@ -11,15 +12,7 @@ export interface SaveReport {
   samples: number;
 }
 
-const PAGEBUNDLE_999 = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/pagebundle/999.0.0"';
 
-async function api(wikiUrl: string, params: Record<string, string>, post = false): Promise<any> {
-  const body = new URLSearchParams({ format: 'json', formatversion: '2', ...params });
-  const res = post
-    ? await fetch(`${wikiUrl}/api.php`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })
-    : await fetch(`${wikiUrl}/api.php?${body}`);
-  return res.json();
-}
 
 /**
  * What a save costs over the upstream work it cannot avoid: the same edit made directly (token,
