@@ -9,6 +9,12 @@ export interface WikiConfig {
   rest_api: string;
   /** The domain Parsoid's v3 routes expect (the host of $wgServer); defaults to rest_api's host. */
   parsoid_domain?: string;
+  /**
+   * How renders are fetched: `v3`, Parsoid's own routes (page bundles with data-parsoid); `core`,
+   * MediaWiki's core REST API (`rest.php/v1`: what Wikimedia exposes; no data-parsoid); `auto`
+   * (default): v3 until the wiki says it has no such routes, then core, remembered in storage.
+   */
+  parsoid?: 'v3' | 'core' | 'auto';
 }
 
 export type StorageConfig =
@@ -117,6 +123,8 @@ export function defaultConfig(dataDir = './data'): Config {
       'en.wikipedia.org': {
         action_api: 'https://en.wikipedia.org/w/api.php',
         rest_api: 'https://en.wikipedia.org/w/rest.php',
+        // Wikimedia exposes MediaWiki's core REST API, not Parsoid's own routes.
+        parsoid: 'core',
       },
     },
     user_agent: DEFAULT_USER_AGENT,
@@ -163,6 +171,7 @@ function validate(config: Config): Config {
   for (const [domain, wiki] of Object.entries(config.wikis)) {
     if (!/^[a-z0-9][a-z0-9.-]*$/i.test(domain)) fail(`'${domain}' is not a domain name`);
     if (!wiki?.action_api || !wiki?.rest_api) fail(`wikis.${domain} needs action_api and rest_api`);
+    if (wiki.parsoid !== undefined && !['v3', 'core', 'auto'].includes(wiki.parsoid)) fail(`wikis.${domain}.parsoid must be v3, core or auto`);
   }
   if (!Number.isInteger(config.max_body_bytes) || config.max_body_bytes <= 0) fail('max_body_bytes must be a positive integer');
   for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval'] as const) {

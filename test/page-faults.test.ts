@@ -107,7 +107,7 @@ describe('page API under faults and hostile requests', () => {
     const res = await fetch(`${WIKI_URL}/api.php?action=query&meta=siteinfo&siprop=general|namespaces|namespacealiases|specialpagealiases&format=json&formatversion=2`);
     const info = ((await res.json()) as { query: SiteInfo }).query;
     const wiki = new Wiki('wiki.test', { action_api: 'http://127.0.0.1:1/api.php', rest_api: 'http://127.0.0.1:1/rest.php' }, 'test', new Metrics(false));
-    wiki.useSiteInfoStore({ load: async () => ({ info, fetched: Date.now() }), save: async () => {} });
+    wiki.useSiteInfoStore({ load: async () => ({ info, fetched: Date.now() }), save: async () => {}, loadMode: async () => undefined, saveMode: async () => {} });
     const caches = new PageCaches({ rowTtlMs: 1000, renderBytes: 1024, missTtlMs: 0 });
     for (let i = 0; i < 20_000; i++) {
       const text = `${'hostile title '.repeat(17)}${i}`;

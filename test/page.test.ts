@@ -4,18 +4,23 @@ import zlib from 'node:zlib';
 import { admin, request, sleep } from './helpers.js';
 import { etagOf, startAgainstWiki, type AgainstWiki, type SwitchableProxy, type WikiAdmin } from './wiki.js';
 
-const RUN = Date.now().toString(36);
+const RUN_BASE = Date.now().toString(36);
 const noCache = { ...admin, 'cache-control': 'no-cache' };
 
-/** Integration tests of the public page API against the real MediaWiki with Parsoid. */
-describe('page content API against the real wiki', () => {
+/**
+ * Integration tests of the public page API against the real MediaWiki with Parsoid, once through
+ * Parsoid's own routes (v3) and once through MediaWiki's core REST API, as Wikimedia's wikis are.
+ */
+for (const mode of ['v3', 'core'] as const) describe(`page content API against the real wiki (${mode})`, () => {
+  // Each mode edits, moves and deletes pages of its own.
+  const RUN = `${RUN_BASE}${mode}`;
   let env: AgainstWiki;
   let proxy: SwitchableProxy;
   let wiki: WikiAdmin;
   let v1: string;
 
   before(async () => {
-    env = await startAgainstWiki();
+    env = await startAgainstWiki({}, { parsoid: mode });
     ({ proxy, wiki, v1 } = env);
   });
   after(() => env.close());
@@ -83,13 +88,28 @@ describe('page content API against the real wiki', () => {
     const dp = await get('/page/United_Kingdom/data-parsoid');
     const dm = await get('/page/United_Kingdom/data-mw');
     const wt = await get('/page/United_Kingdom/wikitext');
-    for (const res of [dp, dm, wt]) assert.equal(etagOf(res).tid, etagOf(html).tid, 'one render');
-    assert.match(String(dp.headers['content-type']), /data-parsoid/);
+    for (const res of [dm, wt]) assert.equal(etagOf(res).tid, etagOf(html).tid, 'one render');
     assert.match(String(wt.headers['content-type']), /^text\/plain/);
     const htmlIds = [...html.text.matchAll(/ id="(mw[\w-]+)"/g)].map((m) => m[1]!);
     assert.ok(htmlIds.length > 100);
-    const dpIds = Object.keys(dp.json.ids);
-    assert.ok(htmlIds.every((id) => dpIds.includes(id)), 'every HTML id has its data-parsoid');
+    if (mode === 'v3') {
+      assert.equal(etagOf(dp).tid, etagOf(html).tid, 'one render');
+      assert.match(String(dp.headers['content-type']), /data-parsoid/);
+      const dpIds = Object.keys(dp.json.ids);
+      assert.ok(htmlIds.every((id) => dpIds.includes(id)), 'every HTML id has its data-parsoid');
+    } else {
+      // The core REST API has no data-parsoid: a clear 404, on rest_v1 too.
+      assert.equal(dp.status, 404);
+      assert.equal(dp.json.type, 'urn:problem:data-parsoid-unavailable');
+      assert.match(dp.json.detail, /core REST API/);
+      const restV1 = await request(`${env.s.base}/wiki.test/rest_v1/page/data-parsoid/United_Kingdom/${etagOf(html).rev}/${etagOf(html).tid}`);
+      assert.equal(restV1.status, 404);
+    }
+    assert.doesNotMatch(html.text, / data-mw=/, 'data-mw is apart from the HTML');
+    assert.ok(Object.keys(dm.json.ids).length > 10);
+    const allIds = new Set([...html.text.matchAll(/ id="([^"]+)"/g)].map((m) => m[1]!.replace(/&amp;/g, '&')));
+    assert.ok(Object.keys(dm.json.ids).every((id) => allIds.has(id)), 'each data-mw belongs to an element of the HTML');
+    assert.equal(wt.text, await wiki.wikitext(etagOf(html).rev), 'the revision\'s exact wikitext');
     assert.ok(wt.text.length > 300_000);
     assert.match(wt.text, /United Kingdom/);
     assert.equal(typeof dm.json.ids, 'object');

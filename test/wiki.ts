@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import type { Config } from '../src/config.js';
+import type { Config, WikiConfig } from '../src/config.js';
 import { admin, request, sleep, startServer, type TestServer } from './helpers.js';
 
 /** The real wiki the test command started (scripts/wiki.sh). */
@@ -142,11 +142,11 @@ export interface AgainstWiki {
   close(): Promise<void>;
 }
 
-export async function startAgainstWiki(overrides: Partial<Config> = {}): Promise<AgainstWiki> {
+export async function startAgainstWiki(overrides: Partial<Config> = {}, wikiOverrides: Partial<WikiConfig> = {}): Promise<AgainstWiki> {
   const proxy = await new SwitchableProxy().start();
   const wikiUrl = `http://127.0.0.1:${proxy.port}`;
   const s = await startServer({
-    wikis: { 'wiki.test': { action_api: `${wikiUrl}/api.php`, rest_api: `${wikiUrl}/rest.php` } },
+    wikis: { 'wiki.test': { action_api: `${wikiUrl}/api.php`, rest_api: `${wikiUrl}/rest.php`, ...wikiOverrides } },
     latest_check_interval: 3600,
     ...overrides,
   });

@@ -11,8 +11,33 @@ export interface Part {
 
 export interface PageBundle {
   html: Part;
-  dataParsoid: Part;
+  /** Null where the wiki does not expose it (MediaWiki's core REST API). */
+  dataParsoid: Part | null;
   dataMw: Part;
+}
+
+/**
+ * How a wiki's Parsoid is reached: its own v3 routes (`rest.php/{domain}/v3`: page bundles with
+ * data-parsoid), or MediaWiki's core REST API (`rest.php/v1`, on every MediaWiki ≥ 1.35 and the
+ * only one Wikimedia exposes: HTML 2.x with data-mw inline, no data-parsoid).
+ */
+export type ParsoidMode = 'v3' | 'core';
+
+/** HTML (2.x, data-mw inline) and wikitext of one revision, from the core REST API. */
+export interface CoreRender {
+  html: string;
+  htmlType: string;
+  wikitext: Part;
+}
+
+/** Whether a rest.php answer says no route matched (the wiki does not expose those endpoints). */
+export const isRouteMissing = (status: number, body: Buffer) => status === 404 && /did not match any known handler|rest-no-match/.test(body.toString('utf8', 0, 2000));
+
+/** The error of routes the wiki does not expose. */
+export class RoutesMissing extends HttpError {
+  constructor(what: string) {
+    super(501, 'upstream-route-missing', `The wiki does not expose ${what}.`);
+  }
 }
 
 export type ParsoidFailure = 'not-found' | 'hidden';
@@ -47,6 +72,7 @@ export class ParsoidClient {
   async pagebundle(title: string, revid: number): Promise<PageBundle> {
     this.count('parsoid');
     const res = await upstreamFetch(this.url('pagebundle', title, revid), this.userAgent, { headers: { accept: PAGEBUNDLE_ACCEPT }, timeoutMs: 120_000, retries: 1 });
+    if (isRouteMissing(res.status, res.body)) throw new RoutesMissing("Parsoid's own routes (rest.php/{domain}/v3)");
     if (res.status !== 200) throw ParsoidClient.failure(res.status, res.body, `revision ${revid}`);
     const json = JSON.parse(res.body.toString('utf8')) as Record<string, { headers: Record<string, string>; body: unknown }>;
     const part = (name: string, fallback: string): Part => {
@@ -62,9 +88,35 @@ export class ParsoidClient {
     };
   }
 
+  /**
+   * A revision through MediaWiki's core REST API: its HTML, and its wikitext from the revision's
+   * description, which also says reliably whether it is hidden (403; the HTML endpoint may serve a
+   * render cached before the revision was hidden).
+   */
+  async core(revid: number): Promise<CoreRender> {
+    this.count('parsoid');
+    const [html, source] = await Promise.all([
+      upstreamFetch(`${this.restBase}/v1/revision/${revid}/html`, this.userAgent, { timeoutMs: 120_000, retries: 1 }),
+      upstreamFetch(`${this.restBase}/v1/revision/${revid}`, this.userAgent, { timeoutMs: 30_000 }),
+    ]);
+    for (const res of [source, html]) {
+      if (isRouteMissing(res.status, res.body)) throw new RoutesMissing("MediaWiki's core REST API (rest.php/v1)");
+      if (res.status === 403) throw new HttpError(404, 'revision-hidden', `Revision ${revid} is hidden.`);
+      if (res.status !== 200) throw ParsoidClient.failure(res.status, res.body, `revision ${revid}`);
+    }
+    const described = JSON.parse(source.body.toString('utf8')) as { source?: string };
+    if (typeof described.source !== 'string') throw new HttpError(502, 'upstream-error', `The core REST API gave no wikitext for revision ${revid}.`);
+    return {
+      html: html.body.toString('utf8'),
+      htmlType: html.headers.get('content-type') ?? 'text/html; charset=utf-8',
+      wikitext: { contentType: 'text/plain; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/wikitext/1.0.0"', body: Buffer.from(described.source) },
+    };
+  }
+
   async wikitext(title: string, revid: number): Promise<Part> {
     this.count('parsoid-wikitext');
     const res = await upstreamFetch(this.url('wikitext', title, revid), this.userAgent, { timeoutMs: 30_000 });
+    if (isRouteMissing(res.status, res.body)) throw new RoutesMissing("Parsoid's own routes (rest.php/{domain}/v3)");
     if (res.status !== 200) throw ParsoidClient.failure(res.status, res.body, `the wikitext of revision ${revid}`);
     return { contentType: res.headers.get('content-type') ?? 'text/plain; charset=utf-8', body: res.body };
   }
@@ -73,9 +125,9 @@ export class ParsoidClient {
    * One transform (`from` -> `to`), body as Parsoid's transform endpoints take it (`wikitext`,
    * `html`, `body_only`, `original`, `data-mw`). A request Parsoid refuses is the client's (400).
    */
-  async transform(from: 'wikitext' | 'html' | 'pagebundle', to: 'html' | 'wikitext', target: TransformTarget, body: Record<string, unknown>): Promise<Part> {
+  async transform(from: 'wikitext' | 'html' | 'pagebundle', to: 'html' | 'wikitext', target: TransformTarget, body: Record<string, unknown>, mode: ParsoidMode = 'v3'): Promise<Part> {
     this.count(`transform-${from}-${to}`);
-    let url = `${this.restBase}/${this.parsoidDomain}/v3/transform/${from}/to/${to}`;
+    let url = mode === 'v3' ? `${this.restBase}/${this.parsoidDomain}/v3/transform/${from}/to/${to}` : `${this.restBase}/v1/transform/${from}/to/${to}`;
     if (target.title !== undefined) url += `/${encodeURIComponent(target.title)}${target.revid !== undefined ? `/${target.revid}` : ''}`;
     const res = await upstreamFetch(url, this.userAgent, {
       method: 'POST',
@@ -85,6 +137,7 @@ export class ParsoidClient {
       retries: 1,
     });
     if (res.status === 200) return { contentType: res.headers.get('content-type') ?? 'text/plain; charset=utf-8', body: res.body };
+    if (isRouteMissing(res.status, res.body)) throw new RoutesMissing(`transforms (${new URL(url).pathname.replace(/\/to\/.*$/, '/...')})`);
     let message = res.body.toString('utf8').slice(0, 500);
     try {
       message = (JSON.parse(message) as { message?: string }).message ?? message;

@@ -4,12 +4,15 @@ import type { WikiConfig } from '../config.js';
 import { HttpError, badRequest, notFound } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { ActionApi, type SiteInfo } from './action-api.js';
-import { ParsoidClient } from './parsoid.js';
+import { ParsoidClient, RoutesMissing, type ParsoidMode, type Part, type TransformTarget } from './parsoid.js';
 
 /** Where a wiki's site info is kept between processes, so titles normalise while the wiki is down. */
 export interface SiteInfoStore {
   load(): Promise<{ info: SiteInfo; fetched: number } | undefined>;
   save(info: SiteInfo): Promise<void>;
+  /** How Parsoid was found to be reached (`parsoid: auto`), remembered across processes. */
+  loadMode(): Promise<ParsoidMode | undefined>;
+  saveMode(mode: ParsoidMode): Promise<void>;
 }
 
 /** Stored site info older than this is refreshed from the wiki in the background. */
@@ -21,6 +24,8 @@ export class Wiki {
   readonly parsoid: ParsoidClient;
   private loadedSiteInfo: Promise<SiteInfo> | undefined;
   private store: SiteInfoStore | undefined;
+  private readonly configuredMode: ParsoidMode | 'auto';
+  private knownMode: Promise<ParsoidMode> | undefined;
 
   constructor(
     readonly domain: string,
@@ -33,6 +38,41 @@ export class Wiki {
     this.api = new ActionApi(config.action_api, userAgent, count);
     const parsoidDomain = config.parsoid_domain ?? new URL(config.rest_api).hostname;
     this.parsoid = new ParsoidClient(config.rest_api.replace(/\/$/, ''), parsoidDomain, userAgent, count);
+    this.configuredMode = config.parsoid ?? 'auto';
+  }
+
+  /** How this wiki's Parsoid is reached: as configured, or (auto) as found out and remembered. */
+  mode(): Promise<ParsoidMode> {
+    if (this.configuredMode !== 'auto') return Promise.resolve(this.configuredMode);
+    if (!this.knownMode) {
+      this.knownMode = (this.store?.loadMode() ?? Promise.resolve(undefined)).then(
+        (stored) => stored ?? 'v3',
+        () => 'v3' as const,
+      );
+    }
+    return this.knownMode;
+  }
+
+  /**
+   * Runs `work` in this wiki's mode; with `parsoid: auto`, a wiki found not to expose Parsoid's v3
+   * routes is remembered (here and in storage) as served by the core REST API, and `work` runs again.
+   */
+  async withMode<T>(work: (mode: ParsoidMode) => Promise<T>): Promise<T> {
+    const mode = await this.mode();
+    try {
+      return await work(mode);
+    } catch (e) {
+      if (!(e instanceof RoutesMissing) || this.configuredMode !== 'auto' || mode !== 'v3') throw e;
+      this.log?.info({ domain: this.domain }, "the wiki does not expose Parsoid's v3 routes: using MediaWiki's core REST API");
+      this.knownMode = Promise.resolve('core');
+      await this.store?.saveMode('core').catch((err) => this.log?.warn({ err, domain: this.domain }, 'storing the Parsoid mode failed'));
+      return work('core');
+    }
+  }
+
+  /** A Parsoid transform, through whichever routes this wiki exposes (see ParsoidClient.transform). */
+  transform(from: 'wikitext' | 'html' | 'pagebundle', to: 'html' | 'wikitext', target: TransformTarget, body: Record<string, unknown>): Promise<Part> {
+    return this.withMode((mode) => this.parsoid.transform(from, to, target, body, mode));
   }
 
   /** Keeps site info in `store` from now on (set once storage is ready). */

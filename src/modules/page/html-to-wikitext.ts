@@ -24,17 +24,21 @@ export async function htmlToWikitext(wiki: Wiki, title: string | undefined, html
     // The client holds the original itself (Parsoid's own convention): passed on as it came.
     const kind = from.original['data-parsoid'] ? 'pagebundle' : 'html';
     const dataMw = from.dataMw === undefined ? {} : { 'data-mw': { body: from.dataMw } };
-    return wiki.parsoid.transform(kind, 'wikitext', { title, revid: from.revid }, { html, original: from.original, ...dataMw, ...options });
+    return wiki.transform(kind, 'wikitext', { title, revid: from.revid }, { html, original: from.original, ...dataMw, ...options });
   }
-  if (!render) {
+  // Without data-parsoid (a wiki served through the core REST API) there is no selective
+  // serialisation to ask for: the edited HTML goes alone, with the render's data-mw if apart.
+  const noSelser = render !== undefined && render.types['data-parsoid'] === '';
+  if (!render || noSelser) {
     const body: Record<string, unknown> = { html, ...options };
-    if (from.dataMw !== undefined) body['data-mw'] = { body: from.dataMw };
-    return wiki.parsoid.transform('html', 'wikitext', { title, revid: from.revid }, body);
+    const dataMw = from.dataMw ?? (noSelser && !INLINE_DATA_MW.test(html) ? JSON.parse(await text(render, 'data-mw')) : undefined);
+    if (dataMw !== undefined) body['data-mw'] = { body: dataMw };
+    return wiki.transform('html', 'wikitext', { title, revid: from.revid }, body);
   }
   const inline = from.dataMw === undefined && INLINE_DATA_MW.test(html);
   const [originalHtml, dataParsoid, dataMw] = await Promise.all([text(render, 'html'), text(render, 'data-parsoid'), text(render, 'data-mw')]);
   const originalDataMw = JSON.parse(dataMw) as unknown;
-  return wiki.parsoid.transform('pagebundle', 'wikitext', { title: render.title, revid: render.rev }, {
+  return wiki.transform('pagebundle', 'wikitext', { title: render.title, revid: render.rev }, {
     html,
     ...options,
     ...(inline ? {} : { 'data-mw': { body: from.dataMw ?? originalDataMw } }),

@@ -12,6 +12,9 @@ const SPEC = 'https://www.mediawiki.org/wiki/Specs/HTML/';
 /** What a 2.x client gets: the version Parsoid itself answers 2.x requests with. */
 export const HTML_2 = '2.6.0';
 export const HTML_2_TYPE = `text/html; charset=utf-8; profile="${SPEC}${HTML_2}"`;
+/** The stored form: data-mw apart from the HTML, as Parsoid's 999.x page bundle has it. */
+export const HTML_999_TYPE = `text/html; charset=utf-8; profile="${SPEC}999.0.0"`;
+export const DATA_MW_999_TYPE = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/data-mw/999.0.0"';
 
 /** Which HTML a client can take: 2.x (data-mw inline, what RESTBase's clients read) or 999.x as stored. */
 export type HtmlVersion = '2' | '999';
@@ -84,4 +87,48 @@ export class Html2Cache {
     this.made.set(key, made);
     return made;
   }
+}
+
+/** A tag's data-mw attribute as written (single, double or unquoted value). */
+const DATA_MW_ATTRIBUTE = /\sdata-mw=(?:'[^']*'|"[^"]*"|[^\s>'"]+)/;
+
+/**
+ * 2.x HTML (data-mw inline, as MediaWiki's core REST API serves it) split into the stored form:
+ * HTML without data-mw, and `{ids: {id: data-mw}}` beside it, as Parsoid's 999.x page bundle has
+ * them. Only elements with an id can have theirs moved out (toHtml2 puts it back by id); any
+ * other keeps it inline. The inverse of `toHtml2`.
+ */
+export function splitDataMw(html: string): { html: string; dataMw: { ids: Record<string, unknown> } } {
+  const ids: Record<string, unknown> = {};
+  const cuts: { from: number; to: number }[] = [];
+  const parser = new Parser(
+    {
+      onopentag(_name, attributes) {
+        const id = attributes.id;
+        const value = attributes['data-mw'];
+        if (id === undefined || value === undefined || Object.hasOwn(ids, id)) return;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(value);
+        } catch {
+          return; // not JSON: left as it is
+        }
+        const start = parser.startIndex;
+        const m = DATA_MW_ATTRIBUTE.exec(html.slice(start, parser.endIndex + 1));
+        if (!m) return;
+        ids[id] = parsed;
+        cuts.push({ from: start + m.index, to: start + m.index + m[0].length });
+      },
+    },
+    { decodeEntities: true, recognizeSelfClosing: true },
+  );
+  parser.end(html);
+  let out = '';
+  let from = 0;
+  for (const cut of cuts) {
+    out += html.slice(from, cut.from);
+    from = cut.to;
+  }
+  out += html.slice(from);
+  return { html: out.replace(/(<meta property="mw:(?:htmlVersion|html:version)" content=")2\.\d+\.\d+(")/g, '$1999.0.0$2'), dataMw: { ids } };
 }

@@ -13,7 +13,7 @@ import { Html2Cache, HTML_2_TYPE, negotiateHtml } from './html-versions.js';
 import { PageCaches } from './page-caches.js';
 import { PageSaver } from './page-saver.js';
 import { PageMoved, PageService, RevisionMoved } from './page-service.js';
-import { PROPS, type Prop, type Render } from './renders.js';
+import { partOf, PROPS, type Prop, type Render } from './renders.js';
 import { revisionMetadata, type RevisionRow } from './revisions.js';
 import { SaveLocks } from './save-locks.js';
 import { saveRecordsModule } from './save-records.js';
@@ -111,8 +111,9 @@ export function pageModules(options: PageModuleOptions): PageApi {
       if (req.query.get('data-mw') === 'inline') form = '2-by-query';
       else if (negotiateHtml(req.headers.accept, '999') === '2') form = '2-by-profile';
     }
+    const body = form === 'stored' ? partOf(render, prop) : await html2.of(req.domain, render);
     const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form));
-    return { status: 200, headers, body: form === 'stored' ? render.parts[prop] : await html2.of(req.domain, render) };
+    return { status: 200, headers, body };
   }
 
   /** The normalized title, or a redirect to the same URL with it. */

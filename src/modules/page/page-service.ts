@@ -7,9 +7,10 @@ import type { RequestContext } from '../../router/types.js';
 import type { Row } from '../../storage/types.js';
 import { newTid } from '../../tid.js';
 import type { ApiPage } from '../../upstream/action-api.js';
-import type { PageBundle, Part } from '../../upstream/parsoid.js';
+import type { CoreRender, PageBundle, Part } from '../../upstream/parsoid.js';
 import type { CachePurger } from '../../upstream/cache-purger.js';
 import { isUnavailable, type Wiki } from '../../upstream/wiki.js';
+import { DATA_MW_999_TYPE, HTML_999_TYPE, splitDataMw } from './html-versions.js';
 import type { PageCaches } from './page-caches.js';
 import { PROPS, RenderStore, type Prop, type Render } from './renders.js';
 import { PageRevisions, revisionMetadata, type RevisionRow } from './revisions.js';
@@ -43,6 +44,22 @@ export class PageMoved extends HttpError {
   }
 }
 
+
+/** A property the wiki does not expose (data-parsoid through the core REST API): stored empty, typed ''. */
+const UNAVAILABLE: Part = { contentType: '', body: Buffer.alloc(0) };
+
+/** A core REST API render in the stored form: data-mw split out of the HTML as in a 999.x page bundle. */
+function fromCore(core: CoreRender): { bundle: PageBundle; wikitext: Part } {
+  const { html, dataMw } = splitDataMw(core.html);
+  return {
+    bundle: {
+      html: { contentType: HTML_999_TYPE, body: Buffer.from(html) },
+      dataParsoid: null,
+      dataMw: { contentType: DATA_MW_999_TYPE, body: Buffer.from(JSON.stringify(dataMw)) },
+    },
+    wikitext: core.wikitext,
+  };
+}
 
 function redirectTarget(html: string): string | undefined {
   const m = /<link rel="mw:PageProp\/redirect" href="\.\/([^"]+)"/.exec(html);
@@ -511,7 +528,13 @@ export class PageService {
     let bundle: PageBundle;
     let wikitext: Part;
     try {
-      [bundle, wikitext] = await Promise.all([wiki.parsoid.pagebundle(row.title, row.rev), wiki.parsoid.wikitext(row.title, row.rev)]);
+      ({ bundle, wikitext } = await wiki.withMode(async (mode) => {
+        if (mode === 'v3') {
+          const [b, w] = await Promise.all([wiki.parsoid.pagebundle(row.title, row.rev), wiki.parsoid.wikitext(row.title, row.rev)]);
+          return { bundle: b, wikitext: w };
+        }
+        return fromCore(await wiki.parsoid.core(row.rev));
+      }));
     } catch (e) {
       if (e instanceof HttpError && e.problemType === 'urn:problem:revision-hidden') {
         // Hidden or deleted since it was stored: learn which, and remember it.
@@ -520,7 +543,7 @@ export class PageService {
       }
       throw e;
     }
-    const raw: Record<Prop, Part> = { html: bundle.html, 'data-parsoid': bundle.dataParsoid, 'data-mw': bundle.dataMw, wikitext };
+    const raw: Record<Prop, Part> = { html: bundle.html, 'data-parsoid': bundle.dataParsoid ?? UNAVAILABLE, 'data-mw': bundle.dataMw, wikitext };
     const hash = createHash('sha256');
     for (const p of PROPS) hash.update(raw[p].contentType).update('\u0000').update(raw[p].body).update('\u0000');
     const digest = hash.digest('hex');

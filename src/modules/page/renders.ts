@@ -1,3 +1,4 @@
+import { HttpError } from '../../errors.js';
 import type { RequestContext } from '../../router/types.js';
 import type { Row } from '../../storage/types.js';
 import type { PageCaches } from './page-caches.js';
@@ -18,6 +19,17 @@ export interface Render {
   digest: string;
   /** Target of a redirect page, from Parsoid's mw:PageProp/redirect link. */
   redirect?: string;
+}
+
+/**
+ * A render's property, or a 404 saying the wiki does not expose it (data-parsoid of a wiki served
+ * through MediaWiki's core REST API, stored empty with no type).
+ */
+export function partOf(render: Render, prop: Prop): Buffer {
+  if (render.types[prop] === '') {
+    throw new HttpError(404, `${prop}-unavailable`, `This wiki does not expose ${prop}: its renders come from MediaWiki's core REST API, which serves HTML with data-mw inline and no data-parsoid.`);
+  }
+  return render.parts[prop];
 }
 
 export const RENDERS_SCHEMA = {

@@ -1,5 +1,6 @@
 import type { RequestContext } from '../../router/types.js';
 import type { SiteInfo } from '../../upstream/action-api.js';
+import type { ParsoidMode } from '../../upstream/parsoid.js';
 import type { SiteInfoStore } from '../../upstream/wiki.js';
 import { TableClient } from '../../internal/table-client.js';
 
@@ -31,5 +32,15 @@ export class StoredSiteInfo implements SiteInfoStore {
 
   async save(info: SiteInfo): Promise<void> {
     await this.table.put(this.ctx, { attributes: { name: 'siteinfo', info, fetched: Date.now() } });
+  }
+
+  async loadMode(): Promise<ParsoidMode | undefined> {
+    const [row] = (await this.table.query(this.ctx, { attributes: { name: 'parsoid_mode' } })).items;
+    const mode = (row?.info as { mode?: string } | undefined)?.mode;
+    return mode === 'v3' || mode === 'core' ? mode : undefined;
+  }
+
+  async saveMode(mode: ParsoidMode): Promise<void> {
+    await this.table.put(this.ctx, { attributes: { name: 'parsoid_mode', info: { mode }, fetched: Date.now() } });
   }
 }

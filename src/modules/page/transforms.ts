@@ -31,7 +31,7 @@ export class Transforms {
 
   async toHtml(ctx: RequestContext, domain: string, target: TransformTarget, wikitext: string, bodyOnly: boolean): Promise<Part> {
     await this.check(ctx, domain, target);
-    return this.service.wiki(domain).parsoid.transform('wikitext', 'html', target, { wikitext, body_only: bodyOnly });
+    return this.service.wiki(domain).transform('wikitext', 'html', target, { wikitext, body_only: bodyOnly });
   }
 
   /** The stored render an edit started from: named by tid, else the revision's newest; none is fine. */

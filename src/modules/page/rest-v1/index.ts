@@ -7,7 +7,7 @@ import type { Module, RequestContext, Response, Route, RouteRequest } from '../.
 import type { CachePolicy } from '../cache-control.js';
 import type { PageApi } from '../index.js';
 import { RevisionMoved } from '../page-service.js';
-import type { Render } from '../renders.js';
+import { partOf, type Render } from '../renders.js';
 import type { RevisionRow } from '../revisions.js';
 import { parseDataMw, parseJsonField } from '../save-routes.js';
 import { targetOf, threePaths } from '../transform-routes.js';
@@ -106,10 +106,11 @@ export function restV1Module(api: PageApi): Module {
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
     const { render } = await renderOf(ctx, req, title);
+    const body = partOf(render, 'data-parsoid');
     return {
       status: 200,
       headers: { 'content-type': render.types['data-parsoid'], 'content-encoding': 'gzip', etag: `"${render.rev}/${render.tid}"`, 'cache-control': cache.render },
-      body: render.parts['data-parsoid'],
+      body,
     };
   };
 
