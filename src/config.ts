@@ -15,6 +15,10 @@ export interface WikiConfig {
    * (default): v3 until the wiki says it has no such routes, then core, remembered in storage.
    */
   parsoid?: 'v3' | 'core' | 'auto';
+  /** Sent as `maxlag` on the Action API's reads: a lagged wiki is asked again later (Wikimedia asks for 5). */
+  maxlag?: number;
+  /** Requests per second to the wiki at most, from this process (unset: no limit). */
+  requests_per_second?: number;
 }
 
 export type StorageConfig =
@@ -123,8 +127,11 @@ export function defaultConfig(dataDir = './data'): Config {
       'en.wikipedia.org': {
         action_api: 'https://en.wikipedia.org/w/api.php',
         rest_api: 'https://en.wikipedia.org/w/rest.php',
-        // Wikimedia exposes MediaWiki's core REST API, not Parsoid's own routes.
+        // Wikimedia exposes MediaWiki's core REST API, not Parsoid's own routes, and asks API
+        // clients for maxlag and a moderate, steady request rate.
         parsoid: 'core',
+        maxlag: 5,
+        requests_per_second: 20,
       },
     },
     user_agent: DEFAULT_USER_AGENT,
@@ -172,6 +179,8 @@ function validate(config: Config): Config {
     if (!/^[a-z0-9][a-z0-9.-]*$/i.test(domain)) fail(`'${domain}' is not a domain name`);
     if (!wiki?.action_api || !wiki?.rest_api) fail(`wikis.${domain} needs action_api and rest_api`);
     if (wiki.parsoid !== undefined && !['v3', 'core', 'auto'].includes(wiki.parsoid)) fail(`wikis.${domain}.parsoid must be v3, core or auto`);
+    if (wiki.maxlag !== undefined && !(Number.isInteger(wiki.maxlag) && wiki.maxlag >= 0)) fail(`wikis.${domain}.maxlag must be a whole number of seconds`);
+    if (wiki.requests_per_second !== undefined && !(typeof wiki.requests_per_second === 'number' && wiki.requests_per_second > 0)) fail(`wikis.${domain}.requests_per_second must be a positive number`);
   }
   if (!Number.isInteger(config.max_body_bytes) || config.max_body_bytes <= 0) fail('max_body_bytes must be a positive integer');
   for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval'] as const) {

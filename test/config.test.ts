@@ -17,6 +17,10 @@ describe('configuration', () => {
     assert.deepEqual(config.listen, { host: '127.0.0.1', port: 7231 });
     assert.deepEqual(config.storage, { backend: 'sqlite', path: '/srv/data/wikistore.sqlite3' });
     assert.equal(config.wikis['en.wikipedia.org']?.action_api, 'https://en.wikipedia.org/w/api.php');
+    // What Wikimedia serves publicly, asked as it asks to be.
+    assert.equal(config.wikis['en.wikipedia.org']?.parsoid, 'core');
+    assert.equal(config.wikis['en.wikipedia.org']?.maxlag, 5);
+    assert.ok((config.wikis['en.wikipedia.org']?.requests_per_second ?? 0) > 0);
     assert.match(config.user_agent, /wikistore/);
     assert.equal(config.admin_token, undefined);
   });
@@ -50,6 +54,10 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ CONFIG: file('listen:\n  port: 99999\n') }), /listen.port/);
     assert.throws(() => loadConfig({ CONFIG: file('wikis:\n  "bad domain!":\n    action_api: x\n    rest_api: y\n') }), /not a domain/);
     assert.throws(() => loadConfig({ CONFIG: file('latest_check_interval: soon\n') }), /latest_check_interval/);
+    const wiki = (extra: string) => file(`wikis:\n  w.example:\n    action_api: x\n    rest_api: y\n${extra}`);
+    assert.throws(() => loadConfig({ CONFIG: wiki('    parsoid: v4\n') }), /parsoid must be v3, core or auto/);
+    assert.throws(() => loadConfig({ CONFIG: wiki('    maxlag: -1\n') }), /maxlag/);
+    assert.throws(() => loadConfig({ CONFIG: wiki('    requests_per_second: 0\n') }), /requests_per_second/);
     assert.throws(() => loadConfig({ CONFIG: file('headers_timeout: 0\n') }), /headers_timeout/);
     assert.throws(() => loadConfig({ CONFIG: file('headers_timeout: 30\nrequest_timeout: 10\n') }), /request_timeout/);
     assert.throws(() => loadConfig({ CONFIG: file('max_connections: 100000000\n') }), /max_connections/);

@@ -20,7 +20,8 @@ for (const mode of ['v3', 'core'] as const) describe(`page content API against t
   let v1: string;
 
   before(async () => {
-    env = await startAgainstWiki({}, { parsoid: mode });
+    // Core mode is also asked as Wikimedia's wikis are: with maxlag.
+    env = await startAgainstWiki({}, mode === 'core' ? { parsoid: mode, maxlag: 5 } : { parsoid: mode });
     ({ proxy, wiki, v1 } = env);
   });
   after(() => env.close());

@@ -68,9 +68,19 @@ export interface Credentials {
   authorization?: string;
 }
 
+/** How politely a wiki is asked (Wikimedia's API etiquette). */
+export interface ApiEtiquette {
+  /** Sent as `maxlag` on reads: a lagged wiki answers "later" instead of adding load. */
+  maxlag?: number;
+  /** Times a read refused for lag is tried again (after the wiki's Retry-After, at most 5 s). */
+  lagRetries?: number;
+  /** Runs each request to the wiki (a rate limit). */
+  schedule?: <T>(request: () => Promise<T>) => Promise<T>;
+}
+
 /** An error the Action API answered, with its own code. */
 export class ApiError extends Error {
-  constructor(readonly code: string, readonly info: string) {
+  constructor(readonly code: string, readonly info: string, readonly retryAfter?: number) {
     super(`${code}: ${info}`);
   }
 }
@@ -108,10 +118,27 @@ export class ActionApi {
     private readonly url: string,
     private readonly userAgent: string,
     private readonly count: (endpoint: string) => void,
+    private readonly etiquette: ApiEtiquette = {},
   ) {}
 
   /** One call; the wiki's own error becomes an ApiError. */
   private async call(params: Record<string, string>, options: { post?: boolean; credentials?: Credentials; timeoutMs?: number } = {}): Promise<Record<string, any>> {
+    const lagged = !options.post && this.etiquette.maxlag !== undefined;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const schedule = this.etiquette.schedule ?? ((request) => request());
+        return await schedule(() => this.callOnce(lagged ? { ...params, maxlag: String(this.etiquette.maxlag) } : params, options));
+      } catch (e) {
+        if (!(e instanceof ApiError && e.code === 'maxlag')) throw e;
+        if (attempt >= (this.etiquette.lagRetries ?? 2)) {
+          throw new HttpError(503, 'upstream-lagged', `The wiki is lagged and asks to be asked later: ${e.info}`, { headers: { 'retry-after': String(e.retryAfter ?? 5) } });
+        }
+        await new Promise((r) => setTimeout(r, Math.min(5, e.retryAfter ?? 1) * 1000));
+      }
+    }
+  }
+
+  private async callOnce(params: Record<string, string>, options: { post?: boolean; credentials?: Credentials; timeoutMs?: number }): Promise<Record<string, any>> {
     this.count('action');
     const qs = new URLSearchParams({ format: 'json', formatversion: '2', errorformat: 'plaintext', ...params });
     const headers: Record<string, string> = {};
@@ -135,7 +162,8 @@ export class ActionApi {
     }
     if (json.errors?.length) {
       const { code, text } = json.errors[0] as { code?: string; text?: string };
-      throw new ApiError(code ?? 'unknown', text ?? code ?? 'unknown error');
+      const retryAfter = Number(res.headers.get('retry-after'));
+      throw new ApiError(code ?? 'unknown', text ?? code ?? 'unknown error', Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined);
     }
     return json;
   }

@@ -1,5 +1,5 @@
 import { HttpError } from '../errors.js';
-import { upstreamFetch } from './fetch.js';
+import { upstreamFetch, type FetchOptions, type UpstreamResponse } from './fetch.js';
 
 /** The pagebundle profile that returns data-mw separately from the HTML. */
 const PAGEBUNDLE_ACCEPT = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/pagebundle/999.0.0"';
@@ -55,7 +55,13 @@ export class ParsoidClient {
     private readonly parsoidDomain: string,
     private readonly userAgent: string,
     private readonly count: (endpoint: string) => void,
+    private readonly schedule: <T>(request: () => Promise<T>) => Promise<T> = (request) => request(),
   ) {}
+
+  /** Every request to the wiki goes through its rate limit. */
+  private fetch(url: string, options: FetchOptions): Promise<UpstreamResponse> {
+    return this.schedule(() => upstreamFetch(url, this.userAgent, options));
+  }
 
   private url(kind: string, title: string, revid: number): string {
     return `${this.restBase}/${this.parsoidDomain}/v3/page/${kind}/${encodeURIComponent(title)}/${revid}`;
@@ -71,7 +77,7 @@ export class ParsoidClient {
 
   async pagebundle(title: string, revid: number): Promise<PageBundle> {
     this.count('parsoid');
-    const res = await upstreamFetch(this.url('pagebundle', title, revid), this.userAgent, { headers: { accept: PAGEBUNDLE_ACCEPT }, timeoutMs: 120_000, retries: 1 });
+    const res = await this.fetch(this.url('pagebundle', title, revid), { headers: { accept: PAGEBUNDLE_ACCEPT }, timeoutMs: 120_000, retries: 1 });
     if (isRouteMissing(res.status, res.body)) throw new RoutesMissing("Parsoid's own routes (rest.php/{domain}/v3)");
     if (res.status !== 200) throw ParsoidClient.failure(res.status, res.body, `revision ${revid}`);
     const json = JSON.parse(res.body.toString('utf8')) as Record<string, { headers: Record<string, string>; body: unknown }>;
@@ -96,8 +102,8 @@ export class ParsoidClient {
   async core(revid: number): Promise<CoreRender> {
     this.count('parsoid');
     const [html, source] = await Promise.all([
-      upstreamFetch(`${this.restBase}/v1/revision/${revid}/html`, this.userAgent, { timeoutMs: 120_000, retries: 1 }),
-      upstreamFetch(`${this.restBase}/v1/revision/${revid}`, this.userAgent, { timeoutMs: 30_000 }),
+      this.fetch(`${this.restBase}/v1/revision/${revid}/html`, { timeoutMs: 120_000, retries: 1 }),
+      this.fetch(`${this.restBase}/v1/revision/${revid}`, { timeoutMs: 30_000 }),
     ]);
     for (const res of [source, html]) {
       if (isRouteMissing(res.status, res.body)) throw new RoutesMissing("MediaWiki's core REST API (rest.php/v1)");
@@ -115,7 +121,7 @@ export class ParsoidClient {
 
   async wikitext(title: string, revid: number): Promise<Part> {
     this.count('parsoid-wikitext');
-    const res = await upstreamFetch(this.url('wikitext', title, revid), this.userAgent, { timeoutMs: 30_000 });
+    const res = await this.fetch(this.url('wikitext', title, revid), { timeoutMs: 30_000 });
     if (isRouteMissing(res.status, res.body)) throw new RoutesMissing("Parsoid's own routes (rest.php/{domain}/v3)");
     if (res.status !== 200) throw ParsoidClient.failure(res.status, res.body, `the wikitext of revision ${revid}`);
     return { contentType: res.headers.get('content-type') ?? 'text/plain; charset=utf-8', body: res.body };
@@ -129,7 +135,7 @@ export class ParsoidClient {
     this.count(`transform-${from}-${to}`);
     let url = mode === 'v3' ? `${this.restBase}/${this.parsoidDomain}/v3/transform/${from}/to/${to}` : `${this.restBase}/v1/transform/${from}/to/${to}`;
     if (target.title !== undefined) url += `/${encodeURIComponent(target.title)}${target.revid !== undefined ? `/${target.revid}` : ''}`;
-    const res = await upstreamFetch(url, this.userAgent, {
+    const res = await this.fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),

@@ -1,6 +1,7 @@
 import { Title } from 'mediawiki-title';
 import type { Logger } from 'pino';
-import type { WikiConfig } from '../config.js';
+import PQueue from 'p-queue';
+import { DEFAULT_USER_AGENT, type WikiConfig } from '../config.js';
 import { HttpError, badRequest, notFound } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { ActionApi, type SiteInfo } from './action-api.js';
@@ -35,9 +36,15 @@ export class Wiki {
     private readonly log?: Logger,
   ) {
     const count = (endpoint: string) => metrics.wikiRequests.inc({ domain, endpoint });
-    this.api = new ActionApi(config.action_api, userAgent, count);
+    // At most `requests_per_second` requests to the wiki, whatever asks (clients' misses, the follower, a backfill).
+    const limit = config.requests_per_second ? new PQueue({ intervalCap: Math.max(1, Math.round(config.requests_per_second)), interval: 1000, carryoverIntervalCount: true }) : undefined;
+    const schedule = <T>(request: () => Promise<T>): Promise<T> => (limit ? (limit.add(request) as Promise<T>) : request());
+    this.api = new ActionApi(config.action_api, userAgent, count, { maxlag: config.maxlag, schedule });
     const parsoidDomain = config.parsoid_domain ?? new URL(config.rest_api).hostname;
-    this.parsoid = new ParsoidClient(config.rest_api.replace(/\/$/, ''), parsoidDomain, userAgent, count);
+    this.parsoid = new ParsoidClient(config.rest_api.replace(/\/$/, ''), parsoidDomain, userAgent, count, schedule);
+    if (userAgent === DEFAULT_USER_AGENT && /\.(wikipedia|wikimedia|wiktionary|wikidata|wikibooks|wikiquote|wikisource|wikinews|wikiversity|wikivoyage|mediawiki)\.org$/.test(new URL(config.action_api).hostname)) {
+      log?.warn({ domain }, "Wikimedia's User-Agent policy asks for a contact: set user_agent in the config to name this deployment and how to reach its operator");
+    }
     this.configuredMode = config.parsoid ?? 'auto';
   }
 
