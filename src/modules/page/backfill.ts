@@ -4,6 +4,7 @@ import { HttpError } from '../../errors.js';
 import { TableClient } from '../../internal/table-client.js';
 import type { RequestContext } from '../../router/types.js';
 import type { ListedPage } from '../../upstream/action-api.js';
+import { COMPLETE_RUN } from './listing-coverage.js';
 import type { PageService } from './page-service.js';
 
 export const PAGE_BACKFILL_SCHEMA = {
@@ -146,7 +147,8 @@ export class Backfill {
     const report: BackfillReport = { counts, failures: new Map(), resumed: !!saved, complete: false };
     const namespaces = source.kind === 'all' ? await this.namespaces(source) : [];
     const queue = new PQueue({ concurrency: options.concurrency });
-    const started = saved?.started ?? new Date().toISOString();
+    // Wiki time (its newest change) rather than this machine's: compared with when following began.
+    const started = saved?.started ?? (await this.service.wiki(this.domain).api.newestChangeTime());
 
     while (pos && !options.stopped?.()) {
       const { pages, next } = await this.chunk(source, namespaces, pos);
@@ -176,6 +178,8 @@ export class Backfill {
     if (!pos) {
       report.complete = true;
       await this.table.delete(ctx, { run });
+      // Every content page as of the run's start: what makes the page listing complete (see ListingCoverage).
+      if (source.kind === 'all' && !source.namespaces?.length) await this.table.put(ctx, { attributes: { run: COMPLETE_RUN, started } });
     }
     return report;
   }

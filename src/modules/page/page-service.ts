@@ -11,6 +11,7 @@ import type { CoreRender, PageBundle, Part } from '../../upstream/parsoid.js';
 import type { CachePurger } from '../../upstream/cache-purger.js';
 import { isUnavailable, type Wiki } from '../../upstream/wiki.js';
 import { DATA_MW_999_TYPE, HTML_999_TYPE, splitDataMw } from './html-versions.js';
+import { ListingCoverage } from './listing-coverage.js';
 import type { PageCaches } from './page-caches.js';
 import { PROPS, RenderStore, type Prop, type Render } from './renders.js';
 import { PageRevisions, revisionMetadata, type RevisionRow } from './revisions.js';
@@ -84,6 +85,7 @@ export class PageService {
   /** Per domain: until when revision re-checks are skipped because the wiki was found down. */
   private readonly recheckPausedUntil = new Map<string, number>();
   readonly renders: RenderStore;
+  private readonly coverage = new ListingCoverage();
 
   /**
    * `caches` hold what is kept in memory; among them the wiki's recent "no such page / revision"
@@ -376,18 +378,22 @@ export class PageService {
    * consistent snapshot without one more lookup per page. A page deleted since counts until it
    * was known deleted.
    */
-  async listPages(ctx: RequestContext, domain: string, paging: { limit?: number; next?: string }, at?: number): Promise<{ items: { title: string; rev: number; tid: string | null }[]; next?: string }> {
+  async listPages(ctx: RequestContext, domain: string, paging: { limit?: number; next?: string }, at?: number): Promise<{ items: { title: string; rev: number; tid: string | null }[]; next?: string; complete: boolean }> {
+    const [{ items, next }, since] = await Promise.all([this.revisions(domain).list(ctx, paging), this.coverage.completeSince(ctx, domain)]);
+    const complete = since !== undefined && (at === undefined || at >= since);
+    return { ...(await this.pagesAt(ctx, domain, items as unknown as RevisionRow[], at)), next, complete };
+  }
+
+  private async pagesAt(ctx: RequestContext, domain: string, pages: RevisionRow[], at: number | undefined): Promise<{ items: { title: string; rev: number; tid: string | null }[] }> {
     const revs = this.revisions(domain);
-    const { items, next } = await revs.list(ctx, paging);
-    const pages = items as unknown as RevisionRow[];
     const deletedAt = (page: RevisionRow) => (page.deleted ? Date.parse(page.deleted) : Infinity);
     if (at === undefined) {
       const live = pages.filter((page) => deletedAt(page) === Infinity && page.latest_rev !== null);
-      return { items: live.map((page) => ({ title: page.title, rev: page.latest_rev!, tid: page.latest_tid })), next };
+      return { items: live.map((page) => ({ title: page.title, rev: page.latest_rev!, tid: page.latest_tid })) };
     }
     // Each page's revision at that time is in its own partition: looked up side by side.
     const then = await Promise.all(pages.filter((page) => deletedAt(page) > at).map(async (page) => ({ page, row: await revs.currentAt(ctx, page.title, at) })));
-    return { items: then.filter(({ row }) => row).map(({ page, row }) => ({ title: page.title, rev: row!.rev, tid: row!.tid })), next };
+    return { items: then.filter(({ row }) => row).map(({ page, row }) => ({ title: page.title, rev: row!.rev, tid: row!.tid })) };
   }
 
   /** The stored renders of a page, newest first; those of a page that moved away from this title are not its. */

@@ -61,7 +61,27 @@ const revision = {
 export const pageSpecs = {
   listPages: {
     tags, summary: 'Stored pages, paged, each {title, rev, tid}: the latest, or with ?ts= (wiki time) those that existed then, with the revision and render current then',
-    parameters: [...paging, ts], responses: { 200: listing },
+    parameters: [...paging, ts],
+    responses: {
+      200: {
+        description: 'One page of the listing, a paging token, and whether the listing holds every content page of the wiki (at ?ts=, if given)',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: {
+                items: { type: 'array', items: { type: 'object', properties: { title: { type: 'string' }, rev: { type: 'integer' }, tid: { type: ['string', 'null'] } } } },
+                next: { type: 'string' },
+                complete: {
+                  type: 'boolean',
+                  description: 'true once a backfill of every content page finished that began while the change follower was following (and ?ts= is not before it began); false: only the pages stored so far are listed',
+                },
+              },
+            },
+          },
+        },
+      },
+    },
   },
   pageRedirect: { tags, summary: "Redirect to the page's HTML", parameters: [title], responses: { 302: { description: 'To {title}/html' }, 404: errors[404] } },
   listProperties: { tags, summary: 'List the properties of a page', parameters: [title], responses: { 200: listing, 404: errors[404] } },

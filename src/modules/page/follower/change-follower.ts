@@ -152,7 +152,8 @@ export class ChangeFollower {
     let cursor = await this.state.cursor(ctx);
     if (!cursor) {
       // Following starts at the wiki's newest change: older content is what the backfill is for.
-      cursor = { ts: await api.newestChangeTime(), seen: [] };
+      const newest = await api.newestChangeTime();
+      cursor = { ts: newest, seen: [], since: newest };
       if (!(await this.state.advance(ctx, this.holder, cursor))) return false;
     }
     const seen = new Set(cursor.seen.map(([rcid]) => rcid));
@@ -169,7 +170,7 @@ export class ChangeFollower {
     await this.apply(ctx, batch);
     const newest = Math.max(Date.parse(cursor.ts), ...batch.map((c) => Date.parse(c.timestamp)));
     const window = [...cursor.seen, ...batch.map((c): [number, number] => [c.rcid, Date.parse(c.timestamp)])].filter(([, at]) => at >= newest - OVERLAP_MS);
-    const next: Cursor = { ts: new Date(newest).toISOString(), seen: window };
+    const next: Cursor = { ts: new Date(newest).toISOString(), seen: window, since: cursor.since ?? cursor.ts };
     if (!(await this.state.advance(ctx, this.holder, next))) {
       this.demote('another process follows the wiki now');
       return false;

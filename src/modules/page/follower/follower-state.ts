@@ -23,6 +23,8 @@ export const PAGE_DEPENDENTS_SCHEMA = {
 export interface Cursor {
   ts: string;
   seen: [rcid: number, at: number][];
+  /** When following began (wiki time): every change since is applied (see ListingCoverage). */
+  since: string;
 }
 
 const LEASE_KEY = 'lease';
