@@ -20,8 +20,9 @@ describe('planning a batch of the wiki\'s changes', () => {
       change({ type: 'edit', title: 'A' }, 4),
       change({ type: 'log', title: 'E', logtype: 'delete', logaction: 'delete' }, 5),
       change({ type: 'log', title: 'User:F', ns: 2, logtype: 'block', logaction: 'block' }, 6),
+      change({ type: 'log', title: '', logtype: 'delete', logaction: 'delete' }, 7),
     ]);
-    assert.deepEqual(plan.refresh, ['B', 'C', 'D', 'A', 'E']);
+    assert.deepEqual(plan.refresh, ['B', 'C', 'D', 'A', 'E'], 'a change with no title kept here (hidden, a special page) is left out');
     assert.equal(plan.changedAt.get('A'), Date.parse('2026-01-01T00:00:04Z'));
     assert.equal(plan.kinds.get('edit'), 2);
     assert.equal(plan.kinds.get('block/block'), 1, 'counted, though nothing is done for it');

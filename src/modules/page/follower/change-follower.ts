@@ -46,7 +46,6 @@ export class ChangeFollower {
   private readonly loops = new Set<Promise<void>>();
   private readonly pages: PQueue;
   private readonly dependents: PQueue;
-  private wake: (() => void) | undefined;
   /** Aborted when this process stops leading: queued page work is dropped (the batch is read again by whoever leads). */
   private leadership = new AbortController();
 
@@ -105,7 +104,6 @@ export class ChangeFollower {
     this.stopRenewing?.();
     this.metrics.followerLeading.set({ domain: this.domain }, 0);
     this.log.warn({ domain: this.domain }, reason);
-    this.wake?.();
   }
 
   private run(loop: Promise<void>): void {
@@ -123,12 +121,9 @@ export class ChangeFollower {
     if (wasLeading) await this.state.release(ctx, this.holder).catch((err) => this.log.warn({ err }, 'releasing the change follower lease failed'));
   }
 
-  /** Sleeps, but wakes at once when following stops. */
+  /** Sleeps, but wakes at once when this process stops leading. */
   private async pause(ms: number): Promise<void> {
-    const ac = new AbortController();
-    this.wake = () => ac.abort();
-    await sleep(ms, undefined, { signal: ac.signal }).catch(() => undefined);
-    this.wake = undefined;
+    await sleep(ms, undefined, { signal: this.leadership.signal }).catch(() => undefined);
   }
 
   private async followChanges(ctx: RequestContext): Promise<void> {
@@ -181,10 +176,11 @@ export class ChangeFollower {
   /** Applies a batch; throws (and the batch is read again) only if the wiki or storage is unreachable. */
   private async apply(ctx: RequestContext, changes: RecentChange[]): Promise<void> {
     const wiki = this.service.wiki(this.domain);
+    // A title the service keeps nothing for (a special page, one it cannot parse) is left out.
     const titles = new Map<string, string>();
     for (const c of changes) {
       for (const t of [c.title, c.logparams?.target_title, c.logparams?.dest_title]) {
-        if (typeof t === 'string' && t && !titles.has(t)) titles.set(t, await wiki.normalize(t));
+        if (typeof t === 'string' && t && !titles.has(t)) titles.set(t, await wiki.normalize(t).catch(() => ''));
       }
     }
     const normalized = changes.map((c) => ({

@@ -42,7 +42,7 @@ export function planChanges(changes: RecentChange[]): ChangePlan {
     if (DEPENDENCY_NAMESPACES.has(ns)) dependencies.add(title);
   };
   for (const change of changes) {
-    if (!change.title) continue; // a log entry whose target is hidden
+    if (!change.title) continue; // a log entry whose target is hidden, or a title nothing is kept for
     const at = Date.parse(change.timestamp);
     const kind = kindOf(change);
     kinds.set(kind, (kinds.get(kind) ?? 0) + 1);

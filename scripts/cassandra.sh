@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Apache Cassandra on loopback for the tests, from Maven Central (no Debian package exists):
+#   scripts/cassandra.sh start [NODES]   start NODES nodes (default 1) on 127.0.0.1..127.0.0.N, port 9042
+#   scripts/cassandra.sh stop            stop them
+#   scripts/cassandra.sh status          exit 0 if node 1 answers on its native port
+#   scripts/cassandra.sh kill N          kill -9 node N (the multi-node test's failure)
+#   scripts/cassandra.sh restart-node N  start node N again
+# Everything lives in .cassandra/ (jars, config, data, logs). Idempotent: start on a running node
+# does nothing. See scripts/cassandra/NOTES.md for what running Cassandra this way needs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+fail() { log "$*"; exit 1; }
+
+ROOT="$PWD/.cassandra"
+VERSION_POM="$PWD/scripts/cassandra/pom.xml"
+HEAP="${CASSANDRA_HEAP:-512m}"
+
+fetch_jars() {
+  if [ -f "$ROOT/lib/.complete" ] && [ "$ROOT/lib/.complete" -nt "$VERSION_POM" ]; then return; fi
+  command -v mvn >/dev/null || apt_install maven
+  log "fetching Cassandra's jars from Maven Central (once)"
+  rm -rf "$ROOT/lib"
+  mvn -q -B -f "$VERSION_POM" dependency:copy-dependencies -DoutputDirectory="$ROOT/lib" -DincludeScope=runtime >&2
+  touch "$ROOT/lib/.complete"
+}
+
+node_dir() { echo "$ROOT/node$1"; }
+node_ip() { echo "127.0.0.$1"; }
+
+write_config() {
+  local n=$1 nodes=$2 dir ip
+  dir=$(node_dir "$n"); ip=$(node_ip "$n")
+  mkdir -p "$dir/conf" "$dir/data" "$dir/commitlog" "$dir/saved_caches" "$dir/hints" "$dir/cdc" "$dir/logs"
+  cat > "$dir/conf/cassandra.yaml" <<YAML
+cluster_name: wikistore-test
+num_tokens: 16
+allocate_tokens_for_local_replication_factor: $(( nodes < 3 ? nodes : 3 ))
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+endpoint_snitch: SimpleSnitch
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "127.0.0.1:7000"
+listen_address: $ip
+rpc_address: $ip
+storage_port: 7000
+native_transport_port: 9042
+start_native_transport: true
+authenticator: AllowAllAuthenticator
+authorizer: AllowAllAuthorizer
+role_manager: CassandraRoleManager
+network_authorizer: AllowAllNetworkAuthorizer
+data_file_directories: ["$dir/data"]
+commitlog_directory: $dir/commitlog
+saved_caches_directory: $dir/saved_caches
+hints_directory: $dir/hints
+cdc_raw_directory: $dir/cdc
+commitlog_sync: periodic
+commitlog_sync_period: 10000ms
+commitlog_segment_size: 8MiB
+memtable_heap_space: 64MiB
+memtable_offheap_space: 64MiB
+concurrent_reads: 8
+concurrent_writes: 8
+concurrent_counter_writes: 8
+disk_failure_policy: stop
+commit_failure_policy: stop
+key_cache_size: 8MiB
+# Tests create and drop keyspaces often: no snapshot of each dropped table.
+auto_snapshot: false
+YAML
+  cat > "$dir/conf/logback.xml" <<XML
+<configuration>
+  <appender name="FILE" class="ch.qos.logback.core.FileAppender">
+    <file>$dir/logs/system.log</file>
+    <encoder><pattern>%-5level [%thread] %date{ISO8601} %F:%L - %msg%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="FILE"/></root>
+</configuration>
+XML
+}
+
+# The JVM options Cassandra 5.0 needs on Java 17 (its conf/jvm17-server.options), with a small heap.
+JVM_OPTS=(
+  -Xms"$HEAP" -Xmx"$HEAP" -Xss256k -XX:+UseG1GC -XX:+ParallelRefProcEnabled -XX:MaxTenuringThreshold=1 -XX:G1HeapRegionSize=16m
+  -XX:+HeapDumpOnOutOfMemoryError -Djava.net.preferIPv4Stack=true
+  -Djdk.attach.allowAttachSelf=true
+  --add-exports java.base/jdk.internal.misc=ALL-UNNAMED
+  --add-exports java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED
+  --add-exports java.rmi/sun.rmi.registry=ALL-UNNAMED
+  --add-exports java.rmi/sun.rmi.server=ALL-UNNAMED
+  --add-exports java.sql/java.sql=ALL-UNNAMED
+  --add-exports java.base/java.lang.ref=ALL-UNNAMED
+  --add-exports jdk.unsupported/sun.misc=ALL-UNNAMED
+  --add-exports jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED
+  --add-exports jdk.attach/sun.tools.attach=ALL-UNNAMED
+  --add-opens java.base/java.lang.module=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.loader=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.ref=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.reflect=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.math=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.module=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.util.jar=ALL-UNNAMED
+  --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED
+  --add-opens java.base/sun.nio.ch=ALL-UNNAMED
+  --add-opens java.base/java.io=ALL-UNNAMED
+  --add-opens java.base/java.lang.reflect=ALL-UNNAMED
+  --add-opens jdk.compiler/com.sun.tools.javac=ALL-UNNAMED
+  --add-opens java.base/java.lang=ALL-UNNAMED
+  --add-opens java.base/java.util=ALL-UNNAMED
+  -Dio.netty.tryReflectionSetAccessible=true
+  -Dio.netty.allocator.useCacheForAllThreads=true
+  -Dio.netty.allocator.maxOrder=11
+)
+
+port_open() { (exec 3<>"/dev/tcp/$1/9042") 2>/dev/null; }
+
+start_node() {
+  local n=$1 nodes=$2 dir ip
+  dir=$(node_dir "$n"); ip=$(node_ip "$n")
+  if port_open "$ip"; then return; fi
+  write_config "$n" "$nodes"
+  log "starting Cassandra node $n on $ip"
+  # JMX stays on loopback, one port per node.
+  setsid java "${JVM_OPTS[@]}" \
+    -Dcassandra.config="file://$dir/conf/cassandra.yaml" -Dlogback.configurationFile="$dir/conf/logback.xml" \
+    -Dcassandra.storagedir="$dir" -Dcassandra.logdir="$dir/logs" -Dcassandra-foreground=yes \
+    -Dcassandra.jmx.local.port=$((7199 + n)) -Dcassandra.skip_wait_for_gossip_to_settle=0 \
+    -Dcassandra.ring_delay_ms=1000 \
+    -cp "$dir/conf:$ROOT/lib/*" org.apache.cassandra.service.CassandraDaemon >"$dir/logs/stdout.log" 2>&1 &
+  echo $! > "$dir/pid"
+}
+
+wait_node() {
+  local n=$1 ip
+  ip=$(node_ip "$n")
+  for _ in $(seq 1 240); do
+    if port_open "$ip"; then return; fi
+    if ! kill -0 "$(cat "$(node_dir "$n")/pid")" 2>/dev/null; then
+      tail -30 "$(node_dir "$n")/logs/stdout.log" "$(node_dir "$n")/logs/system.log" >&2 || true
+      fail "Cassandra node $n exited while starting"
+    fi
+    sleep 0.5
+  done
+  fail "Cassandra node $n did not open its native port within 2 minutes"
+}
+
+case "${1:-}" in
+  start)
+    nodes=${2:-1}
+    fetch_jars
+    # Nodes join one at a time (Cassandra refuses concurrent bootstraps).
+    for n in $(seq 1 "$nodes"); do start_node "$n" "$nodes"; wait_node "$n"; done
+    ;;
+  stop)
+    for pidfile in "$ROOT"/node*/pid; do
+      [ -f "$pidfile" ] || continue
+      kill "$(cat "$pidfile")" 2>/dev/null || true
+      rm -f "$pidfile"
+    done
+    ;;
+  status)
+    port_open 127.0.0.1
+    ;;
+  kill)
+    kill -9 "$(cat "$(node_dir "$2")/pid")"
+    ;;
+  restart-node)
+    start_node "$2" "$2"; wait_node "$2"
+    ;;
+  *)
+    echo "usage: $0 start [NODES] | stop | status | kill N | restart-node N" >&2
+    exit 2
+    ;;
+esac
