@@ -138,7 +138,7 @@ wait_node() {
   for _ in $(seq 1 240); do
     if port_open "$ip"; then return; fi
     if ! kill -0 "$(cat "$(node_dir "$n")/pid")" 2>/dev/null; then
-      tail -30 "$(node_dir "$n")/logs/stdout.log" "$(node_dir "$n")/logs/system.log" >&2 || true
+      tail -n 30 "$(node_dir "$n")/logs/stdout.log" "$(node_dir "$n")/logs/system.log" >&2 || true
       fail "Cassandra node $n exited while starting"
     fi
     sleep 0.5
@@ -154,9 +154,13 @@ case "${1:-}" in
     for n in $(seq 1 "$nodes"); do start_node "$n" "$nodes"; wait_node "$n"; done
     ;;
   stop)
+    # Waits for each to exit: a node still shutting down holds its ports.
     for pidfile in "$ROOT"/node*/pid; do
       [ -f "$pidfile" ] || continue
-      kill "$(cat "$pidfile")" 2>/dev/null || true
+      pid=$(cat "$pidfile")
+      kill "$pid" 2>/dev/null || true
+      for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+      kill -9 "$pid" 2>/dev/null || true
       rm -f "$pidfile"
     done
     ;;
