@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
@@ -85,6 +86,8 @@ export class ChangeFollower {
     if (!(await this.state.lead(ctx, this.holder, this.leaseSeconds))) return;
     this.leading = true;
     this.leadership = new AbortController();
+    // Every queued page and every pause listens to it: a batch and a chunk of dependents at most.
+    setMaxListeners(this.options.batchSize + DEPENDENTS_CHUNK + 16, this.leadership.signal);
     this.metrics.followerLeading.set({ domain: this.domain }, 1);
     this.log.info({ domain: this.domain, holder: this.holder }, 'following the wiki\'s changes');
     this.stopRenewing = keepRenewed(
