@@ -376,7 +376,8 @@ export class PageService {
    * time) the pages that existed then, each with the revision current then (the newest stored
    * revision made at or before `at`) and that revision's render, so a client can fetch a
    * consistent snapshot without one more lookup per page. A page deleted since counts until it
-   * was known deleted.
+   * was known deleted. `complete` says whether the stored pages are all the wiki's content pages
+   * (at `at`, if given): see ListingCoverage.
    */
   async listPages(ctx: RequestContext, domain: string, paging: { limit?: number; next?: string }, at?: number): Promise<{ items: { title: string; rev: number; tid: string | null }[]; next?: string; complete: boolean }> {
     const [{ items, next }, since] = await Promise.all([this.revisions(domain).list(ctx, paging), this.coverage.completeSince(ctx, domain)]);
