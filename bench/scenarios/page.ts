@@ -51,7 +51,7 @@ export async function pageScenarios(wikiUrl: string, opts: { seconds: number; ro
     comparisons.push(await sideBySide(service, `page latest HTML ${Math.round(bytes / 1024)} KB (gzip accepted)`, { path: `${path}/html`, headers: gzip }, opts, { minRatio: 0.6, maxP99Ratio: 2 }));
     comparisons.push(await sideBySide(service, 'page by-revid HTML (gzip accepted)', { path: `${path}/html/${rev}`, headers: gzip }, opts, { minRatio: 0.5 }));
     comparisons.push(await sideBySide(service, 'page by-tid HTML (gzip accepted)', { path: `${path}/html/${tid}`, headers: gzip }, opts, { minRatio: 0.5 }));
-    comparisons.push(await sideBySide(service, 'page latest HTML (identity: decompressed per request)', { path: `${path}/html`, headers: {} }, opts));
+    comparisons.push(await sideBySide(service, 'page latest HTML (identity: gzip not accepted)', { path: `${path}/html`, headers: {} }, opts));
     comparisons.push(await sideBySide(service, 'page by-revid HTML (identity)', { path: `${path}/html/${rev}`, headers: {} }, opts));
     comparisons.push(await sideBySide(service, 'page listing', { path: `/${DOMAIN}/v1/page/`, headers: gzip }, opts));
 

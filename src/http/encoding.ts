@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import Negotiator from 'negotiator';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -56,6 +57,27 @@ export async function decompress(body: Buffer, encoding: string): Promise<Buffer
   return body;
 }
 
+/** Bytes of decompressed bodies kept for clients that do not accept the stored encoding. */
+const DECOMPRESSED_BYTES = 8 * 1024 * 1024;
+const decompressedBodies = new LRUCache<Buffer, Buffer>({ maxSize: DECOMPRESSED_BYTES, sizeCalculation: (b) => Math.max(1, b.length) });
+/** Stored bodies sent decompressed once: the second time, the result is kept. */
+const seenOnce = new WeakSet<Buffer>();
+
+/**
+ * A stored body decompressed, remembered by the identity of its compressed bytes: a hot render is
+ * one Buffer shared by every request for it (immutable by tid), so it is decompressed once, not
+ * per request. Bodies read anew for each request (a bucket value) are new Buffers and are only
+ * ever seen once, so they do not crowd the cache out.
+ */
+async function decompressed(body: Buffer, encoding: string): Promise<Buffer> {
+  const hit = decompressedBodies.get(body);
+  if (hit) return hit;
+  const plain = await decompress(body, encoding);
+  if (seenOnce.has(body)) decompressedBodies.set(body, plain);
+  else seenOnce.add(body);
+  return plain;
+}
+
 /**
  * Chooses how to send a body: a body the handler already compressed (stored compressed) goes out
  * as-is to clients that accept it and is decompressed for the others; other compressible bodies are
@@ -71,7 +93,7 @@ export async function encodeBody(
     headers.vary = appendVary(headers.vary, 'Accept-Encoding');
     if (acceptsEncoding(acceptEncoding, stored)) return body;
     delete headers['content-encoding'];
-    return decompress(body, stored);
+    return decompressed(body, stored);
   }
   if (!isCompressible(headers['content-type'])) return body;
   headers.vary = appendVary(headers.vary, 'Accept-Encoding');
