@@ -24,11 +24,53 @@ export function toJson(value: unknown): string {
   return JSON.stringify(blobsToBase64(value));
 }
 
+/** Blobs at least this big are spliced into the JSON as bytes rather than passed through JSON.stringify. */
+const SPLICE_BYTES = 4096;
+/** Stands for the blob at an index while the rest is stringified (NUL never appears unescaped in JSON). */
+const MARK = '\u0000blob\u0000';
+const MARK_IN_JSON = JSON.stringify(MARK).slice(1, -1);
+
+/**
+ * JSON bytes with blobs as base64, as toJson makes them, but large blobs are base64-encoded straight
+ * into the output: JSON.stringify would scan each of their characters for escapes and the result
+ * would be encoded to UTF-8 once more, though base64 needs neither.
+ */
+export function toJsonBytes(value: unknown): Buffer {
+  const blobs: Buffer[] = [];
+  const marked = (function mark(v: unknown): unknown {
+    if (v instanceof Uint8Array) {
+      const buf = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+      if (buf.length < SPLICE_BYTES) return buf.toString('base64');
+      blobs.push(buf);
+      return `${MARK}${blobs.length - 1}${MARK}`;
+    }
+    if (Array.isArray(v)) return v.map(mark);
+    if (v !== null && typeof v === 'object' && isPlainObject(v)) {
+      const out: Record<string, unknown> = {};
+      for (const key in v as Record<string, unknown>) out[key] = mark((v as Record<string, unknown>)[key]);
+      return out;
+    }
+    return v;
+  })(value);
+  const json = JSON.stringify(marked);
+  if (blobs.length === 0) return Buffer.from(json, 'utf8');
+  // The text alternates: JSON, blob index, JSON, ... Each blob makes exactly two marks; any more
+  // come from a string of the value itself that happens to hold one: then the plain way.
+  const pieces = json.split(MARK_IN_JSON);
+  if (pieces.length !== 2 * blobs.length + 1) return Buffer.from(toJson(value), 'utf8');
+  const parts: Buffer[] = [];
+  for (let i = 0; i < pieces.length; i++) {
+    if (i % 2 === 0) parts.push(Buffer.from(pieces[i]!, 'utf8'));
+    else parts.push(Buffer.from(blobs[Number(pieces[i])]!.toString('base64'), 'latin1'));
+  }
+  return Buffer.concat(parts);
+}
+
 /** Turns a handler's body into bytes and a default content type. */
 export function bodyToBytes(body: unknown): { bytes: Buffer; contentType: string | undefined } {
   if (body === undefined || body === null) return { bytes: Buffer.alloc(0), contentType: undefined };
   if (Buffer.isBuffer(body)) return { bytes: body, contentType: 'application/octet-stream' };
   if (body instanceof Uint8Array) return { bytes: Buffer.from(body.buffer, body.byteOffset, body.byteLength), contentType: 'application/octet-stream' };
   if (typeof body === 'string') return { bytes: Buffer.from(body, 'utf8'), contentType: 'text/plain; charset=utf-8' };
-  return { bytes: Buffer.from(toJson(body), 'utf8'), contentType: 'application/json' };
+  return { bytes: toJsonBytes(body), contentType: 'application/json' };
 }
