@@ -3,17 +3,20 @@ function isPlainObject(value: object): boolean {
   return proto === Object.prototype || proto === null;
 }
 
-/** Blobs as base64 strings, everything else as is (copies only the containers on the way). */
-function blobsToBase64(value: unknown): unknown {
-  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
-  if (Array.isArray(value)) return value.map(blobsToBase64);
+/** The value with each blob replaced by `fn(blob)`, everything else as is (copies only the containers on the way). */
+function mapBlobs(value: unknown, fn: (blob: Buffer) => unknown): unknown {
+  if (value instanceof Uint8Array) return fn(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+  if (Array.isArray(value)) return value.map((v) => mapBlobs(v, fn));
   if (value !== null && typeof value === 'object' && isPlainObject(value)) {
     const out: Record<string, unknown> = {};
-    for (const key in value as Record<string, unknown>) out[key] = blobsToBase64((value as Record<string, unknown>)[key]);
+    for (const key in value as Record<string, unknown>) out[key] = mapBlobs((value as Record<string, unknown>)[key], fn);
     return out;
   }
   return value;
 }
+
+/** Blobs as base64 strings. */
+const blobsToBase64 = (value: unknown) => mapBlobs(value, (blob) => blob.toString('base64'));
 
 /**
  * JSON with blobs as base64: in-process they are bytes, over HTTP they travel as strings.
@@ -37,21 +40,11 @@ const MARK_IN_JSON = JSON.stringify(MARK).slice(1, -1);
  */
 export function toJsonBytes(value: unknown): Buffer {
   const blobs: Buffer[] = [];
-  const marked = (function mark(v: unknown): unknown {
-    if (v instanceof Uint8Array) {
-      const buf = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-      if (buf.length < SPLICE_BYTES) return buf.toString('base64');
-      blobs.push(buf);
-      return `${MARK}${blobs.length - 1}${MARK}`;
-    }
-    if (Array.isArray(v)) return v.map(mark);
-    if (v !== null && typeof v === 'object' && isPlainObject(v)) {
-      const out: Record<string, unknown> = {};
-      for (const key in v as Record<string, unknown>) out[key] = mark((v as Record<string, unknown>)[key]);
-      return out;
-    }
-    return v;
-  })(value);
+  const marked = mapBlobs(value, (blob) => {
+    if (blob.length < SPLICE_BYTES) return blob.toString('base64');
+    blobs.push(blob);
+    return `${MARK}${blobs.length - 1}${MARK}`;
+  });
   const json = JSON.stringify(marked);
   if (blobs.length === 0) return Buffer.from(json, 'utf8');
   // The text alternates: JSON, blob index, JSON, ... Each blob makes exactly two marks; any more
