@@ -96,8 +96,10 @@ export class ChangeFollower {
       (err) => this.log.warn({ err, domain: this.domain }, 'renewing the change follower lease failed'),
       () => this.demote('the change follower lease was lost'),
     );
-    this.run(this.followChanges(ctx));
-    this.run(this.renderDependents(ctx));
+    // The loops end with this leadership, even if the process leads again before they notice.
+    const { signal } = this.leadership;
+    this.run(this.followChanges(ctx, signal));
+    this.run(this.renderDependents(ctx, signal));
   }
 
   private demote(reason: string): void {
@@ -125,21 +127,21 @@ export class ChangeFollower {
   }
 
   /** Sleeps, but wakes at once when this process stops leading. */
-  private async pause(ms: number): Promise<void> {
-    await sleep(ms, undefined, { signal: this.leadership.signal }).catch(() => undefined);
+  private async pause(ms: number, signal: AbortSignal): Promise<void> {
+    await sleep(ms, undefined, { signal }).catch(() => undefined);
   }
 
-  private async followChanges(ctx: RequestContext): Promise<void> {
+  private async followChanges(ctx: RequestContext, signal: AbortSignal): Promise<void> {
     let failures = 0;
-    while (this.leading && !this.stopped) {
+    while (!signal.aborted) {
       try {
         const more = await this.step(ctx);
         failures = 0;
-        if (!more) await this.pause(this.options.pollMs);
+        if (!more) await this.pause(this.options.pollMs, signal);
       } catch (err) {
         failures++;
         this.log.warn({ err, domain: this.domain }, 'following the wiki\'s changes failed; retrying');
-        await this.pause(Math.min(30_000, this.options.pollMs * 2 ** Math.min(failures, 5)));
+        await this.pause(Math.min(30_000, this.options.pollMs * 2 ** Math.min(failures, 5)), signal);
       }
     }
   }
@@ -236,13 +238,13 @@ export class ChangeFollower {
    * newest-edited first within each chunk of the wiki's listing; progress is stored, so a new
    * follower goes on where the last one stopped.
    */
-  private async renderDependents(ctx: RequestContext): Promise<void> {
+  private async renderDependents(ctx: RequestContext, signal: AbortSignal): Promise<void> {
     const api = this.service.wiki(this.domain).api;
-    while (this.leading && !this.stopped) {
+    while (!signal.aborted) {
       try {
         const job = await this.state.nextDependents(ctx);
         if (!job) {
-          await this.pause(this.options.pollMs);
+          await this.pause(this.options.pollMs, signal);
           continue;
         }
         const { pages, cont } = await api.listPages('embeddedin', { geititle: job.title, geilimit: String(DEPENDENTS_CHUNK) }, job.cont ?? undefined);
@@ -256,7 +258,7 @@ export class ChangeFollower {
         if (this.leading) await this.state.progressDependents(ctx, job.title, job.queued, cont ?? null);
       } catch (err) {
         this.log.warn({ err, domain: this.domain }, 're-rendering a template\'s dependents failed; retrying');
-        await this.pause(Math.max(1000, this.options.pollMs * 5));
+        await this.pause(Math.max(1000, this.options.pollMs * 5), signal);
       }
     }
   }
