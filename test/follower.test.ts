@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { Metrics } from '../src/metrics.js';
+import { ChangeFollower } from '../src/modules/page/follower/change-follower.js';
 import { planChanges } from '../src/modules/page/follower/change-plan.js';
+import type { FollowerState } from '../src/modules/page/follower/follower-state.js';
+import type { PageService } from '../src/modules/page/page-service.js';
+import type { RequestContext } from '../src/router/types.js';
 import type { RecentChange } from '../src/upstream/action-api.js';
 import { processConfig, request, sleep, startProcess, tempDir } from './helpers.js';
 import { etagOf, FAST_FOLLOWER, startAgainstWiki, storedPage, waitFor, WIKI_URL, WikiAdmin, type AgainstWiki } from './wiki.js';
@@ -40,6 +46,34 @@ describe('planning a batch of the wiki\'s changes', () => {
     assert.deepEqual(plan.recheck, [{ title: 'A', revid: 7 }, { title: 'A', revid: 8 }]);
     assert.deepEqual(plan.dependencies, ['Template:Box', 'Module:Calc', 'Template:Old', 'Template:New']);
     assert.ok(!plan.refresh.includes('A'), 'hiding a revision does not change the page');
+  });
+});
+
+describe('the follower stopping', () => {
+  it('starts nothing if it is stopped while its lease is being taken, and gives the lease back', async () => {
+    const calls: string[] = [];
+    const state = {
+      lead: async () => {
+        calls.push('lead');
+        await sleep(200);
+        return true;
+      },
+      release: async () => void calls.push('release'),
+      renew: async () => true,
+      cursor: async () => {
+        calls.push('cursor');
+        return undefined;
+      },
+    } as unknown as FollowerState;
+    const options = { pollMs: 50, batchSize: 10, concurrency: 1, pagesPerSecond: 10, dependentsPerSecond: 1, leaseMs: 3000 };
+    const follower = new ChangeFollower('wiki.test', {} as PageService, state, options, new Metrics(false), pino({ level: 'silent' }));
+    const ctx = {} as RequestContext;
+    follower.start(ctx);
+    await sleep(20);
+    await follower.stop(ctx);
+    await sleep(300);
+    assert.equal(follower.isLeading, false);
+    assert.deepEqual(calls, ['lead', 'release'], 'no loop ever read the cursor');
   });
 });
 

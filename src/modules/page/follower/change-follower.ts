@@ -45,6 +45,8 @@ export class ChangeFollower {
   private stopRenewing: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly loops = new Set<Promise<void>>();
+  /** A lease attempt in flight (one at a time). */
+  private attempt: Promise<void> | undefined;
   private readonly pages: PQueue;
   private readonly dependents: PQueue;
   /** Aborted when this process stops leading: queued page work is dropped (the batch is read again by whoever leads). */
@@ -74,8 +76,10 @@ export class ChangeFollower {
   /** Tries for the lease now and three times per lease from now on. */
   start(ctx: RequestContext): void {
     const attempt = () => {
-      if (this.leading || this.stopped) return;
-      this.tryToLead(ctx).catch((err) => this.log.warn({ err, domain: this.domain }, 'taking the change follower lease failed'));
+      if (this.leading || this.stopped || this.attempt) return;
+      this.attempt = this.tryToLead(ctx)
+        .catch((err) => this.log.warn({ err, domain: this.domain }, 'taking the change follower lease failed'))
+        .finally(() => (this.attempt = undefined));
     };
     attempt();
     this.timer = setInterval(attempt, Math.max(100, this.options.leaseMs / 3));
@@ -84,6 +88,11 @@ export class ChangeFollower {
 
   private async tryToLead(ctx: RequestContext): Promise<void> {
     if (!(await this.state.lead(ctx, this.holder, this.leaseSeconds))) return;
+    if (this.stopped) {
+      // Stopped while the lease was being taken: give it back, start nothing.
+      await this.state.release(ctx, this.holder);
+      return;
+    }
     this.leading = true;
     this.leadership = new AbortController();
     // Every queued page and every pause listens to it: a batch and a chunk of dependents at most.
@@ -120,6 +129,8 @@ export class ChangeFollower {
   async stop(ctx: RequestContext): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    // A lease attempt in flight ends without leading (see tryToLead).
+    await this.attempt;
     const wasLeading = this.leading;
     this.demote('the change follower stopped');
     await Promise.all([...this.loops]);
@@ -128,7 +139,8 @@ export class ChangeFollower {
 
   /** Sleeps, but wakes at once when this process stops leading. */
   private async pause(ms: number, signal: AbortSignal): Promise<void> {
-    await sleep(ms, undefined, { signal }).catch(() => undefined);
+    // Not ref'd: a follower waiting never keeps a stopping process alive.
+    await sleep(ms, undefined, { signal, ref: false }).catch(() => undefined);
   }
 
   private async followChanges(ctx: RequestContext, signal: AbortSignal): Promise<void> {
