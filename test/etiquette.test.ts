@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { DEFAULT_USER_AGENT } from '../src/config.js';
 import { Metrics } from '../src/metrics.js';
-import { Wiki } from '../src/upstream/wiki.js';
+import { rateLimit, Wiki } from '../src/upstream/wiki.js';
 
 /** A small fake of the Action API: lagged for the first `lagged` reads, recording what it was sent. */
 function fakeApi(lagged: number) {
@@ -67,6 +67,19 @@ describe("the wiki's API etiquette", () => {
     assert.equal(fake.seen.length, 10);
     assert.ok(took >= 2000, `10 requests at 4 per second take two seconds or more (took ${took.toFixed(0)} ms)`);
     for (let i = 4; i < fake.seen.length; i++) assert.ok(fake.seen[i]!.at - fake.seen[i - 4]!.at >= 900, 'never more than 4 in a second');
+  });
+
+  it('refuses at once with 503, instead of queueing without bound, what the rate limit could not let through in time', async () => {
+    // 5 a second, at most 1 s of waiting: 5 start now, 5 wait, the rest are refused.
+    const schedule = rateLimit(5, 1);
+    let ran = 0;
+    const started = performance.now();
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => schedule(async () => ++ran)));
+    const refused = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as { status?: number; problemType?: string; headers?: Record<string, string> });
+    assert.equal(ran, 10);
+    assert.equal(refused.length, 10);
+    assert.ok(refused.every((e) => e.status === 503 && e.problemType === 'urn:problem:upstream-busy' && e.headers?.['retry-after'] === '1'));
+    assert.ok(performance.now() - started >= 900, 'the queued ones at the limit');
   });
 
   it("warns when a Wikimedia wiki would be asked without a contact in the User-Agent", () => {

@@ -124,9 +124,9 @@ export class ActionApi {
   /** One call; the wiki's own error becomes an ApiError. */
   private async call(params: Record<string, string>, options: { post?: boolean; credentials?: Credentials; timeoutMs?: number } = {}): Promise<Record<string, any>> {
     const lagged = !options.post && this.etiquette.maxlag !== undefined;
+    const schedule = this.etiquette.schedule ?? ((request) => request());
     for (let attempt = 0; ; attempt++) {
       try {
-        const schedule = this.etiquette.schedule ?? ((request) => request());
         return await schedule(() => this.callOnce(lagged ? { ...params, maxlag: String(this.etiquette.maxlag) } : params, options));
       } catch (e) {
         if (!(e instanceof ApiError && e.code === 'maxlag')) throw e;

@@ -26,12 +26,14 @@ export type ParsoidMode = 'v3' | 'core';
 /** HTML (2.x, data-mw inline) and wikitext of one revision, from the core REST API. */
 export interface CoreRender {
   html: string;
-  htmlType: string;
   wikitext: Part;
 }
 
 /** Whether a rest.php answer says no route matched (the wiki does not expose those endpoints). */
-export const isRouteMissing = (status: number, body: Buffer) => status === 404 && /did not match any known handler|rest-no-match/.test(body.toString('utf8', 0, 2000));
+const isRouteMissing = (status: number, body: Buffer) => status === 404 && /did not match any known handler|rest-no-match/.test(body.toString('utf8', 0, 2000));
+
+const V3_ROUTES = "Parsoid's own routes (rest.php/{domain}/v3)";
+const CORE_ROUTES = "MediaWiki's core REST API (rest.php/v1)";
 
 /** The error of routes the wiki does not expose. */
 export class RoutesMissing extends HttpError {
@@ -58,9 +60,14 @@ export class ParsoidClient {
     private readonly schedule: <T>(request: () => Promise<T>) => Promise<T> = (request) => request(),
   ) {}
 
-  /** Every request to the wiki goes through its rate limit. */
-  private fetch(url: string, options: FetchOptions): Promise<UpstreamResponse> {
-    return this.schedule(() => upstreamFetch(url, this.userAgent, options));
+  /**
+   * Every request to the wiki goes through its rate limit; an answer saying the wiki has no such
+   * route (it does not expose `routes`) becomes RoutesMissing, whatever was asked.
+   */
+  private async fetch(url: string, options: FetchOptions, routes: string): Promise<UpstreamResponse> {
+    const res = await this.schedule(() => upstreamFetch(url, this.userAgent, options));
+    if (isRouteMissing(res.status, res.body)) throw new RoutesMissing(routes);
+    return res;
   }
 
   private url(kind: string, title: string, revid: number): string {
@@ -77,8 +84,7 @@ export class ParsoidClient {
 
   async pagebundle(title: string, revid: number): Promise<PageBundle> {
     this.count('parsoid');
-    const res = await this.fetch(this.url('pagebundle', title, revid), { headers: { accept: PAGEBUNDLE_ACCEPT }, timeoutMs: 120_000, retries: 1 });
-    if (isRouteMissing(res.status, res.body)) throw new RoutesMissing("Parsoid's own routes (rest.php/{domain}/v3)");
+    const res = await this.fetch(this.url('pagebundle', title, revid), { headers: { accept: PAGEBUNDLE_ACCEPT }, timeoutMs: 120_000, retries: 1 }, V3_ROUTES);
     if (res.status !== 200) throw ParsoidClient.failure(res.status, res.body, `revision ${revid}`);
     const json = JSON.parse(res.body.toString('utf8')) as Record<string, { headers: Record<string, string>; body: unknown }>;
     const part = (name: string, fallback: string): Part => {
@@ -102,11 +108,10 @@ export class ParsoidClient {
   async core(revid: number): Promise<CoreRender> {
     this.count('parsoid');
     const [html, source] = await Promise.all([
-      this.fetch(`${this.restBase}/v1/revision/${revid}/html`, { timeoutMs: 120_000, retries: 1 }),
-      this.fetch(`${this.restBase}/v1/revision/${revid}`, { timeoutMs: 30_000 }),
+      this.fetch(`${this.restBase}/v1/revision/${revid}/html`, { timeoutMs: 120_000, retries: 1 }, CORE_ROUTES),
+      this.fetch(`${this.restBase}/v1/revision/${revid}`, { timeoutMs: 30_000 }, CORE_ROUTES),
     ]);
     for (const res of [source, html]) {
-      if (isRouteMissing(res.status, res.body)) throw new RoutesMissing("MediaWiki's core REST API (rest.php/v1)");
       if (res.status === 403) throw new HttpError(404, 'revision-hidden', `Revision ${revid} is hidden.`);
       if (res.status !== 200) throw ParsoidClient.failure(res.status, res.body, `revision ${revid}`);
     }
@@ -114,15 +119,13 @@ export class ParsoidClient {
     if (typeof described.source !== 'string') throw new HttpError(502, 'upstream-error', `The core REST API gave no wikitext for revision ${revid}.`);
     return {
       html: html.body.toString('utf8'),
-      htmlType: html.headers.get('content-type') ?? 'text/html; charset=utf-8',
       wikitext: { contentType: 'text/plain; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/wikitext/1.0.0"', body: Buffer.from(described.source) },
     };
   }
 
   async wikitext(title: string, revid: number): Promise<Part> {
     this.count('parsoid-wikitext');
-    const res = await this.fetch(this.url('wikitext', title, revid), { timeoutMs: 30_000 });
-    if (isRouteMissing(res.status, res.body)) throw new RoutesMissing("Parsoid's own routes (rest.php/{domain}/v3)");
+    const res = await this.fetch(this.url('wikitext', title, revid), { timeoutMs: 30_000 }, V3_ROUTES);
     if (res.status !== 200) throw ParsoidClient.failure(res.status, res.body, `the wikitext of revision ${revid}`);
     return { contentType: res.headers.get('content-type') ?? 'text/plain; charset=utf-8', body: res.body };
   }
@@ -141,9 +144,8 @@ export class ParsoidClient {
       body: JSON.stringify(body),
       timeoutMs: 120_000,
       retries: 1,
-    });
+    }, `transforms (${new URL(url).pathname.replace(/\/to\/.*$/, '/...')})`);
     if (res.status === 200) return { contentType: res.headers.get('content-type') ?? 'text/plain; charset=utf-8', body: res.body };
-    if (isRouteMissing(res.status, res.body)) throw new RoutesMissing(`transforms (${new URL(url).pathname.replace(/\/to\/.*$/, '/...')})`);
     let message = res.body.toString('utf8').slice(0, 500);
     try {
       message = (JSON.parse(message) as { message?: string }).message ?? message;

@@ -16,6 +16,24 @@ export interface SiteInfoStore {
   saveMode(mode: ParsoidMode): Promise<void>;
 }
 
+/**
+ * At most `perSecond` requests to the wiki, whatever asks (clients' misses, the follower, a
+ * backfill). The queue holds at most `maxQueuedSeconds` of requests: past that a request is
+ * refused at once with 503, so a flood of misses cannot grow memory or waits without bound.
+ */
+export function rateLimit(perSecond: number | undefined, maxQueuedSeconds = 30): <T>(request: () => Promise<T>) => Promise<T> {
+  if (!perSecond) return (request) => request();
+  const cap = Math.max(1, Math.round(perSecond));
+  const queue = new PQueue({ intervalCap: cap, interval: 1000, carryoverIntervalCount: true });
+  const maxQueued = cap * maxQueuedSeconds;
+  return <T>(request: () => Promise<T>): Promise<T> => {
+    if (queue.size >= maxQueued) {
+      return Promise.reject(new HttpError(503, 'upstream-busy', `More requests wait for the wiki than its rate limit (${cap}/s) lets through in ${maxQueuedSeconds} s.`, { headers: { 'retry-after': String(maxQueuedSeconds) } }));
+    }
+    return queue.add(request) as Promise<T>;
+  };
+}
+
 /** Stored site info older than this is refreshed from the wiki in the background. */
 const SITE_INFO_MAX_AGE_MS = 24 * 3600 * 1000;
 
@@ -36,9 +54,7 @@ export class Wiki {
     private readonly log?: Logger,
   ) {
     const count = (endpoint: string) => metrics.wikiRequests.inc({ domain, endpoint });
-    // At most `requests_per_second` requests to the wiki, whatever asks (clients' misses, the follower, a backfill).
-    const limit = config.requests_per_second ? new PQueue({ intervalCap: Math.max(1, Math.round(config.requests_per_second)), interval: 1000, carryoverIntervalCount: true }) : undefined;
-    const schedule = <T>(request: () => Promise<T>): Promise<T> => (limit ? (limit.add(request) as Promise<T>) : request());
+    const schedule = rateLimit(config.requests_per_second);
     this.api = new ActionApi(config.action_api, userAgent, count, { maxlag: config.maxlag, schedule });
     const parsoidDomain = config.parsoid_domain ?? new URL(config.rest_api).hostname;
     this.parsoid = new ParsoidClient(config.rest_api.replace(/\/$/, ''), parsoidDomain, userAgent, count, schedule);
