@@ -200,8 +200,9 @@ function validate(config: Config): Config {
     fail('purge_hosts must list cache hosts as "host:port"');
   }
   if (typeof config.follow_changes !== 'boolean') fail('follow_changes must be true or false');
+  const followerSettings = Object.keys(defaultConfig().follower);
   for (const [key, value] of Object.entries(config.follower ?? {})) {
-    if (!(key in defaultConfig().follower)) fail(`follower.${key} is not a setting (${Object.keys(defaultConfig().follower).join(', ')})`);
+    if (!followerSettings.includes(key)) fail(`follower.${key} is not a setting (${followerSettings.join(', ')})`);
     if (typeof value !== 'number' || !(value > 0)) fail(`follower.${key} must be a positive number`);
   }
   const kill = config.fault_injection?.transaction_kill;

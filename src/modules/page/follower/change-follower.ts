@@ -47,6 +47,10 @@ export class ChangeFollower {
   private readonly loops = new Set<Promise<void>>();
   /** A lease attempt in flight (one at a time). */
   private attempt: Promise<void> | undefined;
+  /** Where following stopped, as this leader last stored it (only the leader moves it). */
+  private cursor: Cursor | undefined;
+  /** Whether templates may be queued for re-rendering: their queue is read only when so. */
+  private dependentsQueued = true;
   private readonly pages: PQueue;
   private readonly dependents: PQueue;
   /** Aborted when this process stops leading: queued page work is dropped (the batch is read again by whoever leads). */
@@ -95,6 +99,9 @@ export class ChangeFollower {
     }
     this.leading = true;
     this.leadership = new AbortController();
+    // Another leader may have moved the cursor and queued templates meanwhile: both read anew.
+    this.cursor = undefined;
+    this.dependentsQueued = true;
     // Every queued page and every pause listens to it: a batch and a chunk of dependents at most.
     setMaxListeners(this.options.batchSize + DEPENDENTS_CHUNK + 16, this.leadership.signal);
     this.metrics.followerLeading.set({ domain: this.domain }, 1);
@@ -161,12 +168,13 @@ export class ChangeFollower {
   /** Reads and applies one batch; true if more changes are waiting. */
   private async step(ctx: RequestContext): Promise<boolean> {
     const api = this.service.wiki(this.domain).api;
-    let cursor = await this.state.cursor(ctx);
+    let cursor = (this.cursor ??= await this.state.cursor(ctx));
     if (!cursor) {
       // Following starts at the wiki's newest change: older content is what the backfill is for.
       const newest = await api.newestChangeTime();
       cursor = { ts: newest, seen: [], since: newest };
       if (!(await this.state.advance(ctx, this.holder, cursor))) return false;
+      this.cursor = cursor;
     }
     const seen = new Set(cursor.seen.map(([rcid]) => rcid));
     const start = new Date(Date.parse(cursor.ts) - OVERLAP_MS).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -187,6 +195,7 @@ export class ChangeFollower {
       this.demote('another process follows the wiki now');
       return false;
     }
+    this.cursor = next;
     return batch.length >= this.options.batchSize;
   }
 
@@ -213,6 +222,7 @@ export class ChangeFollower {
     await this.refreshPages(ctx, plan);
     await Promise.all(plan.recheck.map(({ title, revid }) => this.task('recheck', () => this.service.recheck(ctx, this.domain, title, revid))));
     for (const template of plan.dependencies) await this.state.queueDependents(ctx, template);
+    if (plan.dependencies.length) this.dependentsQueued = true;
     for (const [kind, n] of plan.kinds) this.metrics.followerChanges.inc({ domain: this.domain, kind }, n);
   }
 
@@ -254,11 +264,18 @@ export class ChangeFollower {
     const api = this.service.wiki(this.domain).api;
     while (!signal.aborted) {
       try {
-        const job = await this.state.nextDependents(ctx);
+        // Only this leader queues templates: while it has queued none, storage is not asked. The
+        // flag drops before the read, so a template queued during it is read next time round.
+        let job: Awaited<ReturnType<FollowerState['nextDependents']>>;
+        if (this.dependentsQueued) {
+          this.dependentsQueued = false;
+          job = await this.state.nextDependents(ctx);
+        }
         if (!job) {
           await this.pause(this.options.pollMs, signal);
           continue;
         }
+        this.dependentsQueued = true; // more may wait behind this one
         const { pages, cont } = await api.listPages('embeddedin', { geititle: job.title, geilimit: String(DEPENDENTS_CHUNK) }, job.cont ?? undefined);
         pages.sort((a, b) => (b.lastrevid ?? 0) - (a.lastrevid ?? 0));
         await Promise.all(
@@ -269,6 +286,7 @@ export class ChangeFollower {
         );
         if (this.leading) await this.state.progressDependents(ctx, job.title, job.queued, cont ?? null);
       } catch (err) {
+        this.dependentsQueued = true;
         this.log.warn({ err, domain: this.domain }, 're-rendering a template\'s dependents failed; retrying');
         await this.pause(Math.max(1000, this.options.pollMs * 5), signal);
       }
