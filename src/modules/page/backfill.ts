@@ -158,31 +158,38 @@ export class Backfill {
     // Wiki time (its newest change) rather than this machine's: compared with when following began.
     const started = saved?.started ?? (await this.service.wiki(this.domain).api.newestChangeTime());
 
+    const one = async (listed: ListedPage) => {
+      let outcome: Outcome;
+      try {
+        outcome = await this.page(ctx, listed);
+      } catch (e) {
+        outcome = 'failed';
+        const reason = reasonOf(e);
+        const entry = report.failures.get(reason) ?? { count: 0, titles: [] };
+        entry.count++;
+        if (entry.titles.length < 5) entry.titles.push(listed.title);
+        report.failures.set(reason, entry);
+      }
+      counts[outcome]++;
+      options.progress?.(outcome, listed.title);
+    };
+    // Chunks overlap: the next is listed and started once every page of this one has started, so
+    // the slowest pages of a chunk do not leave the others idle. A chunk's position is stored
+    // once it and every chunk before it are done, so a stopped run never skips a page.
+    let stored: Promise<void> = Promise.resolve();
     while (pos && !options.stopped?.()) {
       const { pages, next } = await this.chunk(source, namespaces, pos);
-      await Promise.all(
-        pages.map((listed) =>
-          queue.add(async () => {
-            let outcome: Outcome;
-            try {
-              outcome = await this.page(ctx, listed);
-            } catch (e) {
-              outcome = 'failed';
-              const reason = reasonOf(e);
-              const entry = report.failures.get(reason) ?? { count: 0, titles: [] };
-              entry.count++;
-              if (entry.titles.length < 5) entry.titles.push(listed.title);
-              report.failures.set(reason, entry);
-            }
-            counts[outcome]++;
-            options.progress?.(outcome, listed.title);
-          }),
-        ),
-      );
+      const done = Promise.all(pages.map((listed) => queue.add(() => one(listed))));
+      const before = stored;
+      stored = (async () => {
+        await Promise.all([done, before]);
+        if (next) await this.table.put(ctx, { attributes: { run, cont: next, counts, started } });
+      })();
+      stored.catch(() => undefined); // its failure is thrown where it is awaited, below or by the next chunk
       pos = next;
-      // After the chunk, never before: a page is done once its chunk's position has moved past it.
-      if (pos) await this.table.put(ctx, { attributes: { run, cont: pos, counts, started } });
+      await queue.onEmpty();
     }
+    await stored;
     if (!pos) {
       report.complete = true;
       await this.table.delete(ctx, { run });
