@@ -21,9 +21,47 @@ export interface WikiConfig {
   requests_per_second?: number;
 }
 
+export interface CassandraStorageConfig {
+  backend: 'cassandra';
+  /** Nodes the driver first connects to; it learns the rest of the cluster from them. */
+  contact_points: string[];
+  /** The data center whose nodes coordinate requests (LOCAL_* consistency levels count in it). */
+  local_data_center: string;
+  /** Keyspaces are named `{prefix}_{domain}_{hash}`, plus `{prefix}_meta` for table schemas. */
+  keyspace_prefix: string;
+  /** Replicas per data center for new keyspaces (NetworkTopologyStrategy). */
+  replication: Record<string, number>;
+  /** Consistency of reads and writes, and of the Paxos round of conditional writes. */
+  consistency: { read: string; write: string; serial: string };
+}
+
 export type StorageConfig =
   | { backend: 'sqlite'; path: string }
-  | { backend: 'postgres'; url: string; pool_size?: number };
+  | { backend: 'postgres'; url: string; pool_size?: number }
+  | CassandraStorageConfig;
+
+const CONSISTENCY_LEVELS = ['one', 'two', 'three', 'quorum', 'all', 'local_quorum', 'each_quorum', 'local_one'];
+const SERIAL_LEVELS = ['serial', 'local_serial'];
+
+/** A Cassandra storage section with every default filled in: a cluster's defaults are made for three replicas. */
+function cassandraStorage(raw: Partial<CassandraStorageConfig>): CassandraStorageConfig {
+  const points = raw.contact_points ?? ['127.0.0.1'];
+  if (!Array.isArray(points) || points.length === 0 || points.some((p) => typeof p !== 'string' || !p)) fail('storage.contact_points must list host names or addresses');
+  const dc = raw.local_data_center ?? 'datacenter1';
+  if (typeof dc !== 'string' || !dc) fail('storage.local_data_center must name a data center');
+  const prefix = raw.keyspace_prefix ?? 'wikistore';
+  if (typeof prefix !== 'string' || !/^[a-z][a-z0-9_]{0,11}$/.test(prefix)) fail('storage.keyspace_prefix must be 1-12 lower-case letters, digits or _');
+  const replication = raw.replication ?? { [dc]: 3 };
+  if (typeof replication !== 'object' || Object.entries(replication).some(([name, n]) => !/^[\w.-]+$/.test(name) || !Number.isInteger(n) || n < 1)) {
+    fail('storage.replication must map data center names to replica counts');
+  }
+  const consistency = { read: 'local_quorum', write: 'local_quorum', serial: 'serial', ...raw.consistency };
+  for (const [what, level] of Object.entries(consistency)) {
+    const allowed = what === 'serial' ? SERIAL_LEVELS : CONSISTENCY_LEVELS;
+    if (!allowed.includes(level)) fail(`storage.consistency.${what} must be one of ${allowed.join(', ')}`);
+  }
+  return { backend: 'cassandra', contact_points: points, local_data_center: dc, keyspace_prefix: prefix, replication, consistency };
+}
 
 export interface Config {
   listen: { host: string; port: number };
@@ -171,8 +209,10 @@ function validate(config: Config): Config {
     if (typeof storage.path !== 'string' || !storage.path) fail('storage.path must name the SQLite file');
   } else if (storage.backend === 'postgres') {
     if (typeof storage.url !== 'string' || !storage.url) fail('storage.url must be a postgres:// URL');
+  } else if (storage.backend === 'cassandra') {
+    config.storage = cassandraStorage(storage);
   } else {
-    fail(`storage.backend must be sqlite or postgres, not ${(storage as { backend: unknown }).backend}`);
+    fail(`storage.backend must be sqlite, postgres or cassandra, not ${(storage as { backend: unknown }).backend}`);
   }
   if (!config.wikis || typeof config.wikis !== 'object') fail('wikis must map domains to their API URLs');
   for (const [domain, wiki] of Object.entries(config.wikis)) {

@@ -26,9 +26,24 @@ export function postgresConfig(): StorageConfig {
   return { backend: 'postgres', url: PG_URL, pool_size: 10 };
 }
 
+/** The Cassandra node the test command started (one node, replication factor 1). */
+export const CASSANDRA_HOST = process.env.WIKISTORE_TEST_CASSANDRA ?? '127.0.0.1';
+
+export function cassandraConfig(): StorageConfig {
+  return {
+    backend: 'cassandra',
+    contact_points: [CASSANDRA_HOST],
+    local_data_center: 'datacenter1',
+    keyspace_prefix: 'wst',
+    replication: { datacenter1: 1 },
+    consistency: { read: 'local_quorum', write: 'local_quorum', serial: 'serial' },
+  };
+}
+
 export const BACKENDS: { name: string; storage: () => StorageConfig }[] = [
   { name: 'sqlite', storage: sqliteConfig },
   { name: 'postgres', storage: postgresConfig },
+  { name: 'cassandra', storage: cassandraConfig },
 ];
 
 let domainCounter = 0;

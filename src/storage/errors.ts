@@ -2,7 +2,7 @@
  * What table storage reports, in its own terms: callers (the table module) decide what each kind
  * means to their clients. `code` names the problem more precisely (e.g. `unknown-table`).
  */
-export type StorageErrorKind = 'invalid' | 'not-found' | 'condition-failed';
+export type StorageErrorKind = 'invalid' | 'not-found' | 'condition-failed' | 'unavailable';
 
 export class StorageError extends Error {
   constructor(
@@ -21,3 +21,5 @@ export const invalidInput = (detail: string, code = 'invalid') => new StorageErr
 export const missing = (detail: string, code = 'not-found') => new StorageError('not-found', code, detail);
 /** A conditional write whose condition did not hold; nothing was written. */
 export const conditionFailed = (detail: string, code = 'condition-failed') => new StorageError('condition-failed', code, detail);
+/** The engine could not answer now (too few replicas, a timeout); a write's outcome may be unknown. */
+export const unavailable = (detail: string, code = 'storage-unavailable') => new StorageError('unavailable', code, detail);

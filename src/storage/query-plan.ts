@@ -2,7 +2,7 @@ import { invalidInput } from './errors.js';
 import { decodeToken, queryFingerprint } from './paging.js';
 import type { TableInfo } from './schema.js';
 import { own, type Query, type SortOrder } from './types.js';
-import { normalizeValue, toStorage, type ValueCodec } from './values.js';
+import { normalizeValue, type ToEngine } from './values.js';
 
 export const MAX_LIMIT = 1000;
 const OPERATORS = new Set(['eq', 'lt', 'gt', 'le', 'ge', 'between']);
@@ -30,12 +30,12 @@ export interface QueryPlan {
   withTTL: boolean;
 }
 
-function toPredicates(info: TableInfo, column: string, condition: unknown, codec: ValueCodec): Predicate[] {
+function toPredicates(info: TableInfo, column: string, condition: unknown, encode: ToEngine): Predicate[] {
   const type = info.schema.attributes[column]!;
   const value = (v: unknown) => {
     const normalized = normalizeValue(type, v, column);
     if (normalized === null) throw invalidInput(`Attribute '${column}' cannot be compared with null.`, 'invalid-query');
-    return toStorage(type, normalized, codec);
+    return encode(type, normalized);
   };
   const isOperatorObject =
     typeof condition === 'object' && condition !== null && !Array.isArray(condition) && !Buffer.isBuffer(condition) && !(condition instanceof Uint8Array);
@@ -54,7 +54,7 @@ function toPredicates(info: TableInfo, column: string, condition: unknown, codec
 }
 
 /** Validates a query against the table and turns it into an engine-neutral plan. */
-export function planQuery(info: TableInfo, query: Query, codec: ValueCodec): QueryPlan {
+export function planQuery(info: TableInfo, query: Query, encode: ToEngine): QueryPlan {
   const { schema } = info;
   let hash = info.hash;
   let range = info.range;
@@ -85,7 +85,7 @@ export function planQuery(info: TableInfo, query: Query, codec: ValueCodec): Que
     if (!hash.includes(column) && !range.includes(column)) {
       throw invalidInput(`Cannot query on '${column}': only the hash and range keys of the index used can be queried.`, 'invalid-query');
     }
-    predicates.push(...toPredicates(info, column, condition, codec));
+    predicates.push(...toPredicates(info, column, condition, encode));
   }
   const hashGiven = hash.filter((h) => predicates.some((p) => p.column === h));
   const hashComplete = hashGiven.length === hash.length;
@@ -157,7 +157,7 @@ export function planQuery(info: TableInfo, query: Query, codec: ValueCodec): Que
       const type = schema.attributes[column]!;
       const normalized = normalizeValue(type, raw[i], column);
       if (normalized === null) throw invalidInput('The paging token (next) is malformed.', 'invalid-paging-token');
-      return toStorage(type, normalized, codec);
+      return encode(type, normalized);
     });
   }
   const joinStatics = info.statics.some((s) => output.includes(s));

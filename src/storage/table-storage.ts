@@ -11,9 +11,10 @@ import {
 } from './sql/dml.js';
 import type { SqlDriver, SqlExecutor, SqlRow } from './sql/driver.js';
 import { META_TABLE, physicalNames, q, type PhysicalNames } from './sql/names.js';
+import type { TableStorage } from './table-store.js';
 import type { Delete, Query, QueryResult, Row, TableSchema, Write } from './types.js';
 import { sortableToTimeuuid, timeuuidMillis } from '../timeuuid.js';
-import { fromStorage, toStorage, type ValueCodec } from './values.js';
+import { fromStorage, toStorage, type ToEngine, type ValueCodec } from './values.js';
 import { planDelete, planWrite, type WritePlan } from './write-plan.js';
 
 interface Table {
@@ -24,21 +25,21 @@ interface Table {
 const exec = (x: SqlExecutor, s: Statement) => x.run(s.sql, s.params);
 const read = (x: SqlExecutor, s: Statement) => x.all(s.sql, s.params);
 
-/**
- * The table storage API (RESTBase's table format, DynamoDB-like operations on Cassandra's data
- * model) over any SQL driver. Validation and SQL are shared; drivers only execute.
- */
-export class TableStorage {
+/** The table storage API over any SQL driver. Validation and SQL are shared; drivers only execute. */
+export class SqlTableStorage implements TableStorage {
+  readonly expiresNatively = false;
   private readonly tables = new Map<string, Table>();
   private readonly codec: ValueCodec;
+  private readonly encode: ToEngine;
 
   private constructor(private readonly driver: SqlDriver) {
-    this.codec = driver.dialect;
+    const codec = (this.codec = driver.dialect);
+    this.encode = (type, value) => toStorage(type, value, codec);
   }
 
-  static async open(driver: SqlDriver): Promise<TableStorage> {
+  static async open(driver: SqlDriver): Promise<SqlTableStorage> {
     await driver.run(metaTableDdl(), []);
-    return new TableStorage(driver);
+    return new SqlTableStorage(driver);
   }
 
   get backend(): string {
@@ -96,7 +97,7 @@ export class TableStorage {
   async get(domain: string, query: Query): Promise<QueryResult> {
     if (typeof query !== 'object' || query === null) throw invalidInput('A query must be a JSON object.', 'invalid-query');
     const { info, names } = await this.table(domain, query.table);
-    const plan = planQuery(info, query, this.codec);
+    const plan = planQuery(info, query, this.encode);
     const now = Date.now();
     const stmt = selectStatement(info, names, plan, now);
     // A plan with no order columns pins every key: one row at most.
@@ -123,7 +124,7 @@ export class TableStorage {
   async put(domain: string, write: Write): Promise<void> {
     if (typeof write !== 'object' || write === null) throw invalidInput('A write must be a JSON object.', 'invalid-write');
     const { info, names } = await this.table(domain, write.table);
-    const plan = planWrite(info, write, this.codec);
+    const plan = planWrite(info, write, this.encode);
     const conditional = plan.notExists || plan.conditions.length > 0;
     const lockKey = conditional ? JSON.stringify([names.main, ...Object.values(plan.hashKey)]) : undefined;
     await this.driver.transaction(lockKey, async (tx) => {
@@ -188,7 +189,7 @@ export class TableStorage {
   async delete(domain: string, del: Delete): Promise<void> {
     if (typeof del !== 'object' || del === null) throw invalidInput('A delete must be a JSON object.', 'invalid-delete');
     const { info, names } = await this.table(domain, del.table);
-    const plan = planDelete(info, del, this.codec);
+    const plan = planDelete(info, del, this.encode);
     await this.driver.transaction(undefined, async (tx) => {
       await exec(tx, deleteRowsStatement(names, plan.key));
       if (plan.wholePartition) await exec(tx, deleteStaticStatement(names, plan.hashKey));

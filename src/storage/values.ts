@@ -30,7 +30,7 @@ const INTEGER_TEXT = /^-?\d{1,20}$/;
  * A 64-bit integer (`long`, and `varint`, held to 64 bits on every engine) as JSON can carry it
  * exactly: a number while it is a safe integer, else its decimal string.
  */
-function toJsonInteger(value: bigint): number | string {
+export function toJsonInteger(value: bigint): number | string {
   return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
 }
 
@@ -97,7 +97,7 @@ function normalizeScalar(type: ScalarType, value: unknown, name: string): unknow
 }
 
 /** Orders two normalized values of one scalar type as Cassandra sorts set elements: by value. */
-function compareScalars(type: ScalarType, a: unknown, b: unknown): number {
+export function compareScalars(type: ScalarType, a: unknown, b: unknown): number {
   switch (type) {
     case 'int':
     case 'float':
@@ -162,6 +162,9 @@ function scalarToStorage(type: ScalarType, value: unknown, codec: ValueCodec): u
 
 /** Set elements are kept as JSON in every engine. */
 const IN_SET: ValueCodec = { nativeBoolean: true, nativeDecimal: true };
+
+/** Turns a normalized value into what one engine takes as a parameter. */
+export type ToEngine = (type: AttributeType, value: unknown) => unknown;
 
 /** A normalized value as an engine parameter. */
 export function toStorage(type: AttributeType, value: unknown, codec: ValueCodec): unknown {

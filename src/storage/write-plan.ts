@@ -1,7 +1,7 @@
 import { invalidInput } from './errors.js';
 import type { TableInfo } from './schema.js';
 import { own, type Delete, type Write } from './types.js';
-import { normalizeValue, toStorage, type ValueCodec } from './values.js';
+import { normalizeValue, type ToEngine } from './values.js';
 
 export interface Condition {
   column: string;
@@ -25,7 +25,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Validates a write against the schema: every key present, no unknown attribute, every type right. */
-export function planWrite(info: TableInfo, write: Write, codec: ValueCodec): WritePlan {
+export function planWrite(info: TableInfo, write: Write, encode: ToEngine): WritePlan {
   const { schema } = info;
   if (!isObject(write.attributes)) throw invalidInput('A write needs an attributes object.', 'invalid-write');
   const values: Record<string, unknown> = {};
@@ -38,7 +38,7 @@ export function planWrite(info: TableInfo, write: Write, codec: ValueCodec): Wri
     }
     const type = own(schema.attributes, name);
     if (!type) throw invalidInput(`Table '${schema.table}' has no attribute '${name}'.`, 'unknown-attribute');
-    values[name] = toStorage(type, normalizeValue(type, value, name), codec);
+    values[name] = encode(type, normalizeValue(type, value, name));
   }
   for (const h of info.hash) {
     if (values[h] === null || values[h] === undefined) throw invalidInput(`The hash key '${h}' is missing.`, 'missing-key');
@@ -83,7 +83,7 @@ export interface DeletePlan {
   wholePartition: boolean;
 }
 
-export function planDelete(info: TableInfo, del: Delete, codec: ValueCodec): DeletePlan {
+export function planDelete(info: TableInfo, del: Delete, encode: ToEngine): DeletePlan {
   if (!isObject(del.attributes)) throw invalidInput('A delete needs an attributes object naming the key.', 'invalid-delete');
   const key: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(del.attributes)) {
@@ -93,7 +93,7 @@ export function planDelete(info: TableInfo, del: Delete, codec: ValueCodec): Del
     const type = info.schema.attributes[name]!;
     const normalized = normalizeValue(type, value, name);
     if (normalized === null) throw invalidInput(`Key '${name}' cannot be null.`, 'invalid-delete');
-    key[name] = toStorage(type, normalized, codec);
+    key[name] = encode(type, normalized);
   }
   for (const h of info.hash) if (!(h in key)) throw invalidInput(`The hash key '${h}' is missing.`, 'missing-key');
   const hashKey = Object.fromEntries(info.hash.map((h) => [h, key[h]]));

@@ -294,7 +294,14 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         } while (next);
         assert.equal(table.length, 60);
         assert.equal(new Set(table).size, 60);
-        assert.deepEqual(table.slice(0, 2), ['p1:0:3', 'p1:0:2']);
+        // Partitions come in the engine's order (by key in SQL, by token in Cassandra), each whole
+        // and in its own order.
+        const partitions = [...new Set(table.map((label) => label.split(':')[0]!))];
+        assert.deepEqual([...partitions].sort(), ['p1', 'p2', 'p3']);
+        for (const [i, p] of partitions.entries()) {
+          const own = (await storage.get(domain, { table: 'grid', attributes: { p } })).items.map((r) => r.label);
+          assert.deepEqual(table.slice(i * 20, i * 20 + 20), own);
+        }
       });
 
       it('keeps a paging token valid while rows are written', async () => {
@@ -329,10 +336,12 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         const t = tid(Date.now());
         for (const key of ['b', 'a', 'c']) for (let i = 0; i < 3; i++) await storage.put(d, { table: 'revisions', attributes: { key, tid: tid(Date.now() + i), latest: t } });
         const first = await storage.get(d, { table: 'revisions', distinct: true, limit: 2 });
-        assert.deepEqual(first.items, [{ key: 'a', latest: t }, { key: 'b', latest: t }]);
+        assert.equal(first.items.length, 2);
         const rest = await storage.get(d, { table: 'revisions', distinct: true, limit: 2, next: first.next });
-        assert.deepEqual(rest.items, [{ key: 'c', latest: t }]);
+        assert.equal(rest.items.length, 1);
         assert.equal(rest.next, undefined);
+        const listed = [...first.items, ...rest.items].sort((x, y) => String(x.key).localeCompare(String(y.key)));
+        assert.deepEqual(listed, [{ key: 'a', latest: t }, { key: 'b', latest: t }, { key: 'c', latest: t }]);
         await rejectsWith(storage.get(d, { table: 'revisions', distinct: true, proj: ['tid'] }), 400);
         await rejectsWith(storage.get(d, { table: 'revisions', distinct: true, attributes: { key: 'a', tid: t } }), 400);
       });
@@ -378,7 +387,8 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         assert.equal((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items.length, 2);
         await sleep(1100);
         assert.deepEqual((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items.map((r) => r.tid), [t2]);
-        assert.ok((await storage.sweepExpired()) >= 1);
+        // Engines with native TTLs drop expired data themselves; the others sweep it.
+        if (!storage.expiresNatively) assert.ok((await storage.sweepExpired()) >= 1);
         // A write over an expired row does not resurrect its old columns.
         await storage.put(domain, { table: 'revisions', attributes: { key: 'x', tid: t1, note: 'old', _ttl: 1 } });
         await sleep(1100);
@@ -388,12 +398,13 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       });
 
       it("'latest' keeps the newest N revisions per key, others only for the grace period", async () => {
-        const domain = await table({ ...revisions, revisionRetentionPolicy: { type: 'latest', count: 2, grace_ttl: 1 } });
+        // Engines count TTLs in whole seconds: a grace of 3 s lasts at least 2.
+        const domain = await table({ ...revisions, revisionRetentionPolicy: { type: 'latest', count: 2, grace_ttl: 3 } });
         const ts = [5, 4, 3, 2, 1].map((i) => tid(Date.now() - i * 1000));
         for (const t of ts) await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t } });
         await storage.put(domain, { table: 'revisions', attributes: { key: 'other', tid: ts[0] } });
         assert.equal((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items.length, 5);
-        await sleep(1100);
+        await sleep(3100);
         const { items } = await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } });
         assert.deepEqual(items.map((r) => r.tid), [ts[4], ts[3]]);
         assert.equal((await storage.get(domain, { table: 'revisions', attributes: { key: 'other' } })).items.length, 1);
@@ -404,7 +415,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         for (let i = 0; i < 1000; i++) await storage.put(domain, { table: 'revisions', attributes: { key: 'hot', tid: tid(1_700_000_000_000 + i) } });
         await sleep(5);
         assert.equal((await storage.get(domain, { table: 'revisions', attributes: { key: 'hot' } })).items.length, 3);
-        assert.ok((await storage.sweepExpired()) >= 997);
+        if (!storage.expiresNatively) assert.ok((await storage.sweepExpired()) >= 997);
       });
 
       it("'interval' keeps the newest revision of each interval", async () => {

@@ -1,7 +1,7 @@
 import { HttpError, badRequest, forbidden } from '../../errors.js';
 import { StorageError, type StorageErrorKind } from '../../storage/errors.js';
 import type { Module, RequestContext, RouteRequest } from '../../router/types.js';
-import type { TableStorage } from '../../storage/table-storage.js';
+import type { TableStorage } from '../../storage/table-store.js';
 import { tableSpecs } from './spec.js';
 
 /** The body of a row request, with the table taken from the URL. */
@@ -15,7 +15,7 @@ function withTable(req: RouteRequest, optional = false): Record<string, unknown>
 }
 
 /** What storage's errors mean over HTTP. */
-export const STATUS_OF: Record<StorageErrorKind, number> = { invalid: 400, 'not-found': 404, 'condition-failed': 412 };
+export const STATUS_OF: Record<StorageErrorKind, number> = { invalid: 400, 'not-found': 404, 'condition-failed': 412, unavailable: 503 };
 
 async function mapped<T>(operation: Promise<T>): Promise<T> {
   try {

@@ -1,0 +1,419 @@
+import { isDeepStrictEqual } from 'node:util';
+import cassandra from 'cassandra-driver';
+import type { CassandraStorageConfig } from '../../config.js';
+import { conditionFailed, invalidInput, missing } from '../errors.js';
+import { decodeToken, encodeToken } from '../paging.js';
+import { planQuery, type QueryPlan } from '../query-plan.js';
+import { rowsToExpire } from '../retention.js';
+import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from '../schema.js';
+import type { TableStorage } from '../table-store.js';
+import type { Delete, Query, QueryResult, Row, TableSchema, Write } from '../types.js';
+import { compareScalars, setElementType } from '../values.js';
+import { planDelete, planWrite, type WritePlan } from '../write-plan.js';
+import { timeuuidMillis } from '../../timeuuid.js';
+import { mapDriverError } from './cql-errors.js';
+import {
+  cqlTable, createTableCql, dropTableCql, keyspaceName, metaKeyspaceName, migrateTableCql, q, qualified, type CqlTable, type IndexTable,
+} from './cql-schema.js';
+import { deleteCql, insertRowCql, readCql, selectCql, updateCql, type CqlStatement } from './cql-statements.js';
+import { fromCql, toCql } from './cql-values.js';
+
+const { consistencies } = cassandra.types;
+
+type CassandraOptions = Omit<CassandraStorageConfig, 'backend'>;
+
+interface Table {
+  info: TableInfo;
+  cql: CqlTable;
+  /** Qualified name of the main table. */
+  main: string;
+}
+
+type CqlRow = Record<string, unknown>;
+
+function consistency(name: string): number {
+  const level = (consistencies as unknown as Record<string, number>)[name.replace(/_(\w)/g, (_, c: string) => c.toUpperCase())];
+  if (level === undefined) throw new Error(`Unknown Cassandra consistency level '${name}'.`);
+  return level;
+}
+
+/**
+ * The table storage API on Apache Cassandra: a keyspace per domain, hash keys as the partition
+ * key, range keys as clustering columns, static columns, TTL and lightweight transactions native,
+ * secondary indexes as tables of their own (written after the primary row, removed before it, and
+ * checked against it on read).
+ */
+export class CassandraTableStorage implements TableStorage {
+  readonly backend = 'cassandra';
+  readonly expiresNatively = true;
+  private readonly tables = new Map<string, Table>();
+  private readonly keyspaces = new Set<string>();
+  private readonly meta: string;
+  private readonly read: number;
+  private readonly write: number;
+
+  private constructor(private readonly client: cassandra.Client, private readonly options: CassandraOptions) {
+    this.meta = qualified(metaKeyspaceName(options.keyspace_prefix), 'tables');
+    this.read = consistency(options.consistency.read);
+    this.write = consistency(options.consistency.write);
+  }
+
+  static async open(options: CassandraOptions): Promise<CassandraTableStorage> {
+    const client = new cassandra.Client({
+      contactPoints: options.contact_points,
+      localDataCenter: options.local_data_center,
+      encoding: { useBigIntAsLong: true, useBigIntAsVarint: true },
+      queryOptions: { prepare: true, serialConsistency: consistency(options.consistency.serial) },
+    });
+    try {
+      await client.connect();
+      const storage = new CassandraTableStorage(client, options);
+      await storage.ensureKeyspace(metaKeyspaceName(options.keyspace_prefix));
+      await storage.ddl(`CREATE TABLE IF NOT EXISTS ${storage.meta} (domain text, name text, definition text, PRIMARY KEY ((domain), name))`);
+      return storage;
+    } catch (err) {
+      await client.shutdown().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async run(statement: CqlStatement, options: cassandra.QueryOptions = {}): Promise<cassandra.types.ResultSet> {
+    try {
+      return await this.client.execute(statement.query, statement.params, { consistency: this.read, ...options });
+    } catch (err) {
+      throw mapDriverError(err, options.pageState !== undefined);
+    }
+  }
+
+  private async runWrites(statements: CqlStatement[]): Promise<cassandra.types.ResultSet> {
+    try {
+      if (statements.length === 1) return await this.client.execute(statements[0]!.query, statements[0]!.params, { consistency: this.write });
+      // One partition: an unlogged batch is atomic and isolated there, and conditions apply to all of it.
+      return await this.client.batch(statements, { consistency: this.write, logged: false });
+    } catch (err) {
+      throw mapDriverError(err, false);
+    }
+  }
+
+  private async ddl(query: string): Promise<void> {
+    try {
+      await this.client.execute(query, [], { prepare: false, consistency: consistencies.all });
+    } catch (err) {
+      throw mapDriverError(err, false);
+    }
+  }
+
+  /** Every row a statement selects, page by page (retention candidates, index upkeep). */
+  private async all(statement: CqlStatement): Promise<CqlRow[]> {
+    const rows: CqlRow[] = [];
+    let pageState: string | undefined;
+    do {
+      const result = await this.run(statement, { fetchSize: 1000, pageState });
+      rows.push(...(result.rows as unknown as CqlRow[]));
+      pageState = result.pageState ?? undefined;
+    } while (pageState);
+    return rows;
+  }
+
+  private async ensureKeyspace(keyspace: string): Promise<void> {
+    if (this.keyspaces.has(keyspace)) return;
+    const replication = Object.entries(this.options.replication).map(([dc, n]) => `'${dc.replace(/'/g, "''")}': ${Number(n)}`);
+    await this.ddl(`CREATE KEYSPACE IF NOT EXISTS ${q(keyspace)} WITH replication = {'class': 'NetworkTopologyStrategy', ${replication.join(', ')}}`);
+    this.keyspaces.add(keyspace);
+  }
+
+  private describeTable(domain: string, name: string, schema: TableSchema): Table {
+    const info = describe(schema);
+    const cql = cqlTable(info, keyspaceName(this.options.keyspace_prefix, domain), name);
+    return { info, cql, main: qualified(cql.keyspace, cql.main) };
+  }
+
+  private async storedSchema(domain: string, name: string): Promise<string | undefined> {
+    const result = await this.run({ query: `SELECT definition FROM ${this.meta} WHERE domain = ? AND name = ?`, params: [domain, name] });
+    return result.rows[0]?.definition as string | undefined;
+  }
+
+  private async table(domain: string, name: unknown): Promise<Table> {
+    if (typeof name !== 'string' || !TABLE_NAME.test(name)) throw invalidInput(`Invalid table name ${JSON.stringify(name)}.`, 'invalid-table-name');
+    const cacheKey = `${domain}\u0000${name}`;
+    const cached = this.tables.get(cacheKey);
+    if (cached) return cached;
+    const stored = await this.storedSchema(domain, name);
+    if (stored === undefined) throw missing(`Table '${name}' does not exist in ${domain}.`, 'unknown-table');
+    const table = this.describeTable(domain, name, JSON.parse(stored) as TableSchema);
+    this.tables.set(cacheKey, table);
+    return table;
+  }
+
+  async createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
+    const schema = normalizeSchema(rawSchema, name, domain);
+    const next = this.describeTable(domain, name, schema);
+    const text = JSON.stringify(schema);
+    const stored = await this.storedSchema(domain, name);
+    let outcome: 'created' | 'updated' | 'unchanged';
+    if (stored === undefined) {
+      await this.ensureKeyspace(next.cql.keyspace);
+      for (const statement of createTableCql(next.info, next.cql)) await this.ddl(statement);
+      const claim = await this.runWrites([{ query: `INSERT INTO ${this.meta} (domain, name, definition) VALUES (?, ?, ?) IF NOT EXISTS`, params: [domain, name, text] }]);
+      // Another process created it meanwhile: treat this one as a re-PUT of its schema.
+      if (!claim.wasApplied()) return this.createTable(domain, name, rawSchema);
+      outcome = 'created';
+    } else {
+      const current = this.describeTable(domain, name, JSON.parse(stored) as TableSchema);
+      if (compareSchemas(current.info.schema, schema) === 'unchanged') {
+        outcome = 'unchanged';
+      } else {
+        const { statements, newIndexes } = migrateTableCql(current.info, next.info, current.cql, next.cql);
+        for (const statement of statements) await this.ddl(statement);
+        for (const index of newIndexes) await this.fillIndex(next, index);
+        await this.runWrites([{ query: `UPDATE ${this.meta} SET definition = ? WHERE domain = ? AND name = ? IF definition = ?`, params: [text, domain, name, stored] }]);
+        outcome = 'updated';
+      }
+    }
+    this.tables.set(`${domain}\u0000${name}`, next);
+    return outcome;
+  }
+
+  async getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }> {
+    return { domain, ...(await this.table(domain, name)).info.schema };
+  }
+
+  async dropTable(domain: string, name: string): Promise<void> {
+    const { cql } = await this.table(domain, name);
+    await this.runWrites([{ query: `DELETE FROM ${this.meta} WHERE domain = ? AND name = ?`, params: [domain, name] }]);
+    this.tables.delete(`${domain}\u0000${name}`);
+    for (const statement of dropTableCql(cql)) await this.ddl(statement);
+  }
+
+  async get(domain: string, query: Query): Promise<QueryResult> {
+    if (typeof query !== 'object' || query === null) throw invalidInput('A query must be a JSON object.', 'invalid-query');
+    const table = await this.table(domain, query.table);
+    // Pages continue from the driver's paging state, wrapped in the shared token format.
+    const plan = planQuery(table.info, { ...query, next: undefined }, toCql);
+    let pageState: string | undefined;
+    if (query.next !== undefined && query.next !== null) {
+      const [state] = decodeToken(query.next, plan.fingerprint(), 1);
+      if (typeof state !== 'string' || !/^(?:[0-9a-f]{2})+$/.test(state)) throw invalidInput('The paging token (next) is malformed.', 'invalid-paging-token');
+      pageState = state;
+    }
+    const paged = plan.order.length > 0;
+    const options: cassandra.QueryOptions = paged ? { fetchSize: plan.limit, pageState } : {};
+    const { items, state } =
+      query.index !== undefined ? await this.indexQuery(table, query.index, plan, options) : await this.tableQuery(table, plan, options);
+    return paged && state ? { items, next: encodeToken(plan.fingerprint(), [state]) } : { items };
+  }
+
+  private async tableQuery(table: Table, plan: QueryPlan, options: cassandra.QueryOptions): Promise<{ items: Row[]; state?: string }> {
+    const { info } = table;
+    const clustering = info.range.map((column) => ({ column, dir: info.rangeOrder[column] ?? ('asc' as const) }));
+    // DISTINCT must name every partition key column; other rows carry their first range key, so
+    // that a partition holding only static values (which CQL answers as one keyless row) is skipped.
+    const columns = plan.distinct
+      ? [...new Set([...info.hash, ...plan.output])]
+      : [...new Set([...plan.output, ...plan.order.map((o) => o.column), ...info.range.slice(0, 1), ...(plan.withTTL ? ['_exp'] : [])])];
+    const result = await this.run(selectCql(table.main, plan, columns, clustering, plan.distinct), options);
+    const rows = (result.rows as unknown as CqlRow[]).filter((r) => plan.distinct || info.range.length === 0 || r[info.range[0]!] !== null);
+    return { items: rows.map((r) => this.toItem(info, r, plan)), state: result.pageState ?? undefined };
+  }
+
+  private async indexQuery(table: Table, name: string, plan: QueryPlan, options: cassandra.QueryOptions): Promise<{ items: Row[]; state?: string }> {
+    const { info } = table;
+    const index = table.cql.indexes.get(name)!;
+    const result = await this.run(selectCql(qualified(table.cql.keyspace, index.table), plan, index.columns, index.clustering, false), options);
+    const keys = [...info.hash, ...info.range];
+    const columns = [...new Set([...plan.output, ...index.columns, ...(plan.withTTL ? ['_exp'] : [])])];
+    // An entry is a pointer: the primary row is read and must still carry the entry's values
+    // (an entry left behind by an interrupted update or an expired row is skipped).
+    const rows = await Promise.all(
+      (result.rows as unknown as CqlRow[]).map(async (entry) => {
+        const key = Object.fromEntries(keys.map((k) => [k, entry[k]]));
+        const [row] = (await this.run(readCql(table.main, key, columns))).rows as unknown as CqlRow[];
+        const current = row !== undefined && index.columns.every((c) => this.sameValue(info, c, row[c], entry[c]));
+        return current ? row : undefined;
+      }),
+    );
+    return { items: rows.filter((r) => r !== undefined).map((r) => this.toItem(info, r, plan)), state: result.pageState ?? undefined };
+  }
+
+  private sameValue(info: TableInfo, column: string, a: unknown, b: unknown): boolean {
+    const type = info.schema.attributes[column]!;
+    return isDeepStrictEqual(fromCql(type, a), fromCql(type, b));
+  }
+
+  private toItem(info: TableInfo, row: CqlRow, plan: QueryPlan): Row {
+    const item: Row = {};
+    for (const c of plan.output) item[c] = fromCql(info.schema.attributes[c]!, row[c]);
+    if (plan.withTTL) item._ttl = row._exp === null || row._exp === undefined ? null : Math.max(0, Math.ceil((Number(row._exp) - Date.now()) / 1000));
+    return item;
+  }
+
+  async put(domain: string, write: Write): Promise<void> {
+    if (typeof write !== 'object' || write === null) throw invalidInput('A write must be a JSON object.', 'invalid-write');
+    const table = await this.table(domain, write.table);
+    const { info } = table;
+    const plan = planWrite(info, write, toCql);
+    const now = Date.now();
+    const policy = info.schema.revisionRetentionPolicy;
+    const ttls = [plan.ttl, policy.type === 'ttl' ? policy.ttl : undefined].filter((t): t is number => t !== undefined);
+    const ttl = ttls.length > 0 ? Math.min(...ttls) : 0;
+    const exp = ttl > 0 ? BigInt(now + ttl * 1000) : null;
+    const key = plan.row && Object.fromEntries([...info.hash, ...info.range].map((k) => [k, plan.row![k]]));
+    const before = key && table.cql.indexes.size > 0 ? await this.indexedValues(table, key) : undefined;
+
+    const result = await this.runWrites(this.writeStatements(table, plan, exp, ttl));
+    if ((plan.notExists || plan.conditions.length > 0) && !result.wasApplied()) {
+      throw plan.notExists
+        ? conditionFailed('The row already exists.', 'row-exists')
+        : conditionFailed(`The condition on '${plan.conditions.map((c) => c.column).join("', '")}' does not hold.`, 'condition-failed');
+    }
+    if (!plan.row || !key) return;
+    if (table.cql.indexes.size > 0) await this.updateIndexes(table, { ...(before ?? key), ...plan.row }, before, ttl);
+    if (policy.type === 'latest' || policy.type === 'latest_hash' || policy.type === 'interval') await this.applyRetention(table, plan, now);
+  }
+
+  /**
+   * One row write and/or a static write, as one statement or one single-partition batch. Conditions
+   * ride on an UPDATE of the columns written (a row's always includes `_exp`); a static condition
+   * with no static written re-writes the expected value, which changes nothing when it holds.
+   */
+  private writeStatements(table: Table, plan: WritePlan, exp: bigint | null, ttl: number): CqlStatement[] {
+    const { info } = table;
+    const statements: CqlStatement[] = [];
+    const condition = (c: WritePlan['conditions'][number]) => ({ column: c.column, value: toCql(info.schema.attributes[c.column]!, c.expected) });
+    const rowConditions = plan.conditions.filter((c) => !c.isStatic).map(condition);
+    const staticConditions = plan.conditions.filter((c) => c.isStatic).map(condition);
+    if (plan.row) {
+      const keys = [...info.hash, ...info.range];
+      if (rowConditions.length === 0) {
+        statements.push(insertRowCql(table.main, plan.row, exp, ttl, plan.notExists));
+      } else {
+        const key = Object.fromEntries(keys.map((k) => [k, plan.row![k]]));
+        const regular = Object.fromEntries(Object.entries(plan.row).filter(([c]) => !keys.includes(c)));
+        // The INSERT makes the row exist (its marker); `_exp` is the UPDATE's, written once.
+        statements.push(insertRowCql(table.main, key, undefined, ttl, false));
+        statements.push(updateCql(table.main, key, { ...regular, _exp: exp }, ttl, rowConditions));
+      }
+    }
+    if (Object.keys(plan.statics).length > 0 || staticConditions.length > 0) {
+      const values = Object.keys(plan.statics).length > 0 ? plan.statics : { [staticConditions[0]!.column]: staticConditions[0]!.value };
+      statements.push(updateCql(table.main, plan.hashKey, values, undefined, staticConditions));
+    }
+    return statements;
+  }
+
+  private indexedColumns(table: Table): string[] {
+    return [...new Set([...table.cql.indexes.values()].flatMap((i) => i.columns))];
+  }
+
+  private async indexedValues(table: Table, key: Record<string, unknown>): Promise<CqlRow | undefined> {
+    const [row] = (await this.run(readCql(table.main, key, this.indexedColumns(table)))).rows as unknown as CqlRow[];
+    return row;
+  }
+
+  /** After the primary row: each index's entry for its new values, and the old entry removed if it moved. */
+  private async updateIndexes(table: Table, after: CqlRow, before: CqlRow | undefined, ttl: number): Promise<void> {
+    for (const index of table.cql.indexes.values()) {
+      const indexTable = qualified(table.cql.keyspace, index.table);
+      const complete = (row: CqlRow | undefined) => row !== undefined && index.columns.every((c) => row[c] !== null && row[c] !== undefined);
+      const entry = (row: CqlRow) => Object.fromEntries(index.columns.map((c) => [c, row[c]]));
+      const moved = complete(before) && index.columns.some((c) => !this.sameValue(table.info, c, before![c], after[c]));
+      if (moved) await this.runWrites([deleteCql(indexTable, entry(before!))]);
+      if (complete(after)) await this.runWrites([this.insertEntry(indexTable, entry(after), ttl)]);
+    }
+  }
+
+  private insertEntry(indexTable: string, entry: Record<string, unknown>, ttl: number): CqlStatement {
+    const columns = Object.keys(entry);
+    return {
+      query: `INSERT INTO ${indexTable} (${columns.map(q).join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) USING TTL ?`,
+      params: [...Object.values(entry), ttl],
+    };
+  }
+
+  /** A new index on a table with rows: an entry for every row that has the index's keys. */
+  private async fillIndex(table: Table, index: IndexTable): Promise<void> {
+    const rows = await this.all({ query: `SELECT ${index.columns.map(q).join(', ')}, "_exp" FROM ${table.main}`, params: [] });
+    const indexTable = qualified(table.cql.keyspace, index.table);
+    for (const row of rows) {
+      if (index.columns.some((c) => row[c] === null || row[c] === undefined)) continue;
+      const ttl = row._exp === null ? 0 : Math.max(1, Math.ceil((Number(row._exp) - Date.now()) / 1000));
+      await this.runWrites([this.insertEntry(indexTable, Object.fromEntries(index.columns.map((c) => [c, row[c]])), ttl)]);
+    }
+  }
+
+  /** Removes the index entries of the rows a key (or key prefix) names, before the rows go. */
+  private async removeEntries(table: Table, key: Record<string, unknown>): Promise<void> {
+    if (table.cql.indexes.size === 0) return;
+    const rows = await this.all(readCql(table.main, key, this.indexedColumns(table)));
+    for (const row of rows) {
+      for (const index of table.cql.indexes.values()) {
+        if (index.columns.some((c) => row[c] === null || row[c] === undefined)) continue;
+        await this.runWrites([deleteCql(qualified(table.cql.keyspace, index.table), Object.fromEntries(index.columns.map((c) => [c, row[c]])))]);
+      }
+    }
+  }
+
+  /**
+   * Lets go of the rows a retention policy no longer keeps: each is written again with the grace
+   * TTL (Cassandra sets TTLs per write), or deleted at once without grace.
+   */
+  private async applyRetention(table: Table, plan: WritePlan, now: number): Promise<void> {
+    const { info } = table;
+    const policy = info.schema.revisionRetentionPolicy;
+    if (policy.type !== 'latest' && policy.type !== 'latest_hash' && policy.type !== 'interval') return;
+    const rows = (await this.all(readCql(table.main, plan.hashKey, [...info.range, '_exp']))).filter((r) => r._exp === null && r[info.range[0]!] !== null);
+    const normalized = (r: CqlRow) => info.range.map((c) => fromCql(info.schema.attributes[c]!, r[c]));
+    // Newest first, as the SQL backends read them: every range key descending.
+    const sorted = rows
+      .map((r) => ({ row: r, values: normalized(r) }))
+      .sort((a, b) => {
+        for (let i = 0; i < info.range.length; i++) {
+          const type = info.schema.attributes[info.range[i]!]!;
+          const order = compareScalars(setElementType(type) ?? (type as never), a.values[i], b.values[i]);
+          if (order !== 0) return -order;
+        }
+        return 0;
+      });
+    const written = normalized(plan.row!);
+    const times = sorted.map((r) => (info.tidColumn ? timeuuidMillis(r.values[info.range.indexOf(info.tidColumn)] as string) : 0));
+    const writtenAt = sorted.findIndex((r) => isDeepStrictEqual(r.values, written));
+    for (const i of rowsToExpire(policy, times, writtenAt)) {
+      const key = Object.fromEntries([...info.hash, ...info.range].map((c) => [c, c in plan.hashKey ? plan.hashKey[c] : sorted[i]!.row[c]]));
+      await this.expireRow(table, key, policy.grace_ttl, now);
+    }
+  }
+
+  private async expireRow(table: Table, key: Record<string, unknown>, graceTtl: number, now: number): Promise<void> {
+    const { info } = table;
+    if (graceTtl === 0) {
+      await this.removeEntries(table, key);
+      await this.runWrites([deleteCql(table.main, key)]);
+      return;
+    }
+    const [row] = (await this.run(readCql(table.main, key, info.regular.length > 0 ? info.regular : Object.keys(key)))).rows as unknown as CqlRow[];
+    if (!row) return;
+    const values = { ...key, ...Object.fromEntries(info.regular.filter((c) => row[c] !== null && row[c] !== undefined).map((c) => [c, row[c]])) };
+    await this.runWrites([insertRowCql(table.main, values, BigInt(now + graceTtl * 1000), graceTtl, false)]);
+    if (table.cql.indexes.size > 0) {
+      const indexed = await this.indexedValues(table, key);
+      if (indexed) await this.updateIndexes(table, indexed, undefined, graceTtl);
+    }
+  }
+
+  async delete(domain: string, del: Delete): Promise<void> {
+    if (typeof del !== 'object' || del === null) throw invalidInput('A delete must be a JSON object.', 'invalid-delete');
+    const table = await this.table(domain, del.table);
+    const plan = planDelete(table.info, del, toCql);
+    await this.removeEntries(table, plan.key);
+    await this.runWrites([deleteCql(table.main, plan.key)]);
+  }
+
+  /** Cassandra drops expired cells itself (at compaction); there is nothing to sweep. */
+  async sweepExpired(): Promise<number> {
+    return 0;
+  }
+
+  close(): Promise<void> {
+    return this.client.shutdown();
+  }
+}

@@ -1,0 +1,27 @@
+import cassandra from 'cassandra-driver';
+import { invalidInput, unavailable } from '../errors.js';
+
+const { responseErrorCodes: codes } = cassandra.types;
+const TRANSIENT = new Set([codes.unavailableException, codes.overloaded, codes.isBootstrapping, codes.readTimeout, codes.readFailure, codes.writeFailure]);
+
+/**
+ * The driver's errors in storage terms. A timed-out conditional write may still have been applied
+ * (Paxos had proposed it): it is "unknown", never a failed condition, so a client retries rather
+ * than concluding that someone else won.
+ */
+export function mapDriverError(err: unknown, pagingState: boolean): unknown {
+  if (err instanceof cassandra.errors.ResponseError) {
+    if (err.code === codes.writeTimeout) {
+      const cas = (err as { writeType?: string }).writeType === 'CAS';
+      return cas
+        ? unavailable('The conditional write timed out: it may or may not have been applied. Read, then retry if needed.', 'write-outcome-unknown')
+        : unavailable('The write timed out before enough replicas acknowledged it; it may be applied later. Retry it.', 'write-timeout');
+    }
+    if (TRANSIENT.has(err.code)) return unavailable(`Storage could not answer: ${err.message}`);
+    if (pagingState && err.code === codes.invalid) return invalidInput('The paging token (next) is malformed or belongs to another query.', 'invalid-paging-token');
+  }
+  if (err instanceof cassandra.errors.NoHostAvailableError || err instanceof cassandra.errors.OperationTimedOutError || err instanceof cassandra.errors.BusyConnectionError) {
+    return unavailable(`Storage could not be reached: ${err.message}`);
+  }
+  return err;
+}

@@ -1,0 +1,25 @@
+import type { Delete, Query, QueryResult, TableSchema, Write } from './types.js';
+
+/**
+ * The table storage API (RESTBase's table format: DynamoDB-like operations on Cassandra's data
+ * model). Every backend answers the same inputs the same way; validation is shared.
+ */
+export interface TableStorage {
+  /** The engine's name: sqlite, postgres or cassandra. */
+  readonly backend: string;
+  /** Whether the engine removes expired rows itself (then `sweepExpired` has nothing to do). */
+  readonly expiresNatively: boolean;
+  /** Creates a table or migrates it to a higher schema version; 'unchanged' for the same schema. */
+  createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'>;
+  /** The schema with every default filled in, and its domain: PUT back as it is, it changes nothing. */
+  getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }>;
+  dropTable(domain: string, name: string): Promise<void>;
+  get(domain: string, query: Query): Promise<QueryResult>;
+  /** Writes one row (and/or its partition's static columns); a failed condition is a 412 and writes nothing. */
+  put(domain: string, write: Write): Promise<void>;
+  /** Deletes the rows matching a (partial) primary key; without range keys, the static columns too. */
+  delete(domain: string, del: Delete): Promise<void>;
+  /** Removes rows whose TTL has passed (reads never return them; this reclaims their space). */
+  sweepExpired(): Promise<number>;
+  close(): Promise<void>;
+}
