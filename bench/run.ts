@@ -18,6 +18,15 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-bench-'));
 comparisons.push(...(await storageScenarios('sqlite', { backend: 'sqlite', path: path.join(dir, 'layer.sqlite3') }, opts)));
 if (pgUrl) comparisons.push(...(await storageScenarios('postgres', { backend: 'postgres', url: pgUrl, pool_size: 10 }, opts)));
 else console.warn('WIKISTORE_BENCH_PG_URL not set: PostgreSQL scenarios skipped');
+const cassandraHost = process.env.WIKISTORE_BENCH_CASSANDRA;
+if (cassandraHost) {
+  comparisons.push(
+    ...(await storageScenarios('cassandra', {
+      backend: 'cassandra', contact_points: [cassandraHost], local_data_center: 'datacenter1', keyspace_prefix: 'bench',
+      replication: { datacenter1: 1 }, consistency: { read: 'local_quorum', write: 'local_quorum', serial: 'serial' },
+    }, opts)),
+  );
+} else console.warn('WIKISTORE_BENCH_CASSANDRA not set: Cassandra scenarios skipped');
 const http = await httpScenarios(opts);
 comparisons.push(...http.comparisons);
 const wikiUrl = process.env.WIKISTORE_BENCH_WIKI_URL;

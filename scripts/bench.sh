@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the benchmarks: installs wrk, PostgreSQL and the wiki if missing, creates a throwaway
+# Runs the benchmarks: installs wrk, PostgreSQL, Cassandra and the wiki if missing, creates a throwaway
 # database, builds, and prints side-by-side ratios. Pass --quick for a short run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +14,10 @@ if [ -z "${WIKISTORE_BENCH_PG_URL:-}" ]; then
   psql_admin "CREATE DATABASE $db OWNER $role"
   trap 'psql_admin "DROP DATABASE IF EXISTS $db WITH (FORCE)" || true' EXIT  # the wiki stays up for the next run
   export WIKISTORE_BENCH_PG_URL="postgres://$role:$role@127.0.0.1:5432/$db"
+fi
+if [ -z "${WIKISTORE_BENCH_CASSANDRA:-}" ]; then
+  bash scripts/cassandra.sh start 1  # stays up for the next run, like the wiki
+  export WIKISTORE_BENCH_CASSANDRA=127.0.0.1
 fi
 if [ -z "${WIKISTORE_BENCH_WIKI_URL:-}" ]; then
   WIKISTORE_BENCH_WIKI_URL=$(bash scripts/wiki.sh start)

@@ -5,24 +5,27 @@
 #   scripts/cassandra.sh status          exit 0 if node 1 answers on its native port
 #   scripts/cassandra.sh kill N          kill -9 node N (the multi-node test's failure)
 #   scripts/cassandra.sh restart-node N  start node N again
-# Everything lives in .cassandra/ (jars, config, data, logs). Idempotent: start on a running node
-# does nothing. See scripts/cassandra/NOTES.md for what running Cassandra this way needs.
+#   scripts/cassandra.sh nodetool N ARGS  run nodetool against node N (e.g. repair)
+# Everything lives in .cassandra/ (jars, config, data, logs); CASSANDRA_ROOT puts a cluster's
+# nodes elsewhere (the jars stay shared). Idempotent: start on a running node does nothing. See scripts/cassandra/NOTES.md for what running Cassandra this way needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 fail() { log "$*"; exit 1; }
 
-ROOT="$PWD/.cassandra"
+ROOT="${CASSANDRA_ROOT:-$PWD/.cassandra}"
+LIB="$PWD/.cassandra/lib"
 VERSION_POM="$PWD/scripts/cassandra/pom.xml"
 HEAP="${CASSANDRA_HEAP:-512m}"
 
 fetch_jars() {
-  if [ -f "$ROOT/lib/.complete" ] && [ "$ROOT/lib/.complete" -nt "$VERSION_POM" ]; then return; fi
+  command -v java >/dev/null || apt_install openjdk-17-jre-headless
+  if [ -f "$LIB/.complete" ] && [ "$LIB/.complete" -nt "$VERSION_POM" ]; then return; fi
   command -v mvn >/dev/null || apt_install maven
   log "fetching Cassandra's jars from Maven Central (once)"
-  rm -rf "$ROOT/lib"
-  mvn -q -B -f "$VERSION_POM" dependency:copy-dependencies -DoutputDirectory="$ROOT/lib" -DincludeScope=runtime >&2
-  touch "$ROOT/lib/.complete"
+  rm -rf "$LIB"
+  mvn -q -B -f "$VERSION_POM" dependency:copy-dependencies -DoutputDirectory="$LIB" -DincludeScope=runtime >&2
+  touch "$LIB/.complete"
 }
 
 node_dir() { echo "$ROOT/node$1"; }
@@ -128,7 +131,7 @@ start_node() {
     -Dcassandra.storagedir="$dir" -Dcassandra.logdir="$dir/logs" -Dcassandra-foreground=yes \
     -Dcassandra.jmx.local.port=$((7199 + n)) -Dcassandra.skip_wait_for_gossip_to_settle=0 \
     -Dcassandra.ring_delay_ms=1000 \
-    -cp "$dir/conf:$ROOT/lib/*" org.apache.cassandra.service.CassandraDaemon >"$dir/logs/stdout.log" 2>&1 &
+    -cp "$dir/conf:$LIB/*" org.apache.cassandra.service.CassandraDaemon >"$dir/logs/stdout.log" 2>&1 &
   echo $! > "$dir/pid"
 }
 
@@ -173,8 +176,12 @@ case "${1:-}" in
   restart-node)
     start_node "$2" "$2"; wait_node "$2"
     ;;
+  nodetool)
+    n=$2; shift 2
+    java -cp "$LIB/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p $((7199 + n)) "$@"
+    ;;
   *)
-    echo "usage: $0 start [NODES] | stop | status | kill N | restart-node N" >&2
+    echo "usage: $0 start [NODES] | stop | status | kill N | restart-node N | nodetool N ARGS" >&2
     exit 2
     ;;
 esac

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Runs every test. On a fresh Debian machine as root it installs and starts what the tests need:
-# PostgreSQL (a throwaway database for the suite), Varnish, a real MediaWiki with Parsoid loaded
-# with the corpus (scripts/wiki.sh), then the project's npm packages and build.
+# PostgreSQL (a throwaway database for the suite), Apache Cassandra (scripts/cassandra.sh: one node
+# for the suite, then a three-node cluster for the slow tier), Varnish, a real MediaWiki with
+# Parsoid loaded with the corpus (scripts/wiki.sh), then the project's npm packages and build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
+CLUSTER_ROOT="$PWD/.cassandra/cluster"
+
 cleanup() {
   if [ -n "${started_wiki:-}" ]; then bash scripts/wiki.sh stop || true; fi
+  if [ -n "${started_cluster:-}" ]; then CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh stop || true; fi
+  if [ -n "${started_cassandra:-}" ]; then bash scripts/cassandra.sh stop || true; fi
   if [ -n "${db:-}" ]; then psql_admin "DROP DATABASE IF EXISTS $db WITH (FORCE)" || true; fi
 }
 trap cleanup EXIT
@@ -19,6 +24,12 @@ if [ -z "${WIKISTORE_TEST_PG_URL:-}" ]; then
   psql_admin "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$role') THEN CREATE ROLE $role LOGIN PASSWORD '$role'; END IF; END \$\$;"
   psql_admin "CREATE DATABASE $db OWNER $role"
   export WIKISTORE_TEST_PG_URL="postgres://$role:$role@127.0.0.1:5432/$db"
+fi
+
+if [ -z "${WIKISTORE_TEST_CASSANDRA:-}" ]; then
+  bash scripts/cassandra.sh status >/dev/null 2>&1 || started_cassandra=1
+  bash scripts/cassandra.sh start 1
+  export WIKISTORE_TEST_CASSANDRA=127.0.0.1
 fi
 
 # A real Varnish in front of the service, where purging is tested (its service is not started:
@@ -41,3 +52,18 @@ rm -rf dist  # no stale compiled tests
 npx tsc -p .
 
 node --test --test-reporter=spec "${@:-dist/test/}"
+
+# The slow tier: a three-node Cassandra cluster on 127.0.0.1-3 (the single node makes way for it),
+# replication factor 3, one node killed with kill -9. Only with the whole suite, not a chosen file.
+if [ $# -eq 0 ] && [ -z "${WIKISTORE_SKIP_CLUSTER:-}" ]; then
+  bash scripts/cassandra.sh stop
+  rm -rf "$CLUSTER_ROOT"
+  started_cluster=1
+  CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh start 3
+  CASSANDRA_ROOT="$CLUSTER_ROOT" WIKISTORE_TEST_CASSANDRA_CLUSTER=127.0.0.1,127.0.0.2,127.0.0.3 \
+    node --test --test-reporter=spec dist/test/cluster/
+  CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh stop
+  started_cluster=
+  # Leave the single node as it was found.
+  if [ -z "${started_cassandra:-}" ]; then bash scripts/cassandra.sh start 1; fi
+fi

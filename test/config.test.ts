@@ -50,7 +50,10 @@ describe('configuration', () => {
   });
 
   it('rejects invalid values with a message naming them', () => {
-    assert.throws(() => loadConfig({ CONFIG: file('storage:\n  backend: cassandra\n') }), /storage.backend/);
+    assert.throws(() => loadConfig({ CONFIG: file('storage:\n  backend: mongodb\n') }), /storage.backend/);
+    assert.throws(() => loadConfig({ CONFIG: file('storage:\n  backend: cassandra\n  consistency:\n    read: most\n') }), /storage.consistency.read/);
+    assert.throws(() => loadConfig({ CONFIG: file('storage:\n  backend: cassandra\n  replication:\n    dc1: 0\n') }), /storage.replication/);
+    assert.throws(() => loadConfig({ CONFIG: file('storage:\n  backend: cassandra\n  keyspace_prefix: "x; DROP"\n') }), /keyspace_prefix/);
     assert.throws(() => loadConfig({ CONFIG: file('listen:\n  port: 99999\n') }), /listen.port/);
     assert.throws(() => loadConfig({ CONFIG: file('wikis:\n  "bad domain!":\n    action_api: x\n    rest_api: y\n') }), /not a domain/);
     assert.throws(() => loadConfig({ CONFIG: file('latest_check_interval: soon\n') }), /latest_check_interval/);

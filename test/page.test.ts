@@ -1,19 +1,25 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
-import { admin, request, sleep } from './helpers.js';
+import { admin, cassandraConfig, postgresConfig, request, sleep, sqliteConfig } from './helpers.js';
 import { etagOf, startAgainstWiki, type AgainstWiki, type SwitchableProxy, type WikiAdmin } from './wiki.js';
 
 const RUN_BASE = Date.now().toString(36);
 const noCache = { ...admin, 'cache-control': 'no-cache' };
 
 /**
- * Integration tests of the public page API against the real MediaWiki with Parsoid, once through
- * Parsoid's own routes (v3) and once through MediaWiki's core REST API, as Wikimedia's wikis are.
+ * Integration tests of the public page API against the real MediaWiki with Parsoid, through
+ * Parsoid's own routes (v3) and through MediaWiki's core REST API, as Wikimedia's wikis are, on
+ * each storage backend.
  */
-for (const mode of ['v3', 'core'] as const) describe(`page content API against the real wiki (${mode})`, () => {
-  // Each mode edits, moves and deletes pages of its own.
-  const RUN = `${RUN_BASE}${mode}`;
+const RUNS = [
+  { mode: 'v3', backend: 'sqlite', storage: sqliteConfig },
+  { mode: 'core', backend: 'postgres', storage: postgresConfig },
+  { mode: 'v3', backend: 'cassandra', storage: cassandraConfig },
+] as const;
+for (const { mode, backend, storage } of RUNS) describe(`page content API against the real wiki (${mode}, ${backend})`, () => {
+  // Each run edits, moves and deletes pages of its own.
+  const RUN = `${RUN_BASE}${mode}${backend}`;
   let env: AgainstWiki;
   let proxy: SwitchableProxy;
   let wiki: WikiAdmin;
@@ -21,7 +27,7 @@ for (const mode of ['v3', 'core'] as const) describe(`page content API against t
 
   before(async () => {
     // Core mode is also asked as Wikimedia's wikis are: with maxlag.
-    env = await startAgainstWiki({}, mode === 'core' ? { parsoid: mode, maxlag: 5 } : { parsoid: mode });
+    env = await startAgainstWiki({ storage: storage() }, mode === 'core' ? { parsoid: mode, maxlag: 5 } : { parsoid: mode });
     ({ proxy, wiki, v1 } = env);
   });
   after(() => env.close());

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import crypto from 'node:crypto';
 import path from 'node:path';
+import cassandra from 'cassandra-driver';
 import postgres from 'postgres';
 import { openStorage } from '../../src/storage/index.js';
 import type { StorageConfig } from '../../src/config.js';
@@ -48,9 +49,35 @@ async function directPostgres(url: string): Promise<Direct> {
   };
 }
 
+/** The raw driver with the settings the backend uses: prepared statements, LOCAL_QUORUM, SERIAL. */
+async function directCassandra(config: Extract<StorageConfig, { backend: 'cassandra' }>): Promise<Direct> {
+  const client = new cassandra.Client({
+    contactPoints: config.contact_points,
+    localDataCenter: config.local_data_center,
+    queryOptions: { prepare: true, consistency: cassandra.types.consistencies.localQuorum, serialConsistency: cassandra.types.consistencies.serial },
+  });
+  await client.connect();
+  const replication = Object.entries(config.replication).map(([dc, n]) => `'${dc}': ${n}`).join(', ');
+  await client.execute(`CREATE KEYSPACE IF NOT EXISTS bench_direct WITH replication = {'class': 'NetworkTopologyStrategy', ${replication}}`);
+  await client.execute('DROP TABLE IF EXISTS bench_direct.direct');
+  await client.execute('CREATE TABLE bench_direct.direct (key text PRIMARY KEY, value blob)');
+  for (let i = 0; i < KEYS; i++) await client.execute('INSERT INTO bench_direct.direct (key, value) VALUES (?, ?)', [`k${i}`, VALUE]);
+  return {
+    read: (key) => client.execute('SELECT value FROM bench_direct.direct WHERE key = ?', [key]),
+    insert: (key) => client.execute('INSERT INTO bench_direct.direct (key, value) VALUES (?, ?) IF NOT EXISTS', [key, VALUE]),
+    close: () => client.shutdown(),
+  };
+}
+
+function direct(config: StorageConfig): Promise<Direct> {
+  if (config.backend === 'sqlite') return directSqlite(path.join(path.dirname(config.path), 'direct.sqlite3'));
+  if (config.backend === 'postgres') return directPostgres(config.url);
+  return directCassandra(config);
+}
+
 /** Point reads and conditional writes of 50 KB values: the storage layer next to its driver. */
 export async function storageScenarios(
-  backend: 'sqlite' | 'postgres',
+  backend: StorageConfig['backend'],
   config: StorageConfig,
   opts: { seconds: number; rounds: number },
 ): Promise<Comparison[]> {
@@ -58,7 +85,7 @@ export async function storageScenarios(
   const domain = `bench-${Date.now()}.test`;
   await storage.createTable(domain, 'bench', SCHEMA);
   for (let i = 0; i < KEYS; i++) await storage.put(domain, { table: 'bench', attributes: { key: `k${i}`, value: VALUE } });
-  const direct = backend === 'sqlite' ? await directSqlite(path.join(path.dirname((config as { path: string }).path), 'direct.sqlite3')) : await directPostgres((config as { url: string }).url);
+  const raw = await direct(config);
   const concurrency = backend === 'sqlite' ? 1 : 16;
   let writeSeq = 0;
   const run = `${process.pid}-${Date.now()}`;
@@ -70,7 +97,7 @@ export async function storageScenarios(
         opts.rounds,
         () => throughput(opts.seconds, concurrency, (i) => storage.get(domain, { table: 'bench', attributes: { key: `k${i % KEYS}` } })),
         'driver',
-        () => throughput(opts.seconds, concurrency, (i) => direct.read(`k${i % KEYS}`)),
+        () => throughput(opts.seconds, concurrency, (i) => raw.read(`k${i % KEYS}`)),
         { minRatio: 0.8 },
       ),
     );
@@ -80,13 +107,13 @@ export async function storageScenarios(
         opts.rounds,
         () => throughput(opts.seconds, concurrency, () => storage.put(domain, { table: 'bench', attributes: { key: `w${run}-${writeSeq++}`, value: VALUE }, if: 'not exists' })),
         'driver',
-        () => throughput(opts.seconds, concurrency, () => direct.insert(`w${run}-${writeSeq++}`)),
+        () => throughput(opts.seconds, concurrency, () => raw.insert(`w${run}-${writeSeq++}`)),
       ),
     );
   } finally {
     await storage.dropTable(domain, 'bench').catch(() => {});
     await storage.close();
-    await direct.close();
+    await raw.close();
   }
   return results;
 }

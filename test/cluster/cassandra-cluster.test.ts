@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { v1 as uuidv1 } from 'uuid';
+import type { CassandraStorageConfig } from '../../src/config.js';
+import { StorageError } from '../../src/storage/errors.js';
+import { openStorage, type TableStorage } from '../../src/storage/index.js';
+import { bucketSuite } from '../bucket-suite.js';
+import { freshDomain, sleep } from '../helpers.js';
+import { storageConformance } from '../storage/conformance.js';
+
+/**
+ * The slow tier: three Cassandra nodes (the test command starts them on 127.0.0.1-3), replication
+ * factor 3, QUORUM. Skipped unless the test command says where the cluster is.
+ */
+const CLUSTER = process.env.WIKISTORE_TEST_CASSANDRA_CLUSTER?.split(',');
+const run = promisify(execFile);
+const cassandra = (...args: string[]) => run('bash', ['scripts/cassandra.sh', ...args], { env: process.env });
+
+function clusterConfig(points = CLUSTER ?? [], consistency: Partial<CassandraStorageConfig['consistency']> = {}): CassandraStorageConfig {
+  return {
+    backend: 'cassandra',
+    contact_points: points,
+    local_data_center: 'datacenter1',
+    keyspace_prefix: 'wsc',
+    replication: { datacenter1: 3 },
+    consistency: { read: 'quorum', write: 'quorum', serial: 'serial', ...consistency },
+  };
+}
+
+/**
+ * Runs an operation as a client would: a 503 (too few replicas yet, or an unknown outcome while
+ * the failure detector has not yet marked the node down) is retried. Returns the attempts made.
+ */
+async function withRetries<T>(what: string, op: () => Promise<T>, deadline = Date.now() + 30_000): Promise<{ value: T; attempts: number }> {
+  for (let attempts = 1; ; attempts++) {
+    try {
+      return { value: await op(), attempts };
+    } catch (err) {
+      const transient = err instanceof StorageError && err.kind === 'unavailable';
+      if (!transient || Date.now() > deadline) throw new Error(`${what} failed after ${attempts} attempts: ${String(err)}`);
+      await sleep(500);
+    }
+  }
+}
+
+describe('Cassandra cluster: three nodes, replication factor 3', { skip: CLUSTER ? false : 'the test command starts the cluster for this tier' }, () => {
+  storageConformance('cassandra, three nodes', () => clusterConfig());
+  bucketSuite({ name: 'cassandra, three nodes', storage: () => clusterConfig() });
+
+  describe('one node killed with kill -9', () => {
+    const schema = {
+      table: 'kv',
+      attributes: { key: 'string', tid: 'timeuuid', value: 'string', latest: 'timeuuid' },
+      index: [{ attribute: 'key', type: 'hash' }, { attribute: 'latest', type: 'static' }, { attribute: 'tid', type: 'range', order: 'desc' }],
+    };
+    let storage: TableStorage;
+    let domain: string;
+    const written = new Map<string, string>();
+    before(async () => {
+      storage = await openStorage(clusterConfig());
+      domain = freshDomain();
+      await storage.createTable(domain, 'kv', schema);
+      for (let i = 0; i < 20; i++) {
+        const tid = uuidv1();
+        await storage.put(domain, { table: 'kv', attributes: { key: `before-${i}`, tid, value: `v${i}`, latest: tid } });
+        written.set(`before-${i}`, `v${i}`);
+      }
+    });
+    after(async () => {
+      await storage.close();
+    });
+
+    it('keeps answering reads, writes and conditional writes at QUORUM with two of three nodes', async () => {
+      await cassandra('kill', '3');
+      const reads = await withRetries('a read', () => storage.get(domain, { table: 'kv', attributes: { key: 'before-7' } }));
+      assert.equal(reads.value.items[0]?.value, 'v7');
+      for (let i = 0; i < 20; i++) {
+        const tid = uuidv1();
+        await withRetries(`write ${i}`, () => storage.put(domain, { table: 'kv', attributes: { key: `during-${i}`, tid, value: `d${i}`, latest: tid } }));
+        written.set(`during-${i}`, `d${i}`);
+      }
+      // A conditional write whose outcome was unknown (503) is read back before it is retried:
+      // then it is applied exactly once, and a stale condition still fails with 412.
+      const [{ tid: current }] = (await storage.get(domain, { table: 'kv', attributes: { key: 'before-3' } })).items as { tid: string }[];
+      const next = uuidv1();
+      const cas = () => storage.put(domain, { table: 'kv', attributes: { key: 'before-3', tid: next, value: 'cas', latest: next }, if: { latest: { eq: current } } });
+      await withRetries('a conditional write', async () => {
+        try {
+          await cas();
+        } catch (err) {
+          const [row] = (await storage.get(domain, { table: 'kv', attributes: { key: 'before-3' }, limit: 1 })).items;
+          if (err instanceof StorageError && err.kind === 'condition-failed' && row?.latest === next) return;
+          throw err;
+        }
+      });
+      written.set('before-3', 'cas');
+      await assert.rejects(cas(), (err: unknown) => err instanceof StorageError && err.kind === 'condition-failed');
+      for (const [key, value] of written) {
+        const { items } = (await withRetries(`read ${key}`, () => storage.get(domain, { table: 'kv', attributes: { key }, limit: 1 }))).value;
+        assert.equal(items[0]?.value, value, key);
+      }
+    });
+
+    it('has every write on the killed node once it is back and repaired', async () => {
+      await cassandra('restart-node', '3');
+      // Hinted handoff usually delivers what node 3 missed; a repair makes sure of it.
+      await cassandra('nodetool', '3', 'repair', '--full');
+      // With the other two nodes gone, node 3 alone answers a read at ONE: what it holds.
+      await cassandra('kill', '1');
+      await cassandra('kill', '2');
+      const alone = await openStorage(clusterConfig(['127.0.0.3'], { read: 'one', write: 'one' }));
+      try {
+        for (const [key, value] of written) {
+          const { items } = (await withRetries(`read ${key} on node 3`, () => alone.get(domain, { table: 'kv', attributes: { key }, limit: 1 }))).value;
+          assert.equal(items[0]?.value, value, `${key} on the restarted node`);
+        }
+      } finally {
+        await alone.close();
+      }
+    });
+  });
+});
