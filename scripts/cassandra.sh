@@ -84,11 +84,10 @@ YAML
 XML
 }
 
-# The JVM options Cassandra 5.0 needs on Java 17 (its conf/jvm17-server.options), with a small heap.
-JVM_OPTS=(
-  -Xms"$HEAP" -Xmx"$HEAP" -Xss256k -XX:+UseG1GC -XX:+ParallelRefProcEnabled -XX:MaxTenuringThreshold=1 -XX:G1HeapRegionSize=16m
-  -XX:+HeapDumpOnOutOfMemoryError -Djava.net.preferIPv4Stack=true
-  -Djdk.attach.allowAttachSelf=true
+# The module access Cassandra 5.0 needs on Java 17 (its conf/jvm17-server.options); its tools
+# (nodetool) need it too.
+MODULE_OPTS=(
+  -Djava.net.preferIPv4Stack=true
   --add-exports java.base/jdk.internal.misc=ALL-UNNAMED
   --add-exports java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED
   --add-exports java.rmi/sun.rmi.registry=ALL-UNNAMED
@@ -115,6 +114,10 @@ JVM_OPTS=(
   -Dio.netty.tryReflectionSetAccessible=true
   -Dio.netty.allocator.useCacheForAllThreads=true
   -Dio.netty.allocator.maxOrder=11
+)
+JVM_OPTS=(
+  -Xms"$HEAP" -Xmx"$HEAP" -Xss256k -XX:+UseG1GC -XX:+ParallelRefProcEnabled -XX:MaxTenuringThreshold=1 -XX:G1HeapRegionSize=16m
+  -XX:+HeapDumpOnOutOfMemoryError -Djdk.attach.allowAttachSelf=true "${MODULE_OPTS[@]}"
 )
 
 port_open() { (exec 3<>"/dev/tcp/$1/9042") 2>/dev/null; }
@@ -178,7 +181,7 @@ case "${1:-}" in
     ;;
   nodetool)
     n=$2; shift 2
-    java -cp "$LIB/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p $((7199 + n)) "$@"
+    java "${MODULE_OPTS[@]}" -cp "$LIB/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p $((7199 + n)) "$@"
     ;;
   *)
     echo "usage: $0 start [NODES] | stop | status | kill N | restart-node N | nodetool N ARGS" >&2

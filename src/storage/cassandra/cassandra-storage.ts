@@ -48,6 +48,8 @@ export class CassandraTableStorage implements TableStorage {
   readonly expiresNatively = true;
   private readonly tables = new Map<string, Table>();
   private readonly keyspaces = new Set<string>();
+  /** The tail of each partition's chain of conditional writes from this process. */
+  private readonly casChains = new Map<string, Promise<unknown>>();
   private readonly meta: string;
   private readonly read: number;
   private readonly write: number;
@@ -260,8 +262,12 @@ export class CassandraTableStorage implements TableStorage {
     const key = plan.row && Object.fromEntries([...info.hash, ...info.range].map((k) => [k, plan.row![k]]));
     const before = key && table.cql.indexes.size > 0 ? await this.indexedValues(table, key) : undefined;
 
-    const result = await this.runWrites(this.writeStatements(table, plan, exp, ttl));
-    if ((plan.notExists || plan.conditions.length > 0) && !result.wasApplied()) {
+    const conditional = plan.notExists || plan.conditions.length > 0;
+    const statements = this.writeStatements(table, plan, exp, ttl);
+    const result = conditional
+      ? await this.oneAtATime(`${table.main}\u0000${Object.values(plan.hashKey).map(String).join('\u0000')}`, () => this.runWrites(statements))
+      : await this.runWrites(statements);
+    if (conditional && !result.wasApplied()) {
       throw plan.notExists
         ? conditionFailed('The row already exists.', 'row-exists')
         : conditionFailed(`The condition on '${plan.conditions.map((c) => c.column).join("', '")}' does not hold.`, 'condition-failed');
@@ -269,6 +275,23 @@ export class CassandraTableStorage implements TableStorage {
     if (!plan.row || !key) return;
     if (table.cql.indexes.size > 0) await this.updateIndexes(table, { ...(before ?? key), ...plan.row }, before, ttl);
     if (policy.type === 'latest' || policy.type === 'latest_hash' || policy.type === 'interval') await this.applyRetention(table, plan, now);
+  }
+
+  /**
+   * Runs a partition's conditional writes from this process one after another. Paxos rounds racing
+   * for one partition time out under contention (their outcome then unknown), where in turn each
+   * takes a few milliseconds; other processes still race, and a timeout is still a 503.
+   */
+  private async oneAtATime<T>(partition: string, op: () => Promise<T>): Promise<T> {
+    const previous = this.casChains.get(partition) ?? Promise.resolve();
+    const mine = previous.then(op, op);
+    const tail = mine.catch(() => undefined);
+    this.casChains.set(partition, tail);
+    try {
+      return await mine;
+    } finally {
+      if (this.casChains.get(partition) === tail) this.casChains.delete(partition);
+    }
   }
 
   /**
