@@ -61,7 +61,8 @@ hints_directory: $dir/hints
 cdc_raw_directory: $dir/cdc
 commitlog_sync: periodic
 commitlog_sync_period: 10000ms
-commitlog_segment_size: 8MiB
+# The default: a mutation may be half a segment (16 MiB), as large as max_body_bytes.
+commitlog_segment_size: 32MiB
 memtable_heap_space: 64MiB
 memtable_offheap_space: 64MiB
 concurrent_reads: 8
