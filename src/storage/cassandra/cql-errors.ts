@@ -18,6 +18,10 @@ export function mapDriverError(err: unknown, pagingState: boolean): unknown {
         : unavailable('The write timed out before enough replicas acknowledged it; it may be applied later. Retry it.', 'write-timeout');
     }
     if (TRANSIENT.has(err.code)) return unavailable(`Storage could not answer: ${err.message}`);
+    // Limits of one mutation (half a commit log segment) and of one request (16 MiB by default).
+    if (/oversized mutation|request is too big/i.test(err.message)) {
+      return invalidInput('The write is larger than the storage accepts in one request or mutation.', 'write-too-large');
+    }
     if (pagingState && err.code === codes.invalid) return invalidInput('The paging token (next) is malformed or belongs to another query.', 'invalid-paging-token');
   }
   if (err instanceof cassandra.errors.NoHostAvailableError || err instanceof cassandra.errors.OperationTimedOutError || err instanceof cassandra.errors.BusyConnectionError) {
