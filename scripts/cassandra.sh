@@ -128,13 +128,16 @@ start_node() {
   dir=$(node_dir "$n"); ip=$(node_ip "$n")
   if port_open "$ip"; then return; fi
   write_config "$n" "$nodes"
+  # The seed starts alone and needs no ring delay; a joining node bootstraps only after it has
+  # heard the seed's gossip within that delay (1 s was seen to fail on a busy machine).
+  local ring_delay=$(( n == 1 ? 1000 : 10000 ))
   log "starting Cassandra node $n on $ip"
   # JMX stays on loopback, one port per node.
   setsid java "${JVM_OPTS[@]}" \
     -Dcassandra.config="file://$dir/conf/cassandra.yaml" -Dlogback.configurationFile="$dir/conf/logback.xml" \
     -Dcassandra.storagedir="$dir" -Dcassandra.logdir="$dir/logs" -Dcassandra-foreground=yes \
     -Dcassandra.jmx.local.port=$((7199 + n)) -Dcassandra.skip_wait_for_gossip_to_settle=0 \
-    -Dcassandra.ring_delay_ms=1000 \
+    -Dcassandra.ring_delay_ms="$ring_delay" \
     -cp "$dir/conf:$LIB/*" org.apache.cassandra.service.CassandraDaemon >"$dir/logs/stdout.log" 2>&1 &
   echo $! > "$dir/pid"
 }

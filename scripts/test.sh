@@ -59,12 +59,7 @@ if [ $# -eq 0 ] && [ -z "${WIKISTORE_SKIP_CLUSTER:-}" ]; then
   bash scripts/cassandra.sh stop
   rm -rf "$CLUSTER_ROOT"
   started_cluster=1
-  # A node joining can fail on a busy machine (its bootstrap times out): start afresh once more.
-  if ! CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh start 3; then
-    CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh stop
-    rm -rf "$CLUSTER_ROOT"
-    CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh start 3
-  fi
+  CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh start 3
   CASSANDRA_ROOT="$CLUSTER_ROOT" WIKISTORE_TEST_CASSANDRA_CLUSTER=127.0.0.1,127.0.0.2,127.0.0.3 \
     node --test --test-reporter=spec dist/test/cluster/
   CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh stop
