@@ -7,8 +7,8 @@ import { planQuery, type QueryPlan } from '../query-plan.js';
 import { rowsToExpire } from '../retention.js';
 import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from '../schema.js';
 import type { TableStorage } from '../table-store.js';
-import type { Delete, Query, QueryResult, Row, TableSchema, Write } from '../types.js';
-import { compareScalars, setElementType } from '../values.js';
+import type { Delete, Query, QueryResult, Row, ScalarType, TableSchema, Write } from '../types.js';
+import { compareScalars } from '../values.js';
 import { planDelete, planWrite, type WritePlan } from '../write-plan.js';
 import { timeuuidMillis } from '../../timeuuid.js';
 import { mapDriverError } from './cql-errors.js';
@@ -260,7 +260,9 @@ export class CassandraTableStorage implements TableStorage {
     const ttl = ttls.length > 0 ? Math.min(...ttls) : 0;
     const exp = ttl > 0 ? BigInt(now + ttl * 1000) : null;
     const key = plan.row && Object.fromEntries([...info.hash, ...info.range].map((k) => [k, plan.row![k]]));
-    const before = key && table.cql.indexes.size > 0 ? await this.indexedValues(table, key) : undefined;
+    // An index entry can move only when it holds a column outside the primary key (the page
+    // revisions' by-revision index holds none): only then is the row's prior state read.
+    const before = key && this.indexesMove(table) ? await this.indexedValues(table, key) : undefined;
 
     const conditional = plan.notExists || plan.conditions.length > 0;
     const statements = this.writeStatements(table, plan, exp, ttl);
@@ -322,6 +324,11 @@ export class CassandraTableStorage implements TableStorage {
       statements.push(updateCql(table.main, plan.hashKey, values, undefined, staticConditions));
     }
     return statements;
+  }
+
+  private indexesMove(table: Table): boolean {
+    const keys = new Set([...table.info.hash, ...table.info.range]);
+    return this.indexedColumns(table).some((c) => !keys.has(c));
   }
 
   private indexedColumns(table: Table): string[] {
@@ -391,8 +398,7 @@ export class CassandraTableStorage implements TableStorage {
       .map((r) => ({ row: r, values: normalized(r) }))
       .sort((a, b) => {
         for (let i = 0; i < info.range.length; i++) {
-          const type = info.schema.attributes[info.range[i]!]!;
-          const order = compareScalars(setElementType(type) ?? (type as never), a.values[i], b.values[i]);
+          const order = compareScalars(info.schema.attributes[info.range[i]!] as ScalarType, a.values[i], b.values[i]);
           if (order !== 0) return -order;
         }
         return 0;

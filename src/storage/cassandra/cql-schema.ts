@@ -60,8 +60,7 @@ export const qualified = (keyspace: string, table: string) => `${q(keyspace)}.${
 
 function primaryKey(hash: string[], clustering: { column: string; dir: 'asc' | 'desc' }[]): string {
   const partition = `(${hash.map(q).join(', ')})`;
-  const key = `PRIMARY KEY (${[partition, ...clustering.map((c) => q(c.column))].join(', ')})`;
-  return key;
+  return `PRIMARY KEY (${[partition, ...clustering.map((c) => q(c.column))].join(', ')})`;
 }
 
 function clusteringOrder(clustering: { column: string; dir: 'asc' | 'desc' }[]): string {
