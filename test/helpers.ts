@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { createApp, type App } from '../src/app.js';
-import { defaultConfig, type Config, type StorageConfig } from '../src/config.js';
+import { defaultConfig, type CassandraStorageConfig, type Config, type StorageConfig } from '../src/config.js';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 export const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -29,7 +29,7 @@ export function postgresConfig(): StorageConfig {
 /** The Cassandra node the test command started (one node, replication factor 1). */
 export const CASSANDRA_HOST = process.env.WIKISTORE_TEST_CASSANDRA ?? '127.0.0.1';
 
-export function cassandraConfig(): StorageConfig {
+export function cassandraConfig(overrides: Partial<CassandraStorageConfig> = {}): CassandraStorageConfig {
   return {
     backend: 'cassandra',
     contact_points: [CASSANDRA_HOST],
@@ -37,6 +37,7 @@ export function cassandraConfig(): StorageConfig {
     keyspace_prefix: 'wst',
     replication: { datacenter1: 1 },
     consistency: { read: 'local_quorum', write: 'local_quorum', serial: 'serial' },
+    ...overrides,
   };
 }
 

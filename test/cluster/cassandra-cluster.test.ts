@@ -8,7 +8,7 @@ import { keyspaceName, metaKeyspaceName } from '../../src/storage/cassandra/cql-
 import { StorageError } from '../../src/storage/errors.js';
 import { openStorage, type TableStorage } from '../../src/storage/index.js';
 import { bucketSuite } from '../bucket-suite.js';
-import { freshDomain, sleep } from '../helpers.js';
+import { cassandraConfig, freshDomain, sleep } from '../helpers.js';
 import { storageConformance } from '../storage/conformance.js';
 
 /**
@@ -20,14 +20,12 @@ const run = promisify(execFile);
 const cassandra = (...args: string[]) => run('bash', ['scripts/cassandra.sh', ...args], { env: process.env });
 
 function clusterConfig(points = CLUSTER ?? [], consistency: Partial<CassandraStorageConfig['consistency']> = {}): CassandraStorageConfig {
-  return {
-    backend: 'cassandra',
+  return cassandraConfig({
     contact_points: points,
-    local_data_center: 'datacenter1',
     keyspace_prefix: 'wsc',
     replication: { datacenter1: 3 },
     consistency: { read: 'quorum', write: 'quorum', serial: 'serial', ...consistency },
-  };
+  });
 }
 
 /**
