@@ -2,12 +2,15 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LoadResult } from './load.js';
 
 /** One measured run of one side of a comparison. */
 export interface Sample {
   rps: number;
   p50Ms?: number;
   p99Ms?: number;
+  p999Ms?: number;
 }
 
 export interface Comparison {
@@ -20,6 +23,8 @@ export interface Comparison {
   target?: { minRatio?: number; maxP99Ratio?: number };
   met?: boolean;
   note?: string;
+  /** The same request at other numbers of connections (one run each side). */
+  sweep?: { connections: number; service: Sample; baseline: Sample }[];
 }
 
 export const median = (xs: number[]) => {
@@ -33,7 +38,7 @@ function medianSample(samples: Sample[]): Sample {
     const xs = samples.map(f).filter((x): x is number => x !== undefined);
     return xs.length ? median(xs) : undefined;
   };
-  return { rps: pick((s) => s.rps)!, p50Ms: pick((s) => s.p50Ms), p99Ms: pick((s) => s.p99Ms) };
+  return { rps: pick((s) => s.rps)!, p50Ms: pick((s) => s.p50Ms), p99Ms: pick((s) => s.p99Ms), p999Ms: pick((s) => s.p999Ms) };
 }
 
 /** Runs service and baseline alternately for several rounds and compares their medians. */
@@ -112,47 +117,31 @@ export function waitForLine(child: ChildProcess, pattern: RegExp): Promise<RegEx
   });
 }
 
-export interface WrkRequest {
+export interface LoadRequest {
   url: string;
   method?: string;
   headers?: Record<string, string>;
   body?: string;
 }
 
-const lua = (r: WrkRequest) => {
-  const file = path.join(os.tmpdir(), `wikistore-wrk-${process.pid}-${Math.random().toString(36).slice(2)}.lua`);
-  const lines = [`wrk.method = ${JSON.stringify(r.method ?? 'GET')}`];
-  for (const [k, v] of Object.entries(r.headers ?? {})) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
-  if (r.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(r.body)}`);
-  fs.writeFileSync(file, lines.join('\n'));
-  return file;
-};
+const LOAD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'load.js');
 
-function toMs(value: string): number {
-  const m = /^([\d.]+)(us|ms|s)$/.exec(value.trim());
-  if (!m) return NaN;
-  const n = Number(m[1]);
-  return m[2] === 'us' ? n / 1000 : m[2] === 's' ? n * 1000 : n;
-}
-
-/** One wrk run (keep-alive, 50 connections, pinned to core 1 when possible). */
-export function wrk(r: WrkRequest, seconds: number, connections = 50): Promise<Sample> {
-  const script = lua(r);
-  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, r.url];
-  const [cmd, a] = hasTaskset ? ['taskset', ['-c', '1', 'wrk', ...args]] : ['wrk', args];
+/**
+ * One measured run of the load generator (bench/load.ts: keep-alive connections, 50 unless
+ * told, opened and warmed for a second before measuring), pinned to core 1 when possible.
+ */
+export function load(r: LoadRequest, seconds: number, connections = 50): Promise<Sample> {
+  const spec = JSON.stringify({ ...r, connections, seconds, warmupSeconds: 1 });
+  const [cmd, a] = hasTaskset ? ['taskset', ['-c', '1', process.execPath, LOAD, spec]] : [process.execPath, [LOAD, spec]];
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, a, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', (code) => {
-      fs.rmSync(script, { force: true });
-      if (code !== 0) return reject(new Error(`wrk failed (${code}): ${out}`));
-      const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-      const p50 = /\n\s+50%\s+(\S+)/.exec(out)?.[1];
-      const p99 = /\n\s+99%\s+(\S+)/.exec(out)?.[1];
-      const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1];
-      if (non2xx) return reject(new Error(`wrk saw ${non2xx} error responses from ${r.url}`));
-      resolve({ rps, p50Ms: p50 ? toMs(p50) : undefined, p99Ms: p99 ? toMs(p99) : undefined });
+      if (code !== 0) return reject(new Error(`load generator failed (${code}): ${out}`));
+      const result = JSON.parse(out) as LoadResult;
+      if (result.errors > 0) return reject(new Error(`${result.errors} failed requests to ${r.url} (first: ${result.firstError})`));
+      resolve({ rps: result.rps, p50Ms: result.p50Ms, p99Ms: result.p99Ms, p999Ms: result.p999Ms });
     });
   });
 }

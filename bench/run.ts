@@ -10,7 +10,7 @@ import { storageScenarios } from './scenarios/storage.js';
 
 const quick = process.argv.includes('--quick');
 // Bounded: the default run stays under 10 minutes, --quick under 2.
-const opts = quick ? { seconds: 1, rounds: 3, warmup: false } : { seconds: 3, rounds: 5, warmup: true };
+const opts = quick ? { seconds: 1, rounds: 3 } : { seconds: 3, rounds: 3 };
 const pgUrl = process.env.WIKISTORE_BENCH_PG_URL;
 
 const comparisons: Comparison[] = [];
@@ -48,17 +48,35 @@ const rows = comparisons.map((c) => [
   fmt(c.service.rps),
   fmt(c.service.p50Ms, 2),
   fmt(c.service.p99Ms, 2),
+  fmt(c.service.p999Ms, 2),
   `${c.baselineName} ${fmt(c.baseline.rps)}`,
   fmt(c.baseline.p99Ms, 2),
+  fmt(c.baseline.p999Ms, 2),
   fmt(c.ratio, 2),
   c.target ? `${c.met ? 'met' : 'MISSED'} (≥${c.target.minRatio ?? '-'}${c.target.maxP99Ratio ? `, p99 ≤${c.target.maxP99Ratio}×` : ''})` : '',
 ]);
-const header = ['scenario', 'ops/s', 'p50 ms', 'p99 ms', 'baseline ops/s', 'base p99', 'ratio', 'target'];
-const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
-console.log(line(header));
-console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-for (const r of rows) console.log(line(r));
+const header = ['scenario', 'ops/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'baseline ops/s', 'base p99', 'base p99.9', 'ratio', 'target'];
+function table(head: string[], body: string[][]): void {
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
+  console.log(line(head));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of body) console.log(line(r));
+}
+table(header, rows);
+const swept = comparisons.filter((c) => c.sweep);
+if (swept.length > 0) {
+  console.log('\nby connections (one run each side): ops/s and p99 ms, service vs bare');
+  const counts = swept[0]!.sweep!.map((s) => s.connections);
+  table(
+    ['scenario', ...counts.map((n) => `${n} conn: service`), ...counts.map((n) => `${n} conn: bare`)],
+    swept.map((c) => [
+      c.scenario,
+      ...c.sweep!.map((s) => `${fmt(s.service.rps)} / ${fmt(s.service.p99Ms, 1)}`),
+      ...c.sweep!.map((s) => `${fmt(s.baseline.rps)} / ${fmt(s.baseline.p99Ms, 1)}`),
+    ]),
+  );
+}
 const peakMb = Math.max(http.rss.underLoadPeakMb, page?.rss.underLoadPeakMb ?? 0);
 const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
 console.log(`\nservice start to listening: ${http.startupMs.toFixed(0)} ms`);

@@ -1,9 +1,18 @@
 import http from 'node:http';
-import { compare, wrk, type Comparison, type WrkRequest } from './harness.js';
+import { compare, load, type Comparison, type LoadRequest } from './harness.js';
 import { startBare, type Running } from './service.js';
 
+/** Connection counts each read scenario also runs at (50 is the main measurement). */
+const SWEEP = [1, 50, 500];
+
 /** Measures one service request against a bare server sending the same bytes and headers. */
-export async function sideBySide(service: Running, name: string, req: Omit<WrkRequest, 'url'> & { path: string }, opts: { seconds: number; rounds: number; warmup?: boolean }, target?: Comparison['target']): Promise<Comparison> {
+export async function sideBySide(
+  service: Running,
+  name: string,
+  req: Omit<LoadRequest, 'url'> & { path: string },
+  opts: { seconds: number; rounds: number },
+  target?: Comparison['target'],
+): Promise<Comparison> {
   const sample = await fetch(`${service.base}${req.path}`, { method: req.method ?? 'GET', headers: req.headers, body: req.body });
   if (sample.status !== 200) throw new Error(`${name}: ${sample.status} ${await sample.text()}`);
   const body = Buffer.from(await sample.arrayBuffer());
@@ -18,17 +27,23 @@ export async function sideBySide(service: Running, name: string, req: Omit<WrkRe
   try {
     const serviceReq = { ...req, url: `${service.base}${req.path}` };
     const bareReq = { ...req, url: `${bare.base}/` };
-    if (opts.warmup !== false) {
-      await wrk(serviceReq, 1);
-      await wrk(bareReq, 1);
+    // Every read's tail is held to twice the bare server's, whatever its throughput target.
+    const targets = { maxP99Ratio: 2, ...target };
+    const result = await compare(name, opts.rounds, () => load(serviceReq, opts.seconds), 'bare', () => load(bareReq, opts.seconds), targets);
+    // How throughput and p99 move with concurrency: a regression under many connections shows here.
+    result.sweep = [];
+    for (const connections of SWEEP) {
+      const s = connections === 50 ? result.service : await load(serviceReq, opts.seconds, connections);
+      const b = connections === 50 ? result.baseline : await load(bareReq, opts.seconds, connections);
+      result.sweep.push({ connections, service: s, baseline: b });
     }
-    return await compare(name, opts.rounds, () => wrk(serviceReq, opts.seconds), 'bare', () => wrk(bareReq, opts.seconds), target);
+    return result;
   } finally {
     await bare.stop();
   }
 }
 
-async function rawBytes(url: string, req: Omit<WrkRequest, 'url'>): Promise<Buffer> {
+async function rawBytes(url: string, req: Omit<LoadRequest, 'url'>): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const r = http.request(url, { method: req.method ?? 'GET', headers: req.headers }, (res) => {
       const chunks: Buffer[] = [];

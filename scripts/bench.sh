@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# Runs the benchmarks: installs wrk, PostgreSQL, Cassandra and the wiki if missing, creates a throwaway
+# Runs the benchmarks: installs PostgreSQL, Cassandra and the wiki if missing, creates a throwaway
 # database, builds, and prints side-by-side ratios. Pass --quick for a short run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-apt_install wrk
 if [ -z "${WIKISTORE_BENCH_PG_URL:-}" ]; then
   ensure_postgres
   role=wikistore_test

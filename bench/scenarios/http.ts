@@ -32,7 +32,7 @@ export interface HttpReport {
 }
 
 /** HTTP scenarios against the service on SQLite: table rows and bucket revisions of 50 KB. */
-export async function httpScenarios(opts: { seconds: number; rounds: number; warmup?: boolean }): Promise<HttpReport> {
+export async function httpScenarios(opts: { seconds: number; rounds: number }): Promise<HttpReport> {
   const service = await startService('sqlite');
   const idleMb = rssMb(service.child.pid!).rss;
   const comparisons: Comparison[] = [];
@@ -42,7 +42,7 @@ export async function httpScenarios(opts: { seconds: number; rounds: number; war
     await call(service.base, 'PUT', '/sys/table/bench', JSON.stringify({ attributes: { key: 'string', value: 'blob' }, index: [{ attribute: 'key', type: 'hash' }] }), json);
     await call(service.base, 'PUT', '/sys/table/bench/', JSON.stringify({ attributes: { key: 'k', value } }), json);
     comparisons.push(
-      await sideBySide(service, 'table API point read 50 KB over HTTP (sqlite)', { path: `/${DOMAIN}/sys/table/bench/_query`, method: 'POST', headers: { ...auth, ...json }, body: JSON.stringify({ attributes: { key: 'k' } }) }, opts),
+      await sideBySide(service, 'table API point read 50 KB over HTTP (sqlite)', { path: `/${DOMAIN}/sys/table/bench/_query`, method: 'POST', headers: { ...auth, ...json }, body: JSON.stringify({ attributes: { key: 'k' } }) }, opts, { minRatio: 0.5 }),
     );
 
     await call(service.base, 'PUT', '/sys/key_rev_value/bench');
@@ -50,8 +50,8 @@ export async function httpScenarios(opts: { seconds: number; rounds: number; war
     await call(service.base, 'PUT', '/sys/key_rev_value/bench/page', html, { 'content-type': 'text/html; charset=utf-8' });
     const { tid } = (await (await call(service.base, 'PUT', '/sys/key_rev_value/bench/page', html, { 'content-type': 'text/html; charset=utf-8' })).json()) as { tid: string };
     const gzip = { ...auth, 'accept-encoding': 'gzip' };
-    comparisons.push(await sideBySide(service, 'bucket latest GET 50 KB HTML (gzip accepted)', { path: `/${DOMAIN}/sys/key_rev_value/bench/page`, headers: gzip }, opts));
-    comparisons.push(await sideBySide(service, 'bucket by-tid GET 50 KB HTML (gzip accepted)', { path: `/${DOMAIN}/sys/key_rev_value/bench/page/${tid}`, headers: gzip }, opts));
+    comparisons.push(await sideBySide(service, 'bucket latest GET 50 KB HTML (gzip accepted)', { path: `/${DOMAIN}/sys/key_rev_value/bench/page`, headers: gzip }, opts, { minRatio: 0.5 }));
+    comparisons.push(await sideBySide(service, 'bucket by-tid GET 50 KB HTML (gzip accepted)', { path: `/${DOMAIN}/sys/key_rev_value/bench/page/${tid}`, headers: gzip }, opts, { minRatio: 0.5 }));
     comparisons.push(await sideBySide(service, 'bucket latest GET 50 KB HTML (identity)', { path: `/${DOMAIN}/sys/key_rev_value/bench/page`, headers: auth }, opts));
 
     // A transaction of 4 small writes (primary + 3 dependents) next to the same 4 writes sent directly.

@@ -116,16 +116,16 @@ export class RevisionStore {
   }
 
   async latest(ctx: RequestContext, key: Record<string, string>): Promise<Revision | undefined> {
-    return toRevision((await this.query(ctx, { attributes: key, limit: 1 })).items[0]);
+    return toRevision((await this.query(ctx, { attributes: key, proj: REVISION, limit: 1 })).items[0]);
   }
 
   async byTid(ctx: RequestContext, key: Record<string, string>, tid: string): Promise<Revision | undefined> {
-    return toRevision((await this.query(ctx, { attributes: { ...key, tid } })).items[0]);
+    return toRevision((await this.query(ctx, { attributes: { ...key, tid }, proj: REVISION })).items[0]);
   }
 
   /** The revision that was current at `ms`: the newest with a tid at or before it. */
   async atTime(ctx: RequestContext, key: Record<string, string>, ms: number): Promise<Revision | undefined> {
-    return toRevision((await this.query(ctx, { attributes: { ...key, tid: { le: maxTidAt(ms) } }, limit: 1 })).items[0]);
+    return toRevision((await this.query(ctx, { attributes: { ...key, tid: { le: maxTidAt(ms) } }, proj: REVISION, limit: 1 })).items[0]);
   }
 
   async listRevisions(ctx: RequestContext, key: Record<string, string>, paging: { limit?: number; next?: string }): Promise<{ items: string[]; next?: string }> {
@@ -137,6 +137,9 @@ export class RevisionStore {
     return this.query(ctx, { attributes: fixed, distinct: true, proj: this.keyAttributes, ...paging });
   }
 }
+
+/** What a revision read needs: not the partition's static latest tid, which would join a second table. */
+const REVISION = ['tid', 'value', 'headers'];
 
 function toRevision(row: Row | undefined): Revision | undefined {
   if (!row) return undefined;
