@@ -94,9 +94,9 @@ const hasTaskset = (() => {
   }
 })();
 
-/** Spawns a process pinned to core 0 (the load generator gets core 1). */
-export function spawnPinned(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
-  const [c, a] = hasTaskset ? ['taskset', ['-c', '0', cmd, ...args]] : [cmd, args];
+/** Spawns a process pinned to core 0 (the load generator gets core 1), or on every core. */
+export function spawnPinned(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, pinned = true): ChildProcess {
+  const [c, a] = hasTaskset && pinned ? ['taskset', ['-c', '0', cmd, ...args]] : [cmd, args];
   return spawn(c, a, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
@@ -130,9 +130,9 @@ const LOAD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'load.js');
  * One measured run of the load generator (bench/load.ts: keep-alive connections, 50 unless
  * told, opened and warmed for a second before measuring), pinned to core 1 when possible.
  */
-export function load(r: LoadRequest, seconds: number, connections = 50): Promise<Sample> {
+export function load(r: LoadRequest, seconds: number, connections = 50, pinned = true): Promise<Sample> {
   const spec = JSON.stringify({ ...r, connections, seconds, warmupSeconds: 1 });
-  const [cmd, a] = hasTaskset ? ['taskset', ['-c', '1', process.execPath, LOAD, spec]] : [process.execPath, [LOAD, spec]];
+  const [cmd, a] = hasTaskset && pinned ? ['taskset', ['-c', '1', process.execPath, LOAD, spec]] : [process.execPath, [LOAD, spec]];
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, a, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';

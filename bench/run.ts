@@ -7,9 +7,10 @@ import { httpScenarios } from './scenarios/http.js';
 import { pageScenarios, type PageReport } from './scenarios/page.js';
 import { saveScenario, type SaveReport } from './scenarios/save.js';
 import { storageScenarios } from './scenarios/storage.js';
+import { workerScenarios, type WorkersReport } from './scenarios/workers.js';
 
 const quick = process.argv.includes('--quick');
-// Bounded: the default run stays under 10 minutes, --quick under 2.
+// Bounded: the default run takes about 15 minutes, --quick about 6.
 const opts = quick ? { seconds: 1, rounds: 3 } : { seconds: 3, rounds: 3 };
 const pgUrl = process.env.WIKISTORE_BENCH_PG_URL;
 
@@ -34,9 +35,12 @@ let page: PageReport | undefined;
 let save: SaveReport | undefined;
 let follower: FollowerReport | undefined;
 let backfill: BackfillReport | undefined;
+let workers: WorkersReport | undefined;
 if (wikiUrl) {
   page = await pageScenarios(wikiUrl, opts);
   comparisons.push(...page.comparisons);
+  workers = await workerScenarios(wikiUrl, page.article.title, 'Mozilla_Firefox', opts);
+  comparisons.push(workers.comparison);
   save = await saveScenario(wikiUrl, quick ? 6 : 20);
   follower = await followerScenario(wikiUrl, quick ? 20 : 50);
   backfill = await backfillScenario(wikiUrl, quick ? 40 : 200);
@@ -108,11 +112,15 @@ if (page) {
     );
   }
   console.log(`coalescing: ${coalescing.concurrent} concurrent misses -> ${coalescing.parsoidRequests} Parsoid request(s) (target 1: ${verdict(coalescing.parsoidRequests === 1)})`);
+  if (workers) {
+    const w = workers.coalescing;
+    console.log(`coalescing across ${w.workers} workers: ${w.concurrent} concurrent misses -> ${w.rendersStored} render(s) made and stored (target 1: ${verdict(w.rendersStored === 1)})`);
+  }
 }
 for (const c of comparisons.filter((c) => c.met === false)) console.log(`MISSED: ${c.scenario}: ratio ${c.ratio.toFixed(2)} (target ≥${c.target?.minRatio}${c.target?.maxP99Ratio ? `, p99 ≤${c.target.maxP99Ratio}× bare` : ''})`);
 
 const outDir = 'bench-results';
 fs.mkdirSync(outDir, { recursive: true });
 const file = path.join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, comparisons, startupMs: http.startupMs, rss: http.rss, page, save, follower, backfill }, null, 2));
+fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, comparisons, startupMs: http.startupMs, rss: http.rss, page, save, follower, backfill, workers }, null, 2));
 console.log(`\nresults: ${file}`);

@@ -34,6 +34,8 @@ export async function startService(
   wikiUrl = 'http://127.0.0.1:1',
   env: Record<string, string> = {},
   extraYaml = '',
+  /** Worker processes under the supervisor, on every core; 0 is one pinned process, no supervisor. */
+  workers = 0,
 ): Promise<Running & { startupMs: number; dir: string; config: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-bench-'));
   const config = path.join(dir, 'config.yaml');
@@ -45,15 +47,22 @@ export async function startService(
   const t0 = performance.now();
   // The node flags of `npm start` (package.json): a small young generation and an old generation
   // collected before it grows far past the live data (about 20 MB of 128 MB allowed) keep RSS down under load.
-  const child = spawnPinned(process.execPath, ['--max-semi-space-size=4', '--max-old-space-size=128', path.join(HERE, '../src/main.js')], {
-    CONFIG: config,
-    PORT: '0',
-    LOG_LEVEL: 'info',
-    // One process, no supervisor: what is measured (RSS, CPU) is the process that serves.
-    WORKERS: '0',
-    ...env,
-  });
-  const running = await started(child, /"port":(\d+)[^\n]*"msg":"listening"/);
+  const child = spawnPinned(
+    process.execPath,
+    ['--max-semi-space-size=4', '--max-old-space-size=128', path.join(HERE, '../src/main.js')],
+    {
+      CONFIG: config,
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      // By default one process, no supervisor: what is measured (RSS, CPU) is the process that serves.
+      WORKERS: String(workers),
+      ...env,
+    },
+    workers === 0,
+  );
+  // Every worker listens (on the port the first one was given) before the service counts as started.
+  const listening = new RegExp(`(?:"port":(\\d+)[^\\n]*"msg":"listening"[^]*){${Math.max(1, workers)}}`);
+  const running = await started(child, listening);
   return { ...running, startupMs: performance.now() - t0, dir, config };
 }
 

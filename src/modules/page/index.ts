@@ -154,7 +154,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
   const page: Module = {
     name: 'page',
     api: 'v1',
-    tables: ['page_revisions', 'parsoid', 'site_info'],
+    tables: ['page_revisions', 'parsoid', 'site_info', 'page_render_leases'],
     async setup(ctx) {
       for (const domain of options.wikis.keys()) await service.createTables(ctx, domain);
     },

@@ -13,6 +13,7 @@ import { isUnavailable, type Wiki } from '../../upstream/wiki.js';
 import { DATA_MW_999_TYPE, HTML_999_TYPE, splitDataMw } from './html-versions.js';
 import { ListingCoverage } from './listing-coverage.js';
 import type { PageCaches } from './page-caches.js';
+import { RenderLeases } from './render-leases.js';
 import { PROPS, RenderStore, type Prop, type Render } from './renders.js';
 import { PageRevisions, revisionMetadata, type RevisionRow } from './revisions.js';
 import { latestUrls, revisionUrls } from './purge-urls.js';
@@ -82,6 +83,7 @@ export class PageService {
   /** Renders being stored after their clients were answered, by render key; shutdown waits for them. */
   private readonly storing = new Map<string, Promise<void>>();
   private readonly revisionTables = new Map<string, PageRevisions>();
+  private readonly renderLeaseTables = new Map<string, RenderLeases>();
   /** Per domain: until when revision re-checks are skipped because the wiki was found down. */
   private readonly recheckPausedUntil = new Map<string, number>();
   readonly renders: RenderStore;
@@ -116,9 +118,16 @@ export class PageService {
     return t;
   }
 
+  renderLeases(domain: string): RenderLeases {
+    let t = this.renderLeaseTables.get(domain);
+    if (!t) this.renderLeaseTables.set(domain, (t = new RenderLeases(domain, this.log)));
+    return t;
+  }
+
   async createTables(ctx: RequestContext, domain: string): Promise<void> {
     await this.revisions(domain).create(ctx);
     await this.renders.create(ctx, domain);
+    await this.renderLeases(domain).create(ctx);
     const siteInfo = new StoredSiteInfo(domain, ctx);
     await siteInfo.create();
     this.wiki(domain).useSiteInfoStore(siteInfo);
@@ -503,8 +512,15 @@ export class PageService {
       const render = await stored();
       if (render) return render;
     }
+    // A render another process made while this one waited: the newest, forced or not.
+    const madeElsewhere = async () => {
+      const render = await this.renders.newestOf(ctx, domain, row.title, row.rev);
+      return render && { render, stored: Promise.resolve() };
+    };
     try {
-      return await this.renderOnce(renderKey(domain, row.title, row.rev, force), () => this.renderNow(ctx, domain, row, force));
+      return await this.renderOnce(renderKey(domain, row.title, row.rev, force), () =>
+        this.renderLeases(domain).once(ctx, String(row.rev), () => this.renderNow(ctx, domain, row, force), madeElsewhere),
+      );
     } catch (e) {
       // A forced re-render the wiki cannot answer falls back to what is stored.
       const fallback = force && isUnavailable(e) ? await stored() : undefined;

@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { keepRenewed, LeaseTable } from '../../internal/lease.js';
+import type { RequestContext } from '../../router/types.js';
+
+/** Short, and renewed while a render runs: a process that dies mid-render holds up others this long at most. */
+const LEASE_SECONDS = 10;
+/** How often a process that found the render taken looks for it in storage. */
+const POLL_MS = 50;
+
+export const RENDER_LEASES_SCHEMA = {
+  version: 1,
+  attributes: { key: 'string', holder: 'string' },
+  index: [{ attribute: 'key', type: 'hash' }],
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * One render of a revision (a wiki's revision ids are unique, so the id is the key) at a time across every process sharing the storage (workers of one
+ * machine, or several machines): in-process coalescing joins the requests of one process; this
+ * lease makes the processes take turns, so N workers missing the same revision at once still make
+ * one Parsoid request. Whoever does not get the lease waits for the render to appear in storage.
+ */
+export class RenderLeases {
+  private readonly leases: LeaseTable;
+
+  constructor(domain: string, private readonly log: Logger) {
+    this.leases = new LeaseTable(domain, 'page_render_leases');
+  }
+
+  async create(ctx: RequestContext): Promise<void> {
+    await this.leases.table.create(ctx, RENDER_LEASES_SCHEMA);
+  }
+
+  /**
+   * `make` under the lease of `key`, or, when another process held it, what `stored` finds once
+   * that process is done. A lease whose holder died expires and is taken over.
+   */
+  async once<T extends { stored: Promise<void> }>(ctx: RequestContext, key: string, make: () => Promise<T>, stored: () => Promise<T | undefined>): Promise<T> {
+    const holder = randomUUID();
+    for (let waited = false; ; waited = true) {
+      if (await this.leases.acquire(ctx, key, holder, LEASE_SECONDS)) {
+        const stop = keepRenewed(LEASE_SECONDS * 1000, () => this.leases.renew(ctx, key, holder, LEASE_SECONDS), (err) => this.log.warn({ err, key }, 'renewing a render lease failed'));
+        const release = () => {
+          stop();
+          return this.leases.release(ctx, key, holder).catch((err) => this.log.warn({ err, key }, 'releasing a render lease failed'));
+        };
+        try {
+          // Freed between a look and this lease by a process that has just stored it.
+          const found = waited ? await stored() : undefined;
+          if (found) {
+            await release();
+            return found;
+          }
+          const made = await make();
+          // Held until stored: a process looking meanwhile would not find it yet.
+          void made.stored.finally(release);
+          return made;
+        } catch (e) {
+          await release();
+          throw e;
+        }
+      }
+      await sleep(POLL_MS);
+      const found = await stored();
+      if (found) return found;
+    }
+  }
+}
