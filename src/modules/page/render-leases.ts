@@ -17,10 +17,11 @@ export const RENDER_LEASES_SCHEMA = {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * One render of a revision (a wiki's revision ids are unique, so the id is the key) at a time across every process sharing the storage (workers of one
+ * One render of a revision at a time across every process sharing the storage (workers of one
  * machine, or several machines): in-process coalescing joins the requests of one process; this
  * lease makes the processes take turns, so N workers missing the same revision at once still make
  * one Parsoid request. Whoever does not get the lease waits for the render to appear in storage.
+ * A wiki's revision ids are unique, so the id is the key.
  */
 export class RenderLeases {
   private readonly leases: LeaseTable;
@@ -40,7 +41,15 @@ export class RenderLeases {
   async once<T extends { stored: Promise<void> }>(ctx: RequestContext, key: string, make: () => Promise<T>, stored: () => Promise<T | undefined>): Promise<T> {
     const holder = randomUUID();
     for (let waited = false; ; waited = true) {
-      if (await this.leases.acquire(ctx, key, holder, LEASE_SECONDS)) {
+      let leased: boolean;
+      try {
+        leased = await this.leases.acquire(ctx, key, holder, LEASE_SECONDS);
+      } catch (err) {
+        // The lease only saves duplicate work: storage failing to grant it is no reason to fail a read.
+        this.log.warn({ err, key }, 'taking a render lease failed; rendering without it');
+        return make();
+      }
+      if (leased) {
         const stop = keepRenewed(LEASE_SECONDS * 1000, () => this.leases.renew(ctx, key, holder, LEASE_SECONDS), (err) => this.log.warn({ err, key }, 'renewing a render lease failed'));
         const release = () => {
           stop();
