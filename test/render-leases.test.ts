@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { admin, freshDomain, processConfig, request, startProcess, tempDir } from './helpers.js';
+import pino from 'pino';
+import { RenderLeases } from '../src/modules/page/render-leases.js';
+import type { Request, RequestContext } from '../src/router/types.js';
+import { admin, freshDomain, processConfig, request, sleep, startProcess, tempDir } from './helpers.js';
 import { WIKI_URL } from './wiki.js';
 
 async function parsoidRequests(base: string, domain: string): Promise<number> {
@@ -40,5 +43,37 @@ describe('renders across processes sharing the storage (workers, or several mach
     });
     assert.equal(stored.status, 200, stored.text);
     assert.equal(stored.json.items.length, 1, 'one render stored');
+  });
+});
+
+describe('a render lease', () => {
+  /** Internal requests answered by hand: every lease write succeeds; `writes` records them. */
+  const context = (writes: Request[]): RequestContext => ({
+    requestId: 't', depth: 0, admin: true, external: false, log: pino({ level: 'silent' }),
+    request: async (req) => {
+      writes.push(req);
+      return { status: 201, body: {} };
+    },
+  });
+
+  it('is given back when storing the render fails, and that failure is left to the render\'s owner', async () => {
+    const writes: Request[] = [];
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const storing = Promise.reject(new Error('disk full'));
+      storing.catch(() => {}); // the owner's handler, as the page service's
+      const made = await new RenderLeases('wiki.test', pino({ level: 'silent' })).once(context(writes), '42', async () => ({ stored: storing }), async () => undefined);
+      assert.equal(made.stored, storing);
+      await sleep(20);
+      assert.deepEqual(unhandled, [], 'no rejection escapes the lease');
+      const holders = writes.map((w) => (w.body as { attributes: { holder: string | null } }).attributes.holder);
+      assert.equal(holders.length, 2, 'taken, then given back');
+      assert.equal(typeof holders[0], 'string');
+      assert.equal(holders[1], null);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });

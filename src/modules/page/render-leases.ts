@@ -49,31 +49,34 @@ export class RenderLeases {
         this.log.warn({ err, key }, 'taking a render lease failed; rendering without it');
         return make();
       }
-      if (leased) {
-        const stop = keepRenewed(LEASE_SECONDS * 1000, () => this.leases.renew(ctx, key, holder, LEASE_SECONDS), (err) => this.log.warn({ err, key }, 'renewing a render lease failed'));
-        const release = () => {
-          stop();
-          return this.leases.release(ctx, key, holder).catch((err) => this.log.warn({ err, key }, 'releasing a render lease failed'));
-        };
-        try {
-          // Freed between a look and this lease by a process that has just stored it.
-          const found = waited ? await stored() : undefined;
-          if (found) {
-            await release();
-            return found;
-          }
-          const made = await make();
-          // Held until stored: a process looking meanwhile would not find it yet.
-          void made.stored.finally(release);
-          return made;
-        } catch (e) {
-          await release();
-          throw e;
-        }
-      }
+      // After a wait, the lease may have been freed by a process that has just stored the render.
+      if (leased) return this.underLease(ctx, key, holder, make, waited ? stored : undefined);
       await sleep(POLL_MS);
       const found = await stored();
       if (found) return found;
+    }
+  }
+
+  /** Runs `make` holding the lease (renewed meanwhile) until what it made is stored, or fails to be. */
+  private async underLease<T extends { stored: Promise<void> }>(ctx: RequestContext, key: string, holder: string, make: () => Promise<T>, storedFirst?: () => Promise<T | undefined>): Promise<T> {
+    const stop = keepRenewed(LEASE_SECONDS * 1000, () => this.leases.renew(ctx, key, holder, LEASE_SECONDS), (err) => this.log.warn({ err, key }, 'renewing a render lease failed'));
+    const release = () => {
+      stop();
+      return this.leases.release(ctx, key, holder).catch((err) => this.log.warn({ err, key }, 'releasing a render lease failed'));
+    };
+    try {
+      const found = await storedFirst?.();
+      if (found) {
+        await release();
+        return found;
+      }
+      const made = await make();
+      // Released once stored, or once storing failed (its caller reports that; this must not rethrow it).
+      void made.stored.then(release, release);
+      return made;
+    } catch (e) {
+      await release();
+      throw e;
     }
   }
 }
