@@ -36,7 +36,12 @@ export interface CassandraStorageConfig {
 }
 
 export type StorageConfig =
-  | { backend: 'sqlite'; path: string }
+  | {
+      backend: 'sqlite';
+      path: string;
+      /** Megabytes of query answers kept in memory, each checked against SQLite's data version on use (0: none). */
+      read_cache_mb?: number;
+    }
   | { backend: 'postgres'; url: string; pool_size?: number }
   | CassandraStorageConfig;
 
@@ -207,6 +212,7 @@ function validate(config: Config): Config {
   const storage = config.storage;
   if (storage.backend === 'sqlite') {
     if (typeof storage.path !== 'string' || !storage.path) fail('storage.path must name the SQLite file');
+    if (storage.read_cache_mb !== undefined && !(typeof storage.read_cache_mb === 'number' && storage.read_cache_mb >= 0)) fail('storage.read_cache_mb must be a number of megabytes (0: no read cache)');
   } else if (storage.backend === 'postgres') {
     if (typeof storage.url !== 'string' || !storage.url) fail('storage.url must be a postgres:// URL');
   } else if (storage.backend === 'cassandra') {

@@ -133,7 +133,7 @@ describe('the backfill command, stopped with Ctrl-C', () => {
     assert.ok(before.rendered >= 50 && before.rendered < 121, first.stdout);
     await sleep(10);
     const second = await backfill(config, ['--titles-from', file]);
-    assert.match(second.stdout, /Done \(resumed an earlier run\)/);
+    assert.match(second.stdout, /Done \(resumed an earlier run\)/, second.stderr.slice(-2000));
     const after = summary(second.stdout);
     assert.equal(before.rendered + after.rendered + after.skipped, 120, `${first.stdout}\n${second.stdout}`);
     assert.ok(after.skipped < 50, 'the stopped run\'s chunks are not gone through again');

@@ -52,6 +52,7 @@ describe('configuration', () => {
   it('rejects invalid values with a message naming them', () => {
     assert.throws(() => loadConfig({ CONFIG: file('storage:\n  backend: mongodb\n') }), /storage.backend/);
     assert.throws(() => loadConfig({ CONFIG: file('storage:\n  backend: cassandra\n  consistency:\n    read: most\n') }), /storage.consistency.read/);
+    assert.throws(() => loadConfig({ CONFIG: file('storage:\n  backend: sqlite\n  path: x.db\n  read_cache_mb: lots\n') }), /storage.read_cache_mb/);
     assert.throws(() => loadConfig({ CONFIG: file('storage:\n  backend: cassandra\n  replication:\n    dc1: 0\n') }), /storage.replication/);
     assert.throws(() => loadConfig({ CONFIG: file('storage:\n  backend: cassandra\n  keyspace_prefix: "x; DROP"\n') }), /keyspace_prefix/);
     assert.throws(() => loadConfig({ CONFIG: file('listen:\n  port: 99999\n') }), /listen.port/);

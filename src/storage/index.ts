@@ -1,6 +1,9 @@
 import type { StorageConfig } from '../config.js';
 import type { TableStorage } from './table-store.js';
 
+/** Query answers SQLite keeps by default: the hot rows of a busy wiki, well inside the memory budget. */
+const DEFAULT_READ_CACHE_MB = 16;
+
 /** Opens the configured backend; each engine's driver is loaded only when it is used. */
 export async function openStorage(config: StorageConfig): Promise<TableStorage> {
   const { SqlTableStorage } = await import('./table-storage.js');
@@ -13,7 +16,7 @@ export async function openStorage(config: StorageConfig): Promise<TableStorage> 
     return SqlTableStorage.open(new PostgresDriver(config.url, config.pool_size));
   }
   const { SqliteDriver } = await import('./sqlite/sqlite-driver.js');
-  return SqlTableStorage.open(new SqliteDriver(config.path));
+  return SqlTableStorage.open(new SqliteDriver(config.path), { readCacheBytes: (config.read_cache_mb ?? DEFAULT_READ_CACHE_MB) * 1024 * 1024 });
 }
 
 export type { TableStorage };

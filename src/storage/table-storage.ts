@@ -2,11 +2,12 @@ import { isDeepStrictEqual } from 'node:util';
 import { conditionFailed, invalidInput, missing } from './errors.js';
 import { encodeToken } from './paging.js';
 import { planQuery } from './query-plan.js';
+import { ReadCache } from './sql/read-cache.js';
 import { rowsToExpire } from './retention.js';
 import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from './schema.js';
 import { createTableDdl, dropTableDdl, metaTableDdl, migrateTableDdl } from './sql/ddl.js';
 import {
-  deleteRowsStatement, deleteStaticStatement, expireRowStatement, readRowStatement, readStaticStatement,
+  deleteRowsStatement, deleteStaticStatement, expireRowStatement, nextExpiryStatement, readRowStatement, readStaticStatement,
   retentionCandidatesStatement, selectStatement, sweepStatement, upsertRowStatement, upsertStaticStatement, type Statement,
 } from './sql/dml.js';
 import type { SqlDriver, SqlExecutor, SqlRow } from './sql/driver.js';
@@ -20,6 +21,15 @@ import { planDelete, planWrite, type WritePlan } from './write-plan.js';
 interface Table {
   info: TableInfo;
   names: PhysicalNames;
+}
+
+/** A query's identity as text; undefined for one JSON cannot spell (a BigInt from an internal caller). */
+function cacheKey(domain: string, query: Query): string | undefined {
+  try {
+    return `${domain}\u0000${JSON.stringify(query)}`;
+  } catch {
+    return undefined;
+  }
 }
 
 const exec = (x: SqlExecutor, s: Statement) => x.run(s.sql, s.params);
@@ -40,15 +50,19 @@ export class SqlTableStorage implements TableStorage {
   private readonly tables = new Map<string, Table>();
   private readonly codec: ValueCodec;
   private readonly encode: ToEngine;
+  /** Only for engines that can tell cheaply whether anything was committed since an answer was read. */
+  private readonly cache: ReadCache | undefined;
 
-  private constructor(private readonly driver: SqlDriver) {
+  private constructor(private readonly driver: SqlDriver, readCacheBytes: number) {
     const codec = (this.codec = driver.dialect);
     this.encode = (type, value) => toStorage(type, value, codec);
+    this.cache = driver.dataVersion && readCacheBytes > 0 ? new ReadCache(readCacheBytes) : undefined;
   }
 
-  static async open(driver: SqlDriver): Promise<SqlTableStorage> {
+  /** `readCacheBytes`: memory for query answers, on engines that can tell when they changed (see ReadCache). */
+  static async open(driver: SqlDriver, options: { readCacheBytes?: number } = {}): Promise<SqlTableStorage> {
     await driver.run(metaTableDdl(), []);
-    return new SqlTableStorage(driver);
+    return new SqlTableStorage(driver, options.readCacheBytes ?? 0);
   }
 
   get backend(): string {
@@ -105,6 +119,23 @@ export class SqlTableStorage implements TableStorage {
 
   async get(domain: string, query: Query): Promise<QueryResult> {
     if (typeof query !== 'object' || query === null) throw invalidInput('A query must be a JSON object.', 'invalid-query');
+    // A TTL in the answer counts down, so such answers are always read anew.
+    if (!this.cache || query.withTTL === true) return this.read(domain, query);
+    const key = cacheKey(domain, query);
+    if (key === undefined) return this.read(domain, query);
+    const version = this.driver.dataVersion!();
+    const now = Date.now();
+    const cached = this.cache.get(key, version, now);
+    if (cached) return cached;
+    const result = await this.read(domain, query);
+    const { names } = await this.table(domain, query.table);
+    // Read after the answer: if a commit came in between, the version taken first no longer holds anyway.
+    const [next] = await read(this.driver, nextExpiryStatement(names, now));
+    this.cache.set(key, result, version, next?.exp === null || next?.exp === undefined ? undefined : Number(next.exp));
+    return result;
+  }
+
+  private async read(domain: string, query: Query): Promise<QueryResult> {
     const { info, names } = await this.table(domain, query.table);
     const plan = planQuery(info, query, this.encode);
     const now = Date.now();

@@ -150,7 +150,8 @@ export class Backfill {
     await this.table.create(ctx, PAGE_BACKFILL_SCHEMA);
     const run = Backfill.runId(source);
     const [saved] = options.restart ? [] : (await this.table.query(ctx, { attributes: { run } })).items;
-    const counts: BackfillCounts = (saved?.counts as BackfillCounts | undefined) ?? { rendered: 0, skipped: 0, failed: 0 };
+    // A copy: this run counts on from where the stored one stopped; rows read are not to be changed.
+    const counts: BackfillCounts = { rendered: 0, skipped: 0, failed: 0, ...(saved?.counts as BackfillCounts | undefined) };
     let pos: Position | undefined = (saved?.cont as Position | undefined) ?? { at: 0, cont: null };
     const report: BackfillReport = { counts, failures: new Map(), resumed: !!saved, complete: false };
     const namespaces = source.kind === 'all' ? await this.namespaces(source) : [];

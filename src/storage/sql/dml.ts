@@ -55,6 +55,11 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
   };
 }
 
+/** When the first row of the table still live at `now` expires (the partial index on `_exp` answers it). */
+export function nextExpiryStatement(names: PhysicalNames, now: number): Statement {
+  return { sql: `SELECT MIN("_exp") AS "exp" FROM ${q(names.main)} WHERE "_exp" > ?`, params: [now] };
+}
+
 /** Upsert of one row; columns it does not name keep their value unless the old row had expired. */
 export function upsertRowStatement(info: TableInfo, names: PhysicalNames, values: Record<string, unknown>, exp: number | null, now: number): Statement {
   const keys = [...info.hash, ...info.range];

@@ -27,5 +27,10 @@ export interface SqlDriver extends SqlExecutor {
    * serialised, which is what makes conditional writes atomic per partition.
    */
   transaction<T>(lockKey: string | undefined, fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * A number that changes whenever anything is committed to the database, by this process or
+   * another, and costs next to nothing to ask; engines that have none leave it out.
+   */
+  dataVersion?(): number;
   close(): Promise<void>;
 }

@@ -71,11 +71,21 @@ export class SqliteDriver implements SqlDriver {
   private readonly reader: Connection;
   private readonly writer: Connection;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly version: Database.Statement<[], number>;
 
   constructor(file: string) {
     fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     this.writer = new Connection(open(file));
     this.reader = new Connection(open(file));
+    this.version = this.reader.db.prepare<[], number>('PRAGMA data_version').pluck();
+  }
+
+  /**
+   * The reader's data version: it moves on every commit made by any other connection, which
+   * includes this driver's writer and every other process on the file (about 3 µs to ask).
+   */
+  dataVersion(): number {
+    return this.version.get()!;
   }
 
   all(sql: string, params: readonly unknown[]): Promise<SqlRow[]> {
