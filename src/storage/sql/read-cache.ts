@@ -53,7 +53,9 @@ export class ReadCache {
 
   /** Keeps an answer read at `version`; `until` is when the first of the table's live rows expires. */
   set(key: string, result: QueryResult, version: number, until: number | undefined): void {
+    // The answer as a whole too: frozen, its JSON is made once (see http/serialize.ts).
     deepFreeze(result.items);
+    Object.freeze(result);
     this.entries.set(key, { result, version, until });
   }
 }
