@@ -145,10 +145,11 @@ export function pageModules(options: PageModuleOptions): PageApi {
       }
     };
 
+  /** The revision whose content is asked for: rendered next, so a miss starts rendering early. */
   const latestOrAt = async (req: RouteRequest, ctx: RequestContext, title: string): Promise<RevisionRow> => {
     const ts = req.query.get('ts');
     if (ts !== null) return service.revisionAt(ctx, req.domain, title, parseTime(ts));
-    return service.latest(ctx, req.domain, title, forced(req, ctx));
+    return service.latest(ctx, req.domain, title, forced(req, ctx), true);
   };
 
   const page: Module = {

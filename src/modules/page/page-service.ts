@@ -14,7 +14,7 @@ import { ListingCoverage } from './listing-coverage.js';
 import type { PageCaches } from './page-caches.js';
 import { RenderLeases } from './render-leases.js';
 import { PROPS, RenderStore, type Prop, type Render } from './renders.js';
-import { PageRevisions, revisionMetadata, type RevisionRow } from './revisions.js';
+import { latestFromApi, PageRevisions, revisionMetadata, type RevisionRow } from './revisions.js';
 import { latestUrls, revisionUrls } from './purge-urls.js';
 import { StoredSiteInfo } from './site-info.js';
 
@@ -80,6 +80,11 @@ function redirectTarget(html: string): string | undefined {
 export class PageService {
   /** Renders being stored after their clients were answered, by render key; shutdown waits for them. */
   private readonly storing = new Map<string, Promise<void>>();
+  /**
+   * A page's state being written after the wiki named its latest revision, by domain and title: a
+   * render started meanwhile writes its pointers after it (they would be overwritten otherwise).
+   */
+  private readonly stateWrites = new Map<string, Promise<void>>();
   private readonly revisionTables = new Map<string, PageRevisions>();
   private readonly renderLeaseTables = new Map<string, RenderLeases>();
   /** Per domain: until when revision re-checks are skipped because the wiki was found down. */
@@ -138,8 +143,12 @@ export class PageService {
 
   // ---- revisions ----------------------------------------------------------------------------
 
-  /** The page's latest revision: from storage while fresh, else asked of the wiki. */
-  async latest(ctx: RequestContext, domain: string, title: string, force: boolean): Promise<RevisionRow> {
+  /**
+   * The page's latest revision: from storage while fresh, else asked of the wiki. `prerender`: the
+   * caller renders it next; when the wiki names a revision not stored as the latest, its render
+   * starts at once, while its metadata is written (a cold miss waits for one, not both).
+   */
+  async latest(ctx: RequestContext, domain: string, title: string, force: boolean, prerender = false): Promise<RevisionRow> {
     const revs = this.revisions(domain);
     const newest = await revs.newest(ctx, title);
     // The newest stored revision is the latest one unless the wiki named a later one not stored yet.
@@ -149,7 +158,7 @@ export class PageService {
     if (row && !force && age <= this.freshness.latestCheckMs) return this.servedAsLatest(ctx, domain, title, row);
     const refresh = () =>
       this.caches.coalesce(`latest\u0000${domain}\u0000${title}`, () =>
-        this.caches.unlessMissing(missingPage(domain, title), force || !!row, () => this.refreshLatest(ctx, domain, title, row ?? newest)),
+        this.caches.unlessMissing(missingPage(domain, title), force || !!row, () => this.refreshLatest(ctx, domain, title, row ?? newest, prerender && !force)),
       );
     if (row && !force && row.latest_rev !== null) {
       // Serve what is stored and let the wiki's answer update it for the next reader.
@@ -288,7 +297,7 @@ export class PageService {
     return true;
   }
 
-  private async refreshLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined): Promise<RevisionRow> {
+  private async refreshLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined, prerender = false): Promise<RevisionRow> {
     const revs = this.revisions(domain);
     const wiki = this.wiki(domain);
     const page = await wiki.api.page(title);
@@ -310,11 +319,32 @@ export class PageService {
     // A page moved away and back again is this title's own once more.
     if (current && current.moved_page === page.pageid) await revs.clearMoved(ctx, title);
     const latest = page.revisions![0]!;
-    await revs.saveFromApi(ctx, title, page, [latest]);
-    const stored = await revs.get(ctx, title, latest.revid);
-    await revs.markLatest(ctx, title, latest.revid, stored?.tid ?? null, current);
-    if (current && current.latest_rev !== latest.revid) this.purger.purgeLater(latestUrls(domain, title));
-    return (await revs.get(ctx, title, latest.revid))!;
+    return this.writingState(domain, title, async () => {
+      const named = latestFromApi(title, page, latest);
+      // Never a revision whose text is hidden; one rendered before is found stored, not rendered again.
+      if (prerender && !named.text_hidden && current?.rev !== latest.revid) {
+        this.render(ctx, domain, named, false).catch((err) => this.log.debug({ err, domain, title }, 'an early render failed; the read renders again'));
+      }
+      await revs.saveFromApi(ctx, title, page, [latest]);
+      const stored = await revs.get(ctx, title, latest.revid);
+      await revs.markLatest(ctx, title, latest.revid, stored?.tid ?? null, current);
+      if (current && current.latest_rev !== latest.revid) this.purger.purgeLater(latestUrls(domain, title));
+      return (await revs.get(ctx, title, latest.revid))!;
+    });
+  }
+
+  /** Runs `write` as the page's state write in flight (see `stateWrites`). */
+  private async writingState<T>(domain: string, title: string, write: () => Promise<T>): Promise<T> {
+    const key = `${domain}\u0000${title}`;
+    let finished!: () => void;
+    const settled = new Promise<void>((resolve) => (finished = resolve));
+    this.stateWrites.set(key, settled);
+    try {
+      return await write();
+    } finally {
+      finished();
+      if (this.stateWrites.get(key) === settled) this.stateWrites.delete(key);
+    }
   }
 
   /** One revision of the page, from storage or, on a miss (or when forced), from the wiki. */
@@ -591,6 +621,7 @@ export class PageService {
     const stored = (async () => {
       await new Promise((resolve) => setImmediate(resolve));
       await this.renders.save(ctx, domain, render);
+      await this.stateWrites.get(`${domain}\u0000${row.title}`);
       await this.revisions(domain).setRenderTid(ctx, row.title, row.rev, render.tid, row.latest_rev === row.rev);
     })();
     return { render, stored };

@@ -104,6 +104,17 @@ function fromApi(title: string, page: ApiPage, r: ApiRevision): Record<string, u
   };
 }
 
+/**
+ * A revision the wiki just named as its page's latest, as its row will read once stored (before
+ * it is): enough to render it while its metadata is being written.
+ */
+export function latestFromApi(title: string, page: ApiPage, r: ApiRevision): RevisionRow {
+  return {
+    ...(fromApi(title, page, r) as Omit<RevisionRow, 'tid' | 'latest_rev' | 'latest_tid' | 'deleted' | 'checked' | 'first_seen' | 'moved_to' | 'moved_page'>),
+    tid: null, latest_rev: r.revid, latest_tid: null, deleted: null, checked: null, first_seen: null, moved_to: null, moved_page: null,
+  };
+}
+
 /** The MediaWiki revision table: revisions as they are first seen, per page, newest first. */
 export class PageRevisions {
   readonly table: TableClient;

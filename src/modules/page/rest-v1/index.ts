@@ -57,7 +57,7 @@ export function restV1Module(api: PageApi): Module {
       if (render.rev !== Number(revision)) throw notFound(`Render ${tid} is not of revision ${revision} of ${title}.`, 'render-not-found');
       return { render, kind: 'render' };
     }
-    const row = revision === undefined ? await service.latest(ctx, req.domain, title, force) : await service.revision(ctx, req.domain, title, Number(revision), force);
+    const row = revision === undefined ? await service.latest(ctx, req.domain, title, force, true) : await service.revision(ctx, req.domain, title, Number(revision), force);
     return { render: await service.render(ctx, req.domain, row, force), kind: revision === undefined ? 'latest' : 'revision' };
   }
 
