@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { freshDomain, processConfig, request, sleep, startProcess, tempDir } from './helpers.js';
+import { freshDomain, parsoidRequests, processConfig, request, sleep, startProcess, tempDir } from './helpers.js';
 import { WIKI_URL } from './wiki.js';
-
-async function parsoidRequests(base: string, domain: string): Promise<number> {
-  const text = (await request(`${base}/metrics`)).text;
-  const m = new RegExp(`wiki_requests_total\\{domain="${domain.replace(/\./g, '\\.')}",endpoint="parsoid"\\} (\\d+)`).exec(text);
-  return m ? Number(m[1]) : 0;
-}
 
 describe('a cold miss of a page\'s latest content (rendering starts while its metadata is written)', () => {
   const domain = freshDomain();

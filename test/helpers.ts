@@ -124,6 +124,13 @@ export function request(
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Parsoid requests a service process has made for a domain, from its metrics. */
+export async function parsoidRequests(base: string, domain: string): Promise<number> {
+  const text = (await request(`${base}/metrics`)).text;
+  const m = new RegExp(`wiki_requests_total\\{domain="${domain.replace(/\./g, '\\.')}",endpoint="parsoid"\\} (\\d+)`).exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.js');
 
 /** The service as a real process (its config from `env`), and the port it listens on once it does. */

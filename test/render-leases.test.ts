@@ -4,14 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { RenderLeases } from '../src/modules/page/render-leases.js';
 import type { Request, RequestContext } from '../src/router/types.js';
-import { admin, freshDomain, processConfig, request, sleep, startProcess, tempDir } from './helpers.js';
+import { admin, freshDomain, parsoidRequests, processConfig, request, sleep, startProcess, tempDir } from './helpers.js';
 import { WIKI_URL } from './wiki.js';
-
-async function parsoidRequests(base: string, domain: string): Promise<number> {
-  const text = (await request(`${base}/metrics`)).text;
-  const m = new RegExp(`wiki_requests_total\\{domain="${domain.replace(/\./g, '\\.')}",endpoint="parsoid"\\} (\\d+)`).exec(text);
-  return m ? Number(m[1]) : 0;
-}
 
 describe('renders across processes sharing the storage (workers, or several machines)', () => {
   const domain = freshDomain();
