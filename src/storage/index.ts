@@ -16,7 +16,7 @@ export async function openStorage(config: StorageConfig): Promise<TableStorage> 
     return SqlTableStorage.open(new PostgresDriver(config.url, config.pool_size));
   }
   const { SqliteDriver } = await import('./sqlite/sqlite-driver.js');
-  return SqlTableStorage.open(new SqliteDriver(config.path), { readCacheBytes: (config.read_cache_mb ?? DEFAULT_READ_CACHE_MB) * 1024 * 1024 });
+  return SqlTableStorage.open(new SqliteDriver(config.path), { readCacheBytes: Math.floor((config.read_cache_mb ?? DEFAULT_READ_CACHE_MB) * 1024 * 1024) });
 }
 
 export type { TableStorage };

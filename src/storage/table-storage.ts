@@ -52,6 +52,8 @@ export class SqlTableStorage implements TableStorage {
   private readonly encode: ToEngine;
   /** Only for engines that can tell cheaply whether anything was committed since an answer was read. */
   private readonly cache: ReadCache | undefined;
+  /** Per table, with the cache: its next row expiry as of a data version (see `nextExpiry`). */
+  private readonly expiries = new Map<string, { version: number; until: number | undefined }>();
 
   private constructor(private readonly driver: SqlDriver, readCacheBytes: number) {
     const codec = (this.codec = driver.dialect);
@@ -120,23 +122,33 @@ export class SqlTableStorage implements TableStorage {
   async get(domain: string, query: Query): Promise<QueryResult> {
     if (typeof query !== 'object' || query === null) throw invalidInput('A query must be a JSON object.', 'invalid-query');
     // A TTL in the answer counts down, so such answers are always read anew.
-    if (!this.cache || query.withTTL === true) return this.read(domain, query);
-    const key = cacheKey(domain, query);
-    if (key === undefined) return this.read(domain, query);
+    const key = this.cache && query.withTTL !== true ? cacheKey(domain, query) : undefined;
+    if (key === undefined) return this.read(await this.table(domain, query.table), query);
     const version = this.driver.dataVersion!();
     const now = Date.now();
-    const cached = this.cache.get(key, version, now);
+    const cached = this.cache!.get(key, version, now);
     if (cached) return cached;
-    const result = await this.read(domain, query);
-    const { names } = await this.table(domain, query.table);
-    // Read after the answer: if a commit came in between, the version taken first no longer holds anyway.
-    const [next] = await read(this.driver, nextExpiryStatement(names, now));
-    this.cache.set(key, result, version, next?.exp === null || next?.exp === undefined ? undefined : Number(next.exp));
+    const table = await this.table(domain, query.table);
+    const result = await this.read(table, query);
+    this.cache!.set(key, result, version, await this.nextExpiry(table, version, now));
     return result;
   }
 
-  private async read(domain: string, query: Query): Promise<QueryResult> {
-    const { info, names } = await this.table(domain, query.table);
+  /**
+   * When the first row of a table still live at `now` expires, asked once per table and data
+   * version: until a commit, only time passing that moment changes it (the index on `_exp` answers).
+   */
+  private async nextExpiry(table: Table, version: number, now: number): Promise<number | undefined> {
+    const known = this.expiries.get(table.names.main);
+    if (known && known.version === version && (known.until === undefined || now < known.until)) return known.until;
+    // Asked after the answer was read: a commit in between changes the version, which retires both.
+    const [next] = await read(this.driver, nextExpiryStatement(table.names, now));
+    const until = next?.exp === null || next?.exp === undefined ? undefined : Number(next.exp);
+    this.expiries.set(table.names.main, { version, until });
+    return until;
+  }
+
+  private async read({ info, names }: Table, query: Query): Promise<QueryResult> {
     const plan = planQuery(info, query, this.encode);
     const now = Date.now();
     const stmt = selectStatement(info, names, plan, now);

@@ -39,8 +39,9 @@ function deepFreeze(value: unknown): void {
 export class ReadCache {
   private readonly entries: LRUCache<string, Entry>;
 
+  /** `maxBytes`: what the answers and the queries naming them may hold together, roughly. */
   constructor(maxBytes: number) {
-    this.entries = new LRUCache<string, Entry>({ maxSize: maxBytes, maxEntrySize: Math.min(MAX_ENTRY_BYTES, maxBytes), sizeCalculation: (e) => Math.max(1, approxBytes(e.result.items)) });
+    this.entries = new LRUCache<string, Entry>({ maxSize: maxBytes, maxEntrySize: Math.min(MAX_ENTRY_BYTES, maxBytes), sizeCalculation: (e, key) => approxBytes(key) + approxBytes(e.result.items) });
   }
 
   get(key: string, version: number, now: number): QueryResult | undefined {
