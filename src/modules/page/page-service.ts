@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { compress } from '../../http/encoding.js';
 import { HttpError, badRequest, forbidden, notFound } from '../../errors.js';
@@ -17,7 +18,6 @@ import { PROPS, RenderStore, type Prop, type Render } from './renders.js';
 import { latestFromApi, PageRevisions, revisionMetadata, type RevisionRow } from './revisions.js';
 import { latestUrls, revisionUrls } from './purge-urls.js';
 import { StoredSiteInfo } from './site-info.js';
-
 
 /** Keys of the wiki's remembered "not found" answers. */
 const missingPage = (domain: string, title: string) => `page\u0000${domain}\u0000${title}`;
@@ -619,7 +619,7 @@ export class PageService {
     // next turn of the event loop: the answer goes out first.
     this.renders.remember(domain, render);
     const stored = (async () => {
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
       await this.renders.save(ctx, domain, render);
       await this.stateWrites.get(`${domain}\u0000${row.title}`);
       await this.revisions(domain).setRenderTid(ctx, row.title, row.rev, render.tid, row.latest_rev === row.rev);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { keepRenewed, LeaseTable } from '../../internal/lease.js';
 import type { RequestContext } from '../../router/types.js';
@@ -13,8 +14,6 @@ export const RENDER_LEASES_SCHEMA = {
   attributes: { key: 'string', holder: 'string' },
   index: [{ attribute: 'key', type: 'hash' }],
 };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * One render of a revision at a time across every process sharing the storage (workers of one
