@@ -5,7 +5,8 @@ import { planQuery } from './query-plan.js';
 import { ReadCache } from './sql/read-cache.js';
 import { rowsToExpire } from './retention.js';
 import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from './schema.js';
-import { createTableDdl, dropTableDdl, metaTableDdl, migrateTableDdl } from './sql/ddl.js';
+import { bumpSchemaEpochSql, createTableDdl, dropTableDdl, metaTableDdl, migrateTableDdl, readSchemaEpochSql } from './sql/ddl.js';
+import { SchemaCache } from './schema-cache.js';
 import {
   deleteRowsStatement, deleteStaticStatement, expireRowStatement, nextExpiryStatement, readRowStatement, readStaticStatement,
   retentionCandidatesStatement, selectStatement, sweepStatement, upsertRowStatement, upsertStaticStatement, type Statement,
@@ -47,7 +48,7 @@ function withLazyNext(items: Row[], makeNext: () => string): QueryResult {
 /** The table storage API over any SQL driver. Validation and SQL are shared; drivers only execute. */
 export class SqlTableStorage implements TableStorage {
   readonly expiresNatively = false;
-  private readonly tables = new Map<string, Table>();
+  private readonly tables: SchemaCache<Table>;
   private readonly codec: ValueCodec;
   private readonly encode: ToEngine;
   /** Only for engines that can tell cheaply whether anything was committed since an answer was read. */
@@ -59,11 +60,20 @@ export class SqlTableStorage implements TableStorage {
     const codec = (this.codec = driver.dialect);
     this.encode = (type, value) => toStorage(type, value, codec);
     this.cache = driver.dataVersion && readCacheBytes > 0 ? new ReadCache(readCacheBytes) : undefined;
+    this.tables = new SchemaCache({
+      readEpoch: async () => String((await driver.one(readSchemaEpochSql(), []))?.epoch),
+      dataVersion: driver.dataVersion && (() => driver.dataVersion!()),
+    });
+  }
+
+  /** Runs a table operation again, with definitions reloaded, if another process changed the table under it. */
+  private fresh<R>(operation: () => Promise<R>): Promise<R> {
+    return this.tables.retryStale(operation, this.driver.dialect.isStaleSchema);
   }
 
   /** `readCacheBytes`: memory for query answers, on engines that can tell when they changed (see ReadCache). */
   static async open(driver: SqlDriver, options: { readCacheBytes?: number } = {}): Promise<SqlTableStorage> {
-    await driver.run(metaTableDdl(), []);
+    for (const ddl of metaTableDdl()) await driver.run(ddl, []);
     return new SqlTableStorage(driver, options.readCacheBytes ?? 0);
   }
 
@@ -71,16 +81,14 @@ export class SqlTableStorage implements TableStorage {
     return this.driver.dialect.name;
   }
 
-  private async table(domain: string, name: unknown): Promise<Table> {
+  /** `dataVersion`: the engine's, when the caller has just asked for it (it spares asking twice). */
+  private async table(domain: string, name: unknown, dataVersion?: number): Promise<Table> {
     if (typeof name !== 'string' || !TABLE_NAME.test(name)) throw invalidInput(`Invalid table name ${JSON.stringify(name)}.`, 'invalid-table-name');
-    const cacheKey = `${domain}\u0000${name}`;
-    const cached = this.tables.get(cacheKey);
-    if (cached) return cached;
-    const rows = await this.driver.all(`SELECT schema FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
-    if (rows.length === 0) throw missing(`Table '${name}' does not exist in ${domain}.`, 'unknown-table');
-    const table = { info: describe(JSON.parse(rows[0]!.schema as string) as TableSchema), names: physicalNames(domain, name) };
-    this.tables.set(cacheKey, table);
-    return table;
+    return this.tables.get(`${domain}\u0000${name}`, async () => {
+      const rows = await this.driver.all(`SELECT schema FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
+      if (rows.length === 0) throw missing(`Table '${name}' does not exist in ${domain}.`, 'unknown-table');
+      return { info: describe(JSON.parse(rows[0]!.schema as string) as TableSchema), names: physicalNames(domain, name) };
+    }, dataVersion);
   }
 
   /** Creates a table or migrates it to a higher schema version; 'unchanged' for the same schema. */
@@ -93,12 +101,14 @@ export class SqlTableStorage implements TableStorage {
       if (rows.length === 0) {
         for (const ddl of createTableDdl(info, names, this.driver.dialect)) await tx.run(ddl, []);
         await tx.run(`INSERT INTO ${q(META_TABLE)} (domain, name, schema) VALUES (?, ?, ?)`, [domain, name, JSON.stringify(schema)]);
+        await tx.run(bumpSchemaEpochSql(), []);
         return 'created' as const;
       }
       const current = JSON.parse(rows[0]!.schema as string) as TableSchema;
       if (compareSchemas(current, schema) === 'unchanged') return 'unchanged' as const;
       for (const ddl of migrateTableDdl(describe(current), info, names, this.driver.dialect)) await tx.run(ddl, []);
       await tx.run(`UPDATE ${q(META_TABLE)} SET schema = ? WHERE domain = ? AND name = ?`, [JSON.stringify(schema), domain, name]);
+      await tx.run(bumpSchemaEpochSql(), []);
       return 'updated' as const;
     });
     this.tables.set(`${domain}\u0000${name}`, { info, names });
@@ -115,6 +125,7 @@ export class SqlTableStorage implements TableStorage {
     await this.driver.transaction(JSON.stringify(['schema', domain, name]), async (tx) => {
       for (const ddl of dropTableDdl(names)) await tx.run(ddl, []);
       await tx.run(`DELETE FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
+      await tx.run(bumpSchemaEpochSql(), []);
     });
     this.tables.delete(`${domain}\u0000${name}`);
   }
@@ -123,15 +134,17 @@ export class SqlTableStorage implements TableStorage {
     if (typeof query !== 'object' || query === null) throw invalidInput('A query must be a JSON object.', 'invalid-query');
     // A TTL in the answer counts down, so such answers are always read anew.
     const key = this.cache && query.withTTL !== true ? cacheKey(domain, query) : undefined;
-    if (key === undefined) return this.read(await this.table(domain, query.table), query);
+    if (key === undefined) return this.fresh(async () => this.read(await this.table(domain, query.table), query));
     const version = this.driver.dataVersion!();
     const now = Date.now();
     const cached = this.cache!.get(key, version, now);
     if (cached) return cached;
-    const table = await this.table(domain, query.table);
-    const result = await this.read(table, query);
-    this.cache!.set(key, result, version, await this.nextExpiry(table, version, now));
-    return result;
+    return this.fresh(async () => {
+      const table = await this.table(domain, query.table, version);
+      const result = await this.read(table, query);
+      this.cache!.set(key, result, version, await this.nextExpiry(table, version, now));
+      return result;
+    });
   }
 
   /**
@@ -178,6 +191,10 @@ export class SqlTableStorage implements TableStorage {
   /** Writes one row (and/or its partition's static columns); a failed condition is a 412 and writes nothing. */
   async put(domain: string, write: Write): Promise<void> {
     if (typeof write !== 'object' || write === null) throw invalidInput('A write must be a JSON object.', 'invalid-write');
+    return this.fresh(() => this.write(domain, write));
+  }
+
+  private async write(domain: string, write: Write): Promise<void> {
     const { info, names } = await this.table(domain, write.table);
     const plan = planWrite(info, write, this.encode);
     const conditional = plan.notExists || plan.conditions.length > 0;
@@ -243,11 +260,13 @@ export class SqlTableStorage implements TableStorage {
   /** Deletes the rows matching a (partial) primary key; without range keys, the static columns too. */
   async delete(domain: string, del: Delete): Promise<void> {
     if (typeof del !== 'object' || del === null) throw invalidInput('A delete must be a JSON object.', 'invalid-delete');
-    const { info, names } = await this.table(domain, del.table);
-    const plan = planDelete(info, del, this.encode);
-    await this.driver.transaction(undefined, async (tx) => {
-      await exec(tx, deleteRowsStatement(names, plan.key));
-      if (plan.wholePartition) await exec(tx, deleteStaticStatement(names, plan.hashKey));
+    await this.fresh(async () => {
+      const { info, names } = await this.table(domain, del.table);
+      const plan = planDelete(info, del, this.encode);
+      await this.driver.transaction(undefined, async (tx) => {
+        await exec(tx, deleteRowsStatement(names, plan.key));
+        if (plan.wholePartition) await exec(tx, deleteStaticStatement(names, plan.hashKey));
+      });
     });
   }
 

@@ -5,6 +5,7 @@ import type { StorageConfig } from '../../src/config.js';
 import { StorageError } from '../../src/storage/errors.js';
 import { STATUS_OF } from '../../src/modules/table/index.js';
 import { openStorage, type TableStorage } from '../../src/storage/index.js';
+import { SCHEMA_RECHECK_MS } from '../../src/storage/schema-cache.js';
 import { freshDomain, sleep } from '../helpers.js';
 
 /** Asserts that a promise rejects with the storage error that means the given HTTP status. */
@@ -466,6 +467,39 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         assert.deepEqual((await storage.get(domain, listing)).items, [{ key: 'k' }]);
         await other.put(domain, { table: 'revisions', attributes: { key: 'k2', tid: t1 } });
         assert.deepEqual((await storage.get(domain, listing)).items.map((r) => r.key).sort(), ['k', 'k2']);
+      });
+
+      it('sees tables another process migrated, recreated or dropped', async () => {
+        // Engines that tell cheaply when anything was committed (SQLite) see a change at once;
+        // the others within SCHEMA_RECHECK_MS (a table missing under a statement is seen at once).
+        const exact = storage.backend === 'sqlite';
+        const soon = async (operation: () => Promise<unknown>) => {
+          const deadline = Date.now() + (exact ? 0 : SCHEMA_RECHECK_MS + 1000);
+          for (;;) {
+            try {
+              return await operation();
+            } catch (err) {
+              if (Date.now() >= deadline) throw err;
+              await sleep(100);
+            }
+          }
+        };
+        const domain = await table(revisions);
+        const row = { table: 'revisions', attributes: { key: 'k' }, proj: ['note', 'extra'], limit: 1 };
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: tid(1000), note: 'one' } });
+        await rejectsWith(storage.get(domain, row), 400, /proj/);
+        await other.createTable(domain, 'revisions', { ...revisions, version: 2, attributes: { ...revisions.attributes, extra: 'string' } });
+        await soon(() => storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: tid(2000), note: 'two', extra: 'added' } }));
+        assert.deepEqual((await storage.get(domain, row)).items, [{ note: 'two', extra: 'added' }]);
+
+        await other.dropTable(domain, 'revisions');
+        await other.createTable(domain, 'revisions', { table: 'revisions', attributes: { key: 'string', n: 'int' }, index: [{ attribute: 'key', type: 'hash' }] });
+        await soon(() => storage.put(domain, { table: 'revisions', attributes: { key: 'k', n: 7 } }));
+        assert.deepEqual((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items, [{ key: 'k', n: 7 }]);
+
+        await other.dropTable(domain, 'revisions');
+        await rejectsWith(storage.get(domain, { table: 'revisions', attributes: { key: 'k' } }), 404, /does not exist/);
+        await rejectsWith(storage.put(domain, { table: 'revisions', attributes: { key: 'k', n: 8 } }), 404, /does not exist/);
       });
 
       it('does not let one reader change what the next one reads', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import cassandra from 'cassandra-driver';
-import { mapDriverError } from '../../src/storage/cassandra/cql-errors.js';
+import { isStaleSchema, mapDriverError } from '../../src/storage/cassandra/cql-errors.js';
 import { StorageError } from '../../src/storage/errors.js';
 
 const { ResponseError, NoHostAvailableError, OperationTimedOutError } = cassandra.errors;
@@ -38,5 +38,21 @@ describe("Cassandra driver errors in storage terms (what a client's status code 
     const other = response(codes.syntaxError, 'bad CQL');
     assert.equal(mapDriverError(other, false), other, 'a bug stays a 500');
     assert.equal(mapDriverError(response(codes.invalid, 'x'), false) instanceof StorageError, false);
+  });
+
+  it('leaves "no such table or column" alone, for the operation to reload its definitions and retry', () => {
+    const stale = [
+      response(codes.invalid, 'unconfigured table t_1'),
+      response(codes.invalid, 'Undefined column name extra in table d.t'),
+      response(codes.unprepared, 'Prepared query with ID 1a not found'),
+      new NoHostAvailableError({ '127.0.0.1:9042': response(codes.unprepared, 'not found'), '127.0.0.2:9042': response(codes.invalid, 'unconfigured table t') }, 'all failed'),
+    ];
+    for (const err of stale) {
+      assert.equal(isStaleSchema(err), true, String(err));
+      assert.equal(mapDriverError(err, false), err);
+    }
+    const down = new NoHostAvailableError({ '127.0.0.1:9042': response(codes.unprepared, 'not found'), '127.0.0.2:9042': new Error('connection refused') }, 'all failed');
+    assert.equal(isStaleSchema(down), false, 'a host that could not be asked says nothing about schemas');
+    assert.equal(isStaleSchema(response(codes.invalid, 'Invalid value for the paging state')), false);
   });
 });

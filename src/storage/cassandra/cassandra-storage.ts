@@ -11,7 +11,8 @@ import type { Delete, Query, QueryResult, Row, ScalarType, TableSchema, Write } 
 import { compareScalars } from '../values.js';
 import { planDelete, planWrite, type WritePlan } from '../write-plan.js';
 import { timeuuidMillis } from '../../timeuuid.js';
-import { mapDriverError } from './cql-errors.js';
+import { isStaleSchema, mapDriverError } from './cql-errors.js';
+import { SchemaCache } from '../schema-cache.js';
 import {
   cqlTable, createTableCql, dropTableCql, keyspaceName, metaKeyspaceName, migrateTableCql, q, qualified, type CqlTable, type IndexTable,
 } from './cql-schema.js';
@@ -46,7 +47,8 @@ function consistency(name: string): number {
 export class CassandraTableStorage implements TableStorage {
   readonly backend = 'cassandra';
   readonly expiresNatively = true;
-  private readonly tables = new Map<string, Table>();
+  private readonly tables: SchemaCache<Table>;
+  private readonly epoch: string;
   private readonly keyspaces = new Set<string>();
   /** The tail of each partition's chain of conditional writes from this process. */
   private readonly casChains = new Map<string, Promise<unknown>>();
@@ -56,6 +58,10 @@ export class CassandraTableStorage implements TableStorage {
 
   private constructor(private readonly client: cassandra.Client, private readonly options: CassandraOptions) {
     this.meta = qualified(metaKeyspaceName(options.keyspace_prefix), 'tables');
+    this.epoch = qualified(metaKeyspaceName(options.keyspace_prefix), 'schema_epoch');
+    this.tables = new SchemaCache({
+      readEpoch: async () => String((await this.run({ query: `SELECT changed FROM ${this.epoch} WHERE id = 0`, params: [] })).rows[0]?.changed ?? ''),
+    });
     this.read = consistency(options.consistency.read);
     this.write = consistency(options.consistency.write);
   }
@@ -72,6 +78,7 @@ export class CassandraTableStorage implements TableStorage {
       const storage = new CassandraTableStorage(client, options);
       await storage.ensureKeyspace(metaKeyspaceName(options.keyspace_prefix));
       await storage.ddl(`CREATE TABLE IF NOT EXISTS ${storage.meta} (domain text, name text, definition text, PRIMARY KEY ((domain), name))`);
+      await storage.ddl(`CREATE TABLE IF NOT EXISTS ${storage.epoch} (id int PRIMARY KEY, changed timeuuid)`);
       return storage;
     } catch (err) {
       await client.shutdown().catch(() => undefined);
@@ -137,14 +144,21 @@ export class CassandraTableStorage implements TableStorage {
 
   private async table(domain: string, name: unknown): Promise<Table> {
     if (typeof name !== 'string' || !TABLE_NAME.test(name)) throw invalidInput(`Invalid table name ${JSON.stringify(name)}.`, 'invalid-table-name');
-    const cacheKey = `${domain}\u0000${name}`;
-    const cached = this.tables.get(cacheKey);
-    if (cached) return cached;
-    const stored = await this.storedSchema(domain, name);
-    if (stored === undefined) throw missing(`Table '${name}' does not exist in ${domain}.`, 'unknown-table');
-    const table = this.describeTable(domain, name, JSON.parse(stored) as TableSchema);
-    this.tables.set(cacheKey, table);
-    return table;
+    return this.tables.get(`${domain}\u0000${name}`, async () => {
+      const stored = await this.storedSchema(domain, name);
+      if (stored === undefined) throw missing(`Table '${name}' does not exist in ${domain}.`, 'unknown-table');
+      return this.describeTable(domain, name, JSON.parse(stored) as TableSchema);
+    });
+  }
+
+  /** Tells other processes that a definition changed (see SchemaCache). */
+  private bumpEpoch(): Promise<unknown> {
+    return this.runWrites([{ query: `UPDATE ${this.epoch} SET changed = now() WHERE id = 0`, params: [] }]);
+  }
+
+  /** Runs a table operation again, with definitions reloaded, if another process changed the table under it. */
+  private fresh<R>(operation: () => Promise<R>): Promise<R> {
+    return this.tables.retryStale(operation, isStaleSchema);
   }
 
   async createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
@@ -159,6 +173,7 @@ export class CassandraTableStorage implements TableStorage {
       const claim = await this.runWrites([{ query: `INSERT INTO ${this.meta} (domain, name, definition) VALUES (?, ?, ?) IF NOT EXISTS`, params: [domain, name, text] }]);
       // Another process created it meanwhile: treat this one as a re-PUT of its schema.
       if (!claim.wasApplied()) return this.createTable(domain, name, rawSchema);
+      await this.bumpEpoch();
       outcome = 'created';
     } else {
       const current = this.describeTable(domain, name, JSON.parse(stored) as TableSchema);
@@ -169,6 +184,7 @@ export class CassandraTableStorage implements TableStorage {
         for (const statement of statements) await this.ddl(statement);
         for (const index of newIndexes) await this.fillIndex(next, index);
         await this.runWrites([{ query: `UPDATE ${this.meta} SET definition = ? WHERE domain = ? AND name = ? IF definition = ?`, params: [text, domain, name, stored] }]);
+        await this.bumpEpoch();
         outcome = 'updated';
       }
     }
@@ -183,12 +199,17 @@ export class CassandraTableStorage implements TableStorage {
   async dropTable(domain: string, name: string): Promise<void> {
     const { cql } = await this.table(domain, name);
     await this.runWrites([{ query: `DELETE FROM ${this.meta} WHERE domain = ? AND name = ?`, params: [domain, name] }]);
+    await this.bumpEpoch();
     this.tables.delete(`${domain}\u0000${name}`);
     for (const statement of dropTableCql(cql)) await this.ddl(statement);
   }
 
   async get(domain: string, query: Query): Promise<QueryResult> {
     if (typeof query !== 'object' || query === null) throw invalidInput('A query must be a JSON object.', 'invalid-query');
+    return this.fresh(() => this.query(domain, query));
+  }
+
+  private async query(domain: string, query: Query): Promise<QueryResult> {
     const table = await this.table(domain, query.table);
     // Pages continue from the driver's paging state, wrapped in the shared token format.
     const plan = planQuery(table.info, { ...query, next: undefined }, toCql);
@@ -251,6 +272,10 @@ export class CassandraTableStorage implements TableStorage {
 
   async put(domain: string, write: Write): Promise<void> {
     if (typeof write !== 'object' || write === null) throw invalidInput('A write must be a JSON object.', 'invalid-write');
+    return this.fresh(() => this.writeRow(domain, write));
+  }
+
+  private async writeRow(domain: string, write: Write): Promise<void> {
     const table = await this.table(domain, write.table);
     const { info } = table;
     const plan = planWrite(info, write, toCql);
@@ -431,10 +456,12 @@ export class CassandraTableStorage implements TableStorage {
 
   async delete(domain: string, del: Delete): Promise<void> {
     if (typeof del !== 'object' || del === null) throw invalidInput('A delete must be a JSON object.', 'invalid-delete');
-    const table = await this.table(domain, del.table);
-    const plan = planDelete(table.info, del, toCql);
-    await this.removeEntries(table, plan.key);
-    await this.runWrites([deleteCql(table.main, plan.key)]);
+    await this.fresh(async () => {
+      const table = await this.table(domain, del.table);
+      const plan = planDelete(table.info, del, toCql);
+      await this.removeEntries(table, plan.key);
+      await this.runWrites([deleteCql(table.main, plan.key)]);
+    });
   }
 
   /** Cassandra drops expired cells itself (at compaction); there is nothing to sweep. */

@@ -10,6 +10,8 @@ const TRANSIENT = new Set([codes.unavailableException, codes.overloaded, codes.i
  * than concluding that someone else won.
  */
 export function mapDriverError(err: unknown, pagingState: boolean): unknown {
+  // Left as it is for the table operation to reload its definitions and try again.
+  if (isStaleSchema(err)) return err;
   if (err instanceof cassandra.errors.ResponseError) {
     if (err.code === codes.writeTimeout) {
       const cas = (err as { writeType?: string }).writeType === 'CAS';
@@ -28,4 +30,18 @@ export function mapDriverError(err: unknown, pagingState: boolean): unknown {
     return unavailable(`Storage could not be reached: ${err.message}`);
   }
   return err;
+}
+
+/**
+ * Whether the cluster says a table, keyspace or column a statement named is not there: a definition
+ * changed elsewhere (statements prepared for a dropped table come back "unprepared", and preparing
+ * them again fails on every host).
+ */
+export function isStaleSchema(err: unknown): boolean {
+  if (err instanceof cassandra.errors.NoHostAvailableError) {
+    const inner = Object.values((err.innerErrors ?? {}) as Record<string, unknown>);
+    return inner.length > 0 && inner.every(isStaleSchema);
+  }
+  if (!(err instanceof cassandra.errors.ResponseError)) return false;
+  return err.code === codes.unprepared || (err.code === codes.invalid && /unconfigured table|undefined column|keyspace .* does not exist|table .* does not exist/i.test(err.message));
 }

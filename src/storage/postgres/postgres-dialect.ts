@@ -13,4 +13,6 @@ export const postgresDialect: Dialect = {
   nativeDecimal: true,
   int64: 'BIGINT',
   columnType: (type: AttributeType) => (type.startsWith('set<') ? 'TEXT' : TYPES[type]!),
+  // undefined_table, undefined_column
+  isStaleSchema: (err) => ['42P01', '42703'].includes((err as { code?: string } | null)?.code ?? ''),
 };

@@ -1,11 +1,18 @@
 import type { TableInfo } from '../schema.js';
 import type { TableSchema } from '../types.js';
 import type { Dialect } from './driver.js';
-import { META_TABLE, q, type PhysicalNames } from './names.js';
+import { META_TABLE, q, SCHEMA_EPOCH_TABLE, type PhysicalNames } from './names.js';
 
-export function metaTableDdl(): string {
-  return `CREATE TABLE IF NOT EXISTS ${q(META_TABLE)} (domain TEXT NOT NULL, name TEXT NOT NULL, schema TEXT NOT NULL, PRIMARY KEY (domain, name))`;
+export function metaTableDdl(): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${q(META_TABLE)} (domain TEXT NOT NULL, name TEXT NOT NULL, schema TEXT NOT NULL, PRIMARY KEY (domain, name))`,
+    `CREATE TABLE IF NOT EXISTS ${q(SCHEMA_EPOCH_TABLE)} (id INTEGER NOT NULL PRIMARY KEY, epoch BIGINT NOT NULL)`,
+    `INSERT INTO ${q(SCHEMA_EPOCH_TABLE)} (id, epoch) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`,
+  ];
 }
+
+export const readSchemaEpochSql = () => `SELECT epoch FROM ${q(SCHEMA_EPOCH_TABLE)} WHERE id = 1`;
+export const bumpSchemaEpochSql = () => `UPDATE ${q(SCHEMA_EPOCH_TABLE)} SET epoch = epoch + 1 WHERE id = 1`;
 
 function column(info: TableInfo, dialect: Dialect, name: string, key: boolean): string {
   return `${q(name)} ${dialect.columnType(info.schema.attributes[name]!)}${key ? ' NOT NULL' : ''}`;

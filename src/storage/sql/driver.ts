@@ -7,6 +7,8 @@ export interface Dialect extends ValueCodec {
   columnType(type: AttributeType): string;
   /** Type of the `_exp` column (milliseconds since the epoch). */
   readonly int64: string;
+  /** Whether an error says a table or column a statement named is not there (a definition changed elsewhere). */
+  isStaleSchema(err: unknown): boolean;
 }
 
 export type SqlRow = Record<string, unknown>;

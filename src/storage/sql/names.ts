@@ -25,3 +25,5 @@ export function physicalNames(domain: string, table: string): PhysicalNames {
 export const q = (identifier: string) => `"${identifier}"`;
 
 export const META_TABLE = 'wikistore_tables';
+/** One row: a number every create, migrate and drop moves, so other processes know to reload definitions. */
+export const SCHEMA_EPOCH_TABLE = 'wikistore_schema_epoch';

@@ -13,4 +13,5 @@ export const sqliteDialect: Dialect = {
   nativeDecimal: false,
   int64: 'INTEGER',
   columnType: (type: AttributeType) => (type.startsWith('set<') ? 'TEXT' : TYPES[type]!),
+  isStaleSchema: (err) => err instanceof Error && (err as { code?: string }).code === 'SQLITE_ERROR' && /no such (table|column)|has no column named/.test(err.message),
 };

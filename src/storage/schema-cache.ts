@@ -1,0 +1,102 @@
+/** How long a process may go on using table definitions without asking whether they changed. */
+export const SCHEMA_RECHECK_MS = 1000;
+
+export interface SchemaCacheOptions {
+  /** The shared schema epoch: whatever it returns changes on every create, migrate or drop, by any process. */
+  readEpoch: () => Promise<string>;
+  /**
+   * For engines that can tell cheaply whether anything at all was committed (SQLite's data version):
+   * the epoch is then read only after a commit, and a change made elsewhere is seen at once.
+   * Elsewhere the epoch is read at most once per `recheckMs`.
+   */
+  dataVersion?: () => number;
+  recheckMs?: number;
+}
+
+/**
+ * The table definitions one process keeps, and how it learns that another process changed one:
+ * a table dropped, recreated or migrated by another worker or service instance would otherwise go
+ * on being read and written with the old columns (an error, or worse, a row read without the
+ * attributes added since).
+ */
+export class SchemaCache<T> {
+  private readonly entries = new Map<string, T>();
+  private epoch: string | undefined;
+  /** Bumped whenever entries are dropped: a definition loaded before then is not kept. */
+  private generation = 0;
+  private checkedVersion: number | undefined;
+  private checkedAt = -Infinity;
+  private checking: Promise<void> | undefined;
+
+  constructor(private readonly options: SchemaCacheOptions) {}
+
+  /** The definition under `key`, loaded with `load` when not kept (or no longer current). */
+  async get(key: string, load: () => Promise<T>, dataVersion?: number): Promise<T> {
+    await this.fresh(dataVersion);
+    const kept = this.entries.get(key);
+    if (kept !== undefined) return kept;
+    const generation = this.generation;
+    const value = await load();
+    if (generation === this.generation) this.entries.set(key, value);
+    return value;
+  }
+
+  /** A definition this process has just written. */
+  set(key: string, value: T): void {
+    this.entries.set(key, value);
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** Forgets every definition, and asks for the epoch again before the next use. */
+  invalidate(): void {
+    this.entries.clear();
+    this.generation++;
+    this.checkedVersion = undefined;
+    this.checkedAt = -Infinity;
+  }
+
+  /** `dataVersion`: the engine's data version, if the caller has just asked for it. */
+  private async fresh(dataVersion?: number): Promise<void> {
+    const ask = this.options.dataVersion;
+    if (ask) {
+      const version = dataVersion ?? ask();
+      // Reads of such engines are quick and exact: no sharing of a check begun before a commit.
+      if (version !== this.checkedVersion) await this.check(version);
+      return;
+    }
+    if (Date.now() - this.checkedAt < (this.options.recheckMs ?? SCHEMA_RECHECK_MS)) return;
+    this.checking ??= this.check(undefined).finally(() => (this.checking = undefined));
+    await this.checking;
+  }
+
+  private async check(version: number | undefined): Promise<void> {
+    const at = Date.now();
+    const epoch = await this.options.readEpoch();
+    if (epoch !== this.epoch) {
+      if (this.epoch !== undefined) {
+        this.entries.clear();
+        this.generation++;
+      }
+      this.epoch = epoch;
+    }
+    this.checkedVersion = version;
+    this.checkedAt = at;
+  }
+
+  /**
+   * Runs `operation`; if the engine says a table or column it named is not there (a definition
+   * changed elsewhere since the last check), forgets every definition and runs it once more.
+   */
+  async retryStale<R>(operation: () => Promise<R>, isStale: (err: unknown) => boolean): Promise<R> {
+    try {
+      return await operation();
+    } catch (err) {
+      if (!isStale(err)) throw err;
+      this.invalidate();
+      return operation();
+    }
+  }
+}
