@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { admin, BACKENDS, request, startServer, type TestServer } from './helpers.js';
+import Database from 'better-sqlite3';
+import { admin, BACKENDS, request, sqliteConfig, startServer, type TestServer } from './helpers.js';
 
 const schema = {
   table: 'kv',
@@ -90,3 +91,25 @@ for (const backend of BACKENDS) {
     });
   });
 }
+
+describe('table API over HTTP when storage cannot answer now', () => {
+  it('answers 503 with Retry-After while another process holds the write lock past the busy timeout, and writes once it is free', async () => {
+    const storage = sqliteConfig();
+    const s = await startServer({ storage });
+    try {
+      const url = `${s.base}/${s.domain}/sys/table/kv`;
+      assert.equal((await request(url, { method: 'PUT', headers: admin, body: schema })).status, 201);
+      const other = new Database((storage as { path: string }).path);
+      other.exec('BEGIN IMMEDIATE');
+      const blocked = await request(`${url}/`, { method: 'PUT', headers: admin, body: { attributes: { key: 'a', tid: T1 } } });
+      assert.equal(blocked.status, 503);
+      assert.equal(blocked.headers['retry-after'], '1');
+      assert.match(String(blocked.headers['content-type']), /application\/problem\+json/);
+      other.exec('ROLLBACK');
+      other.close();
+      assert.equal((await request(`${url}/`, { method: 'PUT', headers: admin, body: { attributes: { key: 'a', tid: T1 } } })).status, 201);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { conditionFailed, invalidInput, missing } from './errors.js';
+import { conditionFailed, invalidInput, missing, unavailable } from './errors.js';
 import { encodeToken } from './paging.js';
 import { planQuery } from './query-plan.js';
 import { ReadCache } from './sql/read-cache.js';
@@ -66,9 +66,18 @@ export class SqlTableStorage implements TableStorage {
     });
   }
 
-  /** Runs a table operation again, with definitions reloaded, if another process changed the table under it. */
-  private fresh<R>(operation: () => Promise<R>): Promise<R> {
-    return this.tables.retryStale(operation, this.driver.dialect.isStaleSchema);
+  /**
+   * Runs a table operation again, with definitions reloaded, if another process changed the table
+   * under it; an engine that cannot answer now is reported as such (a 503 to retry, not a 500).
+   */
+  private async fresh<R>(operation: () => Promise<R>): Promise<R> {
+    const { dialect } = this.driver;
+    try {
+      return await this.tables.retryStale(operation, dialect.isStaleSchema);
+    } catch (err) {
+      if (dialect.isUnavailable(err)) throw unavailable(`Storage could not answer: ${(err as Error).message}`);
+      throw err;
+    }
   }
 
   /** `readCacheBytes`: memory for query answers, on engines that can tell when they changed (see ReadCache). */
@@ -92,7 +101,11 @@ export class SqlTableStorage implements TableStorage {
   }
 
   /** Creates a table or migrates it to a higher schema version; 'unchanged' for the same schema. */
-  async createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
+  createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
+    return this.fresh(() => this.defineTable(domain, name, rawSchema));
+  }
+
+  private async defineTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
     const schema = normalizeSchema(rawSchema, name, domain);
     const info = describe(schema);
     const names = physicalNames(domain, name);
@@ -116,11 +129,15 @@ export class SqlTableStorage implements TableStorage {
   }
 
   /** The schema with every default filled in, and its domain: PUT back as it is, it changes nothing. */
-  async getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }> {
-    return { domain, ...(await this.table(domain, name)).info.schema };
+  getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }> {
+    return this.fresh(async () => ({ domain, ...(await this.table(domain, name)).info.schema }));
   }
 
-  async dropTable(domain: string, name: string): Promise<void> {
+  dropTable(domain: string, name: string): Promise<void> {
+    return this.fresh(() => this.removeTable(domain, name));
+  }
+
+  private async removeTable(domain: string, name: string): Promise<void> {
     const { names } = await this.table(domain, name);
     await this.driver.transaction(JSON.stringify(['schema', domain, name]), async (tx) => {
       for (const ddl of dropTableDdl(names)) await tx.run(ddl, []);

@@ -21,7 +21,8 @@ async function mapped<T>(operation: Promise<T>): Promise<T> {
   try {
     return await operation;
   } catch (e) {
-    if (e instanceof StorageError) throw new HttpError(STATUS_OF[e.kind], e.code, e.detail);
+    // Storage that cannot answer now is worth a retry shortly: say when.
+    if (e instanceof StorageError) throw new HttpError(STATUS_OF[e.kind], e.code, e.detail, e.kind === 'unavailable' ? { headers: { 'retry-after': '1' } } : {});
     throw e;
   }
 }

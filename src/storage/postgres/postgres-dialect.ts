@@ -7,12 +7,23 @@ const TYPES: Record<string, string> = {
   double: 'DOUBLE PRECISION', boolean: 'BOOLEAN', timeuuid: 'TEXT COLLATE "C"', uuid: 'TEXT COLLATE "C"', timestamp: 'BIGINT', json: 'TEXT',
 };
 
+/** Network failures, the client's own connection states, and the server's classes for "not now". */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED']);
+// 08: connection exception, 53: insufficient resources, 57P0x: shutting down or starting, 40001/40P01: serialization failure, deadlock.
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-3]|40001$|40P01$)/;
+
+function isUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code));
+}
+
 export const postgresDialect: Dialect = {
   name: 'postgres',
   nativeBoolean: true,
   nativeDecimal: true,
   int64: 'BIGINT',
   columnType: (type: AttributeType) => (type.startsWith('set<') ? 'TEXT' : TYPES[type]!),
+  isUnavailable,
   // undefined_table, undefined_column
   isStaleSchema: (err) => ['42P01', '42703'].includes((err as { code?: string } | null)?.code ?? ''),
 };

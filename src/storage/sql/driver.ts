@@ -9,6 +9,8 @@ export interface Dialect extends ValueCodec {
   readonly int64: string;
   /** Whether an error says a table or column a statement named is not there (a definition changed elsewhere). */
   isStaleSchema(err: unknown): boolean;
+  /** Whether an error says the engine cannot answer now (unreachable, busy, shutting down): worth retrying later. */
+  isUnavailable(err: unknown): boolean;
 }
 
 export type SqlRow = Record<string, unknown>;

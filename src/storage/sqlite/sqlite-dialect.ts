@@ -13,5 +13,7 @@ export const sqliteDialect: Dialect = {
   nativeDecimal: false,
   int64: 'INTEGER',
   columnType: (type: AttributeType) => (type.startsWith('set<') ? 'TEXT' : TYPES[type]!),
+  // Another process held the write lock past busy_timeout.
+  isUnavailable: (err) => ['SQLITE_BUSY', 'SQLITE_LOCKED'].some((code) => ((err as { code?: string } | null)?.code ?? '').startsWith(code)),
   isStaleSchema: (err) => err instanceof Error && (err as { code?: string }).code === 'SQLITE_ERROR' && /no such (table|column)|has no column named/.test(err.message),
 };
