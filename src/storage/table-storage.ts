@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { conditionFailed, invalidInput, missing, unavailable } from './errors.js';
 import { encodeToken } from './paging.js';
@@ -82,7 +83,20 @@ export class SqlTableStorage implements TableStorage {
 
   /** `readCacheBytes`: memory for query answers, on engines that can tell when they changed (see ReadCache). */
   static async open(driver: SqlDriver, options: { readCacheBytes?: number } = {}): Promise<SqlTableStorage> {
-    for (const ddl of metaTableDdl()) await driver.run(ddl, []);
+    try {
+      for (const ddl of metaTableDdl()) {
+        // Processes starting together on a new database race to create these: PostgreSQL may refuse
+        // the loser's CREATE TABLE IF NOT EXISTS (a duplicate type); by the second try it exists.
+        await driver.run(ddl, []).catch(async () => {
+          await sleep(100);
+          await driver.run(ddl, []);
+        });
+      }
+    } catch (err) {
+      // A storage that could not open leaves no connections behind (they would keep the process alive).
+      await driver.close().catch(() => undefined);
+      throw err;
+    }
     return new SqlTableStorage(driver, options.readCacheBytes ?? 0);
   }
 
