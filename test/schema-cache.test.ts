@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { StorageError } from '../src/storage/errors.js';
 import { SchemaCache } from '../src/storage/schema-cache.js';
 import { sleep } from './helpers.js';
 
@@ -45,6 +46,33 @@ describe('schema cache: definitions changed by other processes', () => {
     release();
     assert.equal(await slowLoad, 'old');
     assert.equal(await cache.get('t', async () => 'new'), 'new');
+  });
+
+  it('runs a write again when the epoch read inside its transaction is not the one its definitions were loaded under', async () => {
+    let epoch = '1';
+    const cache = new SchemaCache<string>({ readEpoch: async () => epoch, dataVersion: () => 0 });
+    let loads = 0;
+    const write = () =>
+      cache.retryStale(async () => {
+        const definition = await cache.get('t', async () => `definition ${++loads}`, { confirmedLater: true });
+        cache.confirm(epoch);
+        return definition;
+      }, () => false);
+    // Never seen before: confirmed only once loaded under the epoch the transaction reads.
+    assert.equal(await write(), 'definition 2');
+    assert.equal(await write(), 'definition 2');
+    epoch = '2';
+    assert.equal(await write(), 'definition 3');
+    assert.equal(loads, 3);
+    // Moving again under the second attempt too: a 503 to retry, never a write on old definitions.
+    let moves = 2;
+    await assert.rejects(
+      cache.retryStale(async () => {
+        await cache.get('t', async () => 'x', { confirmedLater: true });
+        cache.confirm(String(++moves));
+      }, () => false),
+      (err: unknown) => err instanceof StorageError && err.kind === 'unavailable' && err.code === 'definitions-changed',
+    );
   });
 
   it('retries an operation once when the engine says its table or column is gone, with definitions reloaded', async () => {

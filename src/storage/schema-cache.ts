@@ -1,3 +1,5 @@
+import { StorageError } from './errors.js';
+
 /** How long a process may go on using table definitions without asking whether they changed. */
 export const SCHEMA_RECHECK_MS = 1000;
 
@@ -30,9 +32,13 @@ export class SchemaCache<T> {
 
   constructor(private readonly options: SchemaCacheOptions) {}
 
-  /** The definition under `key`, loaded with `load` when not kept (or no longer current). */
-  async get(key: string, load: () => Promise<T>, dataVersion?: number): Promise<T> {
-    await this.fresh(dataVersion);
+  /**
+   * The definition under `key`, loaded with `load` when not kept (or no longer current).
+   * `dataVersion`: the engine's, if the caller has just asked for it. `confirmedLater`: the caller
+   * checks the epoch itself, inside its write transaction (see `confirm`), so none is asked here.
+   */
+  async get(key: string, load: () => Promise<T>, options: { dataVersion?: number; confirmedLater?: boolean } = {}): Promise<T> {
+    if (!options.confirmedLater) await this.fresh(options.dataVersion);
     const kept = this.entries.get(key);
     if (kept !== undefined) return kept;
     const generation = this.generation;
@@ -56,6 +62,18 @@ export class SchemaCache<T> {
     this.generation++;
     this.checkedVersion = undefined;
     this.checkedAt = -Infinity;
+  }
+
+  /**
+   * Checks the epoch read inside a write transaction (where no other process can move it) against
+   * the one the definitions were loaded under. When it moved (or was never seen), forgets them and
+   * throws, for `retryStale` to run the write again with definitions read anew.
+   */
+  confirm(epoch: string): void {
+    if (epoch === this.epoch) return;
+    this.invalidate();
+    this.epoch = epoch;
+    throw definitionsChanged();
   }
 
   /** `dataVersion`: the engine's data version, if the caller has just asked for it. */
@@ -87,16 +105,21 @@ export class SchemaCache<T> {
   }
 
   /**
-   * Runs `operation`; if the engine says a table or column it named is not there (a definition
-   * changed elsewhere since the last check), forgets every definition and runs it once more.
+   * Runs `operation`; if the engine says a table or column it named is not there, or `confirm`
+   * found the definitions changed (elsewhere, since the last check), forgets every definition and
+   * runs it once more.
    */
   async retryStale<R>(operation: () => Promise<R>, isStale: (err: unknown) => boolean): Promise<R> {
     try {
       return await operation();
     } catch (err) {
-      if (!isStale(err)) throw err;
+      if (!isStale(err) && !isDefinitionsChanged(err)) throw err;
       this.invalidate();
       return operation();
     }
   }
 }
+
+/** Definitions that changed under a write twice in a row: rare enough to ask the client to retry. */
+const definitionsChanged = () => new StorageError('unavailable', 'definitions-changed', 'Table definitions changed during the write; retry it.');
+const isDefinitionsChanged = (err: unknown) => err instanceof StorageError && err.code === 'definitions-changed';
