@@ -51,6 +51,8 @@ log "building (typecheck included)"
 rm -rf dist  # no stale compiled tests
 npx tsc -p .
 
+# The single Cassandra node outlives a run; its test keyspaces do not.
+node scripts/drop-test-keyspaces.mjs "$WIKISTORE_TEST_CASSANDRA" wst
 node --test --test-reporter=spec "${@:-dist/test/}"
 
 # The slow tier: a three-node Cassandra cluster on 127.0.0.1-3 (the single node makes way for it),

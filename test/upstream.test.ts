@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { HttpError } from '../src/errors.js';
 import { upstreamFetch } from '../src/upstream/fetch.js';
 
@@ -18,6 +19,16 @@ describe('upstream client', () => {
       if (req.url === '/broken') return res.writeHead(500).end();
       if (req.url === '/slow') return void setTimeout(() => res.end('late'), 500);
       if (req.url === '/ua') return res.end(req.headers['user-agent']);
+      if (req.url === '/gzip') {
+        if (!/gzip/.test(req.headers['accept-encoding'] ?? '')) return res.end('asked without gzip');
+        return res.writeHead(200, { 'content-encoding': 'gzip', 'retry-after': '7' }).end(gzipSync('compressed answer'));
+      }
+      if (req.url === '/truncated') {
+        // Promises more than it sends, then hangs up: a partial answer must never pass for a whole one.
+        res.writeHead(200, { 'content-length': '1000' });
+        res.write('only part of it');
+        return void setTimeout(() => res.destroy(), 20);
+      }
       res.end('ok');
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -29,6 +40,19 @@ describe('upstream client', () => {
 
   it('sends the configured User-Agent', async () => {
     assert.equal((await upstreamFetch(`${base}/ua`, 'wikistore-test/1 (contact)')).body.toString(), 'wikistore-test/1 (contact)');
+  });
+
+  it('asks for gzip and hands back the decoded answer, headers looked up in any case', async () => {
+    const res = await upstreamFetch(`${base}/gzip`, 'ua');
+    assert.equal(res.body.toString(), 'compressed answer');
+    assert.equal(res.headers.get('Retry-After'), '7');
+    assert.equal(res.headers.get('x-missing'), null);
+  });
+
+  it('treats an answer cut short as the wiki being unreachable, after retrying it', async () => {
+    hits.delete('/truncated');
+    await status(upstreamFetch(`${base}/truncated`, 'ua', { retries: 1 }), 503);
+    assert.equal(hits.get('/truncated'), 2);
   });
 
   it('retries 5xx answers and succeeds when the wiki recovers', async () => {

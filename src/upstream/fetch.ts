@@ -1,4 +1,7 @@
+import http, { type IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
 import { HttpError } from '../errors.js';
+import { decompress } from '../http/encoding.js';
 
 export interface FetchOptions {
   method?: string;
@@ -9,43 +12,103 @@ export interface FetchOptions {
   retries?: number;
 }
 
+/** An answer's headers, looked up by name in any case. */
+export interface AnswerHeaders {
+  get(name: string): string | null;
+}
+
 export interface UpstreamResponse {
   status: number;
-  headers: Headers;
+  headers: AnswerHeaders;
   body: Buffer;
 }
 
 const RETRY_BACKOFF_MS = [100, 400, 1000];
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ETIMEDOUT']);
 
-function isConnectionError(err: unknown): boolean {
-  const cause = (err as { cause?: { code?: string } }).cause;
-  return ['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'EPIPE'].includes(cause?.code ?? '');
+/**
+ * Connections to the wiki are kept open between requests (where the wiki allows it): a TLS
+ * handshake per request would cost more than most API answers.
+ */
+const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+
+class Timeout extends Error {}
+
+function headersOf(raw: IncomingHttpHeaders): AnswerHeaders {
+  return {
+    get(name) {
+      const value = raw[name.toLowerCase()];
+      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+    },
+  };
+}
+
+/**
+ * One exchange through node's own client: a wiki request costs about a third of the CPU of
+ * `fetch` and answers sooner (on a cold page miss three of them wait in line).
+ */
+function exchange(url: string, userAgent: string, options: FetchOptions, timeoutMs: number): Promise<UpstreamResponse> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const client = target.protocol === 'https:' ? https : http;
+    const agent = agents[target.protocol as keyof typeof agents];
+    if (!agent) return reject(new Error(`Unsupported protocol ${target.protocol}`));
+    const body = options.body === undefined ? undefined : Buffer.from(options.body);
+    const req = client.request(target, {
+      method: options.method ?? 'GET',
+      agent,
+      headers: {
+        'user-agent': userAgent,
+        'accept-encoding': 'gzip',
+        ...(body ? { 'content-length': String(body.length) } : {}),
+        ...options.headers,
+      },
+    });
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      outcome();
+    };
+    const fail = (err: unknown) => settle(() => reject(err));
+    // The whole exchange, not only the wait for headers: a wiki trickling its answer is as slow.
+    const timer = setTimeout(() => {
+      fail(new Timeout());
+      req.destroy();
+    }, timeoutMs);
+    req.once('error', fail);
+    req.once('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.once('error', fail);
+      res.once('end', () => {
+        const raw = Buffer.concat(chunks);
+        const decoded = res.headers['content-encoding'] === 'gzip' ? decompress(raw, 'gzip') : Promise.resolve(raw);
+        decoded.then((bytes) => settle(() => resolve({ status: res.statusCode ?? 502, headers: headersOf(res.headers), body: bytes })), fail);
+      });
+    });
+    req.end(body);
+  });
 }
 
 /**
  * Requests to a wiki: a descriptive User-Agent, a timeout, retries with backoff, and failures
  * turned into the gateway errors clients should see (502 bad answer, 503 unreachable, 504 slow).
+ * Redirects are answers, not followed.
  */
 export async function upstreamFetch(url: string, userAgent: string, options: FetchOptions = {}): Promise<UpstreamResponse> {
   const retries = options.retries ?? 2;
+  const timeoutMs = options.timeoutMs ?? 30_000;
   for (let attempt = 0; ; attempt++) {
     let failure: HttpError;
     try {
-      const res = await fetch(url, {
-        method: options.method ?? 'GET',
-        headers: { 'user-agent': userAgent, ...options.headers },
-        body: options.body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
-      });
-      const body = Buffer.from(await res.arrayBuffer());
-      if (res.status < 500) return { status: res.status, headers: res.headers, body };
+      const res = await exchange(url, userAgent, options, timeoutMs);
+      if (res.status < 500) return res;
       failure = new HttpError(502, 'upstream-error', `The wiki answered ${res.status} for ${new URL(url).pathname}.`);
     } catch (err) {
-      if ((err as Error).name === 'TimeoutError') {
-        throw new HttpError(504, 'upstream-timeout', `The wiki did not answer within ${options.timeoutMs ?? 30_000} ms.`);
-      }
-      if (!isConnectionError(err)) throw new HttpError(502, 'upstream-error', `Talking to the wiki failed: ${(err as Error).message}`);
+      if (err instanceof Timeout) throw new HttpError(504, 'upstream-timeout', `The wiki did not answer within ${timeoutMs} ms.`);
+      if (!CONNECTION_ERRORS.has((err as { code?: string }).code ?? '')) throw new HttpError(502, 'upstream-error', `Talking to the wiki failed: ${(err as Error).message}`);
       failure = new HttpError(503, 'upstream-unavailable', 'The wiki cannot be reached.', { headers: { 'retry-after': '5' } });
     }
     if (attempt >= retries) throw failure;
