@@ -324,6 +324,10 @@ export class PageService {
       // Never a revision whose text is hidden; one rendered before is found stored, not rendered again.
       if (prerender && !named.text_hidden && current?.rev !== latest.revid) {
         this.render(ctx, domain, named, false).catch((err) => this.log.debug({ err, domain, title }, 'an early render failed; the read renders again'));
+        // The state is written on the next turn: by then the render has sent its requests to
+        // Parsoid, which the writes would otherwise hold up (about a millisecond on SQLite) though
+        // nothing needs them before Parsoid answers.
+        await nextTurn();
       }
       await revs.saveFromApi(ctx, title, page, [latest]);
       const stored = await revs.get(ctx, title, latest.revid);
