@@ -77,11 +77,12 @@ function exchange(url: string, userAgent: string, options: FetchOptions, timeout
       fail(new Timeout());
       req.destroy();
     }, timeoutMs);
-    req.once('error', fail);
+    // Not once: a request destroyed after failing may report its socket's end as one more error.
+    req.on('error', fail);
     req.once('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.once('error', fail);
+      res.on('error', fail);
       res.once('end', () => {
         const raw = Buffer.concat(chunks);
         const decoded = res.headers['content-encoding'] === 'gzip' ? decompress(raw, 'gzip') : Promise.resolve(raw);
