@@ -23,6 +23,14 @@ describe('upstream client', () => {
         if (!/gzip/.test(req.headers['accept-encoding'] ?? '')) return res.end('asked without gzip');
         return res.writeHead(200, { 'content-encoding': 'gzip', 'retry-after': '7' }).end(gzipSync('compressed answer'));
       }
+      if (req.url === '/big') return res.end(Buffer.alloc(4096, 'x'));
+      if (req.url === '/bomb') return res.writeHead(200, { 'content-encoding': 'gzip' }).end(gzipSync(Buffer.alloc(1 << 20)));
+      if (req.url === '/trickle') {
+        // Headers at once, then a byte now and then: the timeout covers the whole answer.
+        res.writeHead(200);
+        const drip = setInterval(() => res.write('.'), 20);
+        return void res.on('close', () => clearInterval(drip));
+      }
       if (req.url === '/truncated') {
         // Promises more than it sends, then hangs up: a partial answer must never pass for a whole one.
         res.writeHead(200, { 'content-length': '1000' });
@@ -53,6 +61,16 @@ describe('upstream client', () => {
     hits.delete('/truncated');
     await status(upstreamFetch(`${base}/truncated`, 'ua', { retries: 1 }), 503);
     assert.equal(hits.get('/truncated'), 2);
+  });
+
+  it('refuses an answer larger than it takes, sent so or decoded so, with a 502', async () => {
+    await status(upstreamFetch(`${base}/big`, 'ua', { maxBytes: 1024 }), 502);
+    await status(upstreamFetch(`${base}/bomb`, 'ua', { maxBytes: 64 * 1024 }), 502);
+    assert.equal((await upstreamFetch(`${base}/big`, 'ua', { maxBytes: 8192 })).body.length, 4096);
+  });
+
+  it('times out an answer that trickles in, not only one whose headers are late', async () => {
+    await status(upstreamFetch(`${base}/trickle`, 'ua', { timeoutMs: 200 }), 504);
   });
 
   it('retries 5xx answers and succeeds when the wiki recovers', async () => {

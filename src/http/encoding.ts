@@ -50,10 +50,12 @@ export async function compress(body: Buffer, encoding: string): Promise<Buffer> 
   return body;
 }
 
-export async function decompress(body: Buffer, encoding: string): Promise<Buffer> {
+/** `maxBytes`: past this many decoded bytes it fails (a RangeError) instead of growing memory. */
+export async function decompress(body: Buffer, encoding: string, maxBytes?: number): Promise<Buffer> {
   const sync = body.length < SYNC_BYTES / 4;
-  if (encoding === 'gzip') return sync ? zlib.gunzipSync(body) : gunzip(body);
-  if (encoding === 'br') return sync ? zlib.brotliDecompressSync(body) : unbrotli(body);
+  const options = maxBytes === undefined ? {} : { maxOutputLength: maxBytes };
+  if (encoding === 'gzip') return sync ? zlib.gunzipSync(body, options) : gunzip(body, options);
+  if (encoding === 'br') return sync ? zlib.brotliDecompressSync(body, options) : unbrotli(body, options);
   return body;
 }
 

@@ -10,6 +10,8 @@ export interface FetchOptions {
   timeoutMs?: number;
   /** Retries after a 5xx or a connection error (not after a timeout: the wiki is busy). */
   retries?: number;
+  /** The largest answer taken, as sent and decoded (MAX_ANSWER_BYTES unless told). */
+  maxBytes?: number;
 }
 
 /** An answer's headers, looked up by name in any case. */
@@ -32,7 +34,14 @@ const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH',
  */
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
+/**
+ * Far above the largest page bundle a wiki sends (a few MB for the longest articles): an answer
+ * past it, or a small one that decodes past it, is refused rather than held in memory.
+ */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
 class Timeout extends Error {}
+class TooLarge extends Error {}
 
 function headersOf(raw: IncomingHttpHeaders): AnswerHeaders {
   return {
@@ -48,6 +57,7 @@ function headersOf(raw: IncomingHttpHeaders): AnswerHeaders {
  * `fetch` and answers sooner (on a cold page miss three of them wait in line).
  */
 function exchange(url: string, userAgent: string, options: FetchOptions, timeoutMs: number): Promise<UpstreamResponse> {
+  const maxBytes = options.maxBytes ?? MAX_ANSWER_BYTES;
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const client = target.protocol === 'https:' ? https : http;
@@ -81,12 +91,19 @@ function exchange(url: string, userAgent: string, options: FetchOptions, timeout
     req.on('error', fail);
     req.once('response', (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let received = 0;
+      res.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (received <= maxBytes) return void chunks.push(chunk);
+        fail(new TooLarge());
+        req.destroy();
+      });
       res.on('error', fail);
       res.once('end', () => {
         const raw = Buffer.concat(chunks);
-        const decoded = res.headers['content-encoding'] === 'gzip' ? decompress(raw, 'gzip') : Promise.resolve(raw);
-        decoded.then((bytes) => settle(() => resolve({ status: res.statusCode ?? 502, headers: headersOf(res.headers), body: bytes })), fail);
+        const decoded = res.headers['content-encoding'] === 'gzip' ? decompress(raw, 'gzip', maxBytes) : Promise.resolve(raw);
+        const tooLarge = (err: unknown) => fail(err instanceof RangeError ? new TooLarge() : err);
+        decoded.then((bytes) => settle(() => resolve({ status: res.statusCode ?? 502, headers: headersOf(res.headers), body: bytes })), tooLarge);
       });
     });
     req.end(body);
@@ -109,6 +126,7 @@ export async function upstreamFetch(url: string, userAgent: string, options: Fet
       failure = new HttpError(502, 'upstream-error', `The wiki answered ${res.status} for ${new URL(url).pathname}.`);
     } catch (err) {
       if (err instanceof Timeout) throw new HttpError(504, 'upstream-timeout', `The wiki did not answer within ${timeoutMs} ms.`);
+      if (err instanceof TooLarge) throw new HttpError(502, 'upstream-too-large', `The wiki's answer is larger than ${options.maxBytes ?? MAX_ANSWER_BYTES} bytes.`);
       if (!CONNECTION_ERRORS.has((err as { code?: string }).code ?? '')) throw new HttpError(502, 'upstream-error', `Talking to the wiki failed: ${(err as Error).message}`);
       failure = new HttpError(503, 'upstream-unavailable', 'The wiki cannot be reached.', { headers: { 'retry-after': '5' } });
     }
