@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { RequestMetrics } from './request-metrics.js';
 
 /** Prometheus metrics of one service instance (its own registry, so tests can run several). */
 export class Metrics {
@@ -12,14 +13,15 @@ export class Metrics {
     return new Gauge({ name, help, labelNames, registers: [this.registry] });
   }
 
-  readonly requests = this.counter('http_requests_total', 'Requests by route template, method, status and origin (external or internal)', ['route', 'method', 'status', 'origin'] as const);
-  readonly latency = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Request latency by route template, method, status and origin (external or internal)',
-    labelNames: ['route', 'method', 'status', 'origin'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
+  private readonly requests = new RequestMetrics(
+    this.registry,
+    { count: 'http_requests_total', duration: 'http_request_duration_seconds' },
+    {
+      count: 'Requests by route template, method, status and origin (external or internal)',
+      duration: 'Request latency by route template, method, status and origin (external or internal)',
+    },
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  );
 
   readonly purges = this.counter('cache_purges_total', 'PURGE requests sent to the HTTP caches in front, by outcome (purged, failed)', ['outcome'] as const);
   readonly wikiRequests = this.counter('wiki_requests_total', 'Requests to the wikis, by domain and endpoint (action, parsoid, transforms)', ['domain', 'endpoint'] as const);
@@ -52,8 +54,6 @@ export class Metrics {
 
   /** `origin`: external (from a client) or internal (one module asking another). */
   observe(route: string, method: string, status: number, seconds: number, origin: 'external' | 'internal' = 'external'): void {
-    const labels = { route, method, status: String(status), origin };
-    this.requests.inc(labels);
-    this.latency.observe(labels, seconds);
+    this.requests.observe(route, method, status, seconds, origin);
   }
 }
