@@ -9,6 +9,7 @@ import { drainBody, readBody } from './body.js';
 import { NOT_MODIFIED_HEADERS, notModified } from './conditional.js';
 import { encodeBody } from './encoding.js';
 import { bodyToBytes, toJson } from './serialize.js';
+import { WriteBatch } from './write-batch.js';
 
 export interface HttpOptions {
   maxBodyBytes: number;
@@ -122,11 +123,26 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       const cap = options.maxBodyBytes * MAX_DRAIN_FACTOR;
       if (declared > cap || !(await drainBody(req, cap))) outHeaders.connection = 'close';
     }
-    res.writeHead(status, outHeaders);
-    res.end(method === 'HEAD' || status === 304 ? undefined : body);
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    metrics.observe(match?.label ?? '(unmatched)', method, status, seconds);
+    const payload = method === 'HEAD' || status === 304 ? undefined : body;
+    const label = match?.label ?? '(unmatched)';
+    writes.send(() => {
+      try {
+        res.writeHead(status, outHeaders);
+        res.end(payload);
+      } catch (err) {
+        failed(res, err);
+      }
+      metrics.observe(label, method, status, Number(process.hrtime.bigint() - started) / 1e9);
+    });
   }
+
+  /** The last resort for an answer that could not be written (a header node refuses, say). */
+  const failed = (res: ServerResponse, err: unknown) => {
+    log.error({ err }, 'unhandled error while responding');
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/problem+json' });
+    res.end();
+  };
+  const writes = new WriteBatch((err) => log.error({ err }, 'writing an answer failed'));
 
   const shed = (res: ServerResponse) => {
     metrics.shed.inc();
@@ -145,11 +161,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     },
     (req, res) => {
       if (open > options.maxConnections) return shed(res);
-      handle(req, res).catch((err) => {
-        log.error({ err }, 'unhandled error while responding');
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/problem+json' });
-        res.end();
-      });
+      handle(req, res).catch((err) => failed(res, err));
     },
   );
   // Beyond the shedding threshold node refuses connections outright, before descriptors run out.
