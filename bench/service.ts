@@ -66,10 +66,10 @@ export async function startService(
   return { ...running, startupMs: performance.now() - t0, dir, config };
 }
 
-/** A bare node:http server answering with exactly these bytes and headers. */
-export async function startBare(headers: Record<string, string>, body: Buffer): Promise<Running> {
+/** A bare node:http server answering with exactly these bytes and headers (`batched`: written as the service writes). */
+export async function startBare(headers: Record<string, string>, body: Buffer, batched = false): Promise<Running> {
   const file = path.join(os.tmpdir(), `wikistore-bare-${process.pid}-${Date.now()}.json`);
   fs.writeFileSync(file, JSON.stringify({ headers, body: body.toString('base64') }));
-  const child = spawnPinned(process.execPath, [path.join(HERE, 'bare-server.js'), file]);
+  const child = spawnPinned(process.execPath, [path.join(HERE, 'bare-server.js'), file, ...(batched ? ['batched'] : [])]);
   return started(child, /listening (\d+)/);
 }

@@ -12,6 +12,8 @@ export async function sideBySide(
   req: Omit<LoadRequest, 'url'> & { path: string },
   opts: { seconds: number; rounds: number },
   target?: Comparison['target'],
+  /** `batchedBare`: the bare server writes its answers as the service does (like for like); `sweep`: also at 1 and 500 connections. */
+  { batchedBare = false, sweep = true }: { batchedBare?: boolean; sweep?: boolean } = {},
 ): Promise<Comparison> {
   const sample = await fetch(`${service.base}${req.path}`, { method: req.method ?? 'GET', headers: req.headers, body: req.body });
   if (sample.status !== 200) throw new Error(`${name}: ${sample.status} ${await sample.text()}`);
@@ -23,13 +25,14 @@ export async function sideBySide(
   sample.headers.forEach((v, k) => {
     if (!['content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding'].includes(k)) headers[k] = v;
   });
-  const bare = await startBare(headers, raw);
+  const bare = await startBare(headers, raw, batchedBare);
   try {
     const serviceReq = { ...req, url: `${service.base}${req.path}` };
     const bareReq = { ...req, url: `${bare.base}/` };
     // Every read's tail is held to twice the bare server's, whatever its throughput target.
     const targets = { maxP99Ratio: 2, ...target };
-    const result = await compare(name, opts.rounds, () => load(serviceReq, opts.seconds), 'bare', () => load(bareReq, opts.seconds), targets);
+    const result = await compare(name, opts.rounds, () => load(serviceReq, opts.seconds), batchedBare ? 'bare, batched writes' : 'bare', () => load(bareReq, opts.seconds), targets);
+    if (!sweep) return result;
     // How throughput and p99 move with concurrency: a regression under many connections shows here.
     result.sweep = [];
     for (const connections of SWEEP) {

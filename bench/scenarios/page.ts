@@ -51,6 +51,8 @@ export async function pageScenarios(wikiUrl: string, opts: { seconds: number; ro
     comparisons.push(await sideBySide(service, 'page by-tid HTML (gzip accepted)', { path: `${path}/html/${tid}`, headers: gzip }, opts, { minRatio: 0.6 }));
     comparisons.push(await sideBySide(service, 'page latest HTML (identity: gzip not accepted)', { path: `${path}/html`, headers: {} }, opts, { minRatio: 0.5 }));
     comparisons.push(await sideBySide(service, 'page by-revid HTML (identity)', { path: `${path}/html/${rev}`, headers: {} }, opts, { minRatio: 0.5 }));
+    // Like for like: the bare server writing its answers as the service does (src/http/write-batch.ts).
+    comparisons.push(await sideBySide(service, 'page latest HTML (gzip accepted), like for like', { path: `${path}/html`, headers: gzip }, opts, undefined, { batchedBare: true, sweep: false }));
     comparisons.push(await sideBySide(service, 'page listing', { path: `/${DOMAIN}/v1/page/`, headers: gzip }, opts, { minRatio: 0.5 }));
 
     // Next to the wiki's own REST API for the same page (parser-cache hits; no keep-alive there).
