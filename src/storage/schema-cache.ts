@@ -107,19 +107,23 @@ export class SchemaCache<T> {
   /**
    * Runs `operation`; if the engine says a table or column it named is not there, or `confirm`
    * found the definitions changed (elsewhere, since the last check), forgets every definition and
-   * runs it once more.
+   * runs it again: at most twice, since one change elsewhere can show both ways in a row (a read
+   * meets a dropped column, then, planned anew, confirms under an epoch it had not seen yet).
    */
   async retryStale<R>(operation: () => Promise<R>, isStale: (err: unknown) => boolean): Promise<R> {
-    try {
-      return await operation();
-    } catch (err) {
-      if (!isStale(err) && !isDefinitionsChanged(err)) throw err;
-      this.invalidate();
-      return operation();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await operation();
+      } catch (err) {
+        if (attempt > MAX_RETRIES || (!isStale(err) && !isDefinitionsChanged(err))) throw err;
+        this.invalidate();
+      }
     }
   }
 }
 
-/** Definitions that changed under a write twice in a row: rare enough to ask the client to retry. */
-const definitionsChanged = () => new StorageError('unavailable', 'definitions-changed', 'Table definitions changed during the write; retry it.');
+const MAX_RETRIES = 2;
+
+/** Definitions that changed under an operation again and again: rare enough to ask the client to retry. */
+const definitionsChanged = () => new StorageError('unavailable', 'definitions-changed', 'Table definitions changed during the operation; retry it.');
 const isDefinitionsChanged = (err: unknown) => err instanceof StorageError && err.code === 'definitions-changed';

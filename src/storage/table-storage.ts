@@ -2,14 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { conditionFailed, invalidInput, missing, StorageError, unavailable } from './errors.js';
 import { encodeToken } from './paging.js';
-import { planQuery } from './query-plan.js';
+import { planQuery, type QueryPlan } from './query-plan.js';
 import { ReadCache } from './sql/read-cache.js';
 import { rowsToExpire } from './retention.js';
 import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from './schema.js';
 import { bumpSchemaEpochSql, createTableDdl, dropTableDdl, metaTableDdl, migrateTableDdl, readSchemaEpochSql } from './sql/ddl.js';
 import { SchemaCache } from './schema-cache.js';
 import {
-  deleteRowsStatement, deleteStaticStatement, expireRowStatement, nextExpiryStatement, readRowStatement, readStaticStatement,
+  deleteRowsStatement, deleteStaticStatement, EPOCH_COLUMN, expireRowStatement, nextExpiryStatement, readRowStatement, readStaticStatement,
   retentionCandidatesStatement, selectStatement, sweepStatement, upsertRowStatement, upsertStaticStatement, type Statement,
 } from './sql/dml.js';
 import type { SqlDriver, SqlExecutor, SqlRow } from './sql/driver.js';
@@ -106,15 +106,16 @@ export class SqlTableStorage implements TableStorage {
 
   /**
    * `dataVersion`: the engine's, when the caller has just asked for it (it spares asking twice).
-   * `forWrite`: the definition is confirmed inside the write's transaction instead (see `confirmDefinitions`).
+   * `confirmedLater`: the caller confirms the definition in the same snapshot as its work instead
+   * (inside a write's transaction, or with a read's rows: see `confirmDefinitions`, `readConfirmed`).
    */
-  private async table(domain: string, name: unknown, { dataVersion, forWrite }: { dataVersion?: number; forWrite?: boolean } = {}): Promise<Table> {
+  private async table(domain: string, name: unknown, { dataVersion, confirmedLater }: { dataVersion?: number; confirmedLater?: boolean } = {}): Promise<Table> {
     if (typeof name !== 'string' || !TABLE_NAME.test(name)) throw invalidInput(`Invalid table name ${JSON.stringify(name)}.`, 'invalid-table-name');
     return this.tables.get(`${domain}\u0000${name}`, async () => {
       const rows = await this.driver.all(`SELECT schema FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
       if (rows.length === 0) throw missing(`Table '${name}' does not exist in ${domain}.`, 'unknown-table');
       return { info: describe(JSON.parse(rows[0]!.schema as string) as TableSchema), names: physicalNames(domain, name) };
-    }, { dataVersion, confirmedLater: forWrite && this.confirmsInTransaction });
+    }, { dataVersion, confirmedLater: confirmedLater && this.confirmsInTransaction });
   }
 
   /**
@@ -129,11 +130,11 @@ export class SqlTableStorage implements TableStorage {
   }
 
   /**
-   * A write planned on the table's definition as kept. Input it refuses is checked once more on a
-   * definition known to be current: it may name what another process has just added.
+   * A write or read planned on the table's definition as kept. Input it refuses is checked once more
+   * on a definition known to be current: it may name what another process has just added.
    */
   private async plannedOn<P>(domain: string, name: unknown, plan: (info: TableInfo) => P): Promise<{ table: Table; plan: P }> {
-    const kept = await this.table(domain, name, { forWrite: true });
+    const kept = await this.table(domain, name, { confirmedLater: true });
     try {
       return { table: kept, plan: plan(kept.info) };
     } catch (err) {
@@ -198,17 +199,35 @@ export class SqlTableStorage implements TableStorage {
     if (typeof query !== 'object' || query === null) throw invalidInput('A query must be a JSON object.', 'invalid-query');
     // A TTL in the answer counts down, so such answers are always read anew.
     const key = this.cache && query.withTTL !== true ? cacheKey(domain, query) : undefined;
-    if (key === undefined) return this.fresh(async () => this.read(await this.table(domain, query.table), query));
+    if (key === undefined) return this.fresh(async () => (await this.readConfirmed(domain, query)).result);
     const version = this.driver.dataVersion!();
     const now = Date.now();
     const cached = this.cache!.get(key, version, now);
     if (cached) return cached;
     return this.fresh(async () => {
-      const table = await this.table(domain, query.table, { dataVersion: version });
-      const result = await this.read(table, query);
+      const { table, result } = await this.readConfirmed(domain, query, version);
       this.cache!.set(key, result, version, await this.nextExpiry(table, version, now));
       return result;
     });
+  }
+
+  /**
+   * A query's answer, read on a current definition of its table. On an engine that tells when
+   * anything was committed (SQLite) the schema epoch comes with the rows, from the same statement:
+   * one read where asking first took two (a point read's own transaction costs about as much as the
+   * row). A definition found stale is reloaded and the read made again (`fresh`). Elsewhere the
+   * definitions are checked before, as for every operation.
+   */
+  private async readConfirmed(domain: string, query: Query, dataVersion?: number): Promise<{ table: Table; result: QueryResult }> {
+    if (!this.confirmsInTransaction) {
+      const table = await this.table(domain, query.table, { dataVersion });
+      return { table, result: (await this.read(table, planQuery(table.info, query, this.encode), false)).result };
+    }
+    const { table, plan } = await this.plannedOn(domain, query.table, (info) => planQuery(info, query, this.encode));
+    const { result, epoch } = await this.read(table, plan, true);
+    // An empty answer carries no epoch: it is asked after. Epochs only grow, so one unchanged then was unchanged during the read.
+    this.tables.confirm(String(epoch ?? (await this.driver.one(readSchemaEpochSql(), []))?.epoch));
+    return { table, result };
   }
 
   /**
@@ -225,10 +244,10 @@ export class SqlTableStorage implements TableStorage {
     return until;
   }
 
-  private async read({ info, names }: Table, query: Query): Promise<QueryResult> {
-    const plan = planQuery(info, query, this.encode);
+  /** `withEpoch`: the rows carry the schema epoch (returned as `epoch` when there is a row). */
+  private async read({ info, names }: Table, plan: QueryPlan, withEpoch: boolean): Promise<{ result: QueryResult; epoch?: unknown }> {
     const now = Date.now();
-    const stmt = selectStatement(info, names, plan, now);
+    const stmt = selectStatement(info, names, plan, now, withEpoch);
     // A plan with no order columns pins every key: one row at most.
     const rows = plan.order.length === 0 ? [await this.driver.one(stmt.sql, stmt.params)].filter((r) => r !== undefined) : await read(this.driver, stmt);
     // As in DynamoDB, a full page carries a token even if nothing follows: reading one row more
@@ -238,12 +257,14 @@ export class SqlTableStorage implements TableStorage {
       if (plan.withTTL) item._ttl = row._exp === null || row._exp === undefined ? null : Math.max(0, Math.ceil((Number(row._exp) - now) / 1000));
       return item;
     });
-    if (rows.length < plan.limit || plan.order.length === 0) return { items };
+    const epoch = withEpoch ? rows[0]?.[EPOCH_COLUMN] : undefined;
+    if (rows.length < plan.limit || plan.order.length === 0) return { result: { items }, epoch };
     const lastRow = rows[plan.limit - 1]!;
-    return withLazyNext(items, () => {
+    const result = withLazyNext(items, () => {
       const last = this.toItem(info, lastRow, plan.order.map((o) => o.column));
       return encodeToken(plan.fingerprint(), plan.order.map((o) => last[o.column]));
     });
+    return { result, epoch };
   }
 
   private toItem(info: TableInfo, row: SqlRow, columns: string[]): Row {

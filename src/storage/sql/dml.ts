@@ -1,5 +1,6 @@
 import type { QueryPlan } from '../query-plan.js';
 import type { TableInfo } from '../schema.js';
+import { readSchemaEpochSql } from './ddl.js';
 import { q, type PhysicalNames } from './names.js';
 
 export interface Statement {
@@ -15,7 +16,14 @@ export function selectedColumns(plan: QueryPlan): string[] {
   return [...new Set([...plan.output, ...plan.order.map((o) => o.column)])];
 }
 
-export function selectStatement(info: TableInfo, names: PhysicalNames, plan: QueryPlan, now: number): Statement {
+/** The column `selectStatement` adds with `withEpoch`: the schema epoch, read in the same statement as the rows. */
+export const EPOCH_COLUMN = '_epoch';
+
+/**
+ * `withEpoch`: each row also carries the schema epoch, read in the same statement (one snapshot),
+ * so the caller can tell whether the definition it planned on was current without a second read.
+ */
+export function selectStatement(info: TableInfo, names: PhysicalNames, plan: QueryPlan, now: number, withEpoch = false): Statement {
   const statics = new Set(info.statics);
   const ref = (c: string) => `${statics.has(c) ? 's' : 'm'}.${q(c)}`;
   const params: unknown[] = [];
@@ -43,6 +51,7 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
     : '';
   const columns = selectedColumns(plan).map((c) => `${ref(c)} AS ${q(c)}`);
   if (plan.withTTL) columns.push('m."_exp" AS "_exp"');
+  if (withEpoch) columns.push(`(${readSchemaEpochSql()}) AS ${q(EPOCH_COLUMN)}`);
   const orderBy = plan.order.length > 0 ? ` ORDER BY ${plan.order.map((o) => `${ref(o.column)} ${o.dir.toUpperCase()}`).join(', ')}` : '';
   // A point lookup finds one row at most and needs no LIMIT. Elsewhere the limit (a validated
   // integer of at most MAX_LIMIT) is written into the SQL: bound as a parameter, it made SQLite
