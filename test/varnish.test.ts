@@ -30,13 +30,18 @@ async function behindVarnish(overrides: Partial<Config>): Promise<{ env: Against
   const vcl = path.join(dir, 'wikistore.vcl');
   fs.writeFileSync(vcl, fs.readFileSync(VCL, 'utf8').replace('.port = "7231";', `.port = "${new URL(env.s.base).port}";`));
   const varnish = spawn('varnishd', ['-F', '-a', `127.0.0.1:${port}`, '-f', vcl, '-s', 'malloc,32m', '-n', path.join(dir, 'state')], { stdio: 'ignore' });
+  let failed: Error | undefined;
+  varnish.on('error', (err) => (failed = err));
   const cache = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 100 && !failed; i++) {
     const up = await request(`${cache}/`).catch(() => undefined);
     if (up) return { env, varnish, cache };
     await sleep(100);
   }
-  throw new Error('varnishd did not start');
+  // Nothing is left running: the suite fails instead of hanging on the service it started.
+  varnish.kill('SIGTERM');
+  await env.close();
+  throw new Error(`varnishd did not start${failed ? `: ${failed.message}` : ''}`);
 }
 
 /** Whether Varnish answered from its cache (X-Varnish names the request and the cached one). */
