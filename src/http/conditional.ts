@@ -13,8 +13,9 @@ export function etagMatches(ifNoneMatch: string | undefined, etag: string | unde
  */
 export function notModified(headers: { 'if-none-match'?: string; 'if-modified-since'?: string }, etag: string | undefined, lastModified: string | undefined): boolean {
   if (headers['if-none-match'] !== undefined) return etagMatches(headers['if-none-match'], etag);
-  const since = headers['if-modified-since'] ? Date.parse(headers['if-modified-since']) : NaN;
-  const modified = lastModified ? Date.parse(lastModified) : NaN;
+  if (!headers['if-modified-since'] || !lastModified) return false;
+  const since = Date.parse(headers['if-modified-since']);
+  const modified = Date.parse(lastModified);
   return !Number.isNaN(since) && !Number.isNaN(modified) && modified <= since;
 }
 

@@ -42,10 +42,10 @@ function isSysPath(uri: string): boolean {
 /** Past this many unread body bytes, draining the rest costs more than resetting the connection. */
 const MAX_DRAIN_FACTOR = 4;
 
-function isAdmin(authorization: string | undefined, token: string | undefined): boolean {
-  if (!token || !authorization?.startsWith('Bearer ')) return false;
+/** `expected`: the admin token's bytes, made once. */
+function isAdmin(authorization: string | undefined, expected: Buffer | undefined): boolean {
+  if (!expected || !authorization?.startsWith('Bearer ')) return false;
   const given = Buffer.from(authorization.slice(7).trim());
-  const expected = Buffer.from(token);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
@@ -72,6 +72,7 @@ function errorResponse(err: unknown, instance: string, log: Logger, method = 'GE
 
 /** The node:http front: parsing, access, conditional GET, HEAD, compression, problem rendering. */
 export function createHttpServer(router: Router, log: Logger, metrics: Metrics, options: HttpOptions): http.Server {
+  const adminToken = options.adminToken ? Buffer.from(options.adminToken) : undefined;
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = process.hrtime.bigint();
     const method = (req.method ?? 'GET').toUpperCase();
@@ -83,7 +84,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     let response: Response;
     let body: Buffer = Buffer.alloc(0);
     try {
-      const admin = isAdmin(headers.authorization, options.adminToken);
+      const admin = isAdmin(headers.authorization, adminToken);
       // The internal API is closed to outsiders as a whole: no route, listing or 404 leaks.
       if (!admin && isSysPath(uri)) throw new HttpError(403, 'admin-required', 'The internal API (/sys/) needs the admin credential.');
       match = router.resolve(method, uri);
