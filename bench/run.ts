@@ -19,9 +19,15 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-bench-'));
 comparisons.push(...(await storageScenarios('sqlite', { backend: 'sqlite', path: path.join(dir, 'layer.sqlite3') }, opts)));
 if (pgUrl) comparisons.push(...(await storageScenarios('postgres', { backend: 'postgres', url: pgUrl, pool_size: 10 }, opts)));
 else console.warn('WIKISTORE_BENCH_PG_URL not set: PostgreSQL scenarios skipped');
-// Cassandra's scenarios run last: after their write load the node flushes and compacts on the cores
-// the next scenarios use (measured: about 40 % of a core for 5 s, a quarter for 5 s more). Printed with the storage rows.
-const storageRows = comparisons.length;
+const cassandraHost = process.env.WIKISTORE_BENCH_CASSANDRA;
+if (cassandraHost) {
+  comparisons.push(
+    ...(await storageScenarios('cassandra', {
+      backend: 'cassandra', contact_points: [cassandraHost], local_data_center: 'datacenter1', keyspace_prefix: 'bench',
+      replication: { datacenter1: 1 }, consistency: { read: 'local_quorum', write: 'local_quorum', serial: 'serial' },
+    }, opts)),
+  );
+} else console.warn('WIKISTORE_BENCH_CASSANDRA not set: Cassandra scenarios skipped');
 const http = await httpScenarios(opts);
 comparisons.push(...http.comparisons);
 const wikiUrl = process.env.WIKISTORE_BENCH_WIKI_URL;
@@ -39,14 +45,6 @@ if (wikiUrl) {
   follower = await followerScenario(wikiUrl, quick ? 20 : 50);
   backfill = await backfillScenario(wikiUrl, quick ? 40 : 200);
 } else console.warn('WIKISTORE_BENCH_WIKI_URL not set: page scenarios skipped');
-const cassandraHost = process.env.WIKISTORE_BENCH_CASSANDRA;
-if (cassandraHost) {
-  const rows = await storageScenarios('cassandra', {
-    backend: 'cassandra', contact_points: [cassandraHost], local_data_center: 'datacenter1', keyspace_prefix: 'bench',
-    replication: { datacenter1: 1 }, consistency: { read: 'local_quorum', write: 'local_quorum', serial: 'serial' },
-  }, opts);
-  comparisons.splice(storageRows, 0, ...rows);
-} else console.warn('WIKISTORE_BENCH_CASSANDRA not set: Cassandra scenarios skipped');
 
 /** "≥0.5, p99 ≤2× bare": what a comparison is held to. */
 function describeTarget(t: NonNullable<Comparison['target']>): string {
