@@ -105,17 +105,16 @@ export class SqlTableStorage implements TableStorage {
   }
 
   /**
-   * `dataVersion`: the engine's, when the caller has just asked for it (it spares asking twice).
    * `confirmedLater`: the caller confirms the definition in the same snapshot as its work instead
    * (inside a write's transaction, or with a read's rows: see `confirmDefinitions`, `readConfirmed`).
    */
-  private async table(domain: string, name: unknown, { dataVersion, confirmedLater }: { dataVersion?: number; confirmedLater?: boolean } = {}): Promise<Table> {
+  private async table(domain: string, name: unknown, { confirmedLater }: { confirmedLater?: boolean } = {}): Promise<Table> {
     if (typeof name !== 'string' || !TABLE_NAME.test(name)) throw invalidInput(`Invalid table name ${JSON.stringify(name)}.`, 'invalid-table-name');
     return this.tables.get(`${domain}\u0000${name}`, async () => {
       const rows = await this.driver.all(`SELECT schema FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
       if (rows.length === 0) throw missing(`Table '${name}' does not exist in ${domain}.`, 'unknown-table');
       return { info: describe(JSON.parse(rows[0]!.schema as string) as TableSchema), names: physicalNames(domain, name) };
-    }, { dataVersion, confirmedLater: confirmedLater && this.confirmsInTransaction });
+    }, { confirmedLater: confirmedLater && this.confirmsInTransaction });
   }
 
   /**
@@ -205,7 +204,7 @@ export class SqlTableStorage implements TableStorage {
     const cached = this.cache!.get(key, version, now);
     if (cached) return cached;
     return this.fresh(async () => {
-      const { table, result } = await this.readConfirmed(domain, query, version);
+      const { table, result } = await this.readConfirmed(domain, query);
       this.cache!.set(key, result, version, await this.nextExpiry(table, version, now));
       return result;
     });
@@ -218,9 +217,9 @@ export class SqlTableStorage implements TableStorage {
    * row). A definition found stale is reloaded and the read made again (`fresh`). Elsewhere the
    * definitions are checked before, as for every operation.
    */
-  private async readConfirmed(domain: string, query: Query, dataVersion?: number): Promise<{ table: Table; result: QueryResult }> {
+  private async readConfirmed(domain: string, query: Query): Promise<{ table: Table; result: QueryResult }> {
     if (!this.confirmsInTransaction) {
-      const table = await this.table(domain, query.table, { dataVersion });
+      const table = await this.table(domain, query.table);
       return { table, result: (await this.read(table, planQuery(table.info, query, this.encode), false)).result };
     }
     const { table, plan } = await this.plannedOn(domain, query.table, (info) => planQuery(info, query, this.encode));
