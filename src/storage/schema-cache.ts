@@ -34,11 +34,11 @@ export class SchemaCache<T> {
 
   /**
    * The definition under `key`, loaded with `load` when not kept (or no longer current).
-   * `dataVersion`: the engine's, if the caller has just asked for it. `confirmedLater`: the caller
-   * checks the epoch itself, inside its write transaction (see `confirm`), so none is asked here.
+   * `confirmedLater`: the caller checks the epoch itself, in the snapshot of its work (a write's
+   * transaction, a read's own statement: see `confirm`), so none is asked here.
    */
-  async get(key: string, load: () => Promise<T>, options: { dataVersion?: number; confirmedLater?: boolean } = {}): Promise<T> {
-    if (!options.confirmedLater) await this.fresh(options.dataVersion);
+  async get(key: string, load: () => Promise<T>, options: { confirmedLater?: boolean } = {}): Promise<T> {
+    if (!options.confirmedLater) await this.fresh();
     const kept = this.entries.get(key);
     if (kept !== undefined) return kept;
     const generation = this.generation;
@@ -76,11 +76,10 @@ export class SchemaCache<T> {
     throw definitionsChanged();
   }
 
-  /** `dataVersion`: the engine's data version, if the caller has just asked for it. */
-  private async fresh(dataVersion?: number): Promise<void> {
+  private async fresh(): Promise<void> {
     const ask = this.options.dataVersion;
     if (ask) {
-      const version = dataVersion ?? ask();
+      const version = ask();
       // Reads of such engines are quick and exact: no sharing of a check begun before a commit.
       if (version !== this.checkedVersion) await this.check(version);
       return;

@@ -41,7 +41,11 @@ const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new htt
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 class Timeout extends Error {}
-class TooLarge extends Error {}
+class TooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`larger than ${limit} bytes`);
+  }
+}
 
 function headersOf(raw: IncomingHttpHeaders): AnswerHeaders {
   return {
@@ -95,14 +99,14 @@ function exchange(url: string, userAgent: string, options: FetchOptions, timeout
       res.on('data', (chunk: Buffer) => {
         received += chunk.length;
         if (received <= maxBytes) return void chunks.push(chunk);
-        fail(new TooLarge());
+        fail(new TooLarge(maxBytes));
         req.destroy();
       });
       res.on('error', fail);
       res.once('end', () => {
         const raw = Buffer.concat(chunks);
         const decoded = res.headers['content-encoding'] === 'gzip' ? decompress(raw, 'gzip', maxBytes) : Promise.resolve(raw);
-        const tooLarge = (err: unknown) => fail(err instanceof RangeError ? new TooLarge() : err);
+        const tooLarge = (err: unknown) => fail(err instanceof RangeError ? new TooLarge(maxBytes) : err);
         decoded.then((bytes) => settle(() => resolve({ status: res.statusCode ?? 502, headers: headersOf(res.headers), body: bytes })), tooLarge);
       });
     });
@@ -126,7 +130,7 @@ export async function upstreamFetch(url: string, userAgent: string, options: Fet
       failure = new HttpError(502, 'upstream-error', `The wiki answered ${res.status} for ${new URL(url).pathname}.`);
     } catch (err) {
       if (err instanceof Timeout) throw new HttpError(504, 'upstream-timeout', `The wiki did not answer within ${timeoutMs} ms.`);
-      if (err instanceof TooLarge) throw new HttpError(502, 'upstream-too-large', `The wiki's answer is larger than ${options.maxBytes ?? MAX_ANSWER_BYTES} bytes.`);
+      if (err instanceof TooLarge) throw new HttpError(502, 'upstream-too-large', `The wiki's answer is larger than ${err.limit} bytes.`);
       if (!CONNECTION_ERRORS.has((err as { code?: string }).code ?? '')) throw new HttpError(502, 'upstream-error', `Talking to the wiki failed: ${(err as Error).message}`);
       failure = new HttpError(503, 'upstream-unavailable', 'The wiki cannot be reached.', { headers: { 'retry-after': '5' } });
     }
