@@ -239,8 +239,9 @@ for (const { mode, backend, storage } of RUNS) describe(`page content API agains
   it('answers 404 once a stored page is deleted on the wiki', async () => {
     const title = `Deleted_${RUN}`;
     const r1 = await wiki.edit(title, 'Soon gone.');
+    assert.ok(!(await listed(title)), 'not stored yet');
     assert.equal((await get(`/page/${title}/html`)).status, 200);
-    assert.ok(await listed(title));
+    assert.ok(await listed(title), 'a listing read before the page was stored is not answered again');
     await wiki.delete(title);
     assert.equal((await get(`/page/${title}/html`, noCache)).status, 404);
     assert.equal((await get(`/page/${title}/html`)).status, 404, 'the tombstone answers without the wiki');

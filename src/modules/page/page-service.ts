@@ -77,6 +77,13 @@ function redirectTarget(html: string): string | undefined {
  * Parsoid (one upstream request however many clients wait for the same miss), and the page's
  * latest revision refreshed from the wiki when it is older than the check interval.
  */
+/** One page of the page listing (see PageService.listPages). */
+export interface PageListing {
+  items: { title: string; rev: number; tid: string | null }[];
+  next?: string;
+  complete: boolean;
+}
+
 export class PageService {
   /** Renders being stored after their clients were answered, by render key; shutdown waits for them. */
   private readonly storing = new Map<string, Promise<void>>();
@@ -91,6 +98,8 @@ export class PageService {
   private readonly recheckPausedUntil = new Map<string, number>();
   readonly renders: RenderStore;
   private readonly coverage = new ListingCoverage();
+  /** Latest listings by the stored answer they were made from (see listPages). */
+  private readonly latestListings = new WeakMap<object, PageListing>();
 
   /**
    * `caches` hold what is kept in memory; among them the wiki's recent "no such page / revision"
@@ -420,10 +429,20 @@ export class PageService {
    * was known deleted. `complete` says whether the stored pages are all the wiki's content pages
    * (at `at`, if given): see ListingCoverage.
    */
-  async listPages(ctx: RequestContext, domain: string, paging: { limit?: number; next?: string }, at?: number): Promise<{ items: { title: string; rev: number; tid: string | null }[]; next?: string; complete: boolean }> {
-    const [{ items, next }, since] = await Promise.all([this.revisions(domain).list(ctx, paging), this.coverage.completeSince(ctx, domain)]);
+  async listPages(ctx: RequestContext, domain: string, paging: { limit?: number; next?: string }, at?: number): Promise<PageListing> {
+    const [stored, since] = await Promise.all([this.revisions(domain).list(ctx, paging), this.coverage.completeSince(ctx, domain)]);
     const complete = since !== undefined && (at === undefined || at >= since);
-    return { ...(await this.pagesAt(ctx, domain, items as unknown as RevisionRow[], at)), next, complete };
+    const reused = at === undefined ? this.latestListings.get(stored) : undefined;
+    if (reused?.complete === complete) return reused;
+    const listing = { ...(await this.pagesAt(ctx, domain, stored.items as unknown as RevisionRow[], at)), next: stored.next, complete };
+    // An answer the read cache hands out again (frozen) is the same listing until it changes: kept,
+    // and frozen in turn, so the next request costs neither the filtering nor the JSON.
+    if (at === undefined && Object.isFrozen(stored)) {
+      for (const item of listing.items) Object.freeze(item);
+      Object.freeze(listing.items);
+      this.latestListings.set(stored, Object.freeze(listing));
+    }
+    return listing;
   }
 
   private async pagesAt(ctx: RequestContext, domain: string, pages: RevisionRow[], at: number | undefined): Promise<{ items: { title: string; rev: number; tid: string | null }[] }> {
