@@ -134,4 +134,31 @@ describe('internal requests', () => {
   it('stop infinite recursion with 508', async () => {
     await assert.rejects(call(router, 'GET', '/example.org/v1/loop'), (e: HttpError) => e.status === 508);
   });
+
+  it('match a repeated URI as the first time: each body validated, each URI its own parameters and query', async () => {
+    const checked = new Router((d) => d === 'example.org');
+    checked.register({
+      name: 'counter',
+      api: 'sys',
+      routes: [
+        {
+          method: 'POST',
+          path: '/count/{name}',
+          body: 'json',
+          spec: { parameters: [{ name: 'by', in: 'query', schema: { type: 'integer' } }], requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } } } } },
+          handler: (req) => ({ status: 200, body: { name: req.params.name, n: (req.body as { n: number }).n, by: req.query.get('by') } }),
+        },
+      ],
+    });
+    checked.compile({});
+    const ctx = checked.context({ requestId: 'r', admin: false, log });
+    const post = (uri: string, body: unknown) => ctx.request({ method: 'POST', uri, body });
+    assert.deepEqual((await post('/example.org/sys/count/a', { n: 1 })).body, { name: 'a', n: 1, by: null });
+    assert.deepEqual((await post('/example.org/sys/count/a', { n: 2 })).body, { name: 'a', n: 2, by: null });
+    await assert.rejects(post('/example.org/sys/count/a', { n: 'three' }), (e: HttpError) => e.status === 400, 'the same URI again: its body is checked anew');
+    assert.deepEqual((await post('/example.org/sys/count/b', { n: 4 })).body, { name: 'b', n: 4, by: null });
+    assert.deepEqual((await post('/example.org/sys/count/a?by=5', { n: 5 })).body, { name: 'a', n: 5, by: '5' });
+    assert.deepEqual((await post('/example.org/sys/count/a?by=6', { n: 6 })).body, { name: 'a', n: 6, by: '6' });
+    await assert.rejects(post('/example.org/sys/count/a?by=x', { n: 7 }), (e: HttpError) => e.status === 400);
+  });
 });

@@ -5,19 +5,21 @@ import type { Query, QueryResult, Write } from '../storage/types.js';
 /** A module's handle on one table of the table storage API, through internal requests. */
 export class TableClient {
   readonly uri: string;
+  /** The table's rows: where reads and writes go. */
+  private readonly rowsUri: string;
 
   /** `whenMissing` turns the table API's "no such table" into the caller's own 404 (e.g. a bucket). */
   constructor(domain: string, readonly table: string, private readonly whenMissing?: () => HttpError) {
     this.uri = `/${domain}/sys/table/${encodeURIComponent(table)}`;
+    this.rowsUri = `${this.uri}/`;
   }
 
-  private async call<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      if (this.whenMissing && e instanceof HttpError && e.problemType === 'urn:problem:unknown-table') throw this.whenMissing();
-      throw e;
-    }
+  /** (Without async frames of its own: every read of a module's table passes here.) */
+  private call<T>(operation: Promise<T>): Promise<T> {
+    if (!this.whenMissing) return operation;
+    return operation.catch((e: unknown) => {
+      throw e instanceof HttpError && e.problemType === 'urn:problem:unknown-table' ? this.whenMissing!() : e;
+    });
   }
 
   /** Creates or migrates the table: 201 created, 200 already there. */
@@ -26,15 +28,15 @@ export class TableClient {
   }
 
   query(ctx: RequestContext, query: Omit<Query, 'table'>): Promise<QueryResult> {
-    return this.call(async () => (await ctx.request({ method: 'GET', uri: `${this.uri}/`, body: query })).body as QueryResult);
+    return this.call(ctx.request({ method: 'GET', uri: this.rowsUri, body: query }).then((res) => res.body as QueryResult));
   }
 
   put(ctx: RequestContext, write: Omit<Write, 'table'>): Promise<void> {
-    return this.call(async () => void (await ctx.request({ method: 'PUT', uri: `${this.uri}/`, body: write })));
+    return this.call(ctx.request({ method: 'PUT', uri: this.rowsUri, body: write }).then(() => undefined));
   }
 
   delete(ctx: RequestContext, attributes: Record<string, unknown>): Promise<void> {
-    return this.call(async () => void (await ctx.request({ method: 'DELETE', uri: `${this.uri}/`, body: { attributes } })));
+    return this.call(ctx.request({ method: 'DELETE', uri: this.rowsUri, body: { attributes } }).then(() => undefined));
   }
 }
 

@@ -30,22 +30,3 @@ export const schemaFilter: Filter = (match, req, _ctx, next) => {
   if ((kind === 'json' || kind === 'form') && (req.body === undefined || req.body === null)) throw badRequest('This request needs a body.', 'missing-body');
   return next();
 };
-
-/** Counts and times internal requests (the HTTP front measures external ones as sent, 304s included). */
-export function metricsFilter(observe: (route: string, method: string, status: number, seconds: number) => void): Filter {
-  return async (match, req, ctx, next) => {
-    if (ctx.external) return next();
-    const started = process.hrtime.bigint();
-    let status = 500;
-    try {
-      const res = await next();
-      status = res.status;
-      return res;
-    } catch (e) {
-      status = e instanceof HttpError ? e.status : 500;
-      throw e;
-    } finally {
-      observe(match.label, req.method, status, Number(process.hrtime.bigint() - started) / 1e9);
-    }
-  };
-}
