@@ -1,4 +1,5 @@
 import FindMyWay from 'find-my-way';
+import { BoundedMap } from '../bounded-map.js';
 import type { Logger } from 'pino';
 import { HttpError, badRequest, notFound } from '../errors.js';
 import { accessFilter, jsonBodyFilter, schemaFilter, type Filter } from './filters.js';
@@ -73,7 +74,7 @@ export class Router {
   private readonly tree = FindMyWay({ ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 2048 });
   private readonly entries: RouteEntry[] = [];
   private readonly templates: string[][] = [];
-  private readonly internalMatches = new Map<string, RouteMatch>();
+  private readonly internalMatches = new BoundedMap<string, RouteMatch>(INTERNAL_MATCHES);
 
   private readonly filters: Filter[];
 
@@ -153,8 +154,7 @@ export class Router {
 
   /**
    * `resolve` for internal requests, whose URIs repeat (a module's tables, a hot key): a route
-   * found for a URI without a query is kept, frozen, and found again without matching. When full,
-   * the map starts over (an LRU's bookkeeping cost more than the matching it saves).
+   * found for a URI without a query is kept, frozen, and found again without matching.
    */
   private resolveInternal(method: string, uri: string): RouteMatch {
     const key = `${method} ${uri}`;
@@ -162,7 +162,6 @@ export class Router {
     if (known) return known;
     const match = this.resolve(method, uri);
     if (match.route && !uri.includes('?')) {
-      if (this.internalMatches.size >= INTERNAL_MATCHES) this.internalMatches.clear();
       Object.freeze(match.params);
       this.internalMatches.set(key, Object.freeze(match));
     }

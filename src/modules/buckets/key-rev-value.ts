@@ -1,9 +1,10 @@
-import type { Module, RouteRequest } from '../../router/types.js';
+import type { Module } from '../../router/types.js';
+import { perBucket } from './per-bucket.js';
 import { RevisionStore } from './revision-store.js';
 import { bucketRoutes, parseCreateBody, revisionRoutes } from './revision-routes.js';
 import { bucketSpecs, withPathParameters } from './spec.js';
 
-const storeOf = (req: RouteRequest) => new RevisionStore(req.domain, req.params.bucket!, `key_rev_value.${req.params.bucket}`, ['key']);
+const storeOf = perBucket((domain, bucket) => new RevisionStore(domain, bucket, `key_rev_value.${bucket}`, ['key']));
 
 /** `/{domain}/sys/key_rev_value/{bucket}/{key}`: revisioned blobs. */
 export function keyRevValueModule(): Module {

@@ -5,13 +5,14 @@ import { missingBucket, TableClient } from '../../internal/table-client.js';
 import { checkedIfMatch, entityFromRequest } from './entity.js';
 import { bucketRoutes, revisionResponse } from './revision-routes.js';
 import { bucketSpecs, withPathParameters } from './spec.js';
+import { perBucket } from './per-bucket.js';
 
 const SCHEMA = {
   attributes: { key: 'string', tid: 'timeuuid', value: 'blob', headers: 'json' },
   index: [{ attribute: 'key', type: 'hash' }],
 };
 
-const tableOf = (req: RouteRequest) => new TableClient(req.domain, `key_value.${req.params.bucket}`, missingBucket(req.params.bucket!));
+const tableOf = perBucket((domain, bucket) => new TableClient(domain, `key_value.${bucket}`, missingBucket(bucket)));
 
 /** The key, as its schema checked it. */
 const checked = (req: RouteRequest): string => req.params.key!;

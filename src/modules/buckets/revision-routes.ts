@@ -1,3 +1,4 @@
+import { BoundedMap } from '../../bounded-map.js';
 import { badRequest, forbidden, notFound } from '../../errors.js';
 import type { RequestContext, Response, Route, RouteRequest } from '../../router/types.js';
 import type { RetentionPolicy } from '../../storage/types.js';
@@ -9,13 +10,23 @@ import { bucketSpecs } from './spec.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
+/** Last-Modified of a tid, by tid: a hot revision is answered again and again (its time is a BigInt sum and a Date). */
+const httpDates = new BoundedMap<string, string>(10_000);
+function lastModified(tid: string): string {
+  let date = httpDates.get(tid);
+  if (date === undefined) {
+    httpDates.set(tid, (date = new Date(tidTime(tid)).toUTCString()));
+  }
+  return date;
+}
+
 export function revisionResponse(rev: Revision, immutable: boolean): Response {
   return {
     status: 200,
     headers: {
       ...rev.headers,
       etag: `"${rev.tid}"`,
-      'last-modified': new Date(tidTime(rev.tid)).toUTCString(),
+      'last-modified': lastModified(rev.tid),
       'cache-control': immutable ? IMMUTABLE : 'no-cache',
     },
     body: rev.value,

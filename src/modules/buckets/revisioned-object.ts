@@ -1,16 +1,17 @@
 import { badRequest, notFound } from '../../errors.js';
 import { newTid } from '../../tid.js';
-import type { Module, RouteRequest } from '../../router/types.js';
+import type { Module } from '../../router/types.js';
 import { missingBucket, TableClient } from '../../internal/table-client.js';
 import { pagingFrom } from '../../router/paging.js';
 import { RevisionStore } from './revision-store.js';
 import { bucketRoutes, parseCreateBody, revisionRoutes } from './revision-routes.js';
 import { bucketSpecs, withPathParameters } from './spec.js';
+import { perBucket } from './per-bucket.js';
 
 const revisionsTable = (bucket: string) => `revisioned_object.${bucket}`;
 const propsTable = (bucket: string) => `revisioned_object.${bucket}.props`;
-const storeOf = (req: RouteRequest) => new RevisionStore(req.domain, req.params.bucket!, revisionsTable(req.params.bucket!), ['name', 'prop']);
-const propsOf = (req: RouteRequest) => new TableClient(req.domain, propsTable(req.params.bucket!), missingBucket(req.params.bucket!));
+const storeOf = perBucket((domain, bucket) => new RevisionStore(domain, bucket, revisionsTable(bucket), ['name', 'prop']));
+const propsOf = perBucket((domain, bucket) => new TableClient(domain, propsTable(bucket), missingBucket(bucket)));
 
 /** Which properties an object has: one small partition per object, written after each save. */
 const PROPS_SCHEMA = {

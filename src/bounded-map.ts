@@ -1,0 +1,15 @@
+/**
+ * A Map of at most `max` entries that starts over when full. For memos of hot keys (routes of
+ * internal URIs, a bucket's handle, a tid's date) it costs a plain Map's lookup, where an LRU's
+ * bookkeeping cost about as much as what it saved; a key evicted early is only made again.
+ */
+export class BoundedMap<K, V> extends Map<K, V> {
+  constructor(private readonly max: number) {
+    super();
+  }
+
+  override set(key: K, value: V): this {
+    if (this.size >= this.max && !this.has(key)) this.clear();
+    return super.set(key, value);
+  }
+}

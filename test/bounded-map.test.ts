@@ -1,0 +1,15 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { BoundedMap } from '../src/bounded-map.js';
+
+describe('BoundedMap', () => {
+  it('holds at most its bound, starting over when a new key would pass it', () => {
+    const map = new BoundedMap<string, number>(3);
+    for (const [i, k] of ['a', 'b', 'c'].entries()) map.set(k, i);
+    map.set('b', 10);
+    assert.equal(map.size, 3, 'a known key is replaced in place');
+    assert.equal(map.get('b'), 10);
+    map.set('d', 4);
+    assert.deepEqual([...map], [['d', 4]]);
+  });
+});
