@@ -72,11 +72,6 @@ function redirectTarget(html: string): string | undefined {
   }
 }
 
-/**
- * Page content on top of storage: revisions as first seen, renders made on demand by the wiki's
- * Parsoid (one upstream request however many clients wait for the same miss), and the page's
- * latest revision refreshed from the wiki when it is older than the check interval.
- */
 /** One page of the page listing (see PageService.listPages). */
 export interface PageListing {
   items: { title: string; rev: number; tid: string | null }[];
@@ -84,6 +79,11 @@ export interface PageListing {
   complete: boolean;
 }
 
+/**
+ * Page content on top of storage: revisions as first seen, renders made on demand by the wiki's
+ * Parsoid (one upstream request however many clients wait for the same miss), and the page's
+ * latest revision refreshed from the wiki when it is older than the check interval.
+ */
 export class PageService {
   /** Renders being stored after their clients were answered, by render key; shutdown waits for them. */
   private readonly storing = new Map<string, Promise<void>>();
