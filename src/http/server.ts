@@ -95,7 +95,8 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       response = errorResponse(err, uri.split('?', 1)[0]!, log, method, options.renderProblem);
     }
     const outHeaders: Record<string, string> = {};
-    for (const [k, v] of Object.entries(response.headers ?? {})) outHeaders[k.toLowerCase()] = String(v);
+    const given = response.headers;
+    for (const k in given) outHeaders[k.toLowerCase()] = String(given[k]);
     let status = response.status;
     try {
       const { bytes, contentType } = bodyToBytes(response.body);
