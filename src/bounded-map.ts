@@ -12,4 +12,11 @@ export class BoundedMap<K, V> extends Map<K, V> {
     if (this.size >= this.max && !this.has(key)) this.clear();
     return super.set(key, value);
   }
+
+  /** The value kept for `key`, made by `make` and kept if there is none. */
+  remember(key: K, make: () => V): V {
+    let value = this.get(key);
+    if (value === undefined) this.set(key, (value = make()));
+    return value;
+  }
 }

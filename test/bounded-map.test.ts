@@ -12,4 +12,15 @@ describe('BoundedMap', () => {
     map.set('d', 4);
     assert.deepEqual([...map], [['d', 4]]);
   });
+
+  it('remembers: makes a value once per key while it is kept', () => {
+    const map = new BoundedMap<string, number>(2);
+    let made = 0;
+    const make = () => ++made;
+    assert.equal(map.remember('a', make), 1);
+    assert.equal(map.remember('a', make), 1, 'kept: not made again');
+    assert.equal(map.remember('b', make), 2);
+    assert.equal(map.remember('c', make), 3, 'full: starts over');
+    assert.equal(map.remember('a', make), 4, 'forgotten when it started over: made again');
+  });
 });

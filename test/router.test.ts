@@ -160,5 +160,7 @@ describe('internal requests', () => {
     assert.deepEqual((await post('/example.org/sys/count/a?by=5', { n: 5 })).body, { name: 'a', n: 5, by: '5' });
     assert.deepEqual((await post('/example.org/sys/count/a?by=6', { n: 6 })).body, { name: 'a', n: 6, by: '6' });
     await assert.rejects(post('/example.org/sys/count/a?by=x', { n: 7 }), (e: HttpError) => e.status === 400);
+    const long = 'l'.repeat(1000);
+    for (const n of [8, 9]) assert.deepEqual((await post(`/example.org/sys/count/${long}`, { n })).body, { name: long, n, by: null }, 'a long URI, matched each time');
   });
 });

@@ -1,6 +1,6 @@
 import FindMyWay from 'find-my-way';
-import { BoundedMap } from '../bounded-map.js';
 import type { Logger } from 'pino';
+import { BoundedMap } from '../bounded-map.js';
 import { HttpError, badRequest, notFound } from '../errors.js';
 import { accessFilter, jsonBodyFilter, schemaFilter, type Filter } from './filters.js';
 import { compileValidator, type RequestValidator } from './validation.js';
@@ -8,8 +8,9 @@ import type { Api, Handler, Module, Request, RequestContext, Response, Route, Ro
 
 export const METHODS = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'] as const;
 const MAX_DEPTH = 16;
-/** Internal request routes kept (see `resolveInternal`): a few hundred bytes each. */
+/** Internal request routes kept (see `resolveInternal`), and the longest URI kept: about 4 MB at most. */
 const INTERNAL_MATCHES = 4096;
+const INTERNAL_MATCH_URI = 256;
 
 interface RouteEntry {
   api: Api;
@@ -154,14 +155,16 @@ export class Router {
 
   /**
    * `resolve` for internal requests, whose URIs repeat (a module's tables, a hot key): a route
-   * found for a URI without a query is kept, frozen, and found again without matching.
+   * found for a short URI without a query is kept, frozen, and found again without matching. A
+   * long one (a replayed transaction may name a path of kilobytes) is matched each time: kept, a
+   * few thousand of them would hold tens of megabytes.
    */
   private resolveInternal(method: string, uri: string): RouteMatch {
     const key = `${method} ${uri}`;
     const known = this.internalMatches.get(key);
     if (known) return known;
     const match = this.resolve(method, uri);
-    if (match.route && !uri.includes('?')) {
+    if (match.route && uri.length <= INTERNAL_MATCH_URI && !uri.includes('?')) {
       Object.freeze(match.params);
       this.internalMatches.set(key, Object.freeze(match));
     }

@@ -7,10 +7,5 @@ const KEPT = 512;
 /** A request's bucket handle (a store, a table client: stateless), made once per domain and bucket rather than per request. */
 export function perBucket<T>(make: (domain: string, bucket: string) => T): (req: RouteRequest) => T {
   const handles = new BoundedMap<string, T>(KEPT);
-  return (req) => {
-    const key = `${req.domain}\u0000${req.params.bucket}`;
-    let handle = handles.get(key);
-    if (handle === undefined) handles.set(key, (handle = make(req.domain, req.params.bucket!)));
-    return handle;
-  };
+  return (req) => handles.remember(`${req.domain}\u0000${req.params.bucket}`, () => make(req.domain, req.params.bucket!));
 }

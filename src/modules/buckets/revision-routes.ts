@@ -12,13 +12,7 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /** Last-Modified of a tid, by tid: a hot revision is answered again and again (its time is a BigInt sum and a Date). */
 const httpDates = new BoundedMap<string, string>(10_000);
-function lastModified(tid: string): string {
-  let date = httpDates.get(tid);
-  if (date === undefined) {
-    httpDates.set(tid, (date = new Date(tidTime(tid)).toUTCString()));
-  }
-  return date;
-}
+const lastModified = (tid: string): string => httpDates.remember(tid, () => new Date(tidTime(tid)).toUTCString());
 
 export function revisionResponse(rev: Revision, immutable: boolean): Response {
   return {
