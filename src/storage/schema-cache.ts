@@ -47,6 +47,11 @@ export class SchemaCache<T> {
     return value;
   }
 
+  /** The definition kept under `key`, if any, for a caller that confirms the epoch itself (as `confirmedLater`). */
+  peek(key: string): T | undefined {
+    return this.entries.get(key);
+  }
+
   /** A definition this process has just written. */
   set(key: string, value: T): void {
     this.entries.set(key, value);

@@ -4,6 +4,7 @@ import { conditionFailed, invalidInput, missing, StorageError, unavailable } fro
 import { encodeToken } from './paging.js';
 import { planQuery, type QueryPlan } from './query-plan.js';
 import { ReadCache } from './sql/read-cache.js';
+import { PointReads } from './sql/point-reads.js';
 import { rowsToExpire } from './retention.js';
 import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from './schema.js';
 import { bumpSchemaEpochSql, createTableDdl, dropTableDdl, metaTableDdl, migrateTableDdl, readSchemaEpochSql } from './sql/ddl.js';
@@ -36,6 +37,7 @@ function cacheKey(domain: string, query: Query): string | undefined {
 
 const exec = (x: SqlExecutor, s: Statement) => x.run(s.sql, s.params);
 const read = (x: SqlExecutor, s: Statement) => x.all(s.sql, s.params);
+const optional = (row: SqlRow | undefined): SqlRow[] => (row === undefined ? [] : [row]);
 
 /**
  * A result whose paging token is made when first read: most single-row reads (a latest revision)
@@ -56,10 +58,12 @@ export class SqlTableStorage implements TableStorage {
   private readonly cache: ReadCache | undefined;
   /** Per table, with the cache: its next row expiry as of a data version (see `nextExpiry`). */
   private readonly expiries = new Map<string, { version: number; until: number | undefined }>();
+  private readonly pointReads: PointReads;
 
   private constructor(private readonly driver: SqlDriver, readCacheBytes: number) {
     const codec = (this.codec = driver.dialect);
     this.encode = (type, value) => toStorage(type, value, codec);
+    this.pointReads = new PointReads(this.encode);
     this.cache = driver.dataVersion && readCacheBytes > 0 ? new ReadCache(readCacheBytes) : undefined;
     this.tables = new SchemaCache({
       readEpoch: async () => String((await driver.one(readSchemaEpochSql(), []))?.epoch),
@@ -198,16 +202,38 @@ export class SqlTableStorage implements TableStorage {
     if (typeof query !== 'object' || query === null) throw invalidInput('A query must be a JSON object.', 'invalid-query');
     // A TTL in the answer counts down, so such answers are always read anew.
     const key = this.cache && query.withTTL !== true ? cacheKey(domain, query) : undefined;
-    if (key === undefined) return this.fresh(async () => (await this.readConfirmed(domain, query)).result);
+    if (key === undefined) return this.readNow(domain, query)?.result ?? this.fresh(async () => (await this.readConfirmed(domain, query)).result);
     const version = this.driver.dataVersion!();
     const now = Date.now();
     const cached = this.cache!.get(key, version, now);
     if (cached) return cached;
     return this.fresh(async () => {
-      const { table, result } = await this.readConfirmed(domain, query);
+      const { table, result } = this.readNow(domain, query) ?? (await this.readConfirmed(domain, query));
       this.cache!.set(key, result, version, await this.nextExpiry(table, version, now));
       return result;
     });
+  }
+
+  /**
+   * The common read, answered without a promise per step: on an engine that answers at once
+   * (SQLite), with the table's definition kept, the rows and the schema epoch come from one
+   * statement, as in `readConfirmed`. Anything else (a definition not kept or found stale, bad
+   * input, an engine error) is left to `readConfirmed`, which handles each case: undefined.
+   */
+  private readNow(domain: string, query: Query): { table: Table; result: QueryResult } | undefined {
+    const immediate = this.driver.immediate;
+    const table = immediate && this.tables.peek(`${domain}\u0000${query.table}`);
+    if (!table) return undefined;
+    try {
+      const now = Date.now();
+      const { plan, stmt } = this.pointReads.statement(table.info, table.names, query, now);
+      const rows = plan.order.length === 0 ? optional(immediate.one(stmt.sql, stmt.params)) : immediate.all(stmt.sql, stmt.params);
+      const { result, epoch } = this.answer(table, plan, rows, now, true);
+      this.tables.confirm(String(epoch ?? immediate.one(readSchemaEpochSql(), [])?.epoch));
+      return { table, result };
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -244,11 +270,16 @@ export class SqlTableStorage implements TableStorage {
   }
 
   /** `withEpoch`: the rows carry the schema epoch (returned as `epoch` when there is a row). */
-  private async read({ info, names }: Table, plan: QueryPlan, withEpoch: boolean): Promise<{ result: QueryResult; epoch?: unknown }> {
+  private async read(table: Table, plan: QueryPlan, withEpoch: boolean): Promise<{ result: QueryResult; epoch?: unknown }> {
     const now = Date.now();
-    const stmt = selectStatement(info, names, plan, now, withEpoch);
+    const stmt = selectStatement(table.info, table.names, plan, now, withEpoch);
     // A plan with no order columns pins every key: one row at most.
-    const rows = plan.order.length === 0 ? [await this.driver.one(stmt.sql, stmt.params)].filter((r) => r !== undefined) : await read(this.driver, stmt);
+    const rows = plan.order.length === 0 ? optional(await this.driver.one(stmt.sql, stmt.params)) : await read(this.driver, stmt);
+    return this.answer(table, plan, rows, now, withEpoch);
+  }
+
+  /** The rows a plan's statement returned, as items (and a paging token when the page is full). */
+  private answer({ info }: Table, plan: QueryPlan, rows: SqlRow[], now: number, withEpoch: boolean): { result: QueryResult; epoch?: unknown } {
     // As in DynamoDB, a full page carries a token even if nothing follows: reading one row more
     // to find out would read its values too (a second blob for every latest-revision lookup).
     const items = rows.map((row) => {

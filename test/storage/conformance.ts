@@ -263,6 +263,26 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         assert.deepEqual(reversed.items.slice(0, 2).map((r) => [r.x, r.y]), [[4, 0], [4, 1]]);
       });
 
+      it('answers each point lookup with its own row, keys named in any order, and validates every one', async () => {
+        const point = async (attributes: Record<string, unknown>) => (await storage.get(domain, { table: 'grid', attributes })).items;
+        // Repeated lookups of one shape (a kept statement on SQLite) with other values each time.
+        for (const [p, x, y] of [['p1', 0, 0], ['p3', 4, 3], ['p2', 2, 1], ['p1', 0, 0]] as const) {
+          assert.deepEqual(await point({ p, x, y }), [{ p, x, y, label: `${p}:${x}:${y}` }]);
+          assert.deepEqual(await point({ y, p, x }), [{ p, x, y, label: `${p}:${x}:${y}` }]);
+        }
+        assert.deepEqual(await point({ p: 'p1', x: 9, y: 0 }), []);
+        assert.deepEqual(await point({ p: 'none', x: 0, y: 0 }), []);
+        // Values the planner refuses are refused as often as they come, whatever was looked up before.
+        for (let i = 0; i < 2; i++) {
+          await rejectsWith(point({ p: 'p1', x: 1.5, y: 0 }), 400);
+          await rejectsWith(point({ p: 'p1', x: 'one', y: 0 }), 400);
+          await rejectsWith(point({ p: 'p1', x: 1, y: 0, label: 'x' }), 400, /label/);
+        }
+        // A projection or a TTL changes the answer's shape: not the plain lookup's.
+        assert.deepEqual((await storage.get(domain, { table: 'grid', attributes: { p: 'p1', x: 1, y: 2 }, proj: ['label'] })).items, [{ label: 'p1:1:2' }]);
+        assert.deepEqual((await storage.get(domain, { table: 'grid', attributes: { p: 'p1', x: 1, y: 2 }, withTTL: true })).items, [{ p: 'p1', x: 1, y: 2, label: 'p1:1:2', _ttl: null }]);
+      });
+
       it('answers eq, lt, gt, le, ge and between on range keys', async () => {
         const xs = async (cond: unknown) =>
           [...new Set((await storage.get(domain, { table: 'grid', attributes: { p: 'p2', x: cond } })).items.map((r) => r.x))];

@@ -24,8 +24,16 @@ export interface SqlExecutor {
   run(sql: string, params: readonly unknown[]): Promise<number>;
 }
 
+/** Reads answered before returning: an embedded engine (SQLite) needs no promise per statement. */
+export interface ImmediateReader {
+  all(sql: string, params: readonly unknown[]): SqlRow[];
+  one(sql: string, params: readonly unknown[]): SqlRow | undefined;
+}
+
 export interface SqlDriver extends SqlExecutor {
   readonly dialect: Dialect;
+  /** The same reads as `all` and `one`, answered at once, on engines that can (left out elsewhere). */
+  readonly immediate?: ImmediateReader;
   /**
    * Runs `fn` in one transaction. Transactions given the same `lockKey` (a partition) are
    * serialised, which is what makes conditional writes atomic per partition.

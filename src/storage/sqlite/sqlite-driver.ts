@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SqlDriver, SqlExecutor, SqlRow } from '../sql/driver.js';
+import type { ImmediateReader, SqlDriver, SqlExecutor, SqlRow } from '../sql/driver.js';
 import { sqliteDialect } from './sqlite-dialect.js';
 
 type Db = Database.Database;
@@ -72,12 +72,15 @@ export class SqliteDriver implements SqlDriver {
   private readonly writer: Connection;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly version: Database.Statement<[], number>;
+  readonly immediate: ImmediateReader;
 
   constructor(file: string) {
     fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     this.writer = new Connection(open(file));
     this.reader = new Connection(open(file));
     this.version = this.reader.db.prepare<[], number>('PRAGMA data_version').pluck();
+    const reader = this.reader;
+    this.immediate = { all: (sql, params) => reader.allSync(sql, params), one: (sql, params) => reader.oneSync(sql, params) };
   }
 
   /**
