@@ -19,6 +19,17 @@ import { latestFromApi, PageRevisions, revisionMetadata, type RevisionRow } from
 import { latestUrls, revisionUrls } from './purge-urls.js';
 import { StoredSiteInfo } from './site-info.js';
 
+/**
+ * Resolves once the answers finished in this turn of the event loop are written: they go out at
+ * the end of the next turn's check phase (http/write-batch.ts). A storage write started on that
+ * same turn, queued first, held them up: SQLite writes a render's parts synchronously (a cold
+ * miss's answer waited about a millisecond for its own render to be stored).
+ */
+async function afterAnswersOfThisTurn(): Promise<void> {
+  await nextTurn();
+  await nextTurn();
+}
+
 /** Keys of the wiki's remembered "not found" answers. */
 const missingPage = (domain: string, title: string) => `page\u0000${domain}\u0000${title}`;
 const missingRevision = (domain: string, revid: number) => `rev\u0000${domain}\u0000${revid}`;
@@ -638,11 +649,11 @@ export class PageService {
       redirect: redirectTarget(bundle.html.body.toString('utf8')),
     };
     // Waiting clients are answered from memory while it is stored: the render first, then the
-    // pointers to it, so a crash in between leaves only an unused render. Storing starts on the
-    // next turn of the event loop: the answer goes out first.
+    // pointers to it, so a crash in between leaves only an unused render. Storing starts once the
+    // answer has gone out (see `afterAnswersOfThisTurn`).
     this.renders.remember(domain, render);
     const stored = (async () => {
-      await nextTurn();
+      await afterAnswersOfThisTurn();
       await this.renders.save(ctx, domain, render);
       await this.stateWrites.get(`${domain}\u0000${row.title}`);
       await this.revisions(domain).setRenderTid(ctx, row.title, row.rev, render.tid, row.latest_rev === row.rev);
