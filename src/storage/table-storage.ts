@@ -218,11 +218,11 @@ export class SqlTableStorage implements TableStorage {
    * The common read, answered without a promise per step: on an engine that answers at once
    * (SQLite), with the table's definition kept, the rows and the schema epoch come from one
    * statement, as in `readConfirmed`. Anything else (a definition not kept or found stale, bad
-   * input, an engine error) is left to `readConfirmed`, which handles each case: undefined.
+   * input, an engine error) answers undefined: `readConfirmed` then reads again and handles it.
    */
   private readNow(domain: string, query: Query): { table: Table; result: QueryResult } | undefined {
     const immediate = this.driver.immediate;
-    const table = immediate && this.tables.peek(`${domain}\u0000${query.table}`);
+    const table = immediate && typeof query.table === 'string' && this.tables.peek(`${domain}\u0000${query.table}`);
     if (!table) return undefined;
     try {
       const now = Date.now();

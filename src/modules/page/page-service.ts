@@ -20,10 +20,11 @@ import { latestUrls, revisionUrls } from './purge-urls.js';
 import { StoredSiteInfo } from './site-info.js';
 
 /**
- * Resolves once the answers finished in this turn of the event loop are written: they go out at
- * the end of the next turn's check phase (http/write-batch.ts). A storage write started on that
- * same turn, queued first, held them up: SQLite writes a render's parts synchronously (a cold
- * miss's answer waited about a millisecond for its own render to be stored).
+ * Resolves after the answers finished in this turn of the event loop are written. An immediate
+ * writes them (http/write-batch.ts); a storage write waiting on an immediate queued before theirs
+ * went first and held them up, since SQLite writes a render's parts synchronously (a cold miss's
+ * answer waited about a millisecond for its own render to be stored). The second wait is queued
+ * after their write.
  */
 async function afterAnswersOfThisTurn(): Promise<void> {
   await nextTurn();
