@@ -38,6 +38,9 @@ function cacheKey(domain: string, query: Query): string | undefined {
 const exec = (x: SqlExecutor, s: Statement) => x.run(s.sql, s.params);
 const read = (x: SqlExecutor, s: Statement) => x.all(s.sql, s.params);
 const optional = (row: SqlRow | undefined): SqlRow[] => (row === undefined ? [] : [row]);
+/** The schema epoch, as compared, from the row `readSchemaEpochSql` reads. */
+const epochIn = (row: SqlRow | undefined): string => String(row?.epoch);
+const readEpoch = async (x: SqlExecutor): Promise<string> => epochIn(await x.one(readSchemaEpochSql(), []));
 
 /**
  * A result whose paging token is made when first read: most single-row reads (a latest revision)
@@ -66,7 +69,7 @@ export class SqlTableStorage implements TableStorage {
     this.pointReads = new PointReads(this.encode);
     this.cache = driver.dataVersion && readCacheBytes > 0 ? new ReadCache(readCacheBytes) : undefined;
     this.tables = new SchemaCache({
-      readEpoch: async () => String((await driver.one(readSchemaEpochSql(), []))?.epoch),
+      readEpoch: () => readEpoch(driver),
       dataVersion: driver.dataVersion && (() => driver.dataVersion!()),
     });
   }
@@ -148,7 +151,7 @@ export class SqlTableStorage implements TableStorage {
   }
 
   private async confirmDefinitions(tx: SqlExecutor): Promise<void> {
-    if (this.confirmsInTransaction) this.tables.confirm(String((await tx.one(readSchemaEpochSql(), []))?.epoch));
+    if (this.confirmsInTransaction) this.tables.confirm(await readEpoch(tx));
   }
 
   /** Creates a table or migrates it to a higher schema version; 'unchanged' for the same schema. */
@@ -227,9 +230,9 @@ export class SqlTableStorage implements TableStorage {
     try {
       const now = Date.now();
       const { plan, stmt } = this.pointReads.statement(table.info, table.names, query, now);
-      const rows = plan.order.length === 0 ? optional(immediate.one(stmt.sql, stmt.params)) : immediate.all(stmt.sql, stmt.params);
+      const rows = plan.order.length === 0 ? optional(immediate.oneSync(stmt.sql, stmt.params)) : immediate.allSync(stmt.sql, stmt.params);
       const { result, epoch } = this.answer(table, plan, rows, now, true);
-      this.tables.confirm(String(epoch ?? immediate.one(readSchemaEpochSql(), [])?.epoch));
+      this.tables.confirm(String(epoch ?? epochIn(immediate.oneSync(readSchemaEpochSql(), []))));
       return { table, result };
     } catch {
       return undefined;
@@ -251,7 +254,7 @@ export class SqlTableStorage implements TableStorage {
     const { table, plan } = await this.plannedOn(domain, query.table, (info) => planQuery(info, query, this.encode));
     const { result, epoch } = await this.read(table, plan, true);
     // An empty answer carries no epoch: it is asked after. Epochs only grow, so one unchanged then was unchanged during the read.
-    this.tables.confirm(String(epoch ?? (await this.driver.one(readSchemaEpochSql(), []))?.epoch));
+    this.tables.confirm(String(epoch ?? (await readEpoch(this.driver))));
     return { table, result };
   }
 

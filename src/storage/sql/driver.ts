@@ -26,8 +26,8 @@ export interface SqlExecutor {
 
 /** Reads answered before returning: an embedded engine (SQLite) needs no promise per statement. */
 export interface ImmediateReader {
-  all(sql: string, params: readonly unknown[]): SqlRow[];
-  one(sql: string, params: readonly unknown[]): SqlRow | undefined;
+  allSync(sql: string, params: readonly unknown[]): SqlRow[];
+  oneSync(sql: string, params: readonly unknown[]): SqlRow | undefined;
 }
 
 export interface SqlDriver extends SqlExecutor {

@@ -8,7 +8,7 @@ type Db = Database.Database;
 type Stmt = Database.Statement<unknown[], SqlRow>;
 
 /** Prepared statements are cached per connection: preparing costs more than a point read. */
-class Connection implements SqlExecutor {
+class Connection implements SqlExecutor, ImmediateReader {
   private readonly statements = new Map<string, Stmt>();
   constructor(readonly db: Db) {}
 
@@ -88,8 +88,7 @@ export class SqliteDriver implements SqlDriver {
     this.writer = new Connection(open(file, WRITER_CACHE_KB));
     this.reader = new Connection(open(file, READER_CACHE_KB));
     this.version = this.reader.db.prepare<[], number>('PRAGMA data_version').pluck();
-    const reader = this.reader;
-    this.immediate = { all: (sql, params) => reader.allSync(sql, params), one: (sql, params) => reader.oneSync(sql, params) };
+    this.immediate = this.reader;
   }
 
   /**
