@@ -4,13 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { HttpError } from '../src/errors.js';
-import { upstreamFetch } from '../src/upstream/fetch.js';
+import { requestsWritten, upstreamFetch } from '../src/upstream/fetch.js';
 
 /** A small fake of a misbehaving wiki, to check the upstream client's errors and retries. */
 describe('upstream client', () => {
   let server: http.Server;
   let base: string;
   const hits = new Map<string, number>();
+  let readingSince: number | undefined;
   before(async () => {
     server = http.createServer((req, res) => {
       const n = (hits.get(req.url!) ?? 0) + 1;
@@ -19,6 +20,16 @@ describe('upstream client', () => {
       if (req.url === '/broken') return res.writeHead(500).end();
       if (req.url === '/slow') return void setTimeout(() => res.end('late'), 500);
       if (req.url === '/ua') return res.end(req.headers['user-agent']);
+      if (req.url === '/held') return void setTimeout(() => res.end('answered'), 300);
+      if (req.url === '/read-late') {
+        // Reads the request's body only after a while: until then its sender cannot finish writing it.
+        req.pause();
+        return void setTimeout(() => {
+          readingSince = Date.now();
+          req.resume();
+          req.on('end', () => res.end('read'));
+        }, 200);
+      }
       if (req.url === '/gzip') {
         if (!/gzip/.test(req.headers['accept-encoding'] ?? '')) return res.end('asked without gzip');
         return res.writeHead(200, { 'content-encoding': 'gzip', 'retry-after': '7' }).end(gzipSync('compressed answer'));
@@ -88,5 +99,33 @@ describe('upstream client', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise((r) => closed.close(r));
     await status(upstreamFetch(`http://127.0.0.1:${port}/`, 'ua', { retries: 0 }), 503);
+  });
+
+  it('tells when the requests begun so far are on the wire, without waiting for their answers', async () => {
+    await requestsWritten(); // nothing begun: at once
+    let answered = false;
+    const held = upstreamFetch(`${base}/held`, 'ua').then((res) => {
+      answered = true;
+      return res.body.toString();
+    });
+    await requestsWritten();
+    assert.equal(answered, false, 'resolved before the answer (held 300 ms)');
+    assert.equal(await held, 'answered');
+
+    // A request larger than the sockets' buffers is written only as the wiki reads it.
+    const large = upstreamFetch(`${base}/read-late`, 'ua', { method: 'POST', body: 'x'.repeat(48 * 1024 * 1024), maxBytes: 1024 });
+    await requestsWritten();
+    const writtenAt = Date.now();
+    assert.ok(readingSince !== undefined && writtenAt >= readingSince, 'not before the wiki took the whole request');
+    assert.equal((await large).body.toString(), 'read');
+
+    // A request that cannot be sent counts as done once it has failed.
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const refused = upstreamFetch(`http://127.0.0.1:${port}/`, 'ua', { retries: 0 }).catch(() => 'refused');
+    await requestsWritten();
+    assert.equal(await refused, 'refused');
   });
 });

@@ -47,6 +47,19 @@ class TooLarge extends Error {
   }
 }
 
+/** Requests begun and not yet written to their sockets (or failed first). */
+const unwritten = new Set<Promise<void>>();
+
+/**
+ * Resolves once every wiki request begun so far is on the wire. Synchronous work (SQLite writes)
+ * done before then would hold up the connection and the request itself, though the wiki is what
+ * the caller waits for: the turn after a request is begun is too early, as the socket's
+ * connection is only reported in the event loop's next poll.
+ */
+export async function requestsWritten(): Promise<void> {
+  await Promise.all([...unwritten]);
+}
+
 function headersOf(raw: IncomingHttpHeaders): AnswerHeaders {
   return {
     get(name) {
@@ -78,11 +91,17 @@ function exchange(url: string, userAgent: string, options: FetchOptions, timeout
         ...options.headers,
       },
     });
+    let written!: () => void;
+    const writing = new Promise<void>((resolve) => (written = resolve));
+    unwritten.add(writing);
+    void writing.then(() => unwritten.delete(writing));
+    req.once('finish', written);
     let settled = false;
     const settle = (outcome: () => void) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      written();
       outcome();
     };
     const fail = (err: unknown) => settle(() => reject(err));
