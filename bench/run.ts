@@ -94,7 +94,7 @@ if (page) {
   console.log(`page article: ${article.title} (${(article.htmlBytes / 1024).toFixed(1)} KB of HTML)`);
   console.log(
     `cold miss: service ${coldMiss.serviceMs.toFixed(1)} ms vs the upstream chain alone ${coldMiss.directUpstreamMs.toFixed(1)} ms: ` +
-      `${coldMiss.overheadMs.toFixed(1)} ms added (median of ${coldMiss.samples}; target ≤5 ms: ${verdict(coldMiss.overheadMs <= 5)})`,
+      `${coldMiss.overheadMs.toFixed(1)} ms added (median of ${coldMiss.samples}, quartiles ${coldMiss.quartilesMs.map((q) => q.toFixed(1)).join(' and ')}; target ≤5 ms: ${verdict(coldMiss.overheadMs <= 5)})`,
   );
   if (save) {
     console.log(

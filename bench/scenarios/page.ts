@@ -3,15 +3,25 @@ import { DOMAIN, startService } from '../service.js';
 import { sideBySide } from '../side-by-side.js';
 
 const CANDIDATES = ['Arts_Club_of_Chicago', 'Allen_R._Morris', 'Bodmin', 'Raith_rovers', '2008_British_motorcycle_Grand_Prix', 'Antique_(band)'];
-/** Pages missed cold for the median (the wiki's own time varies page to page). */
-const COLD_MISSES = 20;
+/**
+ * Pages missed cold for the median. Parsoid renders each request anew, and its time for one page
+ * varies by a tenth or more from one request to the next (several ms on a 70 ms page), so each
+ * difference is noisy: 20 left the median swinging by several ms between runs of the same code.
+ */
+const COLD_MISSES = 40;
 
 export interface PageReport {
   comparisons: Comparison[];
   article: { title: string; htmlBytes: number };
-  coldMiss: { serviceMs: number; directUpstreamMs: number; overheadMs: number; samples: number };
+  coldMiss: { serviceMs: number; directUpstreamMs: number; overheadMs: number; samples: number; quartilesMs: [number, number] };
   coalescing: { concurrent: number; parsoidRequests: number };
   rss: { idleMb: number; underLoadPeakMb: number };
+}
+
+/** The first and third quartiles: how widely the differences spread around their median. */
+function quartiles(xs: number[]): [number, number] {
+  const s = [...xs].sort((a, b) => a - b);
+  return [s[Math.floor((s.length - 1) / 4)] ?? NaN, s[Math.ceil((3 * (s.length - 1)) / 4)] ?? NaN];
 }
 
 async function parsoidCount(base: string): Promise<number> {
@@ -103,7 +113,7 @@ export async function pageScenarios(wikiUrl: string, opts: { seconds: number; ro
     return {
       comparisons,
       article: { title, htmlBytes: bytes },
-      coldMiss: { serviceMs: median(serviceTimes), directUpstreamMs: median(directTimes), overheadMs: median(diffs), samples: diffs.length },
+      coldMiss: { serviceMs: median(serviceTimes), directUpstreamMs: median(directTimes), overheadMs: median(diffs), samples: diffs.length, quartilesMs: quartiles(diffs) },
       coalescing: { concurrent: 100, parsoidRequests },
       rss: { idleMb, underLoadPeakMb: rssMb(service.child.pid!).peak },
     };
