@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { HttpError } from '../src/errors.js';
-import { requestsWritten, upstreamFetch } from '../src/upstream/fetch.js';
+import { requestMark, requestsWritten, upstreamFetch } from '../src/upstream/fetch.js';
 
 /** A small fake of a misbehaving wiki, to check the upstream client's errors and retries. */
 describe('upstream client', () => {
@@ -28,7 +28,7 @@ describe('upstream client', () => {
           readingSince = Date.now();
           req.resume();
           req.on('end', () => res.end('read'));
-        }, 200);
+        }, 500);
       }
       if (req.url === '/gzip') {
         if (!/gzip/.test(req.headers['accept-encoding'] ?? '')) return res.end('asked without gzip');
@@ -102,30 +102,38 @@ describe('upstream client', () => {
   });
 
   it('tells when the requests begun so far are on the wire, without waiting for their answers', async () => {
-    await requestsWritten(); // nothing begun: at once
+    await requestsWritten(requestMark()); // nothing begun: at once
     let answered = false;
     const held = upstreamFetch(`${base}/held`, 'ua').then((res) => {
       answered = true;
       return res.body.toString();
     });
-    await requestsWritten();
+    await requestsWritten(0);
     assert.equal(answered, false, 'resolved before the answer (held 300 ms)');
     assert.equal(await held, 'answered');
 
     // A request larger than the sockets' buffers is written only as the wiki reads it.
+    const beforeLarge = requestMark();
     const large = upstreamFetch(`${base}/read-late`, 'ua', { method: 'POST', body: 'x'.repeat(48 * 1024 * 1024), maxBytes: 1024 });
-    await requestsWritten();
+    // Requests begun later do not wait for it.
+    const later = requestMark();
+    const small = upstreamFetch(`${base}/ua`, 'ua');
+    await requestsWritten(later);
+    assert.equal(readingSince, undefined, 'a request begun before the mark is not waited for');
+    await requestsWritten(beforeLarge);
     const writtenAt = Date.now();
     assert.ok(readingSince !== undefined && writtenAt >= readingSince, 'not before the wiki took the whole request');
     assert.equal((await large).body.toString(), 'read');
+    await small;
 
     // A request that cannot be sent counts as done once it has failed.
     const closed = http.createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((r) => closed.close(r));
+    const mark = requestMark();
     const refused = upstreamFetch(`http://127.0.0.1:${port}/`, 'ua', { retries: 0 }).catch(() => 'refused');
-    await requestsWritten();
+    await requestsWritten(mark);
     assert.equal(await refused, 'refused');
   });
 });

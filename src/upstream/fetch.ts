@@ -47,17 +47,24 @@ class TooLarge extends Error {
   }
 }
 
-/** Requests begun and not yet written to their sockets (or failed first). */
-const unwritten = new Set<Promise<void>>();
+/** Wiki requests begun so far, and those not yet written to their sockets (nor failed first), by number. */
+let begun = 0;
+const unwritten = new Map<Promise<void>, number>();
+
+/** A mark for `requestsWritten`: the requests begun from now on. */
+export function requestMark(): number {
+  return begun;
+}
 
 /**
- * Resolves once every wiki request begun so far is on the wire. Synchronous work (SQLite writes)
- * done before then would hold up the connection and the request itself, though the wiki is what
- * the caller waits for: the turn after a request is begun is too early, as the socket's
- * connection is only reported in the event loop's next poll.
+ * Resolves once the wiki requests begun since `mark` are on the wire; earlier ones (a large body
+ * a slow wiki reads bit by bit) are not waited for. Synchronous work (SQLite writes) done before
+ * then would hold up their connections and the requests themselves, though the wiki is what the
+ * caller waits for: the turn after a request is begun is too early, as a socket's connection is
+ * only reported in the event loop's next poll.
  */
-export async function requestsWritten(): Promise<void> {
-  await Promise.all([...unwritten]);
+export async function requestsWritten(mark: number): Promise<void> {
+  await Promise.all([...unwritten].filter(([, n]) => n >= mark).map(([writing]) => writing));
 }
 
 function headersOf(raw: IncomingHttpHeaders): AnswerHeaders {
@@ -93,7 +100,7 @@ function exchange(url: string, userAgent: string, options: FetchOptions, timeout
     });
     let written!: () => void;
     const writing = new Promise<void>((resolve) => (written = resolve));
-    unwritten.add(writing);
+    unwritten.set(writing, begun++);
     void writing.then(() => unwritten.delete(writing));
     req.once('finish', written);
     let settled = false;

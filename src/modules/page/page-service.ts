@@ -9,7 +9,7 @@ import { newTid } from '../../tid.js';
 import type { ApiPage } from '../../upstream/action-api.js';
 import type { CoreRender, PageBundle, Part } from '../../upstream/parsoid.js';
 import type { CachePurger } from '../../upstream/cache-purger.js';
-import { requestsWritten } from '../../upstream/fetch.js';
+import { requestMark, requestsWritten } from '../../upstream/fetch.js';
 import { isUnavailable, type Wiki } from '../../upstream/wiki.js';
 import { DATA_MW_999_TYPE, HTML_999_TYPE, splitDataMw } from './html-versions.js';
 import { ListingCoverage } from './listing-coverage.js';
@@ -345,12 +345,13 @@ export class PageService {
       const named = latestFromApi(title, page, latest);
       // Never a revision whose text is hidden; one rendered before is found stored, not rendered again.
       if (prerender && !named.text_hidden && current?.rev !== latest.revid) {
+        const mark = requestMark();
         this.render(ctx, domain, named, false).catch((err) => this.log.debug({ err, domain, title }, 'an early render failed; the read renders again'));
         // The state is written once the render's requests to Parsoid are on the wire: the writes
         // (a millisecond or more on SQLite) would otherwise hold them up, though nothing needs the
         // state before Parsoid answers. On SQLite the render has begun them by the next turn.
         await nextTurn();
-        await requestsWritten();
+        await requestsWritten(mark);
       }
       await revs.saveFromApi(ctx, title, page, [latest]);
       const stored = await revs.get(ctx, title, latest.revid);
