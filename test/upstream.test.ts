@@ -101,7 +101,7 @@ describe('upstream client', () => {
     await status(upstreamFetch(`http://127.0.0.1:${port}/`, 'ua', { retries: 0 }), 503);
   });
 
-  it('tells when the requests begun so far are on the wire, without waiting for their answers', async () => {
+  it('tells when the requests begun since a mark are on the wire, without waiting for their answers', async () => {
     await requestsWritten(requestMark()); // nothing begun: at once
     let answered = false;
     const held = upstreamFetch(`${base}/held`, 'ua').then((res) => {
