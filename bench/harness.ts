@@ -33,6 +33,12 @@ export const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
+/** The first and third quartiles: how widely samples spread around their median. */
+export function quartiles(xs: number[]): [number, number] {
+  const s = [...xs].sort((a, b) => a - b);
+  return [s[Math.floor((s.length - 1) / 4)] ?? NaN, s[Math.ceil((3 * (s.length - 1)) / 4)] ?? NaN];
+}
+
 function medianSample(samples: Sample[]): Sample {
   const pick = (f: (s: Sample) => number | undefined) => {
     const xs = samples.map(f).filter((x): x is number => x !== undefined);

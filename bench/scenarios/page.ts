@@ -1,4 +1,4 @@
-import { compare, load, median, rssMb, type Comparison } from '../harness.js';
+import { compare, load, median, quartiles, rssMb, type Comparison } from '../harness.js';
 import { DOMAIN, startService } from '../service.js';
 import { sideBySide } from '../side-by-side.js';
 
@@ -16,12 +16,6 @@ export interface PageReport {
   coldMiss: { serviceMs: number; directUpstreamMs: number; overheadMs: number; samples: number; quartilesMs: [number, number] };
   coalescing: { concurrent: number; parsoidRequests: number };
   rss: { idleMb: number; underLoadPeakMb: number };
-}
-
-/** The first and third quartiles: how widely the differences spread around their median. */
-function quartiles(xs: number[]): [number, number] {
-  const s = [...xs].sort((a, b) => a - b);
-  return [s[Math.floor((s.length - 1) / 4)] ?? NaN, s[Math.ceil((3 * (s.length - 1)) / 4)] ?? NaN];
 }
 
 async function parsoidCount(base: string): Promise<number> {
