@@ -11,10 +11,10 @@ const RUN = Date.now().toString(36);
  * The real wiki as Wikimedia's wikis look from outside: Parsoid's own routes
  * (`rest.php/{domain}/v3/...`) answer rest.php's "no such route", everything else is passed on.
  */
-async function wikiWithoutV3(): Promise<{ url: string; v3Requests: () => number; close: () => Promise<void> }> {
+async function wikiWithoutV3(noRoute = (url: string) => /^\/rest\.php\/[^/]+\/v3\//.test(url)): Promise<{ url: string; v3Requests: () => number; close: () => Promise<void> }> {
   let v3 = 0;
   const server = http.createServer(async (req, res) => {
-    if (/^\/rest\.php\/[^/]+\/v3\//.test(req.url ?? '')) {
+    if (noRoute(req.url ?? '')) {
       v3++;
       res.writeHead(404, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ messageTranslations: { en: `The requested relative path (${req.url}) did not match any known handler` }, httpCode: 404, httpReason: 'Not Found' }));
@@ -58,7 +58,7 @@ describe('parsoid: auto against a wiki without Parsoid\'s own routes (as Wikimed
     assert.equal(first.status, 200, first.text.slice(0, 300));
     assert.doesNotMatch(first.text, / data-mw=/);
     const tried = wiki.v3Requests();
-    assert.ok(tried >= 1 && tried <= 2, 'v3 was tried for the first render (its page bundle and wikitext side by side)');
+    assert.ok(tried >= 2 && tried <= 3, 'v3 was tried for the first render (its page bundle and wikitext side by side), then confirmed missing by one probe');
     const inline = await request(`${s.base}/wiki.test/v1/page/Bodmin/html?data-mw=inline`);
     assert.match(inline.text, / data-mw='\{"parts"/, 'data-mw inline when asked for');
     const dp = await request(`${s.base}/wiki.test/v1/page/Bodmin/data-parsoid`);
@@ -85,5 +85,29 @@ describe('parsoid: auto against a wiki without Parsoid\'s own routes (as Wikimed
     assert.equal(res.status, 501, res.text);
     assert.equal(res.json.type, 'urn:problem:upstream-route-missing');
     assert.match(res.json.detail, /does not expose/);
+  });
+});
+
+describe('parsoid: auto, when one request\'s path matches no route of a wiki that has them', () => {
+  let wiki: Awaited<ReturnType<typeof wikiWithoutV3>>;
+  let s: TestServer;
+  before(async () => {
+    // As a title that makes another path would: only this page's v3 requests find no route.
+    wiki = await wikiWithoutV3((url) => /^\/rest\.php\/[^/]+\/v3\/page\/[^/]+\/BBDO\//.test(url));
+    s = await startServer({ wikis: { 'wiki.test': { action_api: `${wiki.url}/api.php`, rest_api: `${wiki.url}/rest.php`, parsoid: 'auto' } } });
+  });
+  after(async () => {
+    await s?.close();
+    await wiki?.close();
+  });
+
+  it('answers that request 404 and keeps serving the wiki through its v3 routes (the mode is not forged by one answer)', async () => {
+    const odd = await request(`${s.base}/wiki.test/v1/page/BBDO/html`);
+    assert.equal(odd.status, 404, odd.text.slice(0, 300));
+    assert.equal(odd.json.type, 'urn:problem:upstream-no-route');
+    const dp = await request(`${s.base}/wiki.test/v1/page/Bodmin/data-parsoid`);
+    assert.equal(dp.status, 200, 'data-parsoid exists only through v3: the wiki is still served through it');
+    const stored = await request(`${s.base}/wiki.test/sys/table/site_info/_query`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: { attributes: { name: 'parsoid_mode' } } });
+    assert.notDeepEqual(stored.json.items?.[0]?.info, { mode: 'core' }, 'nothing stored that would switch other processes');
   });
 });

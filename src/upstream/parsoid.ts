@@ -29,6 +29,12 @@ export interface CoreRender {
   wikitext: Part;
 }
 
+/**
+ * A title as one path segment of a wiki URL: `.` and `..` encoded too, or the URL's dot-segment
+ * rules would make them another path (`transform/html/to/wikitext/..` is `transform/html/to`).
+ */
+export const pathSegment = (title: string) => (title === '.' || title === '..' ? title.replace(/\./g, '%2E') : encodeURIComponent(title));
+
 /** Whether a rest.php answer says no route matched (the wiki does not expose those endpoints). */
 const isRouteMissing = (status: number, body: Buffer) => status === 404 && /did not match any known handler|rest-no-match/.test(body.toString('utf8', 0, 2000));
 
@@ -71,7 +77,7 @@ export class ParsoidClient {
   }
 
   private url(kind: string, title: string, revid: number): string {
-    return `${this.restBase}/${this.parsoidDomain}/v3/page/${kind}/${encodeURIComponent(title)}/${revid}`;
+    return `${this.restBase}/${this.parsoidDomain}/v3/page/${kind}/${pathSegment(title)}/${revid}`;
   }
 
   private static failure(status: number, body: Buffer, what: string): HttpError {
@@ -80,6 +86,27 @@ export class ParsoidClient {
       return new HttpError(404, hidden ? 'revision-hidden' : 'revision-not-found', `Parsoid: ${what} ${hidden ? 'is hidden' : 'was not found'}.`);
     }
     return new HttpError(502, 'upstream-error', `Parsoid answered ${status} for ${what}.`);
+  }
+
+  /**
+   * Whether the wiki exposes Parsoid's v3 routes, asked with a fixed request that carries no
+   * client text (an empty wikitext transform): the evidence `parsoid: auto` decides on. A wiki
+   * that cannot be reached answers undefined (no evidence either way).
+   */
+  async hasV3(): Promise<boolean | undefined> {
+    this.count('parsoid-probe');
+    try {
+      const res = await this.schedule(() => upstreamFetch(`${this.restBase}/${this.parsoidDomain}/v3/transform/wikitext/to/html`, this.userAgent, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'promise-non-write-api-action': 'true' },
+        body: '{"wikitext":"","body_only":true}',
+        timeoutMs: 15_000,
+      }));
+      if (isRouteMissing(res.status, res.body)) return false;
+      return res.status === 200 ? true : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   async pagebundle(title: string, revid: number): Promise<PageBundle> {
@@ -137,10 +164,12 @@ export class ParsoidClient {
   async transform(from: 'wikitext' | 'html' | 'pagebundle', to: 'html' | 'wikitext', target: TransformTarget, body: Record<string, unknown>, mode: ParsoidMode = 'v3'): Promise<Part> {
     this.count(`transform-${from}-${to}`);
     let url = mode === 'v3' ? `${this.restBase}/${this.parsoidDomain}/v3/transform/${from}/to/${to}` : `${this.restBase}/v1/transform/${from}/to/${to}`;
-    if (target.title !== undefined) url += `/${encodeURIComponent(target.title)}${target.revid !== undefined ? `/${target.revid}` : ''}`;
+    if (target.title !== undefined) url += `/${pathSegment(target.title)}${target.revid !== undefined ? `/${target.revid}` : ''}`;
     const res = await this.fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      // A transform writes nothing: said so, MediaWiki runs it without a write transaction, so it
+      // does not wait on the lock an editor's save (VisualEditor's api.php POST) holds meanwhile.
+      headers: { 'content-type': 'application/json', 'promise-non-write-api-action': 'true' },
       body: JSON.stringify(body),
       timeoutMs: 120_000,
       retries: 1,

@@ -34,6 +34,10 @@ export function rateLimit(perSecond: number | undefined, maxQueuedSeconds = 30):
   };
 }
 
+/** How often a wiki without v3 routes is asked again, and how often a probe may be repeated. */
+const MODE_RECHECK_MS = 3600_000;
+const PROBE_INTERVAL_MS = 60_000;
+
 /** Stored site info older than this is refreshed from the wiki in the background. */
 const SITE_INFO_MAX_AGE_MS = 24 * 3600 * 1000;
 
@@ -45,6 +49,8 @@ export class Wiki {
   private store: SiteInfoStore | undefined;
   private readonly configuredMode: ParsoidMode | 'auto';
   private knownMode: Promise<ParsoidMode> | undefined;
+  private modeCheckedAt = Date.now();
+  private probe: { at: number; result: Promise<boolean | undefined> } | undefined;
 
   constructor(
     readonly domain: string,
@@ -73,12 +79,36 @@ export class Wiki {
         () => 'v3' as const,
       );
     }
-    return this.knownMode;
+    const known = this.knownMode;
+    // A wiki found without v3 routes may gain them (Parsoid enabled later): asked again now and then.
+    if (Date.now() - this.modeCheckedAt > MODE_RECHECK_MS) {
+      this.modeCheckedAt = Date.now();
+      known.then(async (mode) => {
+        if (mode === 'core' && (await this.probeV3()) === true) await this.learnMode('v3');
+      }).catch(() => undefined);
+    }
+    return known;
+  }
+
+  /** The evidence for `parsoid: auto`: a fixed probe, at most one a minute, shared by all who ask meanwhile. */
+  private probeV3(): Promise<boolean | undefined> {
+    if (!this.probe || Date.now() - this.probe.at > PROBE_INTERVAL_MS) this.probe = { at: Date.now(), result: this.parsoid.hasV3() };
+    return this.probe.result;
+  }
+
+  private async learnMode(mode: ParsoidMode): Promise<void> {
+    this.log?.info({ domain: this.domain, mode }, mode === 'core'
+      ? "the wiki does not expose Parsoid's v3 routes: using MediaWiki's core REST API"
+      : "the wiki exposes Parsoid's v3 routes: using them");
+    this.knownMode = Promise.resolve(mode);
+    await this.store?.saveMode(mode).catch((err) => this.log?.warn({ err, domain: this.domain }, 'storing the Parsoid mode failed'));
   }
 
   /**
-   * Runs `work` in this wiki's mode; with `parsoid: auto`, a wiki found not to expose Parsoid's v3
-   * routes is remembered (here and in storage) as served by the core REST API, and `work` runs again.
+   * Runs `work` in this wiki's mode. With `parsoid: auto`, an answer that no v3 route matched is
+   * no evidence by itself (the request's own path, a title, may be what matched nothing): the
+   * wiki is switched to the core REST API (here and in storage) only when a fixed probe that
+   * carries no client text finds no v3 routes either; then `work` runs again.
    */
   async withMode<T>(work: (mode: ParsoidMode) => Promise<T>): Promise<T> {
     const mode = await this.mode();
@@ -86,9 +116,10 @@ export class Wiki {
       return await work(mode);
     } catch (e) {
       if (!(e instanceof RoutesMissing) || this.configuredMode !== 'auto' || mode !== 'v3') throw e;
-      this.log?.info({ domain: this.domain }, "the wiki does not expose Parsoid's v3 routes: using MediaWiki's core REST API");
-      this.knownMode = Promise.resolve('core');
-      await this.store?.saveMode('core').catch((err) => this.log?.warn({ err, domain: this.domain }, 'storing the Parsoid mode failed'));
+      const v3 = await this.probeV3();
+      if (v3 === true) throw notFound('The wiki has no route for this request.', 'upstream-no-route');
+      if (v3 === undefined) throw new HttpError(503, 'upstream-unavailable', 'The wiki did not say which routes it exposes; try again shortly.', { headers: { 'retry-after': '5' } });
+      if ((await this.mode()) === 'v3') await this.learnMode('core');
       return work('core');
     }
   }
