@@ -44,6 +44,15 @@ export const TRANSACTIONS_SCHEMA = {
 
 const DEPENDENT_ATTEMPTS = 3;
 
+/** A URI's path as routing sees it (percent-decoded, `//` as `/`), or undefined if it does not decode. */
+function decodedPath(uri: string): string | undefined {
+  try {
+    return decodeURIComponent(uri.split('?', 1)[0]!).replace(/\/{2,}/g, '/');
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Runs HTTP transactions (DESIGN.md §6): the transaction is stored before anything runs; its
  * primary request runs through the router; only if it succeeded do the dependents run, each once
@@ -81,8 +90,10 @@ export class TransactionExecutor {
       throw badRequest(`Transaction ${tid} is older than the transaction lifetime (${this.options.lifetimeMs / 1000} s).`, 'transaction-expired');
     }
     for (const r of [txn, ...(txn.then ?? [])]) {
-      if (!r.uri.startsWith(`/${this.domain}/`)) throw badRequest(`Transaction requests stay in ${this.domain}: ${r.uri.slice(0, 200)}`, 'invalid-transaction');
-      if (r.uri.startsWith(`/${this.domain}/sys/transactions/`)) throw badRequest('A transaction cannot contain transactions.', 'invalid-transaction');
+      // Checked on the path as the router will read it: decoded, repeated slashes as one.
+      const path = decodedPath(r.uri);
+      if (path === undefined || !path.startsWith(`/${this.domain}/`)) throw badRequest(`Transaction requests stay in ${this.domain}: ${r.uri.slice(0, 200)}`, 'invalid-transaction');
+      if (/^\/[^/]+\/sys\/transactions(\/|$)/i.test(path)) throw badRequest('A transaction cannot contain transactions.', 'invalid-transaction');
     }
   }
 
