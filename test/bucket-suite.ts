@@ -252,7 +252,7 @@ export function bucketSuite(backend: { name: string; storage: () => StorageConfi
     });
 
     it('documents the bucket routes in the OpenAPI document', async () => {
-      const spec = (await request(`${s.base}/${s.domain}/v1/?spec`)).json;
+      const spec = (await request(`${s.base}/${s.domain}/v1/?spec`, { headers: admin })).json;
       for (const path of ['/sys/key_value/{bucket}/{key}', '/sys/key_rev_value/{bucket}/{key}/{revision}', '/sys/revisioned_object/{bucket}/{name}/{prop}']) {
         assert.ok(spec.paths[path], path);
       }

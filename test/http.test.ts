@@ -97,8 +97,11 @@ describe('HTTP layer', () => {
     assert.equal(spec.openapi, '3.1.0');
     const result = await new Validator().validate(spec);
     assert.equal(result.valid, true, JSON.stringify(result.errors));
-    assert.ok(spec.paths['/sys/table/{table}/'].put, 'table routes are documented');
-    assert.deepEqual(spec.paths['/sys/table/{table}'].get.security, [{ adminToken: [] }]);
+    assert.equal(Object.keys(spec.paths).filter((p) => p.startsWith('/sys/')).length, 0, 'the public document describes no internal route');
+    const internal = (await request(`${s.base}/${s.domain}/v1/?spec`, { headers: admin })).json;
+    assert.equal((await new Validator().validate(internal)).valid, true);
+    assert.ok(internal.paths['/sys/table/{table}/'].put, 'table routes are documented to the admin');
+    assert.deepEqual(internal.paths['/sys/table/{table}'].get.security, [{ adminToken: [] }]);
     const doc = await request(`${s.base}/${s.domain}/v1/?doc`);
     assert.match(String(doc.headers['content-type']), /text\/html/);
     const assets = [...doc.text.matchAll(/(?:src|href)="(\/_static\/[^"]+)"/g)].map((m) => m[1]!);

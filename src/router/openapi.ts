@@ -18,10 +18,10 @@ const PROBLEM_SCHEMA = {
  * The OpenAPI 3.1 document of one domain, assembled from the modules' route fragments.
  * Paths are relative to `/{domain}`: public routes under /v1, internal ones under /sys.
  */
-export function buildOpenApi(router: Router, modules: Module[], domain: string, version: string): Record<string, unknown> {
+export function buildOpenApi(router: Router, modules: Module[], domain: string, version: string, internal = false): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const { api, route, template } of router.routes()) {
-    if (api === 'global') continue;
+    if (api === 'global' || (api === 'sys' && !internal)) continue;
     const path = template.slice('/{domain}'.length);
     const declared = (route.spec?.parameters as { name: string; in: string }[] | undefined) ?? [];
     const pathParams = [...path.matchAll(/\{([^}]+)\}/g)]

@@ -6,7 +6,7 @@ import { notFound } from '../../errors.js';
 import type { Metrics } from '../../metrics.js';
 import { buildOpenApi } from '../../router/openapi.js';
 import type { Router } from '../../router/router.js';
-import type { Module, Response, RouteRequest } from '../../router/types.js';
+import type { Module, RequestContext, Response, RouteRequest } from '../../router/types.js';
 import { docPage } from './doc-page.js';
 
 const require = createRequire(import.meta.url);
@@ -30,19 +30,23 @@ interface SystemOptions {
 /** Root listing, health, metrics, and per-domain API roots with the OpenAPI document and its docs page. */
 export function systemModules({ router, modules, domains, metrics }: SystemOptions): Module[] {
   const specs = new Map<string, { body: string; etag: string }>();
-  const spec = (domain: string) => {
-    let cached = specs.get(domain);
+  // The internal API is described only to those who may call it.
+  const spec = (domain: string, internal: boolean) => {
+    const key = `${internal ? 'sys' : 'public'}\u0000${domain}`;
+    let cached = specs.get(key);
     if (!cached) {
-      const body = JSON.stringify(buildOpenApi(router, modules(), domain, VERSION));
+      const body = JSON.stringify(buildOpenApi(router, modules(), domain, VERSION, internal));
       cached = { body, etag: `"${createHash('sha1').update(body).digest('base64url').slice(0, 16)}"` };
-      specs.set(domain, cached);
+      specs.set(key, cached);
     }
     return cached;
   };
-  const apiRoot = (req: RouteRequest): Response => {
+  const apiRoot = (req: RouteRequest, ctx: RequestContext): Response => {
     if (req.query.has('spec')) {
-      const { body, etag } = spec(req.domain);
-      return { status: 200, headers: { 'content-type': 'application/json', etag, 'cache-control': 'no-cache' }, body };
+      const { body, etag } = spec(req.domain, ctx.admin);
+      // Two documents at one URL: a shared cache must not hand the admin's to the public.
+      const cacheControl = ctx.admin ? 'private, no-cache' : 'no-cache';
+      return { status: 200, headers: { 'content-type': 'application/json', etag, 'cache-control': cacheControl, vary: 'Authorization' }, body };
     }
     if (req.query.has('doc')) {
       return { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: docPage(req.domain) };
