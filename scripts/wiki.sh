@@ -39,6 +39,23 @@ install_wiki() {
     --server="$(url)" --scriptpath= --confpath="$WIKI_DIR" --lang=en --pass=AdminPassword123 --skins=Vector \
     --extensions=Cite,CategoryTree,ImageMap,InputBox,Interwiki,ParserFunctions,Poem,TemplateData,TextExtracts,PageImages,Scribunto \
     "Test Wiki" Admin >"$WIKI_DIR/logs/install.log")
+  cat >>"$WIKI_DIR/LocalSettings.php" <<PHP
+require_once '$WIKI_DIR/PortSettings.php';
+require_once '$WIKI_DIR/ExtraSettings.php';
+PHP
+  write_port_settings
+  write_extra_settings
+  sqlite3 "$WIKI_DIR/db/my_wiki.sqlite" 'PRAGMA journal_mode=WAL;' >/dev/null
+  maint update --quick >>"$WIKI_DIR/logs/install.log"
+  maint createAndPromote --force --bot --sysop "$BOT_USER" BotUserPassword123 >>"$WIKI_DIR/logs/install.log"
+  maint createBotPassword --appid="$BOT_APP" \
+    --grants=basic,highvolume,editpage,editprotected,createeditmovepage,delete,rollback,patrol,protect \
+    "$BOT_USER" "$BOT_PASSWORD" >>"$WIKI_DIR/logs/install.log"
+  touch "$WIKI_DIR/.installed"
+}
+
+# Settings beyond install.php's, rewritten on every start so a wiki installed earlier gets new ones.
+write_extra_settings() {
   cat >"$WIKI_DIR/ExtraSettings.php" <<PHP
 <?php
 wfLoadExtension( 'Parsoid', "\$IP/vendor/wikimedia/parsoid/extension.json" );
@@ -66,19 +83,11 @@ wfLoadExtension( 'Parsoid', "\$IP/vendor/wikimedia/parsoid/extension.json" );
 \$wgShowExceptionDetails = true;
 \$wgDebugLogGroups['exception'] = '$WIKI_DIR/logs/exception.log';
 \$wgDebugLogGroups['error'] = '$WIKI_DIR/logs/error.log';
+// The content service on loopback is a trusted proxy: anonymous edits it forwards are credited to
+// the address it names in X-Forwarded-For (documentation addresses in tests, hence private IPs too).
+\$wgCdnServersNoPurge = [ '127.0.0.1', '::1' ];
+\$wgUsePrivateIPs = true;
 PHP
-  cat >>"$WIKI_DIR/LocalSettings.php" <<PHP
-require_once '$WIKI_DIR/PortSettings.php';
-require_once '$WIKI_DIR/ExtraSettings.php';
-PHP
-  write_port_settings
-  sqlite3 "$WIKI_DIR/db/my_wiki.sqlite" 'PRAGMA journal_mode=WAL;' >/dev/null
-  maint update --quick >>"$WIKI_DIR/logs/install.log"
-  maint createAndPromote --force --bot --sysop "$BOT_USER" BotUserPassword123 >>"$WIKI_DIR/logs/install.log"
-  maint createBotPassword --appid="$BOT_APP" \
-    --grants=basic,highvolume,editpage,editprotected,createeditmovepage,delete,rollback,patrol,protect \
-    "$BOT_USER" "$BOT_PASSWORD" >>"$WIKI_DIR/logs/install.log"
-  touch "$WIKI_DIR/.installed"
 }
 
 write_port_settings() {
@@ -113,6 +122,7 @@ start_server() {
     return 1
   fi
   write_port_settings
+  write_extra_settings
   log "starting MediaWiki on $(url)"
   # setsid makes the server its own process group, so stop can end its forked workers too;
   # the exec'ing shell writes its own pid ($$), which becomes the server's.

@@ -18,6 +18,7 @@ describe('saving when the wiki refuses the edit', () => {
   let v1: string;
   let script: { status: number; body: unknown } = { status: 200, body: {} };
   const edits: http.IncomingHttpHeaders[] = [];
+  const forms: URLSearchParams[] = [];
 
   before(async () => {
     relay = http.createServer(async (req, res) => {
@@ -26,6 +27,7 @@ describe('saving when the wiki refuses the edit', () => {
       const body = Buffer.concat(chunks);
       if (req.method === 'POST' && new URLSearchParams(body.toString()).get('action') === 'edit') {
         edits.push(req.headers);
+        forms.push(new URLSearchParams(body.toString()));
         return res.writeHead(script.status, { 'content-type': 'application/json' }).end(JSON.stringify(script.body));
       }
       const headers = { ...req.headers } as Record<string, string>;
@@ -98,5 +100,66 @@ describe('saving when the wiki refuses the edit', () => {
     assert.equal(edits[0]!.authorization, 'Bearer caller-oauth-token');
     await create(`Credentials ${RUN}`, admin);
     assert.equal(edits[1]!.authorization, undefined);
+  });
+
+  it('never forwards the admin token, whatever the spelling of its scheme; two Authorization headers are 400', async () => {
+    script = refuse('readonly');
+    for (const spelling of ['bearer', 'BEARER', 'Bearer ', 'token', '']) {
+      edits.length = 0;
+      await create(`Admin spelling ${RUN}`, { authorization: `${spelling} ${admin.authorization.split(' ')[1]}`.trim() });
+      assert.ok(edits.every((e) => e.authorization === undefined), `not forwarded as '${spelling}'`);
+    }
+    const twice = await new Promise<number>((resolve, reject) => {
+      const req = http.request(`${v1}/page/Two_auth_${RUN}`, {
+        method: 'POST',
+        headers: [['content-type', 'application/json'], ['authorization', 'Bearer one'], ['authorization', 'Bearer two'], ['content-length', '22']] as unknown as http.OutgoingHttpHeaders,
+      }, (res) => { res.resume(); resolve(res.statusCode!); });
+      req.on('error', reject);
+      req.end('{"wikitext":"Twice."}\n');
+    });
+    assert.equal(twice, 400);
+  });
+
+  it("refuses a cookie-only save without the caller's own CSRF token, and passes the token given to the wiki", async () => {
+    script = refuse('readonly');
+    edits.length = 0;
+    forms.length = 0;
+    const without = await create(`Csrf ${RUN}`, { cookie: 'my_wiki_session=abc' });
+    assert.equal(without.status, 403, without.text);
+    assert.equal(without.json.wiki_code, 'badtoken');
+    assert.equal(edits.length, 0, 'the wiki was not asked to edit');
+    const form = await request(`${v1}/page/${encodeURIComponent(`Csrf form ${RUN}`)}`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: 'my_wiki_session=abc' }, body: 'wikitext=Forged.',
+    });
+    assert.equal(form.status, 403, 'a form any web page can post is refused too');
+    await create(`Csrf ${RUN}`, { cookie: 'my_wiki_session=abc', 'x-csrf-token': 'caller-token+\\' });
+    assert.equal(forms.at(-1)!.get('token'), 'caller-token+\\', 'the header token is the edit\'s');
+    assert.equal(forms.at(-1)!.get('assert'), 'user', 'a session that expired is not turned into an anonymous edit');
+    const body = await request(`${v1}/page/${encodeURIComponent(`Csrf ${RUN}`)}`, {
+      method: 'POST', headers: { 'content-type': 'application/json', cookie: 'my_wiki_session=abc' }, body: { wikitext: 'Mine.', csrf_token: 'body-token+\\' },
+    });
+    assert.equal(body.status, 503, body.text);
+    assert.equal(forms.at(-1)!.get('token'), 'body-token+\\');
+    script = refuse('badtoken');
+    edits.length = 0;
+    const bad = await create(`Csrf ${RUN}`, { cookie: 'my_wiki_session=abc', 'x-csrf-token': 'stale' });
+    assert.equal(bad.status, 403);
+    assert.equal(edits.length, 1, "the caller's own token is not swapped for a fetched one");
+  });
+
+  it('answers 401 when the wiki no longer knows the session the caller sent', async () => {
+    script = refuse('assertuserfailed');
+    const res = await create(`Expired ${RUN}`, { authorization: 'Bearer caller-oauth-token' });
+    assert.equal(res.status, 401, res.text);
+    assert.equal(res.json.wiki_code, 'assertuserfailed');
+  });
+
+  it("forwards the client's address to the wiki after any it was given (X-Forwarded-For)", async () => {
+    script = refuse('readonly');
+    edits.length = 0;
+    await create(`Address ${RUN}`);
+    assert.equal(edits[0]!['x-forwarded-for'], '127.0.0.1');
+    await create(`Address ${RUN}`, { 'x-forwarded-for': '203.0.113.9' });
+    assert.equal(edits[1]!['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
   });
 });

@@ -124,11 +124,16 @@ describe('saving pages against the real wiki', () => {
     const page = await freshPage('users', 'Whose edit?');
     const anon = await save(page.title, { wikitext: 'An anonymous edit.', base_revid: page.rev });
     assert.equal(anon.status, 201, anon.text);
-    const bot = await save(page.title, { wikitext: 'A logged-in edit.', base_revid: anon.json.rev }, { cookie: wiki.cookieHeader() });
+    const forged = await save(page.title, { wikitext: 'A logged-in edit.', base_revid: anon.json.rev }, { cookie: wiki.cookieHeader() });
+    assert.equal(forged.status, 403, 'a cookie alone, as a web page\'s form would send it, does not edit');
+    const bot = await save(page.title, { wikitext: 'A logged-in edit.', base_revid: anon.json.rev }, { cookie: wiki.cookieHeader(), 'x-csrf-token': wiki.csrfToken() });
     assert.equal(bot.status, 201, bot.text);
-    const [second, first] = await wiki.history(page.title, 2);
+    const behindProxy = await save(page.title, { wikitext: 'An anonymous edit from behind a proxy.', base_revid: bot.json.rev }, { 'x-forwarded-for': '203.0.113.7' });
+    assert.equal(behindProxy.status, 201, behindProxy.text);
+    const [third, second, first] = await wiki.history(page.title, 3);
     assert.equal(first!.user, '127.0.0.1');
     assert.equal(second!.user, 'Botuser');
+    assert.equal(third!.user, '203.0.113.7', "credited to the client's address, not the service's");
     const meta = await request(`${v1}/page/${encodeURIComponent(page.title)}/rev/${bot.json.rev}`);
     assert.equal(meta.json.user_text, 'Botuser');
   });
@@ -144,7 +149,7 @@ describe('saving pages against the real wiki', () => {
     assert.equal(res.headers['content-type'], 'application/problem+json');
     assert.equal(await wiki.latestRevid(page.title), protectedRev);
     // The page is free again: a logged-in sysop may save.
-    const sysop = await save(page.title, { wikitext: 'By a sysop.', base_revid: protectedRev }, { cookie: wiki.cookieHeader() });
+    const sysop = await save(page.title, { wikitext: 'By a sysop.', base_revid: protectedRev }, { cookie: wiki.cookieHeader(), 'x-csrf-token': wiki.csrfToken() });
     assert.equal(sysop.status, 201, sysop.text);
   });
 

@@ -59,6 +59,11 @@ export class WikiAdmin {
     await this.call({ action: 'revisiondelete', type: 'revision', target: title, ids: String(revid), hide: 'content', token: this.csrf }, true);
   }
 
+  /** The session's CSRF token, as a client of the service sends it with a cookie save. */
+  csrfToken(): string {
+    return this.csrf;
+  }
+
   /** The session's cookies, as a client of the service forwards them. */
   cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');

@@ -42,11 +42,29 @@ function isSysPath(uri: string): boolean {
 /** Past this many unread body bytes, draining the rest costs more than resetting the connection. */
 const MAX_DRAIN_FACTOR = 4;
 
-/** `expected`: the admin token's bytes, made once. */
-function isAdmin(authorization: string | undefined, expected: Buffer | undefined): boolean {
-  if (!expected || !authorization?.startsWith('Bearer ')) return false;
-  const given = Buffer.from(authorization.slice(7).trim());
-  return given.length === expected.length && timingSafeEqual(given, expected);
+const sameBytes = (given: Buffer, expected: Buffer) => given.length === expected.length && timingSafeEqual(given, expected);
+
+/**
+ * Whether an `Authorization` value carries the admin token: as `Bearer` (the scheme compared
+ * without case, RFC 9110 §11.1) it grants admin access; in any other spelling it still names our
+ * credential, which must never travel further (to the wiki as a caller's, say).
+ * `expected`: the admin token's bytes, made once.
+ */
+function adminCredential(authorization: string | undefined, expected: Buffer | undefined): 'admin' | 'misspelt' | undefined {
+  if (!expected || !authorization) return undefined;
+  const value = authorization.trim();
+  const space = value.search(/\s/);
+  const scheme = space < 0 ? '' : value.slice(0, space);
+  const given = Buffer.from(space < 0 ? value : value.slice(space).trim());
+  if (!sameBytes(given, expected)) return sameBytes(Buffer.from(value), expected) ? 'misspelt' : undefined;
+  return scheme.toLowerCase() === 'bearer' ? 'admin' : 'misspelt';
+}
+
+/** How many times a header came (node keeps only the first `Authorization` of several). */
+function countHeader(req: IncomingMessage, name: string): number {
+  let n = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === name) n++;
+  return n;
 }
 
 /** Node joins repeated request headers itself; only set-cookie stays a list, and requests do not send it. */
@@ -84,7 +102,18 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     let response: Response;
     let body: Buffer = Buffer.alloc(0);
     try {
-      const admin = isAdmin(headers.authorization, adminToken);
+      // Two credentials leave it open which one a request acts with: refused, not guessed.
+      if (headers.authorization !== undefined && countHeader(req, 'authorization') > 1) {
+        throw new HttpError(400, 'duplicate-authorization', 'A request may carry one Authorization header.');
+      }
+      const credential = adminCredential(headers.authorization, adminToken);
+      const admin = credential === 'admin';
+      // The admin credential stops here: no handler sees it, so none can pass it on.
+      if (credential) delete headers.authorization;
+      // Who the client is, for the wiki (anonymous edits): appended, so the wiki believes only
+      // the entries its trusted proxies (this service among them) vouch for.
+      const peer = req.socket.remoteAddress?.replace(/^::ffff:(?=\d+\.)/, '');
+      if (peer) headers['x-forwarded-for'] = headers['x-forwarded-for'] ? `${headers['x-forwarded-for']}, ${peer}` : peer;
       // The internal API is closed to outsiders as a whole: no route, listing or 404 leaks.
       if (!admin && isSysPath(uri)) throw new HttpError(403, 'admin-required', 'The internal API (/sys/) needs the admin credential.');
       match = router.resolve(method, uri);

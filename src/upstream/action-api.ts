@@ -37,6 +37,9 @@ export interface SiteInfo {
   specialpagealiases: unknown[];
 }
 
+/** A cookie that names a MediaWiki session or login (`{wiki}_session`, `{wiki}UserID`, `{wiki}Token`). */
+const SESSION_COOKIE = /(?:^|;)\s*[^=;]*(?:_session|UserID|UserName|Token)=/i;
+
 const RVPROP = 'ids|timestamp|user|userid|size|sha1|comment|flags|contentmodel|tags';
 
 /** One entry of the wiki's recent changes: an edit, a page creation, or a log event. */
@@ -66,6 +69,10 @@ export interface ListedPage {
 export interface Credentials {
   cookie?: string;
   authorization?: string;
+  /** The client's address chain (`X-Forwarded-For`, the service's peer appended), so anonymous edits are theirs. */
+  forwardedFor?: string;
+  /** The caller's own CSRF token for an edit (required of cookie sessions): used instead of fetching one. */
+  csrfToken?: string;
 }
 
 /** How politely a wiki is asked (Wikimedia's API etiquette). */
@@ -144,6 +151,7 @@ export class ActionApi {
     const headers: Record<string, string> = {};
     if (options.credentials?.cookie) headers.cookie = options.credentials.cookie;
     if (options.credentials?.authorization) headers.authorization = options.credentials.authorization;
+    if (options.credentials?.forwardedFor) headers['x-forwarded-for'] = options.credentials.forwardedFor;
     const res = options.post
       ? await upstreamFetch(this.url, this.userAgent, {
           method: 'POST',
@@ -202,6 +210,9 @@ export class ActionApi {
     if (params.bot) form.bot = '1';
     if (params.base) Object.assign(form, { baserevid: String(params.base.revid), basetimestamp: params.base.timestamp, nocreate: '1' });
     else form.createonly = '1';
+    // A caller who sent credentials edits as a user or not at all: an expired session must not
+    // quietly become an anonymous edit.
+    if (credentials.authorization || (credentials.cookie && SESSION_COOKIE.test(credentials.cookie))) form.assert = 'user';
     const edit = (await this.call(form, { post: true, credentials })).edit as Record<string, any>;
     if (edit.result !== 'Success') throw new ApiError(String(edit.code ?? edit.result ?? 'edit-failed'), String(edit.info ?? 'The wiki did not save the edit.'));
     return { nochange: !!edit.nochange, newrevid: edit.newrevid, newtimestamp: edit.newtimestamp, pageid: edit.pageid };

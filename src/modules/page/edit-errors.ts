@@ -17,7 +17,9 @@ const STATUS_OF_CODE: Record<string, { status: number; kind: string }> = {
   writeapidenied: { status: 403, kind: 'permission-denied' },
   mustbeloggedin: { status: 403, kind: 'login-required' },
   notloggedin: { status: 403, kind: 'login-required' },
-  assertuserfailed: { status: 403, kind: 'login-required' },
+  // The caller sent credentials, but the wiki no longer knows the session: log in again.
+  assertuserfailed: { status: 401, kind: 'session-expired' },
+  assertnameduserfailed: { status: 401, kind: 'session-expired' },
   badtoken: { status: 403, kind: 'bad-token' },
   // The page changed under the edit.
   editconflict: { status: 409, kind: 'edit-conflict' },

@@ -91,10 +91,12 @@ export class PageSaver {
     const startTimestamp = new Date().toISOString();
     const wiki = this.service.wiki(domain);
     let context = await this.context(ctx, domain, wiki, req);
+    // The caller's own token when they gave one (a cookie session must): the wiki checks it.
+    const own = req.credentials.csrfToken;
     const edit = () =>
       wiki.api.edit(
         {
-          title: req.title, text, summary: req.comment, minor: req.minor, bot: req.bot, startTimestamp, token: context.token,
+          title: req.title, text, summary: req.comment, minor: req.minor, bot: req.bot, startTimestamp, token: own ?? context.token,
           base: base && { revid: base.rev, timestamp: base.timestamp ?? context.page.latest!.timestamp },
         },
         req.credentials,
@@ -103,7 +105,7 @@ export class PageSaver {
       try {
         return { context, result: await edit() };
       } catch (e) {
-        if (!(e instanceof ApiError && e.code === 'badtoken')) throw e;
+        if (!(e instanceof ApiError && e.code === 'badtoken') || own !== undefined) throw e;
         context = await this.context(ctx, domain, wiki, req);
         return { context, result: await edit() };
       }

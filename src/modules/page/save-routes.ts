@@ -10,12 +10,26 @@ export type NormalizeTitle = (req: RouteRequest) => Promise<string>;
 
 /**
  * The caller's own credentials for the wiki. The service's admin credential is never passed on:
- * it is ours, not the caller's identity on the wiki.
+ * it is ours, not the caller's identity on the wiki (the HTTP front removes it from the headers).
+ *
+ * A browser sends its cookies with any form a web page posts here, so a save known to the wiki
+ * only by its Cookie must carry the caller's own CSRF token (`csrf_token` or `X-CSRF-Token`),
+ * which the wiki checks against that session: without one it is 403, never a token fetched on
+ * the caller's behalf. `Authorization` is not sent by browsers on their own: such saves (and
+ * anonymous ones) may have the token fetched for them.
  */
-function credentialsOf(req: RouteRequest, ctx: RequestContext): Credentials {
+function credentialsOf(req: RouteRequest, ctx: RequestContext, bodyToken?: unknown): Credentials {
   const credentials: Credentials = {};
   if (req.headers.cookie) credentials.cookie = req.headers.cookie;
   if (req.headers.authorization && !ctx.admin) credentials.authorization = req.headers.authorization;
+  if (req.headers['x-forwarded-for']) credentials.forwardedFor = req.headers['x-forwarded-for'];
+  const token = typeof bodyToken === 'string' ? bodyToken : req.headers['x-csrf-token'];
+  if (token) credentials.csrfToken = token;
+  else if (credentials.cookie && !credentials.authorization) {
+    throw new HttpError(403, 'bad-token', 'A save made with a Cookie needs your own CSRF token from the wiki (csrf_token in the body, or X-CSRF-Token).', {
+      extensions: { wiki_code: 'badtoken' },
+    });
+  }
   return credentials;
 }
 
@@ -77,7 +91,7 @@ export function saveRoutes(saver: PageSaver, normalize: NormalizeTitle): Route[]
           comment: body.comment as string | undefined,
           minor: body.minor as boolean | undefined,
           bot: body.bot as boolean | undefined,
-          credentials: credentialsOf(req, ctx),
+          credentials: credentialsOf(req, ctx, body.csrf_token),
         };
         return answer(req.domain, await saver.save(ctx, req.domain, save));
       },

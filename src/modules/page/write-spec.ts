@@ -39,15 +39,17 @@ const saveBody = {
     comment: { type: 'string', maxLength: 2000, description: 'Edit summary' },
     minor: { type: 'boolean' },
     bot: { type: 'boolean' },
+    csrf_token: { type: 'string', maxLength: 200, description: "The caller's own CSRF token from the wiki (meta=tokens); needed when the caller is known by a Cookie" },
   },
   additionalProperties: false,
 };
+const csrfHeader = { name: 'x-csrf-token', in: 'header', schema: { type: 'string', maxLength: 200 }, description: "The caller's own CSRF token from the wiki; needed when the caller is known by a Cookie (or give csrf_token)" };
 
 export const saveSpecs = {
   post: {
     tags: ['page content'],
     summary: 'Save the page (wikitext or HTML) as the caller; its Cookie or Authorization goes to the wiki',
-    parameters: [title],
+    parameters: [title, csrfHeader],
     requestBody: formOrJson(saveBody),
     responses: { 200: unchanged, 201: saved, ...saveErrors },
   },
@@ -59,6 +61,7 @@ export const saveSpecs = {
       { name: 'prop', in: 'path', required: true, schema: { enum: ['html', 'wikitext'] } },
       { name: 'if-match', in: 'header', schema: { type: 'string', pattern: `^"[1-9]\\d*(/(${TID_PATTERN.source.replace(/^\^|\$$/g, '')}))?"$` }, description: 'The ETag read with the content, "{revid}/{tid}": the base revision and the render the HTML was edited from' },
       { name: 'if-none-match', in: 'header', schema: { const: '*' }, description: 'Create the page (it must not exist)' },
+      csrfHeader,
       { name: 'comment', in: 'query', schema: { type: 'string', maxLength: 2000 } },
       { name: 'minor', in: 'query', schema: { type: 'boolean' } },
       { name: 'bot', in: 'query', schema: { type: 'boolean' } },
