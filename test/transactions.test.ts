@@ -95,6 +95,18 @@ for (const backend of BACKENDS) {
       assert.equal((await request(`${sys}/transactions/${uuidv1()}`, { headers: admin })).status, 404);
       assert.equal((await request(`${sys}/transactions/${tid}`)).status, 403, 'internal API');
     });
+
+    it('refuses a transaction inside a transaction however its path is encoded', async () => {
+      for (const path of ['sys/transactions', 'sys/%74ransactions', '%73ys/transactions', 'sys//transactions', 'sys/Transactions']) {
+        const tid = uuidv1();
+        const inner = { method: 'PUT', uri: `/${s.domain}/${path}/${uuidv1()}`, headers: { 'content-type': TX_TYPE }, body: { method: 'PUT', uri: rev('nested', tid) } };
+        const asPrimary = await put(tid, inner);
+        assert.equal(asPrimary.status, 400, `${path} as the primary`);
+        assert.equal(asPrimary.json.type, 'urn:problem:invalid-transaction');
+        const asDependent = await put(uuidv1(), { method: 'PUT', uri: rev('outer', tid), headers: { 'content-type': 'text/plain' }, body: 'x', then: [inner] });
+        assert.equal(asDependent.status, 400, `${path} as a dependent`);
+      }
+    });
   });
 }
 

@@ -36,6 +36,24 @@ export function negotiateHtml(accept: string | undefined, fallback: HtmlVersion)
   throw new HttpError(406, 'not-acceptable', `HTML ${asked} cannot be served; this wiki's renders are HTML ${HTML_2} (2.x) and 999.x.`);
 }
 
+const VERSION_META = /<meta\s[^>]*?property=["']mw:(?:htmlVersion|html:version)["'][^>]*>/i;
+const VERSION_PROFILE = /profile="?https?:\/\/www\.mediawiki\.org\/wiki\/Specs\/HTML\/(\d+\.\d+\.\d+)"?/;
+
+/**
+ * The HTML version a document is in, as the document itself says (`<meta property="mw:htmlVersion">`,
+ * which Parsoid writes in every full document), else as the profile of its Content-Type says;
+ * undefined if neither does (a body-only fragment sent as text).
+ */
+export function htmlVersionOf(html: string, contentType?: string): string | undefined {
+  const meta = VERSION_META.exec(html.slice(0, 64 * 1024));
+  const content = meta && /\scontent=["']?(\d+\.\d+\.\d+)/.exec(meta[0]);
+  if (content) return content[1];
+  return contentType ? VERSION_PROFILE.exec(contentType)?.[1] : undefined;
+}
+
+/** The Content-Type of HTML in `version`. */
+export const htmlTypeOf = (version: string) => `text/html; charset=utf-8; profile="${SPEC}${version}"`;
+
 const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/'/g, '&#39;');
 
 /**
@@ -43,7 +61,7 @@ const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(
  * it for 2.x (the ids, and so the render's data-parsoid, stay the same), and the version metas say
  * 2.x. Tags are found by a real HTML tokenizer, so attribute values holding `>` do not confuse it.
  */
-export function toHtml2(html: string, dataMw: { ids?: Record<string, unknown> }): string {
+export function toHtml2(html: string, dataMw: { ids?: Record<string, unknown> }, version = HTML_2): string {
   const ids = dataMw.ids ?? {};
   const inserts: { at: number; text: string }[] = [];
   const parser = new Parser(
@@ -67,7 +85,7 @@ export function toHtml2(html: string, dataMw: { ids?: Record<string, unknown> })
     from = at;
   }
   out += html.slice(from);
-  return out.replace(/(<meta property="mw:(?:htmlVersion|html:version)" content=")999\.\d+\.\d+(")/g, `$1${HTML_2}$2`);
+  return out.replace(/(<meta property="mw:(?:htmlVersion|html:version)" content=")999\.\d+\.\d+(")/g, `$1${version}$2`);
 }
 
 /** The 2.x form of stored renders, gzipped, made once per render (renders never change), bounded in bytes. */
