@@ -87,6 +87,12 @@ wfLoadExtension( 'Parsoid', "\$IP/vendor/wikimedia/parsoid/extension.json" );
 // the address it names in X-Forwarded-For (documentation addresses in tests, hence private IPs too).
 \$wgCdnServersNoPurge = [ '127.0.0.1', '::1' ];
 \$wgUsePrivateIPs = true;
+// VisualEditor, pointed by a test at a service it starts (ServiceSettings.php, written and removed
+// by that test): MediaWiki's own RESTBase client end to end.
+wfLoadExtension( 'VisualEditor' );
+if ( is_readable( '$WIKI_DIR/ServiceSettings.php' ) ) {
+  require '$WIKI_DIR/ServiceSettings.php';
+}
 PHP
 }
 
@@ -110,6 +116,7 @@ import_corpus() {
 }
 
 start_server() {
+  write_extra_settings
   if server_pid >/dev/null && answering; then return 0; fi
   stop_server
   if ss -ltn "sport = :$WIKI_PORT" | grep -q LISTEN; then
@@ -122,7 +129,6 @@ start_server() {
     return 1
   fi
   write_port_settings
-  write_extra_settings
   log "starting MediaWiki on $(url)"
   # setsid makes the server its own process group, so stop can end its forked workers too;
   # the exec'ing shell writes its own pid ($$), which becomes the server's.
@@ -152,7 +158,8 @@ stop_server() {
 
 case "${1:-start}" in
   start)
-    if answering; then url; exit 0; fi
+    # PHP reads the settings on every request: a wiki already running gets new ones too.
+    if answering; then [ -f "$WIKI_DIR/.installed" ] && write_extra_settings; url; exit 0; fi
     apt_install "${PACKAGES[@]}"
     mkdir -p "$WIKI_DIR"
     install_wiki

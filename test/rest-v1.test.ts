@@ -189,6 +189,33 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
     assert.equal(bad.status, 400);
   });
 
+  it('takes flags and If-Match in the forms clients send, and ignores query parameters it does not know', async () => {
+    // VisualEditor's switch from source to visual: body_only=1 in a form.
+    const switched = await request(`${rest}/transform/wikitext/to/html/Bodmin`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'wikitext=Switched.&body_only=1',
+    });
+    assert.equal(switched.status, 200, switched.text);
+    assert.doesNotMatch(switched.text, /<body/);
+    const badFlag = await request(`${rest}/transform/wikitext/to/html/Bodmin`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'wikitext=x&body_only=maybe',
+    });
+    assert.equal(badFlag.status, 400);
+    assert.match(badFlag.json.detail, /body_only/);
+    const html = await request(`${rest}/page/html/BBDO?redirect=no&stash=1&_=123&utm_source=app`, { headers: { accept: VE_ACCEPT } });
+    assert.equal(html.status, 200, 'unknown parameters (a cache buster, an app\'s tag) are ignored');
+    const source = await wiki.wikitext(etagOf(html).rev);
+    const { rev, tid } = etagOf(html);
+    for (const ifMatch of [`W/"${rev}/${tid}"`, `${rev}/${tid}`, `"${rev}/${tid}/stash"`, `"${rev}/${tid.toUpperCase()}"`]) {
+      const form = new FormData();
+      form.set('html', html.text);
+      const res = await fetch(`${rest}/transform/html/to/wikitext/BBDO/${rev}`, { method: 'POST', headers: { 'if-match': ifMatch }, body: form });
+      assert.equal(res.status, 200, ifMatch);
+      assert.equal(await res.text(), source, `If-Match ${ifMatch}`);
+    }
+    const malformed = await request(`${rest}/transform/html/to/wikitext/BBDO/${rev}`, { method: 'POST', headers: { 'content-type': 'application/json', 'if-match': 'nonsense' }, body: { html: html.text } });
+    assert.equal(malformed.status, 400);
+  });
+
   it('transforms wikitext to HTML from form-encoded and JSON bodies', async () => {
     const form = await request(`${rest}/transform/wikitext/to/html/Bodmin`, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ wikitext: "'''Bold''' text", body_only: 'true', stash: 'true' }).toString(),

@@ -59,6 +59,11 @@ export class WikiAdmin {
     await this.call({ action: 'revisiondelete', type: 'revision', target: title, ids: String(revid), hide: 'content', token: this.csrf }, true);
   }
 
+  /** Any Action API call in this session (POST for writes). */
+  api(params: Record<string, string>, post = false): Promise<any> {
+    return this.call(params, post);
+  }
+
   /** The session's CSRF token, as a client of the service sends it with a cookie save. */
   csrfToken(): string {
     return this.csrf;

@@ -61,30 +61,59 @@ function check(validate: ValidateFunction | undefined, data: unknown, place: str
   });
 }
 
+/** How clients write a flag in a URL or a form (`body_only=1`, `redirect=no`), in the schema's own words. */
+const FLAG_WORDS: Record<string, 'true' | 'false'> = { true: 'true', 1: 'true', yes: 'true', on: 'true', false: 'false', 0: 'false', no: 'false', off: 'false' };
+
+const isFlag = (schema: Record<string, unknown> | undefined) => schema?.type === 'boolean';
+
+/** Flags of text values (query, form fields) in their canonical words; anything else is left for the schema to refuse. */
+function canonicalFlag(value: string): string {
+  return FLAG_WORDS[value.trim().toLowerCase()] ?? value;
+}
+
+export interface ValidatorOptions {
+  /**
+   * Ignore query parameters the route does not declare (RESTBase's surface: caches and apps add
+   * their own). Elsewhere they are refused: a filter a client believes applied (a misspelt `ts`)
+   * must not be silently ignored.
+   */
+  openQuery?: boolean;
+}
+
 /**
  * Compiles a route's OpenAPI parameters and JSON request body into one validator, once, at start.
- * `components` resolve `#/components/schemas/...` references. Query parameters a route does not
- * declare are refused: a filter a client believes applied must not be silently ignored.
+ * `components` resolve `#/components/schemas/...` references. Boolean query parameters and form
+ * fields take `true/false/1/0/yes/no/on/off` and reach the handler as `true`/`false`.
  */
-export function compileValidator(route: Route, components: Record<string, unknown>): RequestValidator | undefined {
+export function compileValidator(route: Route, components: Record<string, unknown>, options: ValidatorOptions = {}): RequestValidator | undefined {
   const spec = route.spec;
   if (!spec) return undefined;
   const parameters = (spec.parameters as Parameter[] | undefined) ?? [];
   const withComponents = (schema: Record<string, unknown> | undefined) => schema && { ...schema, components: { schemas: components } };
   const compile = (ajv: Ajv2020, schema: Record<string, unknown> | undefined) => (schema ? ajv.compile(withComponents(schema)!) : undefined);
   const path = compile(coercing, objectSchema(parameters, 'path', false));
-  const query = compile(coercing, objectSchema(parameters, 'query', true));
+  const query = compile(coercing, objectSchema(parameters, 'query', !options.openQuery));
   const headers = compile(coercing, objectSchema(parameters, 'header', false));
+  const queryFlags = parameters.filter((p) => p.in === 'query' && isFlag(p.schema)).map((p) => p.name);
   const bodySchema = (spec.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content?.['application/json']?.schema;
+  const bodyFlags = Object.entries((bodySchema?.properties as Record<string, Record<string, unknown>> | undefined) ?? {}).filter(([, s]) => isFlag(s)).map(([name]) => name);
   const readsJson = route.body === 'json' || route.body === 'optional-json' || route.body === 'form';
   const body = readsJson ? compile(exact, bodySchema) : undefined;
   const formBody = route.body === 'form' ? compile(coercing, bodySchema) : undefined;
   return (req) => {
     if (path) check(path, { ...req.params }, PLACES.path);
+    for (const name of queryFlags) {
+      const value = req.query.get(name);
+      if (value !== null) req.query.set(name, canonicalFlag(value));
+    }
     if (query) check(query, Object.fromEntries(req.query), PLACES.query);
     if (headers) check(headers, { ...req.headers }, PLACES.header);
     if (req.body === undefined || req.body === null) return;
     const isForm = formBody && typeof req.body === 'object' && formTypeOf(req.headers['content-type']) !== undefined;
+    if (isForm) {
+      const fields = req.body as Record<string, unknown>;
+      for (const name of bodyFlags) if (typeof fields[name] === 'string') fields[name] = canonicalFlag(fields[name] as string);
+    }
     check(isForm ? formBody : body, req.body, 'body');
   };
 }

@@ -21,9 +21,13 @@ const SUMMARY_CACHE_BYTES = 8 * 1024 * 1024;
 const SUMMARY_TYPE = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/Summary/1.4.2"';
 
 const enc = (title: string) => encodeURIComponent(title).replace(/%3A/g, ':');
+/**
+ * The render an `If-Match` names, in the forms clients send: `"{rev}/{tid}"`, weak (`W/"…"`, as
+ * a cache that compressed the answer hands it on), unquoted, and with RESTBase's `/stash` suffix.
+ */
 const etagOf = (value: string | undefined) => {
-  const m = /^"(\d+)\/([0-9a-f-]+)"$/.exec(value ?? '');
-  return m ? { rev: Number(m[1]), tid: m[2]! } : undefined;
+  const m = /^\s*(?:W\/)?"?(\d+)\/([0-9a-fA-F-]{36})(?:\/stash)?"?\s*$/.exec(value ?? '');
+  return m ? { rev: Number(m[1]), tid: m[2]!.toLowerCase() } : undefined;
 };
 
 /**
