@@ -188,6 +188,17 @@ for (const { mode, backend, storage } of RUNS) describe(`page content API agains
     assert.equal(count('parsoid') - before, 1);
   });
 
+  it('answers an interwiki title 404 on every page route, and asks the wiki once', async () => {
+    const first = await get('/page/Google:Foo/html');
+    assert.equal(first.status, 404, first.text);
+    assert.equal(first.json.type, 'urn:problem:interwiki-title');
+    const asked = count('action');
+    for (const path of ['/page/Google:Foo/html', '/page/Google:Foo/wikitext', '/page/Google:Foo/rev/', '/page/Google:Foo/data-mw']) {
+      assert.equal((await get(path)).status, 404, path);
+    }
+    assert.equal(count('action'), asked, 'remembered as missing');
+  });
+
   it('redirects non-normalized titles and answers unknown pages, revisions and bad input', async () => {
     const res = await get('/page/bodmin%20/html?ts=2020-01-01T00:00:00Z');
     assert.equal(res.status, 301);

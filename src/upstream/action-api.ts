@@ -85,6 +85,19 @@ export interface ApiEtiquette {
   schedule?: <T>(request: () => Promise<T>) => Promise<T>;
 }
 
+/**
+ * The one page a query by title answers. A title with an interwiki prefix (`Google:Foo`) names a
+ * page of another site: the wiki answers it under `interwiki`, not `pages`, and so does this, with
+ * a 404 (remembered like any missing page) instead of a page that is not there.
+ */
+function onlyPage(json: Record<string, any>): ApiPage {
+  const page = json.query?.pages?.[0] as ApiPage | undefined;
+  if (page) return page;
+  const interwiki = json.query?.interwiki?.[0] as { title?: string; iw?: string } | undefined;
+  if (interwiki) throw new HttpError(404, 'interwiki-title', `${interwiki.title ?? 'This title'} names a page of another wiki (${interwiki.iw}:), not one of this wiki.`);
+  throw new HttpError(502, 'upstream-error', 'The Action API answered a query for a page without the page.');
+}
+
 /** An error the Action API answered, with its own code. */
 export class ApiError extends Error {
   constructor(readonly code: string, readonly info: string, readonly retryAfter?: number) {
@@ -193,7 +206,7 @@ export class ActionApi {
       { action: 'query', meta: 'tokens|userinfo', prop: 'revisions', titles: title, rvprop: 'ids|timestamp', rvslots: 'main' },
       { credentials },
     );
-    const page = json.query.pages[0] as ApiPage;
+    const page = onlyPage(json);
     const latest = page.revisions?.[0];
     return {
       token: json.query.tokens.csrftoken as string,
@@ -227,7 +240,7 @@ export class ActionApi {
   async page(title: string, options: { before?: string } = {}): Promise<ApiPage> {
     const params: Record<string, string> = { action: 'query', prop: 'revisions|info', titles: title, rvprop: RVPROP, rvslots: 'main', rvlimit: '1' };
     if (options.before) Object.assign(params, { rvstart: options.before, rvdir: 'older' });
-    return (await this.query(params)).query.pages[0] as ApiPage;
+    return onlyPage(await this.query(params));
   }
 
   /** The page a revision belongs to now (after moves), with that revision; undefined if unknown. */
@@ -295,6 +308,6 @@ export class ActionApi {
     const params: Record<string, string> = { action: 'query', prop: 'revisions|info', titles: title, rvprop: RVPROP, rvslots: 'main', rvlimit: String(limit) };
     if (cont) params.rvcontinue = cont;
     const json = await this.query(params);
-    return { page: json.query.pages[0] as ApiPage, cont: json.continue?.rvcontinue as string | undefined };
+    return { page: onlyPage(json), cont: json.continue?.rvcontinue as string | undefined };
   }
 }
