@@ -19,6 +19,15 @@ export interface WikiConfig {
   maxlag?: number;
   /** Requests per second to the wiki at most, from this process (unset: no limit). */
   requests_per_second?: number;
+  /** Seconds an Action API read may take (default 15); renders and edits have longer ones of their own. */
+  timeout?: number;
+  /**
+   * After this many requests in a row time out (default 2; a wiki that does not answer), requests
+   * to it fail at once (503, Retry-After) and stored content is served, until a probe every
+   * `circuit_probe_interval` seconds (default 5) finds it answering again.
+   */
+  circuit_threshold?: number;
+  circuit_probe_interval?: number;
 }
 
 export interface CassandraStorageConfig {
@@ -227,6 +236,10 @@ function validate(config: Config): Config {
     if (wiki.parsoid !== undefined && !['v3', 'core', 'auto'].includes(wiki.parsoid)) fail(`wikis.${domain}.parsoid must be v3, core or auto`);
     if (wiki.maxlag !== undefined && !(Number.isInteger(wiki.maxlag) && wiki.maxlag >= 0)) fail(`wikis.${domain}.maxlag must be a whole number of seconds`);
     if (wiki.requests_per_second !== undefined && !(typeof wiki.requests_per_second === 'number' && wiki.requests_per_second > 0)) fail(`wikis.${domain}.requests_per_second must be a positive number`);
+    for (const key of ['timeout', 'circuit_probe_interval'] as const) {
+      if (wiki[key] !== undefined && !(typeof wiki[key] === 'number' && wiki[key]! > 0)) fail(`wikis.${domain}.${key} must be a positive number of seconds`);
+    }
+    if (wiki.circuit_threshold !== undefined && !(Number.isInteger(wiki.circuit_threshold) && wiki.circuit_threshold >= 1)) fail(`wikis.${domain}.circuit_threshold must be a whole number, at least 1`);
   }
   if (!Number.isInteger(config.max_body_bytes) || config.max_body_bytes <= 0) fail('max_body_bytes must be a positive integer');
   for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval'] as const) {

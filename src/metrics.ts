@@ -25,6 +25,7 @@ export class Metrics {
 
   readonly purges = this.counter('cache_purges_total', 'PURGE requests sent to the HTTP caches in front, by outcome (purged, failed)', ['outcome'] as const);
   readonly wikiRequests = this.counter('wiki_requests_total', 'Requests to the wikis, by domain and endpoint (action, parsoid, transforms)', ['domain', 'endpoint'] as const);
+  readonly wikiCircuitOpen = this.gauge('wiki_circuit_open', 'Whether requests to a wiki fail at once because it stopped answering (1) or go to it (0)', ['domain'] as const);
   readonly connections = this.gauge('http_open_connections', 'Open client connections');
   readonly shed = this.counter('http_shed_requests_total', 'Requests answered 503 because too many connections were open');
   readonly workerRestarts = this.gauge('worker_restarts_total', 'Worker processes the supervisor restarted after they died (since it started)');

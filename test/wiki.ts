@@ -99,6 +99,13 @@ export class WikiAdmin {
 /** A TCP relay in front of the wiki that can be switched off, to play "the wiki is down". */
 export class SwitchableProxy {
   private server = net.createServer((client) => {
+    if (this.blackHoled) {
+      // Accepts and never answers, as a host whose packets are dropped after the handshake.
+      this.sockets.add(client);
+      client.on('error', () => undefined);
+      client.on('close', () => this.sockets.delete(client));
+      return;
+    }
     if (!this.up) return client.destroy();
     const upstream = net.connect(this.target.port, this.target.host);
     client.pipe(upstream).pipe(client);
@@ -108,11 +115,17 @@ export class SwitchableProxy {
     };
     client.on('error', close);
     upstream.on('error', close);
+    // A cut client takes its wiki connection with it (a pipe does not end on destroy).
+    upstream.on('close', close);
     this.sockets.add(client);
-    client.on('close', () => this.sockets.delete(client));
+    client.on('close', () => {
+      this.sockets.delete(client);
+      close();
+    });
   });
   private sockets = new Set<net.Socket>();
   up = true;
+  blackHoled = false;
   port = 0;
   private readonly target: { host: string; port: number };
 
@@ -125,6 +138,19 @@ export class SwitchableProxy {
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
     this.port = (this.server.address() as net.AddressInfo).port;
     return this;
+  }
+
+  /** Cuts open connections; new ones are accepted and never answered (until `restore`). */
+  blackHole(): void {
+    this.blackHoled = true;
+    for (const s of this.sockets) s.destroy();
+  }
+
+  /** Passes connections to the wiki again. */
+  restore(): void {
+    this.blackHoled = false;
+    this.up = true;
+    for (const s of this.sockets) s.destroy();
   }
 
   /** Refuses new connections and cuts open ones. */

@@ -81,8 +81,10 @@ export interface ApiEtiquette {
   maxlag?: number;
   /** Times a read refused for lag is tried again (after the wiki's Retry-After, at most 5 s). */
   lagRetries?: number;
-  /** Runs each request to the wiki (a rate limit). */
+  /** Runs each request to the wiki (a rate limit, a circuit). */
   schedule?: <T>(request: () => Promise<T>) => Promise<T>;
+  /** Milliseconds a read may take. */
+  readTimeoutMs?: number;
 }
 
 /**
@@ -174,7 +176,7 @@ export class ActionApi {
           // Never resent: an edit that reached the wiki must not be made twice.
           retries: 0,
         })
-      : await upstreamFetch(`${this.url}?${qs}`, this.userAgent, { headers, timeoutMs: options.timeoutMs ?? 15_000 });
+      : await upstreamFetch(`${this.url}?${qs}`, this.userAgent, { headers, timeoutMs: options.timeoutMs ?? this.etiquette.readTimeoutMs ?? 15_000 });
     let json: Record<string, any>;
     try {
       json = JSON.parse(res.body.toString('utf8'));

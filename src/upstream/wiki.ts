@@ -5,6 +5,8 @@ import { DEFAULT_USER_AGENT, type WikiConfig } from '../config.js';
 import { HttpError, badRequest, notFound } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { ActionApi, type SiteInfo } from './action-api.js';
+import { Circuit } from './circuit.js';
+import { upstreamFetch } from './fetch.js';
 import { ParsoidClient, RoutesMissing, type ParsoidMode, type Part, type TransformTarget } from './parsoid.js';
 
 /** Where a wiki's site info is kept between processes, so titles normalise while the wiki is down. */
@@ -45,6 +47,8 @@ const SITE_INFO_MAX_AGE_MS = 24 * 3600 * 1000;
 export class Wiki {
   readonly api: ActionApi;
   readonly parsoid: ParsoidClient;
+  /** Open while the wiki does not answer: see Circuit. */
+  readonly circuit: Circuit;
   private loadedSiteInfo: Promise<SiteInfo> | undefined;
   private store: SiteInfoStore | undefined;
   private readonly configuredMode: ParsoidMode | 'auto';
@@ -60,8 +64,25 @@ export class Wiki {
     private readonly log?: Logger,
   ) {
     const count = (endpoint: string) => metrics.wikiRequests.inc({ domain, endpoint });
-    const schedule = rateLimit(config.requests_per_second);
-    this.api = new ActionApi(config.action_api, userAgent, count, { maxlag: config.maxlag, schedule });
+    const limit = rateLimit(config.requests_per_second);
+    const readTimeoutMs = (config.timeout ?? 15) * 1000;
+    this.circuit = new Circuit({
+      threshold: config.circuit_threshold ?? 2,
+      probeIntervalMs: (config.circuit_probe_interval ?? 5) * 1000,
+      probe: async () => {
+        count('probe');
+        const res = await upstreamFetch(`${config.action_api}?action=query&meta=siteinfo&format=json`, userAgent, { timeoutMs: readTimeoutMs, retries: 0 });
+        if (res.status !== 200) throw new Error(`the wiki answered ${res.status}`);
+      },
+      onChange: (open) => {
+        metrics.wikiCircuitOpen.set({ domain }, open ? 1 : 0);
+        if (open) log?.warn({ domain }, 'the wiki is not answering: stored content is served and requests to it fail at once until it answers again');
+        else log?.warn({ domain }, 'the wiki answers again');
+      },
+    });
+    metrics.wikiCircuitOpen.set({ domain }, 0);
+    const schedule = <T>(request: () => Promise<T>) => this.circuit.run(() => limit(request));
+    this.api = new ActionApi(config.action_api, userAgent, count, { maxlag: config.maxlag, schedule, readTimeoutMs });
     const parsoidDomain = config.parsoid_domain ?? new URL(config.rest_api).hostname;
     this.parsoid = new ParsoidClient(config.rest_api.replace(/\/$/, ''), parsoidDomain, userAgent, count, schedule);
     if (userAgent === DEFAULT_USER_AGENT && /\.(wikipedia|wikimedia|wiktionary|wikidata|wikibooks|wikiquote|wikisource|wikinews|wikiversity|wikivoyage|mediawiki)\.org$/.test(new URL(config.action_api).hostname)) {
