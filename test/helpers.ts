@@ -78,6 +78,8 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
 }
 
 export interface HttpResult {
+  /** The URL asked for (what relative Location headers resolve against). */
+  url: string;
   status: number;
   headers: http.IncomingHttpHeaders;
   raw: Buffer;
@@ -113,13 +115,21 @@ export function request(
         } catch {
           json = undefined;
         }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, raw, text, json });
+        resolve({ url, status: res.statusCode ?? 0, headers: res.headers, raw, text, json });
       });
       res.on('error', reject);
     });
     req.on('error', reject);
     req.end(payload);
   });
+}
+
+/** A Location (or Content-Location) header resolved as a client resolves it: the path and query it names. */
+export function located(res: HttpResult, header: 'location' | 'content-location' = 'location'): string | undefined {
+  const value = res.headers[header];
+  if (typeof value !== 'string') return undefined;
+  const u = new URL(value, res.url);
+  return u.pathname + u.search;
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

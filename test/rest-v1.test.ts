@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { request, startServer, type TestServer } from './helpers.js';
+import { request, startServer, type TestServer, located } from './helpers.js';
 import { etagOf, WIKI_URL, WikiAdmin } from './wiki.js';
 
 const RUN = Date.now().toString(36);
@@ -22,6 +22,43 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
   after(() => s.close());
 
 
+  it('answers browsers as Wikimedia\'s REST API does: CORS, preflights, inert content, Content-Language, the same Vary on a 304', async () => {
+    const res = await request(`${rest}/page/html/Bodmin`, { headers: { accept: VE_ACCEPT, origin: 'https://elsewhere.example' } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-allow-origin'], '*');
+    assert.equal(res.headers['access-control-allow-credentials'], undefined, 'never credentials with *');
+    assert.match(String(res.headers['access-control-expose-headers']), /\betag\b/);
+    assert.equal(res.headers['x-content-type-options'], 'nosniff');
+    assert.match(String(res.headers['referrer-policy']), /origin/);
+    const csp = String(res.headers['content-security-policy']);
+    assert.match(csp, /default-src 'none'/);
+    assert.doesNotMatch(csp, /script-src/, 'no script of a page runs');
+    const lang = ((await (await fetch(`${WIKI_URL}/api.php?action=query&meta=siteinfo&format=json`)).json()) as any).query.general.lang;
+    assert.equal(res.headers['content-language'], lang);
+    const wikitext = await request(`${s.base}/wiki.test/v1/page/Bodmin/wikitext`);
+    assert.equal(wikitext.headers['content-language'], lang);
+    for (const [url, headers] of [[`${rest}/page/html/Bodmin`, { accept: VE_ACCEPT }], [`${s.base}/wiki.test/v1/page/Bodmin/html`, {}]] as const) {
+      const full = await request(url, { headers: { ...headers, 'accept-encoding': 'gzip' } });
+      const again = await request(url, { headers: { ...headers, 'accept-encoding': 'gzip', 'if-none-match': String(full.headers.etag) } });
+      assert.equal(again.status, 304);
+      assert.equal(again.headers.vary, full.headers.vary, `${url}: a 304 varies as its 200`);
+      assert.match(String(again.headers.vary), /accept-encoding/i);
+    }
+    const preflight = await request(`${rest}/transform/html/to/wikitext/Bodmin`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, if-match' },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers['access-control-allow-origin'], '*');
+    assert.match(String(preflight.headers['access-control-allow-methods']), /POST/);
+    assert.match(String(preflight.headers['access-control-allow-headers']), /if-match/);
+    const internal = await request(`${s.base}/wiki.test/sys/table/`, { method: 'OPTIONS', headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'GET' } });
+    assert.equal(internal.status, 403);
+    assert.equal(internal.headers['access-control-allow-origin'], undefined, 'the internal API is not offered to other origins');
+    const moved = await request(`${rest}/page/html/bodmin`);
+    assert.ok(!String(moved.headers.location).startsWith('/'), `relative Location ${moved.headers.location}`);
+  });
+
   it('serves page/html as RESTBase did: 2.x HTML with data-mw inline, ETag "{revision}/{tid}", Content-Location', async () => {
     const res = await request(`${rest}/page/html/Bodmin`, { headers: { accept: VE_ACCEPT } });
     assert.equal(res.status, 200);
@@ -31,7 +68,7 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
     assert.doesNotMatch(res.text, /999\.0\.0/);
     const { rev, tid } = etagOf(res);
     assert.equal(rev, await wiki.latestRevid('Bodmin'));
-    assert.equal(res.headers['content-location'], `/wiki.test/rest_v1/page/html/Bodmin/${rev}/${tid}`);
+    assert.equal(located(res, 'content-location'), `/wiki.test/rest_v1/page/html/Bodmin/${rev}/${tid}`);
     assert.match(String(res.headers.vary), /accept/i);
     // The same render as /v1/, whose 999.x HTML keeps data-mw apart.
     const v1 = await request(`${s.base}/wiki.test/v1/page/Bodmin/html`);
@@ -69,7 +106,7 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
     assert.equal(summary.json.type, NOT_FOUND);
     const moved = await request(`${rest}/page/html/bodmin?redirect=false`);
     assert.equal(moved.status, 301);
-    assert.equal(moved.headers.location, '/wiki.test/rest_v1/page/html/Bodmin?redirect=false');
+    assert.equal(located(moved), '/wiki.test/rest_v1/page/html/Bodmin?redirect=false');
   });
 
   it('serves data-parsoid of the render a client holds; a tid of another revision is a 404', async () => {
@@ -90,13 +127,13 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
     await wiki.edit(title, '#REDIRECT [[Bodmin]]');
     const res = await request(`${rest}/page/html/${title}`);
     assert.equal(res.status, 302);
-    assert.equal(res.headers.location, '/wiki.test/rest_v1/page/html/Bodmin');
+    assert.equal(located(res), '/wiki.test/rest_v1/page/html/Bodmin');
     assert.match(res.text, /mw:PageProp\/redirect/);
     const stay = await request(`${rest}/page/html/${title}?redirect=false`);
     assert.equal(stay.status, 200);
     const summary = await request(`${rest}/page/summary/${title}`);
     assert.equal(summary.status, 302);
-    assert.equal(summary.headers.location, '/wiki.test/rest_v1/page/summary/Bodmin');
+    assert.equal(located(summary), '/wiki.test/rest_v1/page/summary/Bodmin');
     const meta = await request(`${rest}/page/title/${title}`);
     assert.equal(meta.json.items[0].redirect, true);
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { admin, request, sleep, processConfig, startProcess, tempDir } from './helpers.js';
+import { admin, request, sleep, processConfig, startProcess, tempDir, located } from './helpers.js';
 import { etagOf, startAgainstWiki, WIKI_URL, WikiAdmin, type AgainstWiki, type SwitchableProxy } from './wiki.js';
 
 const RUN = Date.now().toString(36);
@@ -39,7 +39,7 @@ describe('saving pages against the real wiki', () => {
     assert.equal(res.status, 201, res.text);
     assert.ok(res.json.rev > page.rev);
     assert.match(res.json.tid, /^[0-9a-f-]{36}$/);
-    assert.equal(res.headers.location, `/wiki.test/v1/page/${encodeURIComponent(page.title)}/html/${res.json.rev}`);
+    assert.equal(located(res), `/wiki.test/v1/page/${encodeURIComponent(page.title)}/html/${res.json.rev}`);
     assert.equal(await wiki.latestRevid(page.title), res.json.rev);
     const [latest] = await wiki.history(page.title, 1);
     assert.equal(latest!.comment, 'through the service');
@@ -103,6 +103,20 @@ describe('saving pages against the real wiki', () => {
     assert.equal(late.status, 409, late.text);
     assert.equal(late.json.latest_revid, outside);
     assert.equal(await wiki.latestRevid(page.title), outside, 'nothing saved');
+  });
+
+  it('lets the wiki merge an edit whose base the service still had as the latest: never a 409 for its own staleness', async () => {
+    const page = await freshPage('merge', 'First paragraph.\n\nSecond paragraph.\n\nThird paragraph.');
+    // Edited on the wiki: the service still serves the old revision as the latest.
+    const outside = await wiki.edit(page.title, 'First paragraph.\n\nSecond paragraph.\n\nThird paragraph, edited on the wiki.');
+    assert.equal(etagOf(await request(`${v1}/page/${encodeURIComponent(page.title)}/html`)).rev, page.rev, 'the service is behind');
+    const res = await save(page.title, { wikitext: 'First paragraph, edited through the service.\n\nSecond paragraph.\n\nThird paragraph.', base_revid: page.rev });
+    assert.equal(res.status, 201, res.text);
+    assert.ok(res.json.rev > outside);
+    assert.equal(await wiki.wikitext(res.json.rev), 'First paragraph, edited through the service.\n\nSecond paragraph.\n\nThird paragraph, edited on the wiki.', 'both edits kept');
+    const read = await request(`${v1}/page/${encodeURIComponent(page.title)}/wikitext`);
+    assert.equal(etagOf(read).rev, res.json.rev);
+    assert.match(read.text, /edited on the wiki/, 'the stored revision is the merged text, not the text sent');
   });
 
   it('lets exactly one of 10 concurrent saves on one base through; the wiki gets one new revision', async () => {

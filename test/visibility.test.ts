@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { request, sleep } from './helpers.js';
+import { request, sleep, located } from './helpers.js';
 import { etagOf, startAgainstWiki, type AgainstWiki } from './wiki.js';
 
 const RUN = Date.now().toString(36);
@@ -68,10 +68,10 @@ describe('hidden revisions and deleted pages are not served past the recheck bou
     await sleep(BOUND_S * 1000 + 200);
     const byRev = await get(`/v1/page/${from}/html/${rev}`);
     assert.equal(byRev.status, 302);
-    assert.equal(byRev.headers.location, `/wiki.test/v1/page/${to}/html/${rev}`);
+    assert.equal(located(byRev), `/wiki.test/v1/page/${to}/html/${rev}`);
     const byTid = await get(`/v1/page/${from}/html/${tid}`);
     assert.equal(byTid.status, 302);
-    assert.equal(byTid.headers.location, `/wiki.test/v1/page/${to}/html/${tid}`);
+    assert.equal(located(byTid), `/wiki.test/v1/page/${to}/html/${tid}`);
     const there = await get(`/v1/page/${to}/html/${tid}`);
     assert.equal(there.status, 200, 'the render keeps its tid under the new title');
     assert.equal(there.text, read.text);
@@ -97,10 +97,10 @@ describe('hidden revisions and deleted pages are not served past the recheck bou
     assert.equal(latest.status, 404);
     assert.equal(latest.json.type, 'urn:problem:page-moved');
     assert.equal(latest.json.moved_to, to);
-    assert.equal(latest.headers.location, `/wiki.test/v1/page/${to}/html`);
+    assert.equal(located(latest), `/wiki.test/v1/page/${to}/html`);
     const old = await get(`/v1/page/${from}/html/${rev}`);
     assert.equal(old.status, 302);
-    assert.equal(old.headers.location, `/wiki.test/v1/page/${to}/html/${rev}`);
+    assert.equal(located(old), `/wiki.test/v1/page/${to}/html/${rev}`);
     assert.equal((await get(`/v1/page/${to}/html/${rev}`)).status, 200);
   });
 

@@ -106,6 +106,12 @@ export async function encodeBody(
   return compress(body, encoding);
 }
 
+/** The Vary a body's answer carries for its encoding, also when it is a 304 and sends no body. */
+export function varyForEncoding(headers: Record<string, string>): void {
+  const stored = headers['content-encoding'];
+  if ((stored && stored !== 'identity') || isCompressible(headers['content-type'])) headers.vary = appendVary(headers.vary, 'Accept-Encoding');
+}
+
 function appendVary(vary: string | undefined, field: string): string {
   if (!vary) return field;
   return vary.toLowerCase().split(/\s*,\s*/).includes(field.toLowerCase()) ? vary : `${vary}, ${field}`;

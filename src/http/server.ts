@@ -7,7 +7,9 @@ import type { RouteMatch, Router } from '../router/router.js';
 import type { Response } from '../router/types.js';
 import { drainBody, readBody } from './body.js';
 import { NOT_MODIFIED_HEADERS, notModified } from './conditional.js';
-import { encodeBody } from './encoding.js';
+import { addBrowserHeaders, isPreflight, preflightResponse } from './browser-headers.js';
+import { encodeBody, varyForEncoding } from './encoding.js';
+import { relativeLocation } from './relative-location.js';
 import { bodyToBytes, toJson } from './serialize.js';
 import { WriteBatch } from './write-batch.js';
 
@@ -101,6 +103,8 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     let match: RouteMatch | undefined;
     let response: Response;
     let body: Buffer = Buffer.alloc(0);
+    const internal = isSysPath(uri);
+    const path = uri.split('?', 1)[0]!;
     try {
       // Two credentials leave it open which one a request acts with: refused, not guessed.
       if (headers.authorization !== undefined && countHeader(req, 'authorization') > 1) {
@@ -115,23 +119,30 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       const peer = req.socket.remoteAddress?.replace(/^::ffff:(?=\d+\.)/, '');
       if (peer) headers['x-forwarded-for'] = headers['x-forwarded-for'] ? `${headers['x-forwarded-for']}, ${peer}` : peer;
       // The internal API is closed to outsiders as a whole: no route, listing or 404 leaks.
-      if (!admin && isSysPath(uri)) throw new HttpError(403, 'admin-required', 'The internal API (/sys/) needs the admin credential.');
-      match = router.resolve(method, uri);
-      const reqBody = await readBody(req, match.route?.body, options.maxBodyBytes);
-      const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri } });
-      response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
+      if (!admin && internal) throw new HttpError(403, 'admin-required', 'The internal API (/sys/) needs the admin credential.');
+      if (!internal && isPreflight(method, headers)) {
+        response = preflightResponse();
+      } else {
+        match = router.resolve(method, uri);
+        const reqBody = await readBody(req, match.route?.body, options.maxBodyBytes);
+        const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri } });
+        response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
+      }
     } catch (err) {
-      response = errorResponse(err, uri.split('?', 1)[0]!, log, method, options.renderProblem);
+      response = errorResponse(err, path, log, method, options.renderProblem);
     }
     const outHeaders: Record<string, string> = {};
     const given = response.headers;
     for (const k in given) outHeaders[k.toLowerCase()] = String(given[k]);
+    for (const k of ['location', 'content-location']) if (outHeaders[k] !== undefined) outHeaders[k] = relativeLocation(path, outHeaders[k]);
     let status = response.status;
     try {
       const { bytes, contentType } = bodyToBytes(response.body);
       if (contentType && !outHeaders['content-type']) outHeaders['content-type'] = contentType;
       if ((method === 'GET' || method === 'HEAD') && status >= 200 && status < 300 && notModified(headers, outHeaders.etag, outHeaders['last-modified'])) {
         status = 304;
+        // The same Vary as the 200 it stands for, so a cache keys both alike.
+        varyForEncoding(outHeaders);
         for (const k of Object.keys(outHeaders)) if (!NOT_MODIFIED_HEADERS.includes(k)) delete outHeaders[k];
       } else if (bytes.length > 0) {
         body = await encodeBody(bytes, outHeaders, headers['accept-encoding']);
@@ -140,12 +151,13 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
         outHeaders['content-length'] = '0';
       }
     } catch (err) {
-      const failure = errorResponse(err, uri.split('?', 1)[0]!, log, method, options.renderProblem);
+      const failure = errorResponse(err, path, log, method, options.renderProblem);
       status = failure.status;
       body = Buffer.from(failure.body as string);
       Object.assign(outHeaders, failure.headers, { 'content-length': String(body.length) });
     }
     outHeaders['x-request-id'] = requestId;
+    addBrowserHeaders(outHeaders, internal);
     // An unread body (a route without one, or one rejected early) is read before the answer goes
     // out, so the answer survives a close; one far over the limit is not worth reading: the answer
     // then closes the connection and may be lost to the reset, which such a client has earned.

@@ -36,7 +36,7 @@ type ContentKind = keyof CachePolicy;
 /** How a property is sent: as stored, or (HTML) in 2.x form with data-mw inline, asked by profile or query. */
 type Form = 'stored' | '2-by-profile' | '2-by-query';
 
-function contentHeaders(domain: string, render: Render, prop: Prop, kind: ContentKind, cache: CachePolicy, form: Form): Record<string, string> {
+function contentHeaders(domain: string, render: Render, prop: Prop, kind: ContentKind, cache: CachePolicy, form: Form, language: string): Record<string, string> {
   const byTid = kind === 'render';
   const headers: Record<string, string> = {
     'content-type': form === 'stored' ? render.types[prop] : HTML_2_TYPE,
@@ -47,6 +47,7 @@ function contentHeaders(domain: string, render: Render, prop: Prop, kind: Conten
   };
   if (!byTid) headers['content-location'] = `/${domain}/v1/page/${encodeTitle(render.title)}/${prop}/${render.tid}${form === '2-by-query' ? '?data-mw=inline' : ''}`;
   if (prop === 'html') headers.vary = 'Accept';
+  if (prop === 'html' || prop === 'wikitext') headers['content-language'] = language;
   if (render.redirect) {
     // Redirects are not followed: the page is served, and says where it points.
     headers['x-mediawiki-redirect'] = encodeURIComponent(render.redirect);
@@ -112,7 +113,8 @@ export function pageModules(options: PageModuleOptions): PageApi {
       else if (negotiateHtml(req.headers.accept, '999') === '2') form = '2-by-profile';
     }
     const body = form === 'stored' ? partOf(render, prop) : await html2.of(req.domain, render);
-    const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form));
+    const language = (await service.wiki(req.domain).siteInfo()).general.lang;
+    const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form, language));
     return { status: 200, headers, body };
   }
 

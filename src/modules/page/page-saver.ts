@@ -97,7 +97,8 @@ export class PageSaver {
       wiki.api.edit(
         {
           title: req.title, text, summary: req.comment, minor: req.minor, bot: req.bot, startTimestamp, token: own ?? context.token,
-          base: base && { revid: base.rev, timestamp: base.timestamp ?? context.page.latest!.timestamp },
+          // The base's own time: a later one would tell the wiki there was nothing to merge.
+          base: base && { revid: base.rev, timestamp: context.baseTimestamp ?? base.timestamp ?? context.page.latest!.timestamp },
         },
         req.credentials,
       );
@@ -135,19 +136,27 @@ export class PageSaver {
     return { rev: req.baseRevid, timestamp: row?.timestamp ?? undefined, tid: row?.tid ?? null };
   }
 
-  /** Why a base the wiki does not have as the page's latest is refused: another page's (400), or old (409). */
-  private async staleBase(ctx: RequestContext, domain: string, req: SaveRequest, latest: number | null): Promise<HttpError> {
-    try {
-      await this.service.revision(ctx, domain, req.title, req.baseRevid!, false);
-    } catch (e) {
-      if (e instanceof RevisionMoved) return badRequest(`Revision ${req.baseRevid} belongs to ${e.title}, not to ${req.title}.`, 'base-of-another-page');
-      if (e instanceof HttpError && e.status === 404 && e.problemType !== 'urn:problem:page-deleted') {
-        return badRequest(`There is no revision ${req.baseRevid} of ${req.title}.`, 'unknown-base-revision');
-      }
-      if (!(e instanceof HttpError && e.status === 404)) throw e;
-    }
+  /**
+   * A base the wiki has moved past although the service had it as the latest (its own state was
+   * behind): not refused here. The edit goes to the wiki with the base's own timestamp, and the
+   * wiki merges it with the revisions made since, as it does for its own editors, or answers
+   * editconflict (409). A base of another page, or none, is a 400.
+   */
+  private async behindBase(ctx: RequestContext, domain: string, req: SaveRequest, latest: number | null): Promise<string> {
     this.refreshLatest(ctx, domain, req.title);
-    return conflict(`${req.title} was edited meanwhile: its latest revision is ${latest}, not ${req.baseRevid}.`, latest);
+    try {
+      const row = await this.service.revision(ctx, domain, req.title, req.baseRevid!, false);
+      if (row.timestamp) return row.timestamp;
+    } catch (e) {
+      if (e instanceof RevisionMoved) throw badRequest(`Revision ${req.baseRevid} belongs to ${e.title}, not to ${req.title}.`, 'base-of-another-page');
+      if (e instanceof HttpError && e.status === 404 && e.problemType !== 'urn:problem:page-deleted') {
+        throw badRequest(`There is no revision ${req.baseRevid} of ${req.title}.`, 'unknown-base-revision');
+      }
+      // A base since hidden or of a deleted page: there is nothing the wiki could merge with.
+      if (!(e instanceof HttpError && (e.status === 404 || e.status === 403))) throw e;
+    }
+    // Without the base's time the wiki could not merge safely.
+    throw conflict(`${req.title} was edited meanwhile: its latest revision is ${latest}, not ${req.baseRevid}.`, latest);
   }
 
   /** The latest revision stored for the page, if it exists (a deleted page has none). */
@@ -175,7 +184,7 @@ export class PageSaver {
   }
 
   /** Token and caller from the wiki, and its own latest revision: an edit made outside the service is a 409 here. */
-  private async context(ctx: RequestContext, domain: string, wiki: Wiki, req: SaveRequest): Promise<EditContext> {
+  private async context(ctx: RequestContext, domain: string, wiki: Wiki, req: SaveRequest): Promise<EditContext & { baseTimestamp?: string }> {
     let context: EditContext;
     try {
       context = await wiki.api.editContext(req.title, req.credentials);
@@ -192,7 +201,7 @@ export class PageSaver {
       this.refreshLatest(ctx, domain, req.title);
       throw new HttpError(404, 'page-deleted', `${req.title} was deleted meanwhile.`);
     }
-    if (req.baseRevid !== undefined && latest !== req.baseRevid) throw await this.staleBase(ctx, domain, req, latest);
+    if (req.baseRevid !== undefined && latest !== req.baseRevid) return { ...context, baseTimestamp: await this.behindBase(ctx, domain, req, latest) };
     return context;
   }
 

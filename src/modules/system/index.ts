@@ -9,6 +9,9 @@ import type { Router } from '../../router/router.js';
 import type { Module, RequestContext, Response, RouteRequest } from '../../router/types.js';
 import { docPage } from './doc-page.js';
 
+/** The docs page runs its own scripts (Swagger UI, served here), nothing from elsewhere. */
+const DOC_PAGE_POLICY = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'";
+
 const require = createRequire(import.meta.url);
 const SWAGGER_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
 const SWAGGER_FILES = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png']);
@@ -49,7 +52,7 @@ export function systemModules({ router, modules, domains, metrics }: SystemOptio
       return { status: 200, headers: { 'content-type': 'application/json', etag, 'cache-control': cacheControl, vary: 'Authorization' }, body };
     }
     if (req.query.has('doc')) {
-      return { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: docPage(req.domain) };
+      return { status: 200, headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': DOC_PAGE_POLICY }, body: docPage(req.domain) };
     }
     return { status: 200, body: { items: router.listChildren(req.path) } };
   };

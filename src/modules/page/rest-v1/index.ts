@@ -72,8 +72,9 @@ export function restV1Module(api: PageApi): Module {
     return { status: 302, headers: { location: segments.join('/'), 'cache-control': 'no-cache' } };
   }
 
-  function htmlHeaders(domain: string, render: Render, version: HtmlVersion, kind: keyof CachePolicy): Record<string, string> {
+  function htmlHeaders(domain: string, render: Render, version: HtmlVersion, kind: keyof CachePolicy, language: string): Record<string, string> {
     const headers: Record<string, string> = {
+      'content-language': language,
       'content-type': version === '2' ? HTML_2_TYPE : render.types.html,
       'content-encoding': 'gzip',
       etag: `"${render.rev}/${render.tid}"`,
@@ -98,7 +99,8 @@ export function restV1Module(api: PageApi): Module {
     }
     const { render, kind } = found;
     const body = version === '2' ? await html2.of(req.domain, render) : render.parts.html;
-    const headers = caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind));
+    const language = (await service.wiki(req.domain).siteInfo()).general.lang;
+    const headers = caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind, language));
     if (render.redirect && req.query.get('redirect') !== 'false') {
       // RESTBase's redirect: 302 to the target's HTML, the redirect page itself in the body.
       return { status: 302, headers: { ...headers, location: `/${req.domain}/rest_v1/page/html/${enc(render.redirect.replace(/ /g, '_'))}` }, body };
