@@ -62,11 +62,17 @@ describe('a wiki that stops answering: the circuit per wiki', () => {
     assert.ok(cold.filter((c) => c.ms > 200).length <= 2, 'at most two wait for the wiki');
     assert.ok(cold.slice(2).every((c) => c.status === 503 && c.retryAfter >= 1 && c.ms < 200), 'then each fails fast with Retry-After');
     assert.equal(await circuitOpen(), 1, 'the open circuit is visible in the metrics');
+    const unchecked = await request(`${w.v1}/page/Bodmin/html`);
+    assert.equal(unchecked.status, 200);
+    assert.equal(unchecked.headers.warning, '111 - "Revalidation Failed"', 'served without its check, and says so');
+    assert.equal((await request(`${w.s.base}/wiki.test/rest_v1/page/html/Bodmin`)).headers.warning, '111 - "Revalidation Failed"');
     const started = performance.now();
     const history = await request(`${w.v1}/page/Bodmin/rev/`);
     assert.ok(performance.now() - started < 200 && (history.status === 200 || history.status === 503), `history ${history.status} at once`);
     w.proxy.restore();
     await waitFor('the circuit closes', (PROBE_S + TIMEOUT_S) * 1000 * 3, async () => ((await circuitOpen()) === 0 ? true : undefined));
-    assert.equal((await request(`${w.v1}/page/Bodmin/html`)).status, 200);
+    const checked = await request(`${w.v1}/page/Bodmin/html`);
+    assert.equal(checked.status, 200);
+    assert.equal(checked.headers.warning, undefined);
   });
 });

@@ -16,6 +16,7 @@ import { PageMoved, PageService, RevisionMoved } from './page-service.js';
 import { partOf, PROPS, type Prop, type Render } from './renders.js';
 import { revisionMetadata, type RevisionRow } from './revisions.js';
 import { SaveLocks } from './save-locks.js';
+import { markedIfUnchecked } from './stale-answer.js';
 import { saveRecordsModule } from './save-records.js';
 import { saveRoutes, type NormalizeTitle } from './save-routes.js';
 import { pageSpecs, REVID } from './spec.js';
@@ -115,7 +116,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
     const body = form === 'stored' ? partOf(render, prop) : await html2.of(req.domain, render);
     const language = (await service.wiki(req.domain).siteInfo()).general.lang;
     const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form, language));
-    return { status: 200, headers, body };
+    return { status: 200, headers: markedIfUnchecked(service.wiki(req.domain), headers), body };
   }
 
   /** The normalized title, or a redirect to the same URL with it. */

@@ -11,6 +11,7 @@ import { partOf, type Render } from '../renders.js';
 import type { RevisionRow } from '../revisions.js';
 import { parseDataMw, parseJsonField } from '../save-routes.js';
 import { targetOf, threePaths } from '../transform-routes.js';
+import { markedIfUnchecked } from '../stale-answer.js';
 import { HTML_2_TYPE, negotiateHtml, type HtmlVersion } from '../html-versions.js';
 import { restV1Specs } from './spec.js';
 import { leadSummary } from './summary.js';
@@ -100,7 +101,10 @@ export function restV1Module(api: PageApi): Module {
     const { render, kind } = found;
     const body = version === '2' ? await html2.of(req.domain, render) : render.parts.html;
     const language = (await service.wiki(req.domain).siteInfo()).general.lang;
-    const headers = caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind, language));
+    const headers = markedIfUnchecked(
+      service.wiki(req.domain),
+      caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind, language)),
+    );
     if (render.redirect && req.query.get('redirect') !== 'false') {
       // RESTBase's redirect: 302 to the target's HTML, the redirect page itself in the body.
       return { status: 302, headers: { ...headers, location: `/${req.domain}/rest_v1/page/html/${enc(render.redirect.replace(/ /g, '_'))}` }, body };
