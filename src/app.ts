@@ -63,7 +63,15 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const owned = () => new Set(modules.flatMap((m) => m.tables ?? []));
   const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), transactions, ...page.modules];
   if (config.rest_v1) modules.push(restV1Module(page));
-  modules.push(...systemModules({ router, modules: () => modules, domains, metrics }));
+  const health = () => {
+    const perWiki = Object.fromEntries(domains.map((d) => {
+      const follower = page.followers.get(d)?.status();
+      return [d, { circuit: wikis.get(d)!.circuit.isOpen ? 'open' : 'closed', ...(follower ? { follower } : {}) }];
+    }));
+    const degraded = Object.values(perWiki).some((w) => w.circuit === 'open' || w.follower?.stalled);
+    return { status: degraded ? ('degraded' as const) : ('ok' as const), wikis: perWiki };
+  };
+  modules.push(...systemModules({ router, modules: () => modules, domains, metrics, health }));
   for (const module of modules) router.register(module);
   router.compile(Object.assign({}, ...modules.map((m) => m.components ?? {})));
   const setup = router.context({ requestId: 'startup', admin: true, log });

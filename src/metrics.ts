@@ -46,11 +46,41 @@ export class Metrics {
     buckets: [0.5, 1, 2, 3, 5, 10, 30, 60, 300, 1800, 3600],
     registers: [this.registry],
   });
+  /** Seconds behind the wiki, per followed domain: read when scraped (see `followerAges`). */
+  readonly followerAges = new Map<string, () => { cursor?: number; poll?: number }>();
+  readonly followerCursorAge: Gauge<'domain'> = new Gauge({
+    name: 'follower_cursor_age_seconds',
+    help: 'How far behind the wiki\'s changes following is: now minus the time of the last change applied (leader only)',
+    labelNames: ['domain'] as const,
+    registers: [this.registry],
+    collect: (): void => this.collectAges('cursor', this.followerCursorAge),
+  });
+  readonly followerPollAge: Gauge<'domain'> = new Gauge({
+    name: 'follower_last_poll_age_seconds',
+    help: 'Seconds since the wiki\'s recent changes were last read successfully (leader only): grows while following is stalled',
+    labelNames: ['domain'] as const,
+    registers: [this.registry],
+    collect: (): void => this.collectAges('poll', this.followerPollAge),
+  });
+  readonly followerFailures = this.counter(
+    'follower_failures_total', 'Batches of changes that could not be followed, by kind (wiki-unavailable, wiki-error, storage, other)', ['domain', 'kind'] as const,
+  );
+  readonly wikiOutcomes = this.counter(
+    'wiki_request_outcomes_total', 'Requests to the wikis by outcome (ok, refused: an error answer, timeout, unreachable, circuit-open: not sent)', ['domain', 'outcome'] as const,
+  );
   readonly backfillPages = this.counter('backfill_pages_total', 'Pages the backfill went through, by outcome (rendered, skipped, failed)', ['domain', 'outcome'] as const);
   readonly backfillTotal = this.gauge('backfill_pages_expected', 'Pages the running backfill expects to go through', ['domain'] as const);
 
   constructor(defaults = true) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
+  }
+
+  private collectAges(which: 'cursor' | 'poll', gauge: Gauge<'domain'>): void {
+    gauge.reset();
+    for (const [domain, ages] of this.followerAges) {
+      const age = ages()[which];
+      if (age !== undefined) gauge.set({ domain }, age);
+    }
   }
 
   /** `origin`: external (from a client) or internal (one module asking another). */

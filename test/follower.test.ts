@@ -149,15 +149,32 @@ describe('following the real wiki\'s changes', () => {
     const title = under(`Followed outage ${RUN}`);
     await env.wiki.edit(title, 'Before the outage.');
     await waitFor('stored', 3000, async () => ((await storedPage(env.s.base, title))?.latest_tid ? true : undefined));
+    const metric = async (pattern: RegExp) => Number(pattern.exec((await request(`${env.s.base}/metrics`)).text)?.[1] ?? 0);
+    assert.equal((await request(`${env.s.base}/_health`)).json.status, 'ok');
     env.proxy.down();
     const during = await env.wiki.edit(title, 'During the outage.');
     await sleep(1500);
     assert.notEqual((await storedPage(env.s.base, title))?.latest_rev, during, 'the wiki is unreachable: nothing learned');
+    // A stalled follower is visible: on /_health, and on /metrics by kind and by age.
+    const stalled = await waitFor('the follower reported stalled', 10_000, async () => {
+      const health = (await request(`${env.s.base}/_health`)).json;
+      return health.wikis['wiki.test'].follower.stalled ? health : undefined;
+    });
+    assert.equal(stalled.status, 'degraded');
+    assert.equal(stalled.wikis['wiki.test'].follower.leading, true);
+    assert.ok(stalled.wikis['wiki.test'].follower.failures_in_a_row > 0);
+    assert.ok(stalled.wikis['wiki.test'].follower.last_poll_age_seconds >= 5);
+    assert.ok((await metric(/^follower_failures_total\{domain="wiki\.test",kind="wiki-unavailable"\} (\d+)/m)) > 0);
+    assert.ok((await metric(/^follower_last_poll_age_seconds\{domain="wiki\.test"\} ([\d.]+)/m)) >= 5);
+    assert.ok((await metric(/^follower_cursor_age_seconds\{domain="wiki\.test"\} ([\d.]+)/m)) >= 5);
+    assert.ok((await metric(/^wiki_request_outcomes_total\{domain="wiki\.test",outcome="unreachable"\} (\d+)/m)) > 0);
     env.proxy.up = true;
     await waitFor('the change made during the outage', 10_000, async () => {
       const page = await storedPage(env.s.base, title);
       return page?.latest_rev === during && page.latest_tid ? true : undefined;
     });
+    await waitFor('healthy again', 5_000, async () => ((await request(`${env.s.base}/_health`)).json.status === 'ok' ? true : undefined));
+    assert.ok((await metric(/^follower_last_poll_age_seconds\{domain="wiki\.test"\} ([\d.]+)/m)) < 5);
   });
 
   it('re-renders the pages using a template that changed, keeping tids where nothing changed', async () => {

@@ -81,7 +81,13 @@ export class Wiki {
       },
     });
     metrics.wikiCircuitOpen.set({ domain }, 0);
-    const schedule = <T>(request: () => Promise<T>) => this.circuit.run(() => limit(request));
+    const outcome = (o: string) => metrics.wikiOutcomes.inc({ domain, outcome: o });
+    const schedule = <T>(request: () => Promise<T>) => {
+      const notSent = this.circuit.isOpen;
+      const sent = this.circuit.run(() => limit(request));
+      sent.then(() => outcome('ok'), (e: unknown) => outcome(notSent ? 'circuit-open' : outcomeOf(e)));
+      return sent;
+    };
     this.api = new ActionApi(config.action_api, userAgent, count, { maxlag: config.maxlag, schedule, readTimeoutMs });
     const parsoidDomain = config.parsoid_domain ?? new URL(config.rest_api).hostname;
     this.parsoid = new ParsoidClient(config.rest_api.replace(/\/$/, ''), parsoidDomain, userAgent, count, schedule);
@@ -218,6 +224,14 @@ export class Wiki {
     if (title.getNamespace().getId() < 0) throw notFound(`${title.getPrefixedText()} is a special page: it has no stored content.`, 'special-page');
     return title.getPrefixedDBKey();
   }
+}
+
+/** What became of a request the wiki was sent: it answered with an error, did not answer in time, or could not be reached. */
+function outcomeOf(e: unknown): string {
+  if (!(e instanceof HttpError)) return 'refused';
+  if (e.problemType === 'urn:problem:upstream-timeout') return 'timeout';
+  if (e.problemType === 'urn:problem:upstream-unavailable') return 'unreachable';
+  return 'refused';
 }
 
 export const isUnavailable = (e: unknown) => e instanceof HttpError && e.status >= 502 && e.status <= 504;

@@ -28,10 +28,12 @@ interface SystemOptions {
   modules: () => Module[];
   domains: string[];
   metrics: Metrics;
+  /** What /_health says beyond "ok": the wikis' circuits and change followers. */
+  health?: () => { status: 'ok' | 'degraded' } & Record<string, unknown>;
 }
 
 /** Root listing, health, metrics, and per-domain API roots with the OpenAPI document and its docs page. */
-export function systemModules({ router, modules, domains, metrics }: SystemOptions): Module[] {
+export function systemModules({ router, modules, domains, metrics, health }: SystemOptions): Module[] {
   const specs = new Map<string, { body: string; etag: string }>();
   // The internal API is described only to those who may call it.
   const spec = (domain: string, internal: boolean) => {
@@ -63,7 +65,9 @@ export function systemModules({ router, modules, domains, metrics }: SystemOptio
       api: 'global',
       routes: [
         { method: 'GET', path: '/', handler: () => ({ status: 200, body: { items: domains } }) },
-        { method: 'GET', path: '/_health', handler: () => ({ status: 200, headers: { 'cache-control': 'no-cache' }, body: { status: 'ok' } }) },
+        // 200 while the process serves (stored content survives a wiki down); `degraded` and the
+        // details say what an operator should look at.
+        { method: 'GET', path: '/_health', handler: () => ({ status: 200, headers: { 'cache-control': 'no-cache' }, body: health?.() ?? { status: 'ok' } }) },
         {
           method: 'GET',
           path: '/metrics',

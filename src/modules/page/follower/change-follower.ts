@@ -6,7 +6,9 @@ import type { Logger } from 'pino';
 import { keepRenewed } from '../../../internal/lease.js';
 import type { Metrics } from '../../../metrics.js';
 import type { RequestContext } from '../../../router/types.js';
-import type { RecentChange } from '../../../upstream/action-api.js';
+import { HttpError } from '../../../errors.js';
+import { StorageError } from '../../../storage/errors.js';
+import { ApiError, type RecentChange } from '../../../upstream/action-api.js';
 import { isUnavailable } from '../../../upstream/wiki.js';
 import type { PageService } from '../page-service.js';
 import { planChanges, type ChangePlan } from './change-plan.js';
@@ -27,6 +29,16 @@ export interface FollowerOptions {
   leaseMs: number;
 }
 
+/** What kind of failure stopped a batch: the wiki not answering, the wiki refusing, storage, or else. */
+function failureKind(err: unknown): string {
+  const type = err instanceof HttpError ? err.problemType : '';
+  if (type === 'urn:problem:upstream-error') return 'wiki-error';
+  if (type.startsWith('urn:problem:upstream')) return 'wiki-unavailable';
+  if (err instanceof ApiError) return 'wiki-error';
+  if (err instanceof StorageError || type.startsWith('urn:problem:storage')) return 'storage';
+  return 'other';
+}
+
 /** How far back each read of the recent changes reaches before the cursor: changes the wiki made visible late. */
 const OVERLAP_MS = 5_000;
 /** Embedding pages listed per request while re-rendering a template's dependents. */
@@ -41,6 +53,7 @@ const DEPENDENTS_CHUNK = 500;
 export class ChangeFollower {
   readonly holder = `${process.pid}-${randomUUID()}`;
   private leading = false;
+  private ledSince = 0;
   private stopped = false;
   private stopRenewing: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -53,6 +66,11 @@ export class ChangeFollower {
   private dependentsQueued = true;
   private readonly pages: PQueue;
   private readonly dependents: PQueue;
+  /** When the wiki's recent changes were last read without failing (ms), and failures since. */
+  private lastPollAt: number | undefined;
+  /** When a read of the changes last found nothing more to follow: following was current then. */
+  private caughtUpAt: number | undefined;
+  private failuresInARow = 0;
   /** Aborted when this process stops leading: queued page work is dropped (the batch is read again by whoever leads). */
   private leadership = new AbortController();
 
@@ -66,6 +84,30 @@ export class ChangeFollower {
   ) {
     this.pages = new PQueue({ concurrency: options.concurrency, intervalCap: Math.max(1, Math.round(options.pagesPerSecond)), interval: 1000 });
     this.dependents = new PQueue({ concurrency: Math.max(1, Math.min(options.concurrency, 2)), intervalCap: Math.max(1, Math.round(options.dependentsPerSecond)), interval: 1000 });
+    metrics.followerAges.set(domain, () => {
+      const status = this.status();
+      return { cursor: status.cursor_age_seconds, poll: status.last_poll_age_seconds };
+    });
+  }
+
+  /**
+   * How following goes, for /_health and /metrics: stalled when this process leads but has not
+   * read the wiki's changes for ten poll intervals (at least 5 s).
+   */
+  status(): { leading: boolean; stalled: boolean; cursor?: string; cursor_age_seconds?: number; last_poll_age_seconds?: number; failures_in_a_row: number } {
+    if (!this.leading) return { leading: false, stalled: false, failures_in_a_row: 0 };
+    const now = Date.now();
+    const pollAge = this.lastPollAt === undefined ? undefined : (now - this.lastPollAt) / 1000;
+    const stalledAfter = Math.max(5, (this.options.pollMs * 10) / 1000);
+    return {
+      leading: true,
+      stalled: (pollAge ?? (now - this.ledSince) / 1000) > stalledAfter,
+      cursor: this.cursor?.ts,
+      // Behind by the last change applied, unless a later read found nothing newer (a quiet wiki).
+      cursor_age_seconds: this.cursor ? (now - Math.max(Date.parse(this.cursor.ts), this.caughtUpAt ?? 0)) / 1000 : undefined,
+      last_poll_age_seconds: pollAge,
+      failures_in_a_row: this.failuresInARow,
+    };
   }
 
   private get leaseSeconds(): number {
@@ -98,6 +140,10 @@ export class ChangeFollower {
       return;
     }
     this.leading = true;
+    this.ledSince = Date.now();
+    this.lastPollAt = undefined;
+    this.caughtUpAt = undefined;
+    this.failuresInARow = 0;
     this.leadership = new AbortController();
     // Another leader may have moved the cursor and queued templates meanwhile: both read anew.
     this.cursor = undefined;
@@ -156,9 +202,15 @@ export class ChangeFollower {
       try {
         const more = await this.step(ctx);
         failures = 0;
-        if (!more) await this.pause(this.options.pollMs, signal);
+        this.failuresInARow = 0;
+        if (!more) {
+          this.caughtUpAt = this.lastPollAt;
+          await this.pause(this.options.pollMs, signal);
+        }
       } catch (err) {
         failures++;
+        this.failuresInARow = failures;
+        this.metrics.followerFailures.inc({ domain: this.domain, kind: failureKind(err) });
         this.log.warn({ err, domain: this.domain }, 'following the wiki\'s changes failed; retrying');
         await this.pause(Math.min(30_000, this.options.pollMs * 2 ** Math.min(failures, 5)), signal);
       }
@@ -185,6 +237,7 @@ export class ChangeFollower {
       for (const change of page.changes) if (!seen.has(change.rcid) && batch.length < this.options.batchSize) batch.push(change);
       cont = page.cont;
     } while (cont && batch.length < this.options.batchSize && this.leading);
+    this.lastPollAt = Date.now();
     if (batch.length === 0 || !this.leading) return false;
 
     await this.apply(ctx, batch);
