@@ -42,7 +42,7 @@ export async function startService(
   const storageYaml = storage === 'sqlite' ? `  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'db.sqlite3'))}` : `  backend: postgres\n  url: ${JSON.stringify(storage.url)}`;
   fs.writeFileSync(
     config,
-    `storage:\n${storageYaml}\nwikis:\n  ${DOMAIN}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\nadmin_token: ${ADMIN_TOKEN}\nlog_level: warn\n${extraYaml}`,
+    `storage:\n${storageYaml}\nwikis:\n  ${DOMAIN}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\nadmin_token: ${ADMIN_TOKEN}\nlog_level: warn\n${extraYaml.includes('follow_changes') ? '' : 'follow_changes: false\n'}${extraYaml}`,
   );
   const t0 = performance.now();
   // The node flags of `npm start` (package.json): a small young generation and an old generation

@@ -51,6 +51,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     metrics,
     follow: config.follow_changes
       ? {
+          storedOnly: config.follow_changes === 'stored',
           pollMs: config.follower.poll_interval * 1000, batchSize: Math.round(config.follower.batch_size), concurrency: Math.round(config.follower.concurrency),
           pagesPerSecond: config.follower.pages_per_second, dependentsPerSecond: config.follower.dependents_per_second, leaseMs: config.follower.lease * 1000,
         }

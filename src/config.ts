@@ -123,10 +123,13 @@ export interface Config {
   /** HTTP caches in front of the service ("host:port"), sent a PURGE for every URL whose answer changed. */
   purge_hosts: string[];
   /**
-   * Whether the service follows each wiki's recent changes (one process per wiki at a time): pages
-   * fresh within seconds of an edit, pre-rendered, and purged from the caches in `purge_hosts`.
+   * Whether the service follows each wiki's recent changes (one process per wiki at a time):
+   * `stored` (the default) keeps what is stored fresh within seconds of a change on the wiki
+   * (edits, deletions, hidden revisions, moves, templates) and purges it from the caches in
+   * `purge_hosts`, at one poll of the wiki per `poll_interval`; `true` also stores and renders
+   * every page the wiki changes (a mirror, with the backfill); `false` relies on re-checks alone.
    */
-  follow_changes: boolean;
+  follow_changes: boolean | 'stored';
   follower: {
     /** Seconds between reads of the wiki's recent changes once caught up. */
     poll_interval: number;
@@ -202,7 +205,7 @@ export function defaultConfig(dataDir = './data'): Config {
     workers: 1,
     rest_v1: true,
     purge_hosts: [],
-    follow_changes: false,
+    follow_changes: 'stored',
     follower: { poll_interval: 1, batch_size: 100, concurrency: 4, pages_per_second: 10, dependents_per_second: 2, lease: 10 },
     transaction_lease: 10,
     transaction_sweep_interval: 5,
@@ -258,7 +261,7 @@ function validate(config: Config): Config {
   if (!Array.isArray(config.purge_hosts) || !config.purge_hosts.every((h) => typeof h === 'string' && /^[\w.:[\]-]+:\d+$/.test(h))) {
     fail('purge_hosts must list cache hosts as "host:port"');
   }
-  if (typeof config.follow_changes !== 'boolean') fail('follow_changes must be true or false');
+  if (typeof config.follow_changes !== 'boolean' && config.follow_changes !== 'stored') fail('follow_changes must be stored, true or false');
   const followerSettings = Object.keys(defaultConfig().follower);
   for (const [key, value] of Object.entries(config.follower ?? {})) {
     if (!followerSettings.includes(key)) fail(`follower.${key} is not a setting (${followerSettings.join(', ')})`);

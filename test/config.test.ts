@@ -38,7 +38,10 @@ describe('configuration', () => {
   });
 
   it('makes asking the wiki on reads a safety net once the follower is on, unless set', () => {
-    assert.equal(loadConfig({ CONFIG: file('# defaults\n') }).latest_check_interval, 60);
+    const defaults = loadConfig({ CONFIG: file('# defaults\n') });
+    assert.equal(defaults.latest_check_interval, 60);
+    assert.equal(defaults.follow_changes, 'stored', 'what is stored is kept fresh by following, by default');
+    assert.equal(loadConfig({ CONFIG: file('follow_changes: stored\n') }).latest_check_interval, 60, 're-checks stay the safety net of a stored-only follower');
     const following = loadConfig({ CONFIG: file('follow_changes: true\nfollower:\n  lease: 3\n') });
     assert.equal(following.latest_check_interval, 3600);
     assert.equal(following.follower.lease, 3);

@@ -65,7 +65,7 @@ describe('the follower stopping', () => {
         return undefined;
       },
     } as unknown as FollowerState;
-    const options = { pollMs: 50, batchSize: 10, concurrency: 1, pagesPerSecond: 10, dependentsPerSecond: 1, leaseMs: 3000 };
+    const options = { storedOnly: false, pollMs: 50, batchSize: 10, concurrency: 1, pagesPerSecond: 10, dependentsPerSecond: 1, leaseMs: 3000 };
     const follower = new ChangeFollower('wiki.test', {} as PageService, state, options, new Metrics(false), pino({ level: 'silent' }));
     const ctx = {} as RequestContext;
     follower.start(ctx);
@@ -196,6 +196,33 @@ describe('following the real wiki\'s changes', () => {
     assert.equal(etagOf(res).rev, etagOf(before).rev, 'the same revision');
     assert.notEqual(etagOf(res).tid, etagOf(before).tid, 'a new render');
     assert.equal(etagOf(await get(`/page/${bystander}/html`)).tid, bystanderTid, 'a page not using it keeps its render');
+  });
+});
+
+describe('following by default: only what is stored is kept fresh', () => {
+  let env: AgainstWiki;
+  before(async () => {
+    env = await startAgainstWiki({ ...FAST_FOLLOWER, follow_changes: 'stored' });
+    await waitFor('the follower leads', 10_000, async () => ((await request(`${env.s.base}/metrics`)).text.match(/^follower_leading\{domain="wiki.test"\} 1$/m) ? true : undefined));
+  });
+  after(() => env?.close());
+
+  it('refreshes a stored page and hides a hidden revision within 3 s, and leaves pages nobody asked for to the wiki', async () => {
+    const stored = under(`Followed stored ${RUN}`);
+    const elsewhere = under(`Followed not stored ${RUN}`);
+    const first = await env.wiki.edit(stored, 'Stored, first.');
+    assert.equal(etagOf(await request(`${env.v1}/page/${stored}/html`)).rev, first);
+    const parsoid = env.wikiRequests('parsoid');
+    const second = await env.wiki.edit(stored, 'Stored, second.');
+    await env.wiki.edit(elsewhere, 'Never asked for.');
+    await waitFor('the stored page refreshed', 3000, async () => ((await storedPage(env.s.base, stored))?.latest_rev === second ? true : undefined));
+    await env.wiki.hideRevision(stored, first);
+    await waitFor('the hidden revision answers 403', 3000, async () => ((await request(`${env.v1}/page/${stored}/html/${first}`)).status === 403 ? true : undefined));
+    await sleep(500);
+    assert.equal(await storedPage(env.s.base, elsewhere), undefined, 'a page nobody asked for is not stored');
+    assert.equal(env.wikiRequests('parsoid') - parsoid, 1, 'one render: the stored page\'s new revision');
+    const listing = await request(`${env.v1}/page/`);
+    assert.notEqual(listing.json.complete, true, 'the listing does not claim pages it does not follow');
   });
 });
 

@@ -69,6 +69,8 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
     admin_token: ADMIN_TOKEN,
     log_level: 'silent',
     ttl_sweep_interval: 0,
+    // Tests that follow say so: a follower polling the wiki would add to the requests they count.
+    follow_changes: false,
     ...overrides,
   };
   config.listen = { host: '127.0.0.1', port: 0 };
@@ -169,7 +171,8 @@ export function processConfig(dir: string, domain: string, wikiUrl: string, extr
     file,
     `storage:\n  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'shared.sqlite3'))}\n` +
       `wikis:\n  ${domain}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\n` +
-      `admin_token: ${ADMIN_TOKEN}\nlog_level: info\ntransaction_lease: 1\ntransaction_sweep_interval: 0.3\n${extra}`,
+      `admin_token: ${ADMIN_TOKEN}\nlog_level: info\ntransaction_lease: 1\ntransaction_sweep_interval: 0.3\n` +
+      `${extra.includes('follow_changes') ? '' : 'follow_changes: false\n'}${extra}`,
   );
   return { CONFIG: file, PORT: '0', WORKERS: '0' };
 }

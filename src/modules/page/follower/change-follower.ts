@@ -15,6 +15,8 @@ import { planChanges, type ChangePlan } from './change-plan.js';
 import type { Cursor, FollowerState } from './follower-state.js';
 
 export interface FollowerOptions {
+  /** Only pages already stored are refreshed (and the new title of a stored page moved); else every page changed. */
+  storedOnly: boolean;
   /** How often the wiki's recent changes are read when the follower has caught up. */
   pollMs: number;
   /** Changes applied per batch (the cursor moves once a batch is applied). */
@@ -224,7 +226,7 @@ export class ChangeFollower {
     if (!cursor) {
       // Following starts at the wiki's newest change: older content is what the backfill is for.
       const newest = await api.newestChangeTime();
-      cursor = { ts: newest, seen: [], since: newest };
+      cursor = { ts: newest, seen: [], since: this.options.storedOnly ? undefined : newest };
       if (!(await this.state.advance(ctx, this.holder, cursor))) return false;
       this.cursor = cursor;
     }
@@ -243,7 +245,7 @@ export class ChangeFollower {
     await this.apply(ctx, batch);
     const newest = Math.max(Date.parse(cursor.ts), ...batch.map((c) => Date.parse(c.timestamp)));
     const window = [...cursor.seen, ...batch.map((c): [number, number] => [c.rcid, Date.parse(c.timestamp)])].filter(([, at]) => at >= newest - OVERLAP_MS);
-    const next: Cursor = { ts: new Date(newest).toISOString(), seen: window, since: cursor.since ?? cursor.ts };
+    const next: Cursor = { ts: new Date(newest).toISOString(), seen: window, since: this.options.storedOnly ? undefined : (cursor.since ?? cursor.ts) };
     if (!(await this.state.advance(ctx, this.holder, next))) {
       this.demote('another process follows the wiki now');
       return false;
@@ -272,11 +274,29 @@ export class ChangeFollower {
       },
     }));
     const plan = planChanges(normalized);
+    if (this.options.storedOnly) plan.refresh = await this.storedOrMovedThere(ctx, plan.refresh, normalized);
     await this.refreshPages(ctx, plan);
     await Promise.all(plan.recheck.map(({ title, revid }) => this.task('recheck', () => this.service.recheck(ctx, this.domain, title, revid))));
     for (const template of plan.dependencies) await this.state.queueDependents(ctx, template);
     if (plan.dependencies.length) this.dependentsQueued = true;
     for (const [kind, n] of plan.kinds) this.metrics.followerChanges.inc({ domain: this.domain, kind }, n);
+  }
+
+  /**
+   * Of the pages a batch touched, those worth a request to the wiki when only what is stored is
+   * kept fresh: pages stored here, and the titles stored pages were moved to.
+   */
+  private async storedOrMovedThere(ctx: RequestContext, titles: string[], changes: RecentChange[]): Promise<string[]> {
+    const revs = this.service.revisions(this.domain);
+    const stored = new Set<string>();
+    await Promise.all(titles.map(async (title) => {
+      if (await revs.newest(ctx, title)) stored.add(title);
+    }));
+    for (const c of changes) {
+      const to = c.logparams?.target_title;
+      if (c.type === 'log' && c.logtype === 'move' && typeof to === 'string' && to && stored.has(c.title)) stored.add(to);
+    }
+    return titles.filter((t) => stored.has(t));
   }
 
   private async refreshPages(ctx: RequestContext, plan: ChangePlan): Promise<void> {

@@ -23,8 +23,11 @@ export const PAGE_DEPENDENTS_SCHEMA = {
 export interface Cursor {
   ts: string;
   seen: [rcid: number, at: number][];
-  /** When following began (wiki time): every change since is applied (see ListingCoverage). */
-  since: string;
+  /**
+   * When following every page began (wiki time): every change since is applied (see
+   * ListingCoverage). Absent while only stored pages are followed: creations are not stored then.
+   */
+  since?: string;
 }
 
 const LEASE_KEY = 'lease';
