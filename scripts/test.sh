@@ -32,9 +32,10 @@ if [ -z "${WIKISTORE_TEST_CASSANDRA:-}" ]; then
   export WIKISTORE_TEST_CASSANDRA=127.0.0.1
 fi
 
-# A real Varnish in front of the service, where purging is tested (its service is not started:
+# A real Varnish in front of the service, with the xkey module of varnish-modules for surrogate-key
+# purges, where purging is tested (its service is not started:
 # the test runs its own varnishd on loopback).
-apt_install varnish
+apt_install varnish varnish-modules
 
 if [ -z "${WIKISTORE_TEST_WIKI_URL:-}" ]; then
   # The page API's tests run against a real MediaWiki with Parsoid; leave it as it was found.

@@ -20,7 +20,7 @@ describe('HTTP layer', () => {
 
   it('lists the served domains at / and answers health checks', async () => {
     assert.deepEqual((await request(`${s.base}/`)).json, { items: [s.domain] });
-    assert.deepEqual((await request(`${s.base}/_health`)).json, { status: 'ok' });
+    assert.deepEqual((await request(`${s.base}/_health`)).json, { status: 'ok', wikis: { [s.domain]: { circuit: 'closed' } } });
   });
 
   it('echoes a valid x-request-id and makes one otherwise', async () => {

@@ -161,3 +161,101 @@ describe('a real Varnish in front of a service following the wiki', () => {
     await waitFor('the new template through Varnish', 5000, async () => (/New box/.test((await request(url)).text) ? true : undefined));
   });
 });
+
+/**
+ * Every URL form a client may cache a page under, through a real Varnish with xkey: after an edit,
+ * a hide, a move and a delete, none answers the old content 3 s later.
+ */
+describe('a real Varnish with surrogate keys: every URL form of a page is purged', () => {
+  let env: AgainstWiki;
+  let varnish: ChildProcess;
+  let cache: string;
+  before(async () => {
+    ({ env, varnish, cache } = await behindVarnish(FAST_FOLLOWER));
+  });
+  after(async () => {
+    varnish?.kill('SIGTERM');
+    await env?.close();
+  });
+
+  /** The latest forms of a title, and the forms of one revision and render, on both surfaces and in other spellings. */
+  const latestForms = (title: string) => {
+    const t = canonical(title);
+    // Other spellings of the same title: escaped parentheses, a raw comma, a lower-case first letter.
+    const raw = t.replace(/\(/g, '%28').replace(/\)/g, '%29').replace(/%2C/g, ',');
+    return [
+      `/wiki.test/v1/page/${t}/html`, `/wiki.test/v1/page/${t}/html?data-mw=inline`, `/wiki.test/v1/page/${t}/wikitext`,
+      `/wiki.test/v1/page/${raw}/html`, `/wiki.test/v1/page/${t[0]!.toLowerCase()}${t.slice(1)}/html`,
+      `/wiki.test/rest_v1/page/html/${t}`, `/wiki.test/rest_v1/page/html/${t}?redirect=false`, `/wiki.test/rest_v1/page/html/${raw}?redirect=false`,
+      `/wiki.test/rest_v1/page/title/${t}`, `/wiki.test/rest_v1/page/summary/${t}`,
+    ];
+  };
+  /** A title spelt as the service spells it in its URLs. */
+  const canonical = (title: string) => encodeURIComponent(title).replace(/%3A/g, ':');
+  const revisionForms = (title: string, rev: number, tid: string) => [canonical(title)].flatMap((t) => [
+    `/wiki.test/v1/page/${t}/html/${rev}`, `/wiki.test/v1/page/${t}/html/${tid}`, `/wiki.test/v1/page/${t}/wikitext/${rev}`,
+    `/wiki.test/v1/page/${t}/html/${rev}?data-mw=inline`, `/wiki.test/v1/page/${t}/data-parsoid/${tid}`,
+    `/wiki.test/rest_v1/page/html/${t}/${rev}`, `/wiki.test/rest_v1/page/html/${t}/${rev}?redirect=false`,
+    `/wiki.test/rest_v1/page/html/${t}/${rev}/${tid}`, `/wiki.test/rest_v1/page/data-parsoid/${t}/${rev}/${tid}`,
+  ]);
+  /** Reads each URL through Varnish twice (the second is the cached answer). */
+  const fill = async (urls: string[]) => {
+    for (const u of urls) {
+      await request(`${cache}${u}`);
+      await request(`${cache}${u}`);
+    }
+  };
+  /** The URLs that still answer content matching `old` through Varnish. */
+  const stale = async (urls: string[], old: RegExp) => {
+    const found: string[] = [];
+    for (const u of urls) {
+      const res = await request(`${cache}${u}`);
+      if (res.status === 200 && old.test(res.text)) found.push(`${u} (${res.headers['x-varnish']})`);
+    }
+    return found;
+  };
+  const noneWithin3s = async (what: string, urls: string[], old: RegExp) => {
+    await sleep(3000);
+    const left = await stale(urls, old);
+    assert.deepEqual(left, [], `${what}: still served from the cache`);
+  };
+
+  it('after an edit, a hide, a move and a delete, no URL form answers the old content after 3 s', async () => {
+    const title = `Cache forms (${RUN}), all`.replace(/ /g, '_');
+    const rev1 = await env.wiki.edit(title, 'Secretfirst words.');
+    const first = await request(`${cache}/wiki.test/v1/page/${canonical(title)}/html`);
+    assert.equal(first.status, 200, first.text);
+    const tid1 = etagOf(first).tid;
+    await fill([...latestForms(title), ...revisionForms(title, rev1, tid1)]);
+    assert.ok(hit(await request(`${cache}/wiki.test/rest_v1/page/html/${canonical(title)}?redirect=false`)), 'the form VisualEditor opens is cached');
+    const spelt = await request(`${cache}/wiki.test/v1/page/${canonical(title).replace(/\(/g, '%28').replace(/\)/g, '%29')}/html`);
+    assert.equal(spelt.status, 301, 'another spelling of the title is a redirect to the canonical one, not a copy');
+
+    const rev2 = await env.wiki.edit(title, 'Publicsecond words.');
+    await noneWithin3s('an edit', latestForms(title), /Secretfirst/);
+    const second = await request(`${cache}/wiki.test/v1/page/${canonical(title)}/html`);
+    assert.equal(etagOf(second).rev, rev2);
+    await fill([...latestForms(title), ...revisionForms(title, rev2, etagOf(second).tid)]);
+
+    await env.wiki.hideRevision(title, rev1);
+    await noneWithin3s('a hidden revision', revisionForms(title, rev1, tid1), /Secretfirst/);
+
+    const moved = `Cache forms moved ${RUN}`.replace(/ /g, '_');
+    await env.wiki.move(title, moved, { noredirect: true });
+    await noneWithin3s('a move', [...latestForms(title), ...revisionForms(title, rev2, etagOf(second).tid)], /Publicsecond/);
+    const there = await waitFor('the moved page through Varnish', 3000, async () => {
+      const res = await request(`${cache}/wiki.test/v1/page/${moved}/html`);
+      return res.status === 200 ? res : undefined;
+    });
+    const tid2 = etagOf(there).tid;
+    const byTidUrl = `${cache}/wiki.test/v1/page/${canonical(title)}/html/${etagOf(second).tid}`;
+    const byTid = await request(byTidUrl);
+    assert.equal(byTid.status, 302, 'the old title\'s render URL redirects');
+    assert.equal((await request(new URL(String(byTid.headers.location), byTidUrl).href)).status, 200, 'to the render under the new title');
+    await fill([...latestForms(moved), ...revisionForms(moved, rev2, tid2)]);
+
+    await env.wiki.delete(moved);
+    await noneWithin3s('a delete', [...latestForms(moved), ...revisionForms(moved, rev2, tid2)], /Publicsecond/);
+  });
+});
+

@@ -3,7 +3,9 @@ import { HttpError } from '../errors.js';
 
 /**
  * Tells the HTTP caches in front of the service (Varnish, see deploy/varnish) which answers
- * changed: one `PURGE {path}` per URL and cache host. Without hosts it does nothing.
+ * changed: one `PURGE /` per cache host naming the surrogate keys (`xkey-purge`, Varnish's xkey
+ * module: every URL form tagged with them, query strings and spellings included), and one
+ * `PURGE {path}` per URL for caches without it. Without hosts it does nothing.
  *
  * Every purge is sent again `repeatAfterMs` later: another process sharing the storage may serve
  * the old page state from memory for that long (page_cache_ms), and a cache that fetched from it
@@ -23,18 +25,18 @@ export class CachePurger {
     return this.hosts.length > 0;
   }
 
-  /** Purges every path on every host; rejects (503) if a host could not be told, so callers can retry. */
-  async purge(paths: string[]): Promise<void> {
-    if (!this.enabled || paths.length === 0) return;
+  /** Purges every key and path on every host; rejects (503) if a host could not be told, so callers can retry. */
+  async purge(paths: string[], keys: string[] = []): Promise<void> {
+    if (!this.enabled || (paths.length === 0 && keys.length === 0)) return;
     if (this.repeatAfterMs > 0) {
       const timer = setTimeout(() => {
         this.repeats.delete(timer);
-        this.send(paths).catch(() => undefined);
+        this.send(paths, keys).catch(() => undefined);
       }, this.repeatAfterMs);
       timer.unref();
       this.repeats.add(timer);
     }
-    await this.send(paths);
+    await this.send(paths, keys);
   }
 
   /** Drops the repeats not sent yet (shutdown). */
@@ -43,8 +45,10 @@ export class CachePurger {
     this.repeats.clear();
   }
 
-  private async send(paths: string[]): Promise<void> {
-    const results = await Promise.allSettled(this.hosts.flatMap((host) => paths.map((path) => this.one(host, path))));
+  private async send(paths: string[], keys: string[]): Promise<void> {
+    const results = await Promise.allSettled(
+      this.hosts.flatMap((host) => [...(keys.length ? [this.one(host, '/', { 'xkey-purge': keys.join(' ') })] : []), ...paths.map((path) => this.one(host, path))]),
+    );
     const failed = results.filter((r) => r.status === 'rejected');
     this.count('purged', results.length - failed.length);
     if (failed.length > 0) {
@@ -55,12 +59,17 @@ export class CachePurger {
   }
 
   /** Purges in the background: for changes the service learns of itself (a page it re-checked). */
-  purgeLater(paths: string[]): void {
-    this.purge(paths).catch(() => undefined);
+  /** The same, with what to purge as one value. */
+  purgeAll(what: { urls: string[]; keys: string[] }): Promise<void> {
+    return this.purge(what.urls, what.keys);
   }
 
-  private async one(host: string, path: string): Promise<void> {
-    const res = await fetch(`http://${host}${path}`, { method: 'PURGE', signal: AbortSignal.timeout(5000) });
+  purgeLater(paths: string[], keys: string[] = []): void {
+    this.purge(paths, keys).catch(() => undefined);
+  }
+
+  private async one(host: string, path: string, headers: Record<string, string> = {}): Promise<void> {
+    const res = await fetch(`http://${host}${path}`, { method: 'PURGE', headers, signal: AbortSignal.timeout(5000) });
     await res.arrayBuffer();
     if (res.status >= 500) throw new Error(`${host} answered ${res.status} to PURGE ${path}`);
   }

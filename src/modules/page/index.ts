@@ -17,6 +17,8 @@ import { partOf, PROPS, type Prop, type Render } from './renders.js';
 import { revisionMetadata, type RevisionRow } from './revisions.js';
 import { SaveLocks } from './save-locks.js';
 import { markedIfUnchecked } from './stale-answer.js';
+import { surrogateKeys, tagged } from './surrogate-keys.js';
+import { titleSegment } from './title-url.js';
 import { saveRecordsModule } from './save-records.js';
 import { saveRoutes, type NormalizeTitle } from './save-routes.js';
 import { pageSpecs, REVID } from './spec.js';
@@ -26,7 +28,6 @@ import { Transforms } from './transforms.js';
 /** The route's schema admits only these (see spec.ts). */
 const asProp = (prop: string) => prop as Prop;
 
-const encodeTitle = (title: string) => encodeURIComponent(title).replace(/%3A/g, ':');
 
 /** An authorised caller's Cache-Control: no-cache asks for the wiki's answer, not storage's. */
 const forced = (req: RouteRequest, ctx: RequestContext) => ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
@@ -46,13 +47,13 @@ function contentHeaders(domain: string, render: Render, prop: Prop, kind: Conten
     'last-modified': new Date(tidTime(render.tid)).toUTCString(),
     'cache-control': cache[kind],
   };
-  if (!byTid) headers['content-location'] = `/${domain}/v1/page/${encodeTitle(render.title)}/${prop}/${render.tid}${form === '2-by-query' ? '?data-mw=inline' : ''}`;
+  if (!byTid) headers['content-location'] = `/${domain}/v1/page/${titleSegment(render.title)}/${prop}/${render.tid}${form === '2-by-query' ? '?data-mw=inline' : ''}`;
   if (prop === 'html') headers.vary = 'Accept';
   if (prop === 'html' || prop === 'wikitext') headers['content-language'] = language;
   if (render.redirect) {
     // Redirects are not followed: the page is served, and says where it points.
     headers['x-mediawiki-redirect'] = encodeURIComponent(render.redirect);
-    headers.link = `</${domain}/v1/page/${encodeTitle(render.redirect.replace(/ /g, '_'))}/${prop}>; rel="mw:PageProp/redirect"`;
+    headers.link = `</${domain}/v1/page/${titleSegment(render.redirect.replace(/ /g, '_'))}/${prop}>; rel="mw:PageProp/redirect"`;
   }
   return headers;
 }
@@ -116,17 +117,20 @@ export function pageModules(options: PageModuleOptions): PageApi {
     const body = form === 'stored' ? partOf(render, prop) : await html2.of(req.domain, render);
     const language = (await service.wiki(req.domain).siteInfo()).general.lang;
     const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form, language));
-    return { status: 200, headers: markedIfUnchecked(service.wiki(req.domain), headers), body };
+    const keys = [surrogateKeys.page(req.domain, render.title), kind === 'latest' ? surrogateKeys.latest(req.domain, render.title) : surrogateKeys.revision(req.domain, render.rev)];
+    return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body };
   }
 
   /** The normalized title, or a redirect to the same URL with it. */
   async function titleOf(req: RouteRequest): Promise<{ title: string } | { redirect: Response }> {
     const title = await normalize(req);
-    if (title === req.params.title) return { title };
     const prefix = `/${req.domain}/v1/page/`;
+    // The title as normalised and spelt as every URL, purge and key of it spells it: another
+    // spelling of the same page (`%28`, lower-case escapes) is redirected, never cached apart.
+    if (title === req.params.title && req.path.slice(prefix.length).split('/', 1)[0] === titleSegment(title)) return { title };
     const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
     const query = req.uri.includes('?') ? req.uri.slice(req.uri.indexOf('?')) : '';
-    return { redirect: { status: 301, headers: { location: `${prefix}${encodeTitle(title)}${rest}${query}`, 'cache-control': 'max-age=3600' } } };
+    return { redirect: { status: 301, headers: { location: `${prefix}${titleSegment(title)}${rest}${query}`, 'cache-control': 'max-age=3600' } } };
   }
 
   /** Wraps a handler that works on a normalized title; moved revisions become redirects. */
@@ -141,10 +145,10 @@ export function pageModules(options: PageModuleOptions): PageApi {
         const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
         if (e instanceof PageMoved) {
           // Moved without a redirect left behind: not found here, and where it went.
-          throw new HttpError(404, 'page-moved', e.detail, { headers: { location: `${prefix}${encodeTitle(e.target)}${rest}` }, extensions: e.extensions });
+          throw new HttpError(404, 'page-moved', e.detail, { headers: { location: `${prefix}${titleSegment(e.target)}${rest}` }, extensions: e.extensions });
         }
         if (!(e instanceof RevisionMoved)) throw e;
-        return { status: 302, headers: { location: `${prefix}${encodeTitle(e.title)}${rest}`, 'cache-control': 'no-cache' } };
+        return { status: 302, headers: tagged({ location: `${prefix}${titleSegment(e.title)}${rest}`, 'cache-control': 'no-cache' }, [surrogateKeys.page(req.domain, t.title)]) };
       }
     };
 
@@ -180,7 +184,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
         method: 'GET',
         path: '/page/{title}',
         spec: pageSpecs.pageRedirect,
-        handler: withTitle(async (_req, _ctx, title) => ({ status: 302, headers: { location: `${encodeTitle(title)}/html`, 'cache-control': 'max-age=3600' } })),
+        handler: withTitle(async (_req, _ctx, title) => ({ status: 302, headers: { location: `${titleSegment(title)}/html`, 'cache-control': 'max-age=3600' } })),
       },
       {
         method: 'GET',
@@ -206,7 +210,8 @@ export function pageModules(options: PageModuleOptions): PageApi {
         spec: pageSpecs.revisionMetadata,
         handler: withTitle(async (req, ctx, title) => {
           const row = await service.revision(ctx, req.domain, title, Number(req.params.revid), forced(req, ctx));
-          return { status: 200, headers: { 'cache-control': cache.revision }, body: revisionMetadata(row) };
+          const keys = [surrogateKeys.page(req.domain, title), surrogateKeys.revision(req.domain, row.rev)];
+          return { status: 200, headers: tagged({ 'cache-control': cache.revision }, keys), body: revisionMetadata(row) };
         }),
       },
       {
@@ -249,7 +254,8 @@ export function pageModules(options: PageModuleOptions): PageApi {
         spec: pageSpecs.revisionLookup,
         handler: async (req, ctx) => {
           const body = await service.lookupRevision(ctx, req.domain, Number(req.params.revid));
-          return { status: 200, headers: { 'cache-control': cache.revision }, body: revisionMetadata(body) };
+          const keys = [surrogateKeys.page(req.domain, body.title), surrogateKeys.revision(req.domain, body.rev)];
+          return { status: 200, headers: tagged({ 'cache-control': cache.revision }, keys), body: revisionMetadata(body) };
         },
       },
     ],

@@ -10,6 +10,7 @@ import type { PageService } from './page-service.js';
 import { RevisionMoved } from './page-service.js';
 import type { Render } from './renders.js';
 import type { SaveLocks } from './save-locks.js';
+import { titleSegment } from './title-url.js';
 
 /** One save as a client asks for it (title already normalised). */
 export interface SaveRequest {
@@ -37,7 +38,6 @@ export interface SaveResult {
   tid: string | null;
 }
 
-const encodeTitle = (title: string) => encodeURIComponent(title);
 
 /** The revision an edit is based on, as far as it is stored. */
 interface Base {
@@ -220,7 +220,7 @@ export class PageSaver {
     ctx: RequestContext, domain: string, req: SaveRequest, lock: string, base: Base | undefined, context: EditContext, result: EditResult, text: string,
   ): Promise<string | null> {
     const rev = result.newrevid!;
-    const page = `/${domain}/sys/page_saves/${encodeTitle(req.title)}`;
+    const page = `/${domain}/sys/page_saves/${titleSegment(req.title)}`;
     const row = {
       page_id: result.pageid ?? null, timestamp: result.newtimestamp ?? new Date().toISOString(),
       user_id: context.user.id, user_text: context.user.name, comment: req.comment ?? '', minor: !!req.minor,
@@ -230,9 +230,9 @@ export class PageSaver {
       method: 'PUT', uri: `${page}/${rev}`, body: { from: base?.rev ?? null, row },
       then: [
         { method: 'DELETE', uri: `${page}/lock/${lock}` },
-        { method: 'PUT', uri: `/${domain}/sys/page_renders/${encodeTitle(req.title)}/${rev}` },
+        { method: 'PUT', uri: `/${domain}/sys/page_renders/${titleSegment(req.title)}/${rev}` },
         // Last: caches forget the old answers once the new ones are stored.
-        ...(this.service.purger.enabled ? [{ method: 'PUT', uri: `/${domain}/sys/page_purges/${encodeTitle(req.title)}` }] : []),
+        ...(this.service.purger.enabled ? [{ method: 'PUT', uri: `/${domain}/sys/page_purges/${titleSegment(req.title)}` }] : []),
       ],
     };
     try {

@@ -17,7 +17,7 @@ import type { PageCaches } from './page-caches.js';
 import { RenderLeases } from './render-leases.js';
 import { PROPS, RenderStore, type Prop, type Render } from './renders.js';
 import { latestFromApi, PageRevisions, revisionMetadata, type RevisionRow } from './revisions.js';
-import { latestUrls, revisionUrls } from './purge-urls.js';
+import { latestPurge, pagePurge, revisionPurge, type Purge } from './purge-urls.js';
 import { StoredSiteInfo } from './site-info.js';
 
 /**
@@ -227,6 +227,12 @@ export class PageService {
       await revs.setRenderTid(ctx, to, row.rev, render.tid, false);
     }
     if (page.pageid !== undefined) await revs.markMoved(ctx, row.title, to, page.pageid);
+    this.purgeLater(pagePurge(domain, row.title));
+  }
+
+  /** Tells the caches in front, in the background: for changes the service learns of itself. */
+  private purgeLater(what: Purge): void {
+    this.purger.purgeLater(what.urls, what.keys);
   }
 
   /**
@@ -254,7 +260,7 @@ export class PageService {
       // revision alone, which is then kept as hidden.
       await this.latest(ctx, domain, row.title, true);
       await revs.markGone(ctx, row.title, row.rev);
-      this.purger.purgeLater(revisionUrls(domain, row.title, row.rev, row.tid));
+      this.purgeLater(revisionPurge(domain, row.title, row.rev, row.tid));
       throw notFound(`Revision ${row.rev} of ${row.title} is no longer visible on the wiki.`, 'revision-not-found');
     }
     const owner = await this.wiki(domain).normalize(page.title);
@@ -264,7 +270,7 @@ export class PageService {
     }
     await revs.saveFromApi(ctx, row.title, page, page.revisions ?? []);
     const now = (await revs.get(ctx, row.title, row.rev)) ?? row;
-    if (!!now.text_hidden !== !!row.text_hidden) this.purger.purgeLater(revisionUrls(domain, row.title, row.rev, row.tid));
+    if (!!now.text_hidden !== !!row.text_hidden) this.purgeLater(revisionPurge(domain, row.title, row.rev, row.tid));
     return this.live(now);
   }
 
@@ -315,7 +321,7 @@ export class PageService {
     const render = await this.render(ctx, domain, row, true);
     if (render.tid === newest.latest_tid) return false;
     await this.storing.get(renderKey(domain, title, row.rev, true));
-    this.purger.purgeLater(latestUrls(domain, title));
+    this.purgeLater(latestPurge(domain, title));
     return true;
   }
 
@@ -328,11 +334,13 @@ export class PageService {
     if (current?.page_id && (gone || page.pageid !== current.page_id) && current.moved_page !== current.page_id) {
       const target = await wiki.api.movedTo(title);
       if (target) await revs.markMoved(ctx, title, await wiki.normalize(target), current.page_id);
+      // Every answer under this title was of the page that left it.
+      this.purgeLater(pagePurge(domain, title, current));
     }
     if (gone) {
       if (current) {
         await revs.tombstone(ctx, title);
-        this.purger.purgeLater([...latestUrls(domain, title), ...revisionUrls(domain, title, current.rev, current.tid)]);
+        this.purgeLater(pagePurge(domain, title, current));
       }
       const moved = await revs.newest(ctx, title);
       if (moved?.moved_to) throw new PageMoved(title, moved.moved_to);
@@ -356,7 +364,7 @@ export class PageService {
       await revs.saveFromApi(ctx, title, page, [latest]);
       const stored = await revs.get(ctx, title, latest.revid);
       await revs.markLatest(ctx, title, latest.revid, stored?.tid ?? null, current);
-      if (current && current.latest_rev !== latest.revid) this.purger.purgeLater(latestUrls(domain, title));
+      if (current && current.latest_rev !== latest.revid) this.purgeLater(latestPurge(domain, title));
       return (await revs.get(ctx, title, latest.revid))!;
     });
   }
@@ -563,7 +571,19 @@ export class PageService {
     const render = await this.renders.byTid(ctx, domain, title, tid);
     if (!render) throw notFound(`No render ${tid} of ${title}.`, 'render-not-found');
     const stored = await this.revisions(domain).get(ctx, title, render.rev);
-    const row = stored && (await this.visible(ctx, domain, stored));
+    let row: RevisionRow | undefined;
+    try {
+      row = stored && (await this.visible(ctx, domain, stored));
+    } catch (e) {
+      // Its page moved: the render goes with it under its tid, so the redirect to the same URL
+      // under the new title finds it (a move copies only the revision's newest render).
+      if (e instanceof RevisionMoved) {
+        await this.renders.save(ctx, domain, { ...render, title: e.title }).catch((err) => {
+          if (!(err instanceof HttpError && err.status === 412)) throw err;
+        });
+      }
+      throw e;
+    }
     if (row?.text_hidden) throw forbidden(`The text of revision ${render.rev} is hidden.`, 'revision-hidden');
     return render;
   }

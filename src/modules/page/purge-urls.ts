@@ -1,10 +1,11 @@
 import { PROPS } from './renders.js';
 
-const encodeTitle = (title: string) => encodeURIComponent(title).replace(/%3A/g, ':');
+import { surrogateKeys } from './surrogate-keys.js';
+import { titleSegment } from './title-url.js';
 
 /** Every URL whose answer changes with a page's latest revision: what HTTP caches must forget. */
 export function latestUrls(domain: string, title: string): string[] {
-  const t = encodeTitle(title);
+  const t = titleSegment(title);
   const page = `/${domain}/v1/page/${t}`;
   return [
     `/${domain}/v1/page/`,
@@ -20,7 +21,7 @@ export function latestUrls(domain: string, title: string): string[] {
 
 /** The URLs of one revision and its render: what caches must forget when it stops being servable. */
 export function revisionUrls(domain: string, title: string, rev: number, tid: string | null): string[] {
-  const t = encodeTitle(title);
+  const t = titleSegment(title);
   const page = `/${domain}/v1/page/${t}`;
   const ids = tid ? [String(rev), tid] : [String(rev)];
   return [
@@ -31,3 +32,24 @@ export function revisionUrls(domain: string, title: string, rev: number, tid: st
     ...(tid ? [`/${domain}/rest_v1/page/html/${t}/${rev}/${tid}`] : []),
   ];
 }
+
+/** What caches must forget: URLs (for caches without surrogate keys) and keys (every URL form at once). */
+export interface Purge {
+  urls: string[];
+  keys: string[];
+}
+
+/** The page's latest revision changed. */
+export const latestPurge = (domain: string, title: string): Purge => ({ urls: latestUrls(domain, title), keys: [surrogateKeys.latest(domain, title)] });
+
+/** A revision stopped (or started) being servable: hidden, shown, gone. */
+export const revisionPurge = (domain: string, title: string, rev: number, tid: string | null): Purge => ({
+  urls: revisionUrls(domain, title, rev, tid),
+  keys: [surrogateKeys.revision(domain, rev)],
+});
+
+/** Everything answered under a title: its page was deleted or moved away. */
+export const pagePurge = (domain: string, title: string, current?: { rev: number; tid: string | null }): Purge => ({
+  urls: [...latestUrls(domain, title), ...(current ? revisionUrls(domain, title, current.rev, current.tid) : [])],
+  keys: [surrogateKeys.page(domain, title), surrogateKeys.latest(domain, title)],
+});

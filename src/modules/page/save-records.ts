@@ -2,7 +2,7 @@ import { HttpError } from '../../errors.js';
 import type { Module } from '../../router/types.js';
 import type { PageService } from './page-service.js';
 import type { SaveLocks } from './save-locks.js';
-import { latestUrls } from './purge-urls.js';
+import { latestPurge } from './purge-urls.js';
 import { saveRecordSpecs } from './write-spec.js';
 
 /** Attempts at moving the latest revision forward before giving up (each loses only to another writer). */
@@ -62,7 +62,7 @@ export function saveRecordsModule(service: PageService, locks: (domain: string) 
         spec: saveRecordSpecs.purge,
         handler: async (req) => {
           // A failure is a 503: the transaction is left for the sweep, which purges again later.
-          await service.purger.purge(latestUrls(req.domain, req.params.title!));
+          await service.purger.purgeAll(latestPurge(req.domain, req.params.title!));
           return { status: 204 };
         },
       },

@@ -12,6 +12,8 @@ import type { RevisionRow } from '../revisions.js';
 import { parseDataMw, parseJsonField } from '../save-routes.js';
 import { targetOf, threePaths } from '../transform-routes.js';
 import { markedIfUnchecked } from '../stale-answer.js';
+import { surrogateKeys, tagged } from '../surrogate-keys.js';
+import { titleSegment } from '../title-url.js';
 import { HTML_2_TYPE, negotiateHtml, type HtmlVersion } from '../html-versions.js';
 import { restV1Specs } from './spec.js';
 import { leadSummary } from './summary.js';
@@ -21,7 +23,7 @@ const gunzip = promisify(zlib.gunzip);
 const SUMMARY_CACHE_BYTES = 8 * 1024 * 1024;
 const SUMMARY_TYPE = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/Summary/1.4.2"';
 
-const enc = (title: string) => encodeURIComponent(title).replace(/%3A/g, ':');
+const enc = titleSegment;
 /**
  * The render an `If-Match` names, in the forms clients send: `"{rev}/{tid}"`, weak (`W/"…"`, as
  * a cache that compressed the answer hands it on), unquoted, and with RESTBase's `/stash` suffix.
@@ -45,9 +47,10 @@ export function restV1Module(api: PageApi): Module {
   /** A non-normalised title is answered with a redirect to the same rest_v1 URL with the wiki's form. */
   async function titleOr301(req: RouteRequest): Promise<string | Response> {
     const title = await normalize(req);
-    if (title === req.params.title) return title;
-    // /{domain}/rest_v1/page/{kind}/{title}/...: the title is the sixth segment.
+    // /{domain}/rest_v1/page/{kind}/{title}/...: the title is the sixth segment, spelt canonically
+    // (another spelling of the page is redirected, never cached apart from it).
     const segments = req.path.split('/');
+    if (title === req.params.title && segments[5] === titleSegment(title)) return title;
     segments[5] = enc(title);
     const query = req.uri.includes('?') ? req.uri.slice(req.uri.indexOf('?')) : '';
     return { status: 301, headers: { location: `${segments.join('/')}${query}`, 'cache-control': 'max-age=3600' } };
@@ -70,7 +73,7 @@ export function restV1Module(api: PageApi): Module {
   function movedTo(req: RouteRequest, e: RevisionMoved): Response {
     const segments = req.path.split('/');
     segments[5] = enc(e.title);
-    return { status: 302, headers: { location: segments.join('/'), 'cache-control': 'no-cache' } };
+    return { status: 302, headers: tagged({ location: segments.join('/'), 'cache-control': 'no-cache' }, [surrogateKeys.page(req.domain, req.params.title!)]) };
   }
 
   function htmlHeaders(domain: string, render: Render, version: HtmlVersion, kind: keyof CachePolicy, language: string): Record<string, string> {
@@ -101,10 +104,12 @@ export function restV1Module(api: PageApi): Module {
     const { render, kind } = found;
     const body = version === '2' ? await html2.of(req.domain, render) : render.parts.html;
     const language = (await service.wiki(req.domain).siteInfo()).general.lang;
-    const headers = markedIfUnchecked(
+    let headers = markedIfUnchecked(
       service.wiki(req.domain),
       caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind, language)),
     );
+    const keys = [surrogateKeys.page(req.domain, render.title), kind === 'latest' ? surrogateKeys.latest(req.domain, render.title) : surrogateKeys.revision(req.domain, render.rev)];
+    headers = tagged(headers, keys);
     if (render.redirect && req.query.get('redirect') !== 'false') {
       // RESTBase's redirect: 302 to the target's HTML, the redirect page itself in the body.
       return { status: 302, headers: { ...headers, location: `/${req.domain}/rest_v1/page/html/${enc(render.redirect.replace(/ /g, '_'))}` }, body };
@@ -119,7 +124,10 @@ export function restV1Module(api: PageApi): Module {
     const body = partOf(render, 'data-parsoid');
     return {
       status: 200,
-      headers: { 'content-type': render.types['data-parsoid'], 'content-encoding': 'gzip', etag: `"${render.rev}/${render.tid}"`, 'cache-control': cache.render },
+      headers: tagged(
+        { 'content-type': render.types['data-parsoid'], 'content-encoding': 'gzip', etag: `"${render.rev}/${render.tid}"`, 'cache-control': cache.render },
+        [surrogateKeys.page(req.domain, render.title), surrogateKeys.revision(req.domain, render.rev)],
+      ),
       body,
     };
   };
@@ -137,16 +145,19 @@ export function restV1Module(api: PageApi): Module {
     };
   }
 
-  const revisionAnswer = async (ctx: RequestContext, domain: string, row: RevisionRow, cacheControl: string): Promise<Response> => ({
+  const revisionAnswer = async (ctx: RequestContext, domain: string, row: RevisionRow, cacheControl: string, latest = false): Promise<Response> => ({
     status: 200,
-    headers: { 'cache-control': cacheControl, ...(row.tid ? { etag: `"${row.rev}/${row.tid}"` } : {}) },
+    headers: tagged(
+      { 'cache-control': cacheControl, ...(row.tid ? { etag: `"${row.rev}/${row.tid}"` } : {}) },
+      [surrogateKeys.page(domain, row.title), latest ? surrogateKeys.latest(domain, row.title) : surrogateKeys.revision(domain, row.rev)],
+    ),
     body: { items: [await revisionItem(ctx, domain, row)] },
   });
 
   const titleMeta: Route['handler'] = async (req, ctx) => {
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
-    if (req.params.revision === undefined) return revisionAnswer(ctx, req.domain, await service.latest(ctx, req.domain, title, false), 'no-cache');
+    if (req.params.revision === undefined) return revisionAnswer(ctx, req.domain, await service.latest(ctx, req.domain, title, false), 'no-cache', true);
     try {
       return await revisionAnswer(ctx, req.domain, await service.revision(ctx, req.domain, title, Number(req.params.revision), false), cache.revision);
     } catch (e) {
@@ -193,7 +204,10 @@ export function restV1Module(api: PageApi): Module {
     }
     return {
       status: 200,
-      headers: { 'content-type': SUMMARY_TYPE, etag: `"${render.rev}/${render.tid}"`, 'cache-control': cache.latest },
+      headers: tagged(
+        { 'content-type': SUMMARY_TYPE, etag: `"${render.rev}/${render.tid}"`, 'cache-control': cache.latest },
+        [surrogateKeys.page(req.domain, render.title), surrogateKeys.latest(req.domain, render.title)],
+      ),
       body: await summaryOf(ctx, req.domain, row, render),
     };
   };

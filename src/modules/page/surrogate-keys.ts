@@ -1,0 +1,20 @@
+import { titleSegment } from './title-url.js';
+
+/**
+ * Surrogate keys (Varnish's xkey) that tag each cached answer with what it depends on, so one
+ * purge reaches every URL form of it: any spelling, query string or API surface.
+ * Keys are ASCII without spaces (xkey separates them by spaces).
+ */
+export const surrogateKeys = {
+  /** Everything answered about a title: purged when the page is deleted or moved away. */
+  page: (domain: string, title: string) => `p:${domain}:${titleSegment(title)}`,
+  /** What changes with the title's latest revision. */
+  latest: (domain: string, title: string) => `l:${domain}:${titleSegment(title)}`,
+  /** One revision's content and metadata, under any title: purged when it is hidden or shown. */
+  revision: (domain: string, rev: number) => `r:${domain}:${rev}`,
+};
+
+/** The header that carries the keys; added to (not replacing) keys a handler set. */
+export function tagged(headers: Record<string, string>, keys: string[]): Record<string, string> {
+  return { ...headers, xkey: headers.xkey ? `${headers.xkey} ${keys.join(' ')}` : keys.join(' ') };
+}
