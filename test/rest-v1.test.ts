@@ -22,6 +22,29 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
   after(() => s.close());
 
 
+  it('stashes wikitext turned into HTML (stash=true): the edited HTML with that ETag keeps every untouched byte', async () => {
+    const wikitext = "Para one with [[Bodmin|the town]] and text.\n\n*item  one\n*item two\n\n{{Nosuchtemplate | a = b }}\n\nPara ''three''  here.";
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    for (const stash of ['true', '1']) {
+      const html = await request(`${rest}/transform/wikitext/to/html/Bodmin`, { method: 'POST', headers: form, body: new URLSearchParams({ wikitext, stash }).toString() });
+      assert.equal(html.status, 200, html.text);
+      assert.match(String(html.headers.etag), /^"0\/[0-9a-f-]{36}\/stash"$/, 'an ETag naming the stash');
+      const edited = html.text.replace('and text.', 'and more text.');
+      const back = (ifMatch?: string) => request(`${rest}/transform/html/to/wikitext/Bodmin`, {
+        method: 'POST', headers: { ...form, ...(ifMatch ? { 'if-match': ifMatch } : {}) }, body: new URLSearchParams({ html: edited }).toString(),
+      });
+      const exact = await back(String(html.headers.etag));
+      assert.equal(exact.status, 200, exact.text);
+      assert.equal(exact.text, wikitext.replace('and text.', 'and more text.'), 'only the edit changed');
+      const plain = await back();
+      assert.notEqual(plain.text, exact.text, 'without the stash, untouched wikitext is normalised (what the stash prevents)');
+    }
+    const gone = await request(`${rest}/transform/html/to/wikitext/Bodmin`, {
+      method: 'POST', headers: { ...form, 'if-match': '"0/00000000-0000-1000-8000-000000000000/stash"' }, body: new URLSearchParams({ html: '<p>x</p>' }).toString(),
+    });
+    assert.equal(gone.status, 412, 'a stash that does not exist (or expired) fails the precondition');
+  });
+
   it('answers browsers as Wikimedia\'s REST API does: CORS, preflights, inert content, Content-Language, the same Vary on a 304', async () => {
     const res = await request(`${rest}/page/html/Bodmin`, { headers: { accept: VE_ACCEPT, origin: 'https://elsewhere.example' } });
     assert.equal(res.status, 200);

@@ -162,9 +162,12 @@ export function pageModules(options: PageModuleOptions): PageApi {
   const page: Module = {
     name: 'page',
     api: 'v1',
-    tables: ['page_revisions', 'parsoid', 'site_info', 'page_render_leases'],
+    tables: ['page_revisions', 'parsoid', 'site_info', 'page_render_leases', 'transform_stash'],
     async setup(ctx) {
-      for (const domain of options.wikis.keys()) await service.createTables(ctx, domain);
+      for (const domain of options.wikis.keys()) {
+        await service.createTables(ctx, domain);
+        await transforms.createTables(ctx, domain);
+      }
     },
     close: () => service.drain(),
     routes: [

@@ -29,8 +29,8 @@ const enc = titleSegment;
  * a cache that compressed the answer hands it on), unquoted, and with RESTBase's `/stash` suffix.
  */
 const etagOf = (value: string | undefined) => {
-  const m = /^\s*(?:W\/)?"?(\d+)\/([0-9a-fA-F-]{36})(?:\/stash)?"?\s*$/.exec(value ?? '');
-  return m ? { rev: Number(m[1]), tid: m[2]!.toLowerCase() } : undefined;
+  const m = /^\s*(?:W\/)?"?(\d+)\/([0-9a-fA-F-]{36})(\/stash)?"?\s*$/.exec(value ?? '');
+  return m ? { rev: Number(m[1]), tid: m[2]!.toLowerCase(), stashed: m[3] !== undefined } : undefined;
 };
 
 /**
@@ -215,8 +215,12 @@ export function restV1Module(api: PageApi): Module {
   const transformed = (part: { contentType: string; body: Buffer }): Response => ({ status: 200, headers: { 'content-type': part.contentType, 'cache-control': 'no-store' }, body: part.body });
 
   const toHtml: Route['handler'] = async (req, ctx) => {
-    const body = req.body as { wikitext: string; body_only?: boolean };
-    return transformed(await transforms.toHtml(ctx, req.domain, await targetOf(req, normalize, 'revision'), body.wikitext, !!body.body_only));
+    const body = req.body as { wikitext: string; body_only?: boolean; stash?: boolean };
+    const target = await targetOf(req, normalize, 'revision');
+    if (!body.stash && req.query.get('stash') !== 'true') return transformed(await transforms.toHtml(ctx, req.domain, target, body.wikitext, !!body.body_only));
+    const { part, etag } = await transforms.toStashedHtml(ctx, req.domain, target, body.wikitext, !!body.body_only);
+    const answer = transformed(part);
+    return etag ? { ...answer, headers: { ...answer.headers, etag } } : answer;
   };
 
   const toWikitext: Route['handler'] = async (req, ctx) => {
@@ -224,12 +228,13 @@ export function restV1Module(api: PageApi): Module {
     const target = await targetOf(req, normalize, 'revision');
     // If-Match names the render the edit started from, as RESTBase's clients send it.
     const ifMatch = req.headers['if-match'] ? etagOf(req.headers['if-match']) : undefined;
-    if (req.headers['if-match'] && (!ifMatch || (target.revid !== undefined && ifMatch.rev !== target.revid))) {
+    // A stash made without a revision (rev 0) may be saved on one.
+    if (req.headers['if-match'] && (!ifMatch || (target.revid !== undefined && ifMatch.rev !== target.revid && !(ifMatch.stashed && ifMatch.rev === 0)))) {
       throw new HttpError(400, 'invalid-if-match', `If-Match must be the ETag "{revision}/{tid}" of revision ${target.revid ?? ''}'s HTML.`);
     }
-    const where = target.title !== undefined && target.revid === undefined && ifMatch ? { ...target, revid: ifMatch.rev } : target;
+    const where = target.title !== undefined && target.revid === undefined && ifMatch && ifMatch.rev > 0 ? { ...target, revid: ifMatch.rev } : target;
     const original = parseJsonField(body.original, 'original') as Record<string, unknown> | undefined;
-    return transformed(await transforms.toWikitext(ctx, req.domain, where, body.html, { tid: ifMatch?.tid, dataMw: parseDataMw(body['data-mw']), scrubWikitext: !!body.scrub_wikitext, original }));
+    return transformed(await transforms.toWikitext(ctx, req.domain, where, body.html, { tid: ifMatch?.tid, stashed: ifMatch?.stashed, dataMw: parseDataMw(body['data-mw']), scrubWikitext: !!body.scrub_wikitext, original }));
   };
 
   const get = (path: string, handler: Route['handler'], spec: Record<string, unknown>): Route => ({ method: 'GET', path, handler, spec });
