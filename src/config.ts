@@ -139,7 +139,10 @@ export interface Config {
     concurrency: number;
     /** Pages refreshed and rendered per second at most (catching up after an outage). */
     pages_per_second: number;
-    /** Pages re-rendered per second at most because a template or module they use changed. */
+    /**
+     * Pages re-rendered per second at most because a template or module they use changed; 0 (the
+     * default): as fast as the wiki answers, `concurrency` at a time, within its `requests_per_second`.
+     */
     dependents_per_second: number;
     /** Seconds the follower's lease lives unless renewed: how soon another process takes over. */
     lease: number;
@@ -206,7 +209,7 @@ export function defaultConfig(dataDir = './data'): Config {
     rest_v1: true,
     purge_hosts: [],
     follow_changes: 'stored',
-    follower: { poll_interval: 1, batch_size: 100, concurrency: 4, pages_per_second: 10, dependents_per_second: 2, lease: 10 },
+    follower: { poll_interval: 1, batch_size: 100, concurrency: 4, pages_per_second: 10, dependents_per_second: 0, lease: 10 },
     transaction_lease: 10,
     transaction_sweep_interval: 5,
     transaction_lifetime: 3600,
@@ -265,7 +268,9 @@ function validate(config: Config): Config {
   const followerSettings = Object.keys(defaultConfig().follower);
   for (const [key, value] of Object.entries(config.follower ?? {})) {
     if (!followerSettings.includes(key)) fail(`follower.${key} is not a setting (${followerSettings.join(', ')})`);
-    if (typeof value !== 'number' || !(value > 0)) fail(`follower.${key} must be a positive number`);
+    if (key === 'dependents_per_second' ? !(typeof value === 'number' && value >= 0) : typeof value !== 'number' || !(value > 0)) {
+      fail(`follower.${key} must be a ${key === 'dependents_per_second' ? 'number, 0 or more' : 'positive number'}`);
+    }
   }
   const kill = config.fault_injection?.transaction_kill;
   if (kill !== undefined && !['after-store', 'after-primary', 'after-dependent', 'random'].includes(kill)) fail('fault_injection.transaction_kill must be after-store, after-primary, after-dependent or random');

@@ -199,6 +199,39 @@ describe('following the real wiki\'s changes', () => {
   });
 });
 
+describe('a template\'s dependents: the most-read first', () => {
+  let env: AgainstWiki;
+  before(async () => {
+    // One at a time, one a second: the order is visible.
+    env = await startAgainstWiki({ ...FAST_FOLLOWER, follow_changes: 'stored', follower: { ...FAST_FOLLOWER.follower, concurrency: 1, dependents_per_second: 1 } });
+    await waitFor('the follower leads', 10_000, async () => ((await request(`${env.s.base}/metrics`)).text.match(/^follower_leading\{domain="wiki.test"\} 1$/m) ? true : undefined));
+  });
+  after(() => env?.close());
+
+  it('re-renders the stored pages using a changed template in order of reads, skipping pages not stored', async () => {
+    const template = `Template:Read order ${RUN}`;
+    await env.wiki.edit(template, 'Order one.');
+    const titles = ['Rarely', 'Often', 'Sometimes'].map((w) => under(`Read order ${w} ${RUN}`));
+    for (const t of titles) await env.wiki.edit(t, `{{Read order ${RUN}}}`);
+    // Edited last, so most recent: without read counts it would go first.
+    for (let i = 0; i < 3; i++) await env.wiki.edit(under(`Read order unstored ${i} ${RUN}`), `{{Read order ${RUN}}}`);
+    const reads = { [titles[0]!]: 1, [titles[1]!]: 6, [titles[2]!]: 3 };
+    const tids: Record<string, string> = {};
+    for (const [t, n] of Object.entries(reads)) for (let i = 0; i < n; i++) tids[t] = etagOf(await request(`${env.v1}/page/${t}/html`)).tid;
+    const parsoid = env.wikiRequests('parsoid');
+    await env.wiki.edit(template, 'Order two.');
+    const order: string[] = [];
+    await waitFor('all three re-rendered', 15_000, async () => {
+      for (const t of titles) {
+        if (!order.includes(t) && etagOf(await request(`${env.v1}/page/${t}/html`)).tid !== tids[t]) order.push(t);
+      }
+      return order.length === 3 ? true : undefined;
+    });
+    assert.deepEqual(order, [titles[1], titles[2], titles[0]], 'most read first');
+    assert.equal(env.wikiRequests('parsoid') - parsoid, 3, 'the pages not stored were not rendered');
+  });
+});
+
 describe('following by default: only what is stored is kept fresh', () => {
   let env: AgainstWiki;
   before(async () => {

@@ -117,6 +117,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
     const body = form === 'stored' ? partOf(render, prop) : await html2.of(req.domain, render);
     const language = (await service.wiki(req.domain).siteInfo()).general.lang;
     const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form, language));
+    service.reads.note(req.domain, render.title);
     const keys = [surrogateKeys.page(req.domain, render.title), kind === 'latest' ? surrogateKeys.latest(req.domain, render.title) : surrogateKeys.revision(req.domain, render.rev)];
     return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body };
   }

@@ -18,6 +18,7 @@ import { RenderLeases } from './render-leases.js';
 import { PROPS, RenderStore, type Prop, type Render } from './renders.js';
 import { latestFromApi, PageRevisions, revisionMetadata, type RevisionRow } from './revisions.js';
 import { latestPurge, pagePurge, revisionPurge, type Purge } from './purge-urls.js';
+import { ReadCounts } from './read-counts.js';
 import { StoredSiteInfo } from './site-info.js';
 
 /**
@@ -110,6 +111,8 @@ export class PageService {
   /** Per domain: until when revision re-checks are skipped because the wiki was found down. */
   private readonly recheckPausedUntil = new Map<string, number>();
   readonly renders: RenderStore;
+  /** Pages read here lately, most-read first for background work. */
+  readonly reads = new ReadCounts();
   private readonly coverage = new ListingCoverage();
   /** Latest listings by the stored answer they were made from (see listPages). */
   private readonly latestListings = new WeakMap<object, PageListing>();

@@ -25,7 +25,7 @@ export interface FollowerOptions {
   concurrency: number;
   /** Pages refreshed (and rendered) per second at most: a long outage catches up without a render storm. */
   pagesPerSecond: number;
-  /** Pages re-rendered per second at most because a template they use changed. */
+  /** Pages re-rendered per second at most because a template they use changed; 0: as fast as the wiki answers. */
   dependentsPerSecond: number;
   /** How long the lease lives unless renewed: how soon another process takes over from a dead one. */
   leaseMs: number;
@@ -85,7 +85,12 @@ export class ChangeFollower {
     private readonly log: Logger,
   ) {
     this.pages = new PQueue({ concurrency: options.concurrency, intervalCap: Math.max(1, Math.round(options.pagesPerSecond)), interval: 1000 });
-    this.dependents = new PQueue({ concurrency: Math.max(1, Math.min(options.concurrency, 2)), intervalCap: Math.max(1, Math.round(options.dependentsPerSecond)), interval: 1000 });
+    // Paced by the wiki's own answer times (and its requests_per_second), unless a rate is set.
+    this.dependents = new PQueue(
+      options.dependentsPerSecond > 0
+        ? { concurrency: options.concurrency, intervalCap: Math.max(1, Math.round(options.dependentsPerSecond)), interval: 1000 }
+        : { concurrency: options.concurrency },
+    );
     metrics.followerAges.set(domain, () => {
       const status = this.status();
       return { cursor: status.cursor_age_seconds, poll: status.last_poll_age_seconds };
@@ -333,6 +338,34 @@ export class ChangeFollower {
    * newest-edited first within each chunk of the wiki's listing; progress is stored, so a new
    * follower goes on where the last one stopped.
    */
+  /** Of the pages the wiki lists, those stored here, by normalised title. */
+  private async storedPages(ctx: RequestContext, pages: { title: string; lastrevid?: number }[]): Promise<{ title: string; lastrevid: number }[]> {
+    const wiki = this.service.wiki(this.domain);
+    const revs = this.service.revisions(this.domain);
+    const found = await Promise.all(pages.map(async (page) => {
+      const title = await wiki.normalize(page.title);
+      return (await revs.newest(ctx, title)) ? { title, lastrevid: page.lastrevid ?? 0 } : undefined;
+    }));
+    return found.filter((p) => p !== undefined);
+  }
+
+  /**
+   * Runs a re-render; if the wiki says it is overloaded or lagged (503, 429), the dependents'
+   * queue pauses for its Retry-After (5 s at most), so a template's pages never push a busy wiki.
+   */
+  private async whenWikiAnswers<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (e) {
+      if (e instanceof HttpError && (e.status === 503 || e.status === 429) && !this.dependents.isPaused) {
+        const seconds = Math.min(5, Number(e.headers?.['retry-after']) || 5);
+        this.dependents.pause();
+        setTimeout(() => this.dependents.start(), seconds * 1000).unref();
+      }
+      throw e;
+    }
+  }
+
   private async renderDependents(ctx: RequestContext, signal: AbortSignal): Promise<void> {
     const api = this.service.wiki(this.domain).api;
     while (!signal.aborted) {
@@ -350,12 +383,11 @@ export class ChangeFollower {
         }
         this.dependentsQueued = true; // more may wait behind this one
         const { pages, cont } = await api.listPages('embeddedin', { geititle: job.title, geilimit: String(DEPENDENTS_CHUNK) }, job.cont ?? undefined);
-        pages.sort((a, b) => (b.lastrevid ?? 0) - (a.lastrevid ?? 0));
+        // Only pages stored here need work; the most-read first, then the most recently edited.
+        const stored = await this.storedPages(ctx, pages);
+        stored.sort((a, b) => this.service.reads.of(this.domain, b.title) - this.service.reads.of(this.domain, a.title) || b.lastrevid - a.lastrevid);
         await Promise.all(
-          pages.map(async (page) => {
-            const title = await this.service.wiki(this.domain).normalize(page.title);
-            await this.task('dependent', () => this.service.rerenderLatest(ctx, this.domain, title), this.dependents);
-          }),
+          stored.map(({ title }) => this.task('dependent', () => this.whenWikiAnswers(() => this.service.rerenderLatest(ctx, this.domain, title)), this.dependents)),
         );
         if (this.leading) await this.state.progressDependents(ctx, job.title, job.queued, cont ?? null);
       } catch (err) {

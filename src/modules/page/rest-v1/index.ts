@@ -108,6 +108,7 @@ export function restV1Module(api: PageApi): Module {
       service.wiki(req.domain),
       caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind, language)),
     );
+    service.reads.note(req.domain, render.title);
     const keys = [surrogateKeys.page(req.domain, render.title), kind === 'latest' ? surrogateKeys.latest(req.domain, render.title) : surrogateKeys.revision(req.domain, render.rev)];
     headers = tagged(headers, keys);
     if (render.redirect && req.query.get('redirect') !== 'false') {
