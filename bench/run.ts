@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Comparison } from './harness.js';
-import { backfillScenario, followerScenario, type BackfillReport, type FollowerReport } from './scenarios/follower.js';
+import { backfillScenario, dependentsScenario, followerScenario, type BackfillReport, type DependentsReport, type FollowerReport } from './scenarios/follower.js';
 import { httpScenarios } from './scenarios/http.js';
 import { pageScenarios, type PageReport } from './scenarios/page.js';
 import { saveScenario, type SaveReport } from './scenarios/save.js';
@@ -35,6 +35,7 @@ let page: PageReport | undefined;
 let save: SaveReport | undefined;
 let follower: FollowerReport | undefined;
 let backfill: BackfillReport | undefined;
+let dependents: DependentsReport | undefined;
 let workers: WorkersReport | undefined;
 if (wikiUrl) {
   page = await pageScenarios(wikiUrl, opts);
@@ -44,6 +45,7 @@ if (wikiUrl) {
   save = await saveScenario(wikiUrl, quick ? 6 : 20);
   follower = await followerScenario(wikiUrl, quick ? 20 : 50);
   backfill = await backfillScenario(wikiUrl, quick ? 40 : 200);
+  dependents = await dependentsScenario(wikiUrl, quick ? 100 : 1000);
 } else console.warn('WIKISTORE_BENCH_WIKI_URL not set: page scenarios skipped');
 
 /** "≥0.5, p99 ≤2× bare": what a comparison is held to. */
@@ -113,6 +115,13 @@ if (page) {
     console.log(
       `backfill: ${backfill.backfillPagesPerSecond.toFixed(1)} pages/s vs the wiki's Parsoid alone ${backfill.directPagesPerSecond.toFixed(1)} pages/s ` +
         `(${backfill.pages} pages, concurrency ${backfill.concurrency}; ratio ${(backfill.backfillPagesPerSecond / backfill.directPagesPerSecond).toFixed(2)})`,
+    );
+  }
+  if (dependents) {
+    console.log(
+      `template dependents: ${dependents.dependents} stored pages re-rendered in ${dependents.seconds.toFixed(1)} s after the template's edit ` +
+        `(${dependents.perSecond.toFixed(1)}/s vs the wiki's Parsoid alone ${dependents.directPerSecond.toFixed(1)}/s; target 1,000 in ≤60 s: ` +
+        `${verdict(dependents.perSecond >= 1000 / 60)})`,
     );
   }
   console.log(`coalescing: ${coalescing.concurrent} concurrent misses -> ${coalescing.parsoidRequests} Parsoid request(s) (target 1: ${verdict(coalescing.parsoidRequests === 1)})`);

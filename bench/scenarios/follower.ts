@@ -18,6 +18,14 @@ export interface FollowerReport {
   lagMaxMs: number;
 }
 
+export interface DependentsReport {
+  dependents: number;
+  seconds: number;
+  perSecond: number;
+  /** The same pages rendered by the wiki's Parsoid directly, one after another at the follower's concurrency. */
+  directPerSecond: number;
+}
+
 export interface BackfillReport {
   pages: number;
   concurrency: number;
@@ -133,3 +141,51 @@ export async function backfillScenario(wikiUrl: string, count: number, concurren
   const backfillPagesPerSecond = await backfill();
   return { pages: titles.length, concurrency, backfillPagesPerSecond, directPagesPerSecond };
 }
+
+/**
+ * A template used by `count` stored pages changes: the time from the edit on the wiki to the last
+ * of them re-rendered and stored (the follower's default settings), next to the rate at which the
+ * wiki's Parsoid renders the same pages when asked directly at the same concurrency. The pages
+ * are made once and kept on the wiki for later runs.
+ */
+export async function dependentsScenario(wikiUrl: string, count: number, concurrency = 4): Promise<DependentsReport> {
+  const template = 'Template:Bench dependents box';
+  // Outside the content namespaces, so the wiki's articles (and a backfill of them) stay as they are.
+  const titles = Array.from({ length: count }, (_, i) => `Project:Bench dependent ${i}`);
+  const made = new PQueue({ concurrency: 4 });
+  await api(wikiUrl, { action: 'edit', title: template, text: 'Box, before.', token: '+\\' }, true);
+  await Promise.all(titles.map((title, i) => made.add(() => api(wikiUrl, { action: 'edit', title, text: `{{Bench dependents box}} Page ${i}.`, token: '+\\' }, true))));
+  const service = await startService('sqlite', wikiUrl, {}, 'follow_changes: stored\n');
+  try {
+    const reads = new PQueue({ concurrency: 8 });
+    await Promise.all(titles.map((title) => reads.add(async () => {
+      const res = await fetch(`${service.base}/${DOMAIN}/v1/page/${encodeURIComponent(title.replace(/ /g, '_')).replace(/%3A/g, ':')}/html`);
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`${title}: ${res.status}`);
+    })));
+    const metrics = async () => (await fetch(`${service.base}/metrics`)).text();
+    const done = async () => Number(/^follower_tasks_total\{domain="bench\.example",task="dependent",outcome="done"\} (\d+)/m.exec(await metrics())?.[1] ?? 0);
+    for (let i = 0; !/^follower_leading\{domain="bench.example"\} 1$/m.test(await metrics()); i++) {
+      if (i > 100) throw new Error('the follower did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const before = await done();
+    const t0 = performance.now();
+    await api(wikiUrl, { action: 'edit', title: template, text: `Box, after ${Date.now()}.`, token: '+\\' }, true);
+    while ((await done()) - before < count) {
+      if (performance.now() - t0 > 600_000) throw new Error('the dependents were not re-rendered within 10 minutes');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const direct = new PQueue({ concurrency });
+    const d0 = performance.now();
+    await Promise.all(titles.map((title) => direct.add(async () => {
+      const key = encodeURIComponent(title.replace(/ /g, '_'));
+      await fetch(`${wikiUrl}/rest.php/127.0.0.1/v3/page/pagebundle/${key}`, { headers: { accept: PAGEBUNDLE_999 } }).then((r) => r.arrayBuffer());
+    })));
+    return { dependents: count, seconds, perSecond: count / seconds, directPerSecond: count / ((performance.now() - d0) / 1000) };
+  } finally {
+    await service.stop();
+  }
+}
+

@@ -40,12 +40,12 @@ export async function pageScenarios(wikiUrl: string, opts: { seconds: number; ro
     // The stored article whose HTML is closest to 50 KB.
     const sizes: { title: string; bytes: number }[] = [];
     for (const title of CANDIDATES) {
-      const res = await timed(`${v1}/page/${encodeURIComponent(title)}/html`);
+      const res = await timed(`${v1}/page/${encodeURIComponent(title).replace(/%3A/g, ':')}/html`);
       if (res.status === 200) sizes.push({ title, bytes: Buffer.byteLength(res.body) });
     }
     if (sizes.length === 0) throw new Error('no candidate article could be rendered');
     const { title, bytes } = sizes.sort((a, b) => Math.abs(a.bytes - 51200) - Math.abs(b.bytes - 51200))[0]!;
-    const path = `/${DOMAIN}/v1/page/${encodeURIComponent(title)}`;
+    const path = `/${DOMAIN}/v1/page/${encodeURIComponent(title).replace(/%3A/g, ':')}`;
     const latest = await fetch(`${service.base}${path}/html`);
     const [rev, tid] = latest.headers.get('etag')!.replace(/"/g, '').split('/');
     const gzip = { 'accept-encoding': 'gzip' };
@@ -65,7 +65,7 @@ export async function pageScenarios(wikiUrl: string, opts: { seconds: number; ro
     comparisons.push(await compare('page latest HTML vs the wiki rest.php/v1 html', opts.rounds, () => load(serviceReq, opts.seconds), 'wiki', () => load(wikiReq, opts.seconds, 8)));
 
     // rest_v1 (RESTBase's layout, 2.x HTML made once per render) next to /v1/ for the same page.
-    const restReq = { url: `${service.base}/${DOMAIN}/rest_v1/page/html/${encodeURIComponent(title)}`, headers: gzip };
+    const restReq = { url: `${service.base}/${DOMAIN}/rest_v1/page/html/${encodeURIComponent(title).replace(/%3A/g, ':')}`, headers: gzip };
     comparisons.push(await compare('rest_v1 page/html (2.x) vs /v1/ page html', opts.rounds, () => load(restReq, opts.seconds), '/v1/', () => load(serviceReq, opts.seconds), { minRatio: 0.9 }));
 
     // Cold misses: the service's time over the upstream chain it waits for (page info, then Parsoid),

@@ -26,7 +26,7 @@ export async function workerScenarios(wikiUrl: string, title: string, coldTitle:
   const two = await startService('sqlite', wikiUrl, {}, '', 2);
   try {
     const gzip = { 'accept-encoding': 'gzip' };
-    const path = `/${DOMAIN}/v1/page/${encodeURIComponent(title)}/html`;
+    const path = `/${DOMAIN}/v1/page/${encodeURIComponent(title).replace(/%3A/g, ':')}/html`;
     for (const s of [one, two]) if ((await fetch(`${s.base}${path}`)).status !== 200) throw new Error(`${title} could not be rendered`);
     const comparison = await compare(
       'page latest HTML: 2 workers vs 1 (all cores, load generator among them)',
