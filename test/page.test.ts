@@ -131,6 +131,17 @@ for (const { mode, backend, storage } of RUNS) describe(`page content API agains
     assert.ok(parts.length > 0, 'data-mw holds the template parts');
   });
 
+  it('serves a page whose Lua fails as the wiki renders it (its error shown), not as a failure of the wiki', async () => {
+    await wiki.edit(`Module:Failing ${RUN}`, "local p = {} function p.f() error('deliberately') end return p");
+    const title = `Lua_failure_${RUN}`;
+    await wiki.edit(title, `Before {{#invoke:Failing ${RUN}|f}} and {{#invoke:No such module ${RUN}|f}} after.`);
+    const res = await get(`/page/${title}/html`);
+    assert.equal(res.status, 200, res.text);
+    assert.match(res.text, /scribunto-error/);
+    assert.match(res.text, /deliberately/);
+    assert.match(res.text, /Before .* after\./s);
+  });
+
   it('serves older revisions by revid, renders by tid, and time travel between revisions', async () => {
     const history = await get('/page/Bodmin/rev/');
     const revs = (history.json.items as { rev: number; timestamp: string }[]).map((r) => r.rev);

@@ -295,6 +295,24 @@ export class ActionApi {
     return ((json.query?.pages ?? []) as ApiPage[]).map((p) => ({ title: p.title, ns: p.ns, lastrevid: p.lastrevid, missing: !!(p.missing || p.invalid) }));
   }
 
+  /**
+   * What a page summary adds from extensions, where the wiki has them: the short description and
+   * Wikidata item (Wikibase client's page props `wikibase-shortdesc`, `wikibase_item`) and the
+   * lead image (PageImages' `page_image_free` or `page_image`) with its original size and URL.
+   */
+  async summaryProps(title: string): Promise<{ description?: string; wikibaseItem?: string; image?: { source: string; width: number; height: number } }> {
+    const json = await this.query({ action: 'query', prop: 'pageprops', titles: title });
+    const props = ((json.query?.pages?.[0] as { pageprops?: Record<string, string> } | undefined)?.pageprops) ?? {};
+    const file = props.page_image_free ?? props.page_image;
+    let image: { source: string; width: number; height: number } | undefined;
+    if (file) {
+      const info = await this.query({ action: 'query', prop: 'imageinfo', iiprop: 'url|size', titles: `File:${file}` });
+      const ii = (info.query?.pages?.[0] as { imageinfo?: { url: string; width: number; height: number }[] } | undefined)?.imageinfo?.[0];
+      if (ii) image = { source: ii.url, width: ii.width, height: ii.height };
+    }
+    return { description: props['wikibase-shortdesc'], wikibaseItem: props.wikibase_item, image };
+  }
+
   /** How many pages the wiki has (all namespaces), and per category. */
   async pageCount(category?: string): Promise<number> {
     if (category) {

@@ -173,7 +173,11 @@ export function restV1Module(api: PageApi): Module {
     const hit = summaries.get(key);
     if (hit) return hit;
     const wiki = service.wiki(domain);
-    const [info, described, html] = await Promise.all([wiki.siteInfo(), wiki.describe(row.title), gunzip(render.parts.html)]);
+    const [info, described, html, props] = await Promise.all([
+      wiki.siteInfo(), wiki.describe(row.title), gunzip(render.parts.html),
+      // Extras from extensions the wiki may not have: a summary goes out without them rather than not at all.
+      wiki.api.summaryProps(row.title).catch(() => undefined),
+    ]);
     const general = info.general as unknown as { server: string; articlepath: string; script: string; mainpage?: string; rtl?: boolean };
     const page = (t: string) => `${general.server}${general.articlepath.replace('$1', enc(t))}`;
     const script = (t: string, action: string) => `${general.server}${general.script}?title=${enc(t)}&action=${action}`;
@@ -186,12 +190,16 @@ export function restV1Module(api: PageApi): Module {
       titles: { canonical: row.title, normalized: described.text, display: described.text },
       pageid: row.page_id,
       ...(lead.thumbnail ? { thumbnail: lead.thumbnail } : {}),
+      ...(props?.image ? { originalimage: props.image } : {}),
+      ...(props?.wikibaseItem ? { wikibase_item: props.wikibaseItem } : {}),
+      ...(props?.description ? { description: props.description, description_source: 'central' } : {}),
       lang: info.general.lang, dir: general.rtl ? 'rtl' : 'ltr',
       revision: String(row.rev), tid: render.tid, timestamp: row.timestamp,
       content_urls: { desktop: urls, mobile: urls },
       extract: lead.extract, extract_html: lead.extractHtml,
     };
-    summaries.set(key, summary);
+    // Kept per render, unless the extras could not be asked for: the next request asks again.
+    if (props) summaries.set(key, summary);
     return summary;
   }
 
