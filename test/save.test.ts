@@ -119,6 +119,39 @@ describe('saving pages against the real wiki', () => {
     assert.match(read.text, /edited on the wiki/, 'the stored revision is the merged text, not the text sent');
   });
 
+  it('reads and saves one section, in wikitext or HTML; every other section keeps its bytes', async () => {
+    const text = 'Lead  text with [[Bodmin|a link]].\n\n== One ==\n*odd  list\n*item\n\n=== One.a ===\nSub {{Nosuchtemplate | x = y }}.\n\n== Two ==\nSecond section text.\n';
+    const page = await freshPage('sections', text);
+    const url = `${v1}/page/${encodeURIComponent(page.title)}`;
+    const one = await request(`${url}/wikitext?section=1`);
+    assert.equal(one.status, 200, one.text);
+    assert.equal(one.text, '== One ==\n*odd  list\n*item\n\n=== One.a ===\nSub {{Nosuchtemplate | x = y }}.', 'a section with its subsection, as the wiki cuts it');
+    for (const n of [0, 1, 2, 3]) {
+      assert.equal((await request(`${url}/wikitext/${page.rev}?section=${n}`)).text, await wiki.sectionWikitext(page.rev, n), `section ${n} as the wiki has it`);
+    }
+    const html = await request(`${url}/html?section=3`);
+    assert.equal(html.status, 200);
+    assert.match(html.text, /^<section[^>]*data-mw-section-id="3"[^>]*>[\s\S]*Second section text[\s\S]*<\/section>$/);
+    assert.equal(etagOf(html).rev, page.rev);
+    assert.equal((await request(`${url}/wikitext?section=9`)).status, 404);
+    assert.equal((await request(`${url}/data-mw?section=1`)).status, 400);
+
+    const byText = await save(page.title, { wikitext: '== Two ==\nSecond section, edited.', section: 3, base_revid: page.rev });
+    assert.equal(byText.status, 201, byText.text);
+    assert.equal(await wiki.wikitext(byText.json.rev), text.replace('Second section text.', 'Second section, edited.').trimEnd());
+
+    const sectionHtml = (await request(`${url}/html?section=1`)).text;
+    const edited = sectionHtml.replace('<li', '<li').replace(/(<h2[^>]*>)One/, '$1One renamed');
+    assert.notEqual(edited, sectionHtml);
+    const byHtml = await save(page.title, { html: edited, section: 1, base_revid: byText.json.rev, tid: byText.json.tid });
+    assert.equal(byHtml.status, 201, byHtml.text);
+    const saved = await wiki.wikitext(byHtml.json.rev);
+    assert.equal(saved, text.replace('Second section text.', 'Second section, edited.').replace('== One ==', '== One renamed ==').trimEnd(), 'only the heading changed');
+    const stale = await save(page.title, { wikitext: '== Two ==\nOn an old base.', section: 3, base_revid: page.rev });
+    assert.equal(stale.status, 409, 'the conflict rules of a page');
+    assert.equal((await save(page.title, { wikitext: 'x', section: 1 })).status, 400, 'a section needs its base');
+  });
+
   it('lets exactly one of 10 concurrent saves on one base through; the wiki gets one new revision', async () => {
     const page = await freshPage('race', 'Raced page.');
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => save(page.title, { wikitext: `Racer ${i} won.`, base_revid: page.rev })));

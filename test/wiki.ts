@@ -90,6 +90,12 @@ export class WikiAdmin {
     return res.query.pages[0].revisions[0].slots.main.content as string;
   }
 
+  /** One section's wikitext of a revision, as the wiki cuts it. */
+  async sectionWikitext(revid: number, section: number): Promise<string> {
+    const res = await this.call({ action: 'query', prop: 'revisions', revids: String(revid), rvprop: 'content', rvslots: 'main', rvsection: String(section) });
+    return res.query.pages[0].revisions[0].slots.main.content as string;
+  }
+
   async latestRevid(title: string): Promise<number> {
     const res = await this.call({ action: 'query', prop: 'info', titles: title });
     return res.query.pages[0].lastrevid as number;

@@ -124,6 +124,8 @@ export interface EditParams {
   base?: { revid: number; timestamp: string };
   /** When the editor loaded the base (an edit deleted since is a conflict). */
   startTimestamp: string;
+  /** `text` is this section's (the wiki puts it in place). */
+  section?: number;
   token: string;
 }
 
@@ -223,6 +225,7 @@ export class ActionApi {
     if (params.summary !== undefined) form.summary = params.summary;
     if (params.minor) form.minor = '1';
     if (params.bot) form.bot = '1';
+    if (params.section !== undefined) form.section = String(params.section);
     if (params.base) Object.assign(form, { baserevid: String(params.base.revid), basetimestamp: params.base.timestamp, nocreate: '1' });
     else form.createonly = '1';
     // A caller who sent credentials edits as a user or not at all: an expired session must not
@@ -311,6 +314,17 @@ export class ActionApi {
       if (ii) image = { source: ii.url, width: ii.width, height: ii.height };
     }
     return { description: props['wikibase-shortdesc'], wikibaseItem: props.wikibase_item, image };
+  }
+
+  /** One section's wikitext of a revision, as the wiki cuts it (undefined if it has no such section). */
+  async sectionWikitext(revid: number, section: number): Promise<string | undefined> {
+    try {
+      const json = await this.query({ action: 'query', prop: 'revisions', revids: String(revid), rvprop: 'content', rvslots: 'main', rvsection: String(section) });
+      return json.query?.pages?.[0]?.revisions?.[0]?.slots?.main?.content as string | undefined;
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 'nosuchsection') return undefined;
+      throw e;
+    }
   }
 
   /** How many pages the wiki has (all namespaces), and per category. */

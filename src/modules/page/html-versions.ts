@@ -96,6 +96,12 @@ export class Html2Cache {
     this.made = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (b) => Math.max(1, b.length) });
   }
 
+  /** The render's HTML in 2.x form, as text. */
+  async textOf(domain: string, render: Render): Promise<string> {
+    return (await gunzip(await this.of(domain, render))).toString('utf8');
+  }
+
+  /** The render's HTML in 2.x form, gzipped (as it is sent). */
   async of(domain: string, render: Render): Promise<Buffer> {
     const key = `${domain}\u0000${render.tid}`;
     const hit = this.made.get(key);

@@ -1,5 +1,7 @@
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import type { Logger } from 'pino';
-import { HttpError } from '../../errors.js';
+import { HttpError, badRequest } from '../../errors.js';
 import { pagingFrom } from '../../router/paging.js';
 import type { Module, RequestContext, Response, RouteRequest } from '../../router/types.js';
 import { parseTime, tidTime } from '../../tid.js';
@@ -18,12 +20,15 @@ import { revisionMetadata, type RevisionRow } from './revisions.js';
 import { SaveLocks } from './save-locks.js';
 import { markedIfUnchecked } from './stale-answer.js';
 import { surrogateKeys, tagged } from './surrogate-keys.js';
+import { sectionHtml, sectionWikitext } from './sections.js';
 import { titleSegment } from './title-url.js';
 import { saveRecordsModule } from './save-records.js';
 import { saveRoutes, type NormalizeTitle } from './save-routes.js';
 import { pageSpecs, REVID } from './spec.js';
 import { transformRoutes } from './transform-routes.js';
 import { Transforms } from './transforms.js';
+
+const gunzip = promisify(zlib.gunzip);
 
 /** The route's schema admits only these (see spec.ts). */
 const asProp = (prop: string) => prop as Prop;
@@ -98,17 +103,19 @@ export function pageModules(options: PageModuleOptions): PageApi {
   const cache = cachePolicy(Math.round(options.latestCheckMs / 1000), Math.round(options.revisionRecheckMs / 1000));
   const locks = new Map([...options.wikis.keys()].map((domain) => [domain, new SaveLocks(domain)]));
   const locksOf = (domain: string) => locks.get(domain)!;
-  const saver = new PageSaver(service, locksOf, options.log);
+  const html2 = new Html2Cache(Math.floor(options.renderCacheBytes / 4));
+  const saver = new PageSaver(service, locksOf, options.log, html2);
   const transforms = new Transforms(service);
   /** The normalized title, for writes (never redirected: a redirected POST loses its body). */
   const normalize = (req: RouteRequest) => caches.title(req.domain, req.params.title!, () => service.wiki(req.domain).normalize(req.params.title!));
-  const html2 = new Html2Cache(Math.floor(options.renderCacheBytes / 4));
 
   /**
    * A render's property as the client asked for it: HTML in 2.x form (data-mw inline) for a 2.x
    * profile or ?data-mw=inline, else as stored. Headers are built once per render and form.
    */
   async function content(req: RouteRequest, render: Render, prop: Prop, kind: ContentKind): Promise<Response> {
+    const section = req.query.get('section');
+    if (section !== null) return sectionContent(req, render, prop, kind, Number(section));
     let form: Form = 'stored';
     if (prop === 'html') {
       if (req.query.get('data-mw') === 'inline') form = '2-by-query';
@@ -118,6 +125,29 @@ export function pageModules(options: PageModuleOptions): PageApi {
     const language = (await service.wiki(req.domain).siteInfo()).general.lang;
     const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form, language));
     service.reads.note(req.domain, render.title);
+    const keys = [surrogateKeys.page(req.domain, render.title), kind === 'latest' ? surrogateKeys.latest(req.domain, render.title) : surrogateKeys.revision(req.domain, render.rev)];
+    return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body };
+  }
+
+  /**
+   * One section of a render: its HTML (2.x, data-mw inline, so it stands on its own) or its
+   * wikitext, cut at the source range Parsoid recorded for it; without data-parsoid (the core
+   * REST API) the wiki cuts the wikitext itself.
+   */
+  async function sectionContent(req: RouteRequest, render: Render, prop: Prop, kind: ContentKind, id: number): Promise<Response> {
+    if (prop !== 'html' && prop !== 'wikitext') throw badRequest('A section is read as html or wikitext.', 'section-of-property');
+    const html2x = await html2.textOf(req.domain, render);
+    const notFound = () => new HttpError(404, 'section-not-found', `${render.title} (revision ${render.rev}) has no editable section ${id}.`);
+    let body: string | undefined;
+    if (prop === 'html') body = sectionHtml(html2x, id);
+    else if (render.types['data-parsoid'] === '') body = sectionHtml(html2x, id) && (await service.wiki(req.domain).api.sectionWikitext(render.rev, id));
+    else body = sectionWikitext(html2x, JSON.parse((await gunzip(render.parts['data-parsoid'])).toString('utf8')), await gunzip(render.parts.wikitext), id);
+    if (body === undefined) throw notFound();
+    const headers = {
+      'content-type': prop === 'html' ? HTML_2_TYPE : render.types.wikitext,
+      etag: `"${render.rev}/${render.tid}"`,
+      'cache-control': cache[kind],
+    };
     const keys = [surrogateKeys.page(req.domain, render.title), kind === 'latest' ? surrogateKeys.latest(req.domain, render.title) : surrogateKeys.revision(req.domain, render.rev)];
     return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body };
   }

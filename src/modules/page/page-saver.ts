@@ -10,6 +10,8 @@ import type { PageService } from './page-service.js';
 import { RevisionMoved } from './page-service.js';
 import type { Render } from './renders.js';
 import type { SaveLocks } from './save-locks.js';
+import { withSection } from './sections.js';
+import type { Html2Cache } from './html-versions.js';
 import { titleSegment } from './title-url.js';
 
 /** One save as a client asks for it (title already normalised). */
@@ -23,6 +25,8 @@ export interface SaveRequest {
   tid?: string;
   /** The revision the edit is based on; absent only when creating the page. */
   baseRevid?: number;
+  /** The content is this section's (data-mw-section-id); the rest of the page keeps its bytes. */
+  section?: number;
   comment?: string;
   minor?: boolean;
   bot?: boolean;
@@ -60,6 +64,7 @@ export class PageSaver {
     private readonly service: PageService,
     private readonly locks: (domain: string) => SaveLocks,
     private readonly log: Logger,
+    private readonly html2: Html2Cache,
   ) {}
 
   async save(ctx: RequestContext, domain: string, req: SaveRequest): Promise<SaveResult> {
@@ -97,6 +102,8 @@ export class PageSaver {
       wiki.api.edit(
         {
           title: req.title, text, summary: req.comment, minor: req.minor, bot: req.bot, startTimestamp, token: own ?? context.token,
+          // Section wikitext is put in place by the wiki; edited section HTML became the whole page's.
+          section: req.wikitext !== undefined ? req.section : undefined,
           // The base's own time: a later one would tell the wiki there was nothing to merge.
           base: base && { revid: base.rev, timestamp: context.baseTimestamp ?? base.timestamp ?? context.page.latest!.timestamp },
         },
@@ -170,7 +177,15 @@ export class PageSaver {
   private async wikitextOf(ctx: RequestContext, domain: string, req: SaveRequest, base: Base | undefined): Promise<string> {
     if (req.wikitext !== undefined) return req.wikitext;
     const render = await this.originalRender(ctx, domain, req, base);
-    const part = await htmlToWikitext(this.service.wiki(domain), req.title, req.html!, { render, revid: base?.rev, dataMw: req.dataMw });
+    let html = req.html!;
+    if (req.section !== undefined) {
+      // The edited section in its place in the render it was read from (2.x, as it was served):
+      // serialised selectively, every other section keeps its exact wikitext.
+      const whole = render && withSection(await this.html2.textOf(domain, render), req.section, html);
+      if (!whole) throw new HttpError(404, 'section-not-found', `The render edited has no editable section ${req.section}.`);
+      html = whole;
+    }
+    const part = await htmlToWikitext(this.service.wiki(domain), req.title, html, { render, revid: base?.rev, dataMw: req.dataMw });
     return part.body.toString('utf8');
   }
 

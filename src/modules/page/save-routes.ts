@@ -3,6 +3,7 @@ import { parseJson } from '../../http/json.js';
 import type { RequestContext, Response, Route, RouteRequest } from '../../router/types.js';
 import type { Credentials } from '../../upstream/action-api.js';
 import type { PageSaver, SaveRequest, SaveResult } from './page-saver.js';
+import { titleSegment } from './title-url.js';
 import { saveSpecs } from './write-spec.js';
 
 /** Route parameters are text; the normalised title comes from the page module's rules. */
@@ -57,7 +58,7 @@ function answer(domain: string, result: SaveResult): Response {
   const headers: Record<string, string> = { 'cache-control': 'no-store' };
   if (result.tid) headers.etag = `"${result.rev}/${result.tid}"`;
   if (result.status === 200) return { status: 200, headers, body: { ...body, nochange: true } };
-  headers.location = `/${domain}/v1/page/${encodeURIComponent(result.title)}/html/${result.rev}`;
+  headers.location = `/${domain}/v1/page/${titleSegment(result.title)}/html/${result.rev}`;
   return { status: 201, headers, body };
 }
 
@@ -81,6 +82,7 @@ export function saveRoutes(saver: PageSaver, normalize: NormalizeTitle): Route[]
         const body = req.body as Record<string, unknown>;
         if ((body.wikitext === undefined) === (body.html === undefined)) throw badRequest('Give either wikitext or html.', 'invalid-save');
         if (body.tid !== undefined && body.html === undefined) throw badRequest('tid names the render HTML was edited from; it goes with html.', 'invalid-save');
+        if (body.section !== undefined && body.base_revid === undefined) throw badRequest('A section is saved on the revision it was read from: give base_revid.', 'invalid-save');
         const save: SaveRequest = {
           title: await normalize(req),
           wikitext: body.wikitext as string | undefined,
@@ -88,6 +90,7 @@ export function saveRoutes(saver: PageSaver, normalize: NormalizeTitle): Route[]
           dataMw: parseDataMw(body['data-mw']),
           tid: (body.tid as string | undefined)?.toLowerCase(),
           baseRevid: body.base_revid as number | undefined,
+          section: body.section as number | undefined,
           comment: body.comment as string | undefined,
           minor: body.minor as boolean | undefined,
           bot: body.bot as boolean | undefined,

@@ -21,6 +21,10 @@ const htmlForm = [
   { name: 'data-mw', in: 'query', schema: { enum: ['inline'] }, description: 'HTML with data-mw inline (2.x form), as MediaWiki serves it' },
   { name: 'accept', in: 'header', schema: { type: 'string' }, description: 'text/html; profile=".../Specs/HTML/2.x.y" for 2.x HTML (data-mw inline); default the stored 999.x; another version is a 406' },
 ];
+const section = {
+  name: 'section', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 100000 },
+  description: 'One section (html or wikitext) by its data-mw-section-id: 0 the lead, a section with its subsections',
+};
 const ts = { name: 'ts', in: 'query', schema: { type: 'string' }, description: 'A time (ISO 8601 or 20140101T20:23:22.100Z)' };
 const content = {
   description: 'The content; ETag "{revid}/{tid}"; a redirect page says so in x-mediawiki-redirect and a Link header',
@@ -85,7 +89,7 @@ export const pageSpecs = {
   },
   pageRedirect: { tags, summary: "Redirect to the page's HTML", parameters: [title], responses: { 302: { description: 'To {title}/html' }, 404: errors[404] } },
   listProperties: { tags, summary: 'List the properties of a page', parameters: [title], responses: { 200: listing, 404: errors[404] } },
-  latest: { tags, summary: 'The latest content, or the content as of ?ts=', parameters: [title, prop, ts, ...htmlForm], responses: { 200: content, 406: problem('An HTML version that cannot be served'), ...errors } },
+  latest: { tags, summary: 'The latest content, or the content as of ?ts=', parameters: [title, prop, ts, section, ...htmlForm], responses: { 200: content, 406: problem('An HTML version that cannot be served'), ...errors } },
   listRenders: { tags, summary: 'Stored renders ({rev, tid}), newest first, paged', parameters: [title, prop, ...paging], responses: { 200: listing, 404: errors[404] } },
   byRevision: {
     tags, summary: 'Content by revision id (integer) or by render tid (immutable)',
@@ -96,6 +100,7 @@ export const pageSpecs = {
         name: 'revision', in: 'path', required: true, description: 'A revision id or a render tid (v1 time-uuid)',
         schema: { type: 'string', pattern: `${REVID.source}|${TID_PATTERN.source}` },
       },
+      section,
       ...htmlForm,
     ],
     responses: { 200: content, 302: { description: 'The revision belongs to another page now' }, ...errors },

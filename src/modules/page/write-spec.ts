@@ -36,6 +36,10 @@ const saveBody = {
     'data-mw': { type: ['object', 'string'], description: "The edited HTML's data-mw, if it is not inline (a JSON object, or its text in a form)" },
     tid: { ...tid, description: 'The stored render the HTML was edited from: its data-parsoid and data-mw are used (selective serialisation)' },
     base_revid: { ...REVID_SCHEMA, description: 'The revision the edit is based on; absent only to create the page' },
+    section: {
+      type: 'integer', minimum: 0, maximum: 100000,
+      description: 'Save one section (data-mw-section-id; with its subsections): wikitext or html is that section\'s, read with ?section=; the others keep every byte',
+    },
     comment: { type: 'string', maxLength: 2000, description: 'Edit summary' },
     minor: { type: 'boolean' },
     bot: { type: 'boolean' },
