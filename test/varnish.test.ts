@@ -93,7 +93,10 @@ describe('a real Varnish in front: what changed is purged', () => {
   });
 });
 
-/** The follower keeps a real Varnish correct: what changes on the wiki is purged within seconds. */
+/**
+ * The follower keeps a real Varnish correct: what changes on the wiki is purged within seconds,
+ * under every URL form of the page (surrogate keys).
+ */
 describe('a real Varnish in front of a service following the wiki', () => {
   let env: AgainstWiki;
   let varnish: ChildProcess;
@@ -160,23 +163,8 @@ describe('a real Varnish in front of a service following the wiki', () => {
     await env.wiki.edit(template, 'New box.');
     await waitFor('the new template through Varnish', 5000, async () => (/New box/.test((await request(url)).text) ? true : undefined));
   });
-});
 
-/**
- * Every URL form a client may cache a page under, through a real Varnish with xkey: after an edit,
- * a hide, a move and a delete, none answers the old content 3 s later.
- */
-describe('a real Varnish with surrogate keys: every URL form of a page is purged', () => {
-  let env: AgainstWiki;
-  let varnish: ChildProcess;
-  let cache: string;
-  before(async () => {
-    ({ env, varnish, cache } = await behindVarnish(FAST_FOLLOWER));
-  });
-  after(async () => {
-    varnish?.kill('SIGTERM');
-    await env?.close();
-  });
+  // Every URL form a client may cache a page under, through a real Varnish with xkey.
 
   /** The latest forms of a title, and the forms of one revision and render, on both surfaces and in other spellings. */
   const latestForms = (title: string) => {
@@ -258,4 +246,3 @@ describe('a real Varnish with surrogate keys: every URL form of a page is purged
     await noneWithin3s('a delete', [...latestForms(moved), ...revisionForms(moved, rev2, tid2)], /Publicsecond/);
   });
 });
-
