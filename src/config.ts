@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { load as loadYaml } from 'js-yaml';
+import { unknownSetting } from './config-keys.js';
 
 export interface WikiConfig {
   /** The wiki's Action API, e.g. https://en.wikipedia.org/w/api.php */
@@ -285,10 +286,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = defaultConfig(dataDir);
   const file = env.CONFIG ?? (fs.existsSync('config.yaml') ? 'config.yaml' : undefined);
   if (file) {
-    const text = fs.readFileSync(file, 'utf8');
-    // An empty or all-comment file means "all defaults".
-    const parsed = (text.replace(/#.*$/gm, '').trim() ? loadYaml(text) : undefined) as Partial<Config> | undefined;
-    if (parsed && typeof parsed === 'object') {
+    let text: string;
+    let parsed: Partial<Config> | undefined;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+      // An empty or all-comment file means "all defaults".
+      parsed = (text.replace(/#.*$/gm, '').trim() ? loadYaml(text) : undefined) as Partial<Config> | undefined;
+    } catch (e) {
+      fail(`${file}: ${(e as Error).message.split('\n', 1)[0]}`);
+    }
+    if (parsed !== undefined && (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))) fail(`${file}: settings must be a YAML mapping (key: value)`);
+    if (parsed) {
+      const wrong = unknownSetting(parsed as Record<string, unknown>, [...Object.keys(defaultConfig()), 'admin_token', 'fault_injection']);
+      if (wrong) fail(`${file}: ${wrong}`);
       Object.assign(config, parsed, {
         listen: { ...config.listen, ...parsed.listen },
         storage: parsed.storage ? { ...parsed.storage } : config.storage,

@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from './config.js';
 import { createLogger } from './logger.js';
+import { EXIT_START_UP_MISTAKE } from './startup.js';
 
 /** A worker that dies sooner than this after its start counts as crashing in a loop. */
 const STABLE_MS = 10_000;
@@ -27,6 +28,12 @@ export function supervise(config: Config): void {
   cluster.on('exit', (worker, code, signal) => {
     const lived = Date.now() - (started.get(worker) ?? 0);
     started.delete(worker);
+    if (code === EXIT_START_UP_MISTAKE && !stopping) {
+      // The worker said why (a port in use, storage unreachable): starting it again would fail the same way.
+      stopping = true;
+      for (const w of started.keys()) w.process.kill('SIGTERM');
+      process.exit(EXIT_START_UP_MISTAKE);
+    }
     if (stopping) {
       if (started.size === 0) {
         log.info('every worker has stopped');

@@ -218,6 +218,8 @@ describe('a template\'s dependents: the most-read first', () => {
     const reads = { [titles[0]!]: 1, [titles[1]!]: 6, [titles[2]!]: 3 };
     const tids: Record<string, string> = {};
     for (const [t, n] of Object.entries(reads)) for (let i = 0; i < n; i++) tids[t] = etagOf(await request(`${env.v1}/page/${t}/html`)).tid;
+    // The follower applies the pages' own edits first (a refresh of each, now stored), then counting starts.
+    await sleep(1500);
     const parsoid = env.wikiRequests('parsoid');
     await env.wiki.edit(template, 'Order two.');
     const order: string[] = [];
