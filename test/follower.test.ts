@@ -66,7 +66,9 @@ describe('the follower stopping', () => {
       },
     } as unknown as FollowerState;
     const options = { storedOnly: false, pollMs: 50, batchSize: 10, concurrency: 1, pagesPerSecond: 10, dependentsPerSecond: 1, leaseMs: 3000 };
-    const follower = new ChangeFollower('wiki.test', {} as PageService, state, options, new Metrics(false), pino({ level: 'silent' }));
+    const metrics = new Metrics(false);
+    const follower = new ChangeFollower('wiki.test', {} as PageService, state, options, metrics, pino({ level: 'silent' }));
+    assert.match(await metrics.registry.metrics(), /^follower_leading\{domain="wiki\.test"\} 0$/m, 'standing by is exported from the start');
     const ctx = {} as RequestContext;
     follower.start(ctx);
     await sleep(20);

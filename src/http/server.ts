@@ -82,7 +82,10 @@ function errorResponse(err: unknown, instance: string, log: Logger, method = 'GE
     err instanceof HttpError
       ? err
       : new HttpError(500, 'internal-error', 'The server failed to handle this request; it has been logged.');
-  if (!(err instanceof HttpError) || error.status >= 500) log.error({ err }, 'request failed');
+  // A failure of our own is an error with its stack; an answer the service chose (a wiki or storage
+  // that could not answer: 502/503/504) is expected in operation: noted, without a stack.
+  if (!(err instanceof HttpError) || error.status === 500) log.error({ err }, 'request failed');
+  else if (error.status > 500) log.info({ status: error.status, type: error.problemType, detail: error.message }, 'request answered with a server-side problem');
   return {
     status: error.status,
     headers: { ...error.headers, 'content-type': 'application/problem+json', 'cache-control': 'no-cache' },

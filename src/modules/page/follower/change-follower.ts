@@ -91,6 +91,8 @@ export class ChangeFollower {
         ? { concurrency: options.concurrency, intervalCap: Math.max(1, Math.round(options.dependentsPerSecond)), interval: 1000 }
         : { concurrency: options.concurrency },
     );
+    // Exported from the start: a process standing by says so (0), it is not just absent.
+    metrics.followerLeading.set({ domain }, 0);
     metrics.followerAges.set(domain, () => {
       const status = this.status();
       return { cursor: status.cursor_age_seconds, poll: status.last_poll_age_seconds };
