@@ -33,6 +33,9 @@ export interface App {
   close(): Promise<void>;
 }
 
+/** How long /_health waits for storage to answer a trivial read. */
+const HEALTH_CHECK_MS = 2000;
+
 /** Wires storage, modules, router and the HTTP front together; nothing listens until `listen()`. */
 export async function createApp(config: Config, options: { log?: Logger } = {}): Promise<App> {
   const log = options.log ?? createLogger(config.log_level);
@@ -64,13 +67,15 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const owned = () => new Set(modules.flatMap((m) => m.tables ?? []));
   const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), transactions, ...page.modules];
   if (config.rest_v1) modules.push(restV1Module(page));
-  const health = () => {
+  const health = async () => {
+    const store = await storage.health(HEALTH_CHECK_MS);
     const perWiki = Object.fromEntries(domains.map((d) => {
       const follower = page.followers.get(d)?.status();
       return [d, { circuit: wikis.get(d)!.circuit.isOpen ? 'open' : 'closed', ...(follower ? { follower } : {}) }];
     }));
-    const degraded = Object.values(perWiki).some((w) => w.circuit === 'open' || w.follower?.stalled);
-    return { status: degraded ? ('degraded' as const) : ('ok' as const), wikis: perWiki };
+    const degraded = store.status !== 'ok' || Object.values(perWiki).some((w) => w.circuit === 'open' || w.follower?.stalled);
+    const status = store.status === 'down' ? ('down' as const) : degraded ? ('degraded' as const) : ('ok' as const);
+    return { status, storage: { backend: storage.backend, ...store }, wikis: perWiki };
   };
   modules.push(...systemModules({ router, modules: () => modules, domains, metrics, health }));
   for (const module of modules) router.register(module);

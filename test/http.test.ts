@@ -20,7 +20,9 @@ describe('HTTP layer', () => {
 
   it('lists the served domains at / and answers health checks', async () => {
     assert.deepEqual((await request(`${s.base}/`)).json, { items: [s.domain] });
-    assert.deepEqual((await request(`${s.base}/_health`)).json, { status: 'ok', wikis: { [s.domain]: { circuit: 'closed' } } });
+    const health = await request(`${s.base}/_health`);
+    assert.equal(health.status, 200);
+    assert.deepEqual(health.json, { status: 'ok', storage: { backend: 'sqlite', status: 'ok' }, wikis: { [s.domain]: { circuit: 'closed' } } });
   });
 
   it('echoes a valid x-request-id and makes one otherwise', async () => {

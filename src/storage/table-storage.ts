@@ -15,7 +15,7 @@ import {
 } from './sql/dml.js';
 import type { SqlDriver, SqlExecutor, SqlRow } from './sql/driver.js';
 import { META_TABLE, physicalNames, q, type PhysicalNames } from './sql/names.js';
-import type { TableStorage } from './table-store.js';
+import { checked, type StorageHealth, type TableStorage } from './table-store.js';
 import type { Delete, Query, QueryResult, Row, TableSchema, Write } from './types.js';
 import { sortableToTimeuuid, timeuuidMillis } from '../timeuuid.js';
 import { fromStorage, toStorage, type ToEngine, type ValueCodec } from './values.js';
@@ -395,6 +395,13 @@ export class SqlTableStorage implements TableStorage {
     const now = Date.now();
     for (const t of tables) removed += await exec(this.driver, sweepStatement(physicalNames(t.domain as string, t.name as string), now));
     return removed;
+  }
+
+  health(timeoutMs: number): Promise<StorageHealth> {
+    return checked(timeoutMs, async () => {
+      await this.driver.one('SELECT 1 AS ok', []);
+      return { status: 'ok' };
+    });
   }
 
   close(): Promise<void> {

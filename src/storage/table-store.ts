@@ -21,5 +21,28 @@ export interface TableStorage {
   delete(domain: string, del: Delete): Promise<void>;
   /** Removes rows whose TTL has passed (reads never return them; this reclaims their space). */
   sweepExpired(): Promise<number>;
+  /**
+   * Whether the engine answers now (a trivial read, within `timeoutMs`): `ok`, `degraded` (it
+   * answers, but some of its nodes are down), or `down`; `detail` says what an operator should see.
+   */
+  health(timeoutMs: number): Promise<StorageHealth>;
   close(): Promise<void>;
+}
+
+export interface StorageHealth {
+  status: 'ok' | 'degraded' | 'down';
+  detail?: Record<string, unknown>;
+}
+
+/** Runs a check, `down` with its reason if it fails or takes longer than `timeoutMs`. */
+export async function checked(timeoutMs: number, check: () => Promise<StorageHealth>): Promise<StorageHealth> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<StorageHealth>((resolve) => {
+    timer = setTimeout(() => resolve({ status: 'down', detail: { reason: `no answer within ${timeoutMs} ms` } }), timeoutMs);
+  });
+  try {
+    return await Promise.race([check().catch((e: unknown) => ({ status: 'down' as const, detail: { reason: (e as Error)?.message ?? String(e) } })), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

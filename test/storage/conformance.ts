@@ -86,6 +86,18 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       return domain;
     }
 
+    describe('health', () => {
+      it('answers ok while the engine answers, and down once it cannot (closed)', async () => {
+        const health = await storage.health(2000);
+        assert.equal(health.status, 'ok', JSON.stringify(health));
+        const other = await openStorage(shared);
+        await other.close();
+        const closed = await other.health(2000);
+        assert.equal(closed.status, 'down');
+        assert.ok(typeof closed.detail?.reason === 'string' && closed.detail.reason.length > 0, 'with the reason');
+      });
+    });
+
     describe('schemas', () => {
       it('creates a table once and answers the same schema idempotently', async () => {
         const domain = await table(revisions);

@@ -29,7 +29,7 @@ interface SystemOptions {
   domains: string[];
   metrics: Metrics;
   /** What /_health says beyond "ok": the wikis' circuits and change followers. */
-  health?: () => { status: 'ok' | 'degraded' } & Record<string, unknown>;
+  health?: () => Promise<{ status: 'ok' | 'degraded' | 'down' } & Record<string, unknown>>;
 }
 
 /** Root listing, health, metrics, and per-domain API roots with the OpenAPI document and its docs page. */
@@ -65,9 +65,17 @@ export function systemModules({ router, modules, domains, metrics, health }: Sys
       api: 'global',
       routes: [
         { method: 'GET', path: '/', handler: () => ({ status: 200, body: { items: domains } }) },
-        // 200 while the process serves (stored content survives a wiki down); `degraded` and the
-        // details say what an operator should look at.
-        { method: 'GET', path: '/_health', handler: () => ({ status: 200, headers: { 'cache-control': 'no-cache' }, body: health?.() ?? { status: 'ok' } }) },
+        // 200 while the process serves (stored content survives a wiki down, and a Cassandra node
+        // down while quorum holds): `degraded` and the details say what to look at. 503 when
+        // storage does not answer: then nothing can be served.
+        {
+          method: 'GET',
+          path: '/_health',
+          handler: async () => {
+            const body = (await health?.()) ?? { status: 'ok' as const };
+            return { status: body.status === 'down' ? 503 : 200, headers: { 'cache-control': 'no-cache' }, body };
+          },
+        },
         {
           method: 'GET',
           path: '/metrics',

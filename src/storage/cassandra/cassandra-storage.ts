@@ -6,7 +6,7 @@ import { decodeToken, encodeToken } from '../paging.js';
 import { planQuery, type QueryPlan } from '../query-plan.js';
 import { rowsToExpire } from '../retention.js';
 import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from '../schema.js';
-import type { TableStorage } from '../table-store.js';
+import { checked, type StorageHealth, type TableStorage } from '../table-store.js';
 import type { Delete, Query, QueryResult, Row, ScalarType, TableSchema, Write } from '../types.js';
 import { compareScalars } from '../values.js';
 import { planDelete, planWrite, type WritePlan } from '../write-plan.js';
@@ -467,6 +467,17 @@ export class CassandraTableStorage implements TableStorage {
   /** Cassandra drops expired cells itself (at compaction); there is nothing to sweep. */
   async sweepExpired(): Promise<number> {
     return 0;
+  }
+
+  /** A read of the node's own system table, and which nodes the driver sees down (quorum may still hold). */
+  health(timeoutMs: number): Promise<StorageHealth> {
+    return checked(timeoutMs, async () => {
+      await this.client.execute('SELECT release_version FROM system.local', [], { prepare: true });
+      const hosts = this.client.hosts.values();
+      const down = hosts.filter((h) => !h.isUp()).map((h) => h.address);
+      const detail = { nodes: hosts.length, down };
+      return down.length ? { status: 'degraded', detail } : { status: 'ok', detail };
+    });
   }
 
   close(): Promise<void> {
