@@ -19,7 +19,7 @@ import { partOf, PROPS, type Prop, type Render } from './renders.js';
 import { revisionMetadata, type RevisionRow } from './revisions.js';
 import { SaveLocks } from './save-locks.js';
 import { markedIfUnchecked } from './stale-answer.js';
-import { surrogateKeys, tagged } from './surrogate-keys.js';
+import { contentKeys, surrogateKeys, tagged } from './surrogate-keys.js';
 import { sectionHtml, sectionWikitext } from './sections.js';
 import { titleSegment } from './title-url.js';
 import { saveRecordsModule } from './save-records.js';
@@ -125,7 +125,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
     const language = (await service.wiki(req.domain).siteInfo()).general.lang;
     const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form, language));
     service.reads.note(req.domain, render.title);
-    const keys = [surrogateKeys.page(req.domain, render.title), kind === 'latest' ? surrogateKeys.latest(req.domain, render.title) : surrogateKeys.revision(req.domain, render.rev)];
+    const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
     return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body };
   }
 
@@ -148,7 +148,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
       etag: `"${render.rev}/${render.tid}"`,
       'cache-control': cache[kind],
     };
-    const keys = [surrogateKeys.page(req.domain, render.title), kind === 'latest' ? surrogateKeys.latest(req.domain, render.title) : surrogateKeys.revision(req.domain, render.rev)];
+    const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
     return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body };
   }
 
@@ -244,7 +244,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
         spec: pageSpecs.revisionMetadata,
         handler: withTitle(async (req, ctx, title) => {
           const row = await service.revision(ctx, req.domain, title, Number(req.params.revid), forced(req, ctx));
-          const keys = [surrogateKeys.page(req.domain, title), surrogateKeys.revision(req.domain, row.rev)];
+          const keys = contentKeys(req.domain, title, row.rev, false);
           return { status: 200, headers: tagged({ 'cache-control': cache.revision }, keys), body: revisionMetadata(row) };
         }),
       },
@@ -288,7 +288,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
         spec: pageSpecs.revisionLookup,
         handler: async (req, ctx) => {
           const body = await service.lookupRevision(ctx, req.domain, Number(req.params.revid));
-          const keys = [surrogateKeys.page(req.domain, body.title), surrogateKeys.revision(req.domain, body.rev)];
+          const keys = contentKeys(req.domain, body.title, body.rev, false);
           return { status: 200, headers: tagged({ 'cache-control': cache.revision }, keys), body: revisionMetadata(body) };
         },
       },

@@ -14,6 +14,11 @@ export const surrogateKeys = {
   revision: (domain: string, rev: number) => `r:${domain}:${rev}`,
 };
 
+/** The keys of a page's content: its page, and its latest revision or the one revision it is of. */
+export function contentKeys(domain: string, title: string, rev: number, latest: boolean): string[] {
+  return [surrogateKeys.page(domain, title), latest ? surrogateKeys.latest(domain, title) : surrogateKeys.revision(domain, rev)];
+}
+
 /** The header that carries the keys; added to (not replacing) keys a handler set. */
 export function tagged(headers: Record<string, string>, keys: string[]): Record<string, string> {
   return { ...headers, xkey: headers.xkey ? `${headers.xkey} ${keys.join(' ')}` : keys.join(' ') };

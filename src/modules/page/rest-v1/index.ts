@@ -12,7 +12,7 @@ import type { RevisionRow } from '../revisions.js';
 import { parseDataMw, parseJsonField } from '../save-routes.js';
 import { targetOf, threePaths } from '../transform-routes.js';
 import { markedIfUnchecked } from '../stale-answer.js';
-import { surrogateKeys, tagged } from '../surrogate-keys.js';
+import { contentKeys, surrogateKeys, tagged } from '../surrogate-keys.js';
 import { titleSegment } from '../title-url.js';
 import { HTML_2_TYPE, negotiateHtml, type HtmlVersion } from '../html-versions.js';
 import { restV1Specs } from './spec.js';
@@ -109,7 +109,7 @@ export function restV1Module(api: PageApi): Module {
       caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind, language)),
     );
     service.reads.note(req.domain, render.title);
-    const keys = [surrogateKeys.page(req.domain, render.title), kind === 'latest' ? surrogateKeys.latest(req.domain, render.title) : surrogateKeys.revision(req.domain, render.rev)];
+    const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
     headers = tagged(headers, keys);
     if (render.redirect && req.query.get('redirect') !== 'false') {
       // RESTBase's redirect: 302 to the target's HTML, the redirect page itself in the body.
@@ -127,7 +127,7 @@ export function restV1Module(api: PageApi): Module {
       status: 200,
       headers: tagged(
         { 'content-type': render.types['data-parsoid'], 'content-encoding': 'gzip', etag: `"${render.rev}/${render.tid}"`, 'cache-control': cache.render },
-        [surrogateKeys.page(req.domain, render.title), surrogateKeys.revision(req.domain, render.rev)],
+        contentKeys(req.domain, render.title, render.rev, false),
       ),
       body,
     };
@@ -150,7 +150,7 @@ export function restV1Module(api: PageApi): Module {
     status: 200,
     headers: tagged(
       { 'cache-control': cacheControl, ...(row.tid ? { etag: `"${row.rev}/${row.tid}"` } : {}) },
-      [surrogateKeys.page(domain, row.title), latest ? surrogateKeys.latest(domain, row.title) : surrogateKeys.revision(domain, row.rev)],
+      contentKeys(domain, row.title, row.rev, latest),
     ),
     body: { items: [await revisionItem(ctx, domain, row)] },
   });
@@ -215,7 +215,7 @@ export function restV1Module(api: PageApi): Module {
       status: 200,
       headers: tagged(
         { 'content-type': SUMMARY_TYPE, etag: `"${render.rev}/${render.tid}"`, 'cache-control': cache.latest },
-        [surrogateKeys.page(req.domain, render.title), surrogateKeys.latest(req.domain, render.title)],
+        contentKeys(req.domain, render.title, render.rev, true),
       ),
       body: await summaryOf(ctx, req.domain, row, render),
     };
