@@ -71,6 +71,37 @@ describe('Cassandra cluster: three nodes, replication factor 3', { skip: CLUSTER
       await storage.close();
     });
 
+    it('answers every request of a mixed read/write load while a node is killed: 0 failed', async () => {
+      let stop = false;
+      let ops = 0;
+      const failures: string[] = [];
+      const worker = async (w: number) => {
+        for (let i = 0; !stop; i++) {
+          const key = `load-${w}-${i}`;
+          const tid = uuidv1();
+          try {
+            await storage.put(domain, { table: 'kv', attributes: { key, tid, value: key, latest: tid } });
+            const { items } = await storage.get(domain, { table: 'kv', attributes: { key }, limit: 1 });
+            if (items[0]?.value !== key) failures.push(`${key}: read ${String(items[0]?.value)}`);
+            ops += 2;
+          } catch (err) {
+            failures.push(`${key}: ${String(err)}`);
+          }
+        }
+      };
+      const load = Promise.all(Array.from({ length: 6 }, (_, w) => worker(w)));
+      await sleep(1500);
+      const before = ops;
+      await cassandra('kill', '2');
+      await sleep(8000);
+      stop = true;
+      await load;
+      console.log(`# ${ops} requests, ${ops - before} of them after the kill; ${failures.length} failed`);
+      assert.deepEqual(failures, [], 'no request failed');
+      assert.ok(ops - before > 100, `the load went on after the kill (${ops - before})`);
+      await cassandra('restart-node', '2');
+    });
+
     it('keeps answering reads, writes and conditional writes at QUORUM with two of three nodes', async () => {
       await cassandra('kill', '3');
       const reads = await withRetries('a read', () => storage.get(domain, { table: 'kv', attributes: { key: 'before-7' } }));

@@ -38,6 +38,9 @@ function consistency(name: string): number {
   return level;
 }
 
+/** A lightweight transaction (compare-and-set): not idempotent. */
+const CONDITIONAL = /\sIF\s+(?:NOT\s+EXISTS|["\w])/i;
+
 /**
  * The table storage API on Apache Cassandra: a keyspace per domain, hash keys as the partition
  * key, range keys as clustering columns, static columns, TTL and lightweight transactions native,
@@ -88,17 +91,22 @@ export class CassandraTableStorage implements TableStorage {
 
   private async run(statement: CqlStatement, options: cassandra.QueryOptions = {}): Promise<cassandra.types.ResultSet> {
     try {
-      return await this.client.execute(statement.query, statement.params, { consistency: this.read, ...options });
+      // Reads change nothing: the driver may send one again to another node when its node goes away.
+      return await this.client.execute(statement.query, statement.params, { consistency: this.read, isIdempotent: true, ...options });
     } catch (err) {
       throw mapDriverError(err, options.pageState !== undefined);
     }
   }
 
   private async runWrites(statements: CqlStatement[]): Promise<cassandra.types.ResultSet> {
+    // Writing the same values again is harmless, so a write the driver saw no answer to (its node
+    // killed) is sent to another node; a conditional one is not (a second try would see its own
+    // first try and fail): its unknown outcome is the caller's 503.
+    const isIdempotent = !statements.some((s) => CONDITIONAL.test(s.query));
     try {
-      if (statements.length === 1) return await this.client.execute(statements[0]!.query, statements[0]!.params, { consistency: this.write });
+      if (statements.length === 1) return await this.client.execute(statements[0]!.query, statements[0]!.params, { consistency: this.write, isIdempotent });
       // One partition: an unlogged batch is atomic and isolated there, and conditions apply to all of it.
-      return await this.client.batch(statements, { consistency: this.write, logged: false });
+      return await this.client.batch(statements, { consistency: this.write, logged: false, isIdempotent });
     } catch (err) {
       throw mapDriverError(err, false);
     }

@@ -29,6 +29,11 @@ export function mapDriverError(err: unknown, pagingState: boolean): unknown {
   if (err instanceof cassandra.errors.NoHostAvailableError || err instanceof cassandra.errors.OperationTimedOutError || err instanceof cassandra.errors.BusyConnectionError) {
     return unavailable(`Storage could not be reached: ${err.message}`);
   }
+  // The node went away while it had the request (socket closed, connection reset): a read may be
+  // asked again; a write may or may not have been applied.
+  if (err instanceof cassandra.errors.DriverError && /socket|connection|closed|reset/i.test(err.message)) {
+    return unavailable(`A storage node went away with the request (${err.message}); a write may or may not have been applied. Retry it.`, 'node-lost');
+  }
   return err;
 }
 
