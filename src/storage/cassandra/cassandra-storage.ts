@@ -38,6 +38,9 @@ function consistency(name: string): number {
   return level;
 }
 
+/** Tries of a schema change that builds on another process's change not yet everywhere (about 5 s in all). */
+const DDL_ATTEMPTS = 10;
+
 /** A lightweight transaction (compare-and-set): not idempotent. */
 const CONDITIONAL = /\sIF\s+(?:NOT\s+EXISTS|["\w])/i;
 
@@ -112,11 +115,21 @@ export class CassandraTableStorage implements TableStorage {
     }
   }
 
+  /**
+   * A schema change. Another process may have just made what this one builds on (a keyspace made
+   * by a process starting beside it): a coordinator that has not heard of it yet answers "does
+   * not exist" until the change reaches it, so that is waited for (briefly), not failed on.
+   */
   private async ddl(query: string): Promise<void> {
-    try {
-      await this.client.execute(query, [], { prepare: false, consistency: consistencies.all });
-    } catch (err) {
-      throw mapDriverError(err, false);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.execute(query, [], { prepare: false, consistency: consistencies.all });
+        return;
+      } catch (err) {
+        const notYetThere = err instanceof cassandra.errors.ResponseError && /(does not|doesn't) exist|unconfigured table/i.test(err.message);
+        if (!notYetThere || attempt >= DDL_ATTEMPTS) throw mapDriverError(err, false);
+        await new Promise((r) => setTimeout(r, 100 * attempt));
+      }
     }
   }
 
