@@ -17,6 +17,7 @@ import { transactionsModule } from './modules/transactions/index.js';
 import { Router } from './router/router.js';
 import type { Module } from './router/types.js';
 import { openStorage, type TableStorage } from './storage/index.js';
+import { MeasuredStorage } from './storage/measured-storage.js';
 import { CachePurger } from './upstream/cache-purger.js';
 import { Wiki } from './upstream/wiki.js';
 
@@ -40,7 +41,19 @@ const HEALTH_CHECK_MS = 2000;
 export async function createApp(config: Config, options: { log?: Logger } = {}): Promise<App> {
   const log = options.log ?? createLogger(config.log_level);
   const metrics = new Metrics();
-  const storage = await openStorage(config.storage);
+  const storage = new MeasuredStorage(await openStorage(config.storage), {
+    observe: (operation, table, seconds) => metrics.storageDuration.observe({ operation, table }, seconds),
+    failed: (operation, kind) => metrics.storageErrors.inc({ operation, kind }),
+  });
+  const nodes = storage.watchNodes?.((node, up, counts) => {
+    log.warn({ node, up }, up ? 'a storage node is up again' : 'a storage node went down');
+    metrics.storageNodes.set({ state: 'up' }, counts.up);
+    metrics.storageNodes.set({ state: 'down' }, counts.down);
+  });
+  if (nodes) {
+    metrics.storageNodes.set({ state: 'up' }, nodes.up);
+    metrics.storageNodes.set({ state: 'down' }, nodes.down);
+  }
   const domains = Object.keys(config.wikis);
   const served = new Set(domains);
   const router = new Router((domain) => served.has(domain), (route, method, status, seconds) => metrics.observe(route, method, status, seconds, 'internal'));

@@ -68,6 +68,17 @@ export class Metrics {
   readonly wikiOutcomes = this.counter(
     'wiki_request_outcomes_total', 'Requests to the wikis by outcome (ok, refused: an error answer, timeout, unreachable, circuit-open: not sent)', ['domain', 'outcome'] as const,
   );
+  readonly storageDuration = new Histogram({
+    name: 'storage_operation_seconds',
+    help: 'Table storage operations by kind (get, put, delete, create_table, ...) and table, whatever the backend',
+    labelNames: ['operation', 'table'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  readonly storageErrors = this.counter(
+    'storage_errors_total', 'Table storage operations that failed, by kind (unavailable, condition-failed, invalid, not-found, other)', ['operation', 'kind'] as const,
+  );
+  readonly storageNodes = this.gauge('storage_nodes', 'Storage nodes the driver sees, by state (up, down): Cassandra', ['state'] as const);
   readonly backfillPages = this.counter('backfill_pages_total', 'Pages the backfill went through, by outcome (rendered, skipped, failed)', ['domain', 'outcome'] as const);
   readonly backfillTotal = this.gauge('backfill_pages_expected', 'Pages the running backfill expects to go through', ['domain'] as const);
 

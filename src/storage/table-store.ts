@@ -26,6 +26,8 @@ export interface TableStorage {
    * answers, but some of its nodes are down), or `down`; `detail` says what an operator should see.
    */
   health(timeoutMs: number): Promise<StorageHealth>;
+  /** Engines of several nodes (Cassandra) tell when one goes down or comes back, and how many are up. */
+  watchNodes?(listener: (node: string, up: boolean, counts: { up: number; down: number }) => void): { up: number; down: number };
   close(): Promise<void>;
 }
 

@@ -501,6 +501,17 @@ export class CassandraTableStorage implements TableStorage {
     });
   }
 
+  watchNodes(listener: (node: string, up: boolean, counts: { up: number; down: number }) => void): { up: number; down: number } {
+    const counts = () => {
+      const hosts = this.client.hosts.values();
+      const up = hosts.filter((h) => h.isUp()).length;
+      return { up, down: hosts.length - up };
+    };
+    this.client.on('hostUp', (host: { address: string }) => listener(host.address, true, counts()));
+    this.client.on('hostDown', (host: { address: string }) => listener(host.address, false, counts()));
+    return counts();
+  }
+
   close(): Promise<void> {
     return this.client.shutdown();
   }
