@@ -1,12 +1,21 @@
 import { HttpError, badRequest, forbidden } from '../errors.js';
-import type { RouteMatch } from './router.js';
-import type { Request, RequestContext, Response } from './types.js';
+import type { Api, Request, RequestContext, Response, Route } from './types.js';
+import type { RequestValidator } from './validation.js';
+
+/** What a filter sees of a resolved route (the router's RouteMatch has it all). */
+export interface FilteredMatch {
+  api: Api | undefined;
+  route: Route | undefined;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  validate?: RequestValidator;
+}
 
 /**
  * One step every request passes through on its way to a handler, external and internal alike
  * (as hyperswitch's filters): it may refuse the request, observe it, or pass it on with `next`.
  */
-export type Filter = (match: RouteMatch, req: Request, ctx: RequestContext, next: () => Promise<Response>) => Promise<Response>;
+export type Filter = (match: FilteredMatch, req: Request, ctx: RequestContext, next: () => Promise<Response>) => Promise<Response>;
 
 /** The internal API is open to internal requests, and to outside requests with the admin credential. */
 export const accessFilter: Filter = (match, _req, ctx, next) => {

@@ -4,6 +4,7 @@ import { HttpError } from '../../errors.js';
 import { TableClient } from '../../internal/table-client.js';
 import type { RequestContext } from '../../router/types.js';
 import type { ListedPage } from '../../upstream/action-api.js';
+import { COMPLETE_RUN } from './backfill-runs.js';
 import type { PageService } from './page-service.js';
 
 export const PAGE_BACKFILL_SCHEMA = {
@@ -13,13 +14,7 @@ export const PAGE_BACKFILL_SCHEMA = {
 };
 
 /** The record of a finished run over every content page, and when it began. */
-const COMPLETE_RUN = 'complete:content';
 
-/** When (wiki time) the last finished backfill of every content page began, if one finished. */
-export async function completedContentRun(ctx: RequestContext, domain: string): Promise<number | undefined> {
-  const [row] = (await new TableClient(domain, 'page_backfill').query(ctx, { attributes: { run: COMPLETE_RUN } })).items;
-  return row?.started ? Date.parse(row.started as string) : undefined;
-}
 
 /** Which pages a backfill goes through. */
 export type BackfillSource =

@@ -1,5 +1,5 @@
 import type { RequestContext } from '../../router/types.js';
-import { completedContentRun } from './backfill.js';
+import { completedContentRun } from './backfill-runs.js';
 import { FollowerState } from './follower/follower-state.js';
 
 /** How long the coverage read from storage is kept in memory. */

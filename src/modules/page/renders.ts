@@ -1,7 +1,6 @@
 import { HttpError } from '../../errors.js';
 import type { RequestContext } from '../../router/types.js';
 import type { Row } from '../../storage/types.js';
-import type { PageCaches } from './page-caches.js';
 import { TableClient } from '../../internal/table-client.js';
 
 export const PROPS = ['html', 'data-parsoid', 'data-mw', 'wikitext'] as const;
@@ -51,6 +50,12 @@ function toRender(row: Row | undefined): Render | undefined {
   return { title: row.title as string, rev: row.rev as number, tid: row.tid as string, parts, types: meta.types, digest: meta.digest, redirect: meta.redirect };
 }
 
+/** Renders kept in memory by tid (the page caches hold them): what the store asks before storage. */
+export interface RenderMemory {
+  render(domain: string, tid: string): Render | undefined;
+  rememberRender(domain: string, render: Render): void;
+}
+
 /**
  * Render storage (the `parsoid` table) with an in-memory cache: renders never change once
  * stored, so a cached render needs no storage read.
@@ -58,7 +63,7 @@ function toRender(row: Row | undefined): Render | undefined {
 export class RenderStore {
   private readonly tables = new Map<string, TableClient>();
 
-  constructor(private readonly caches: PageCaches) {}
+  constructor(private readonly caches: RenderMemory) {}
 
   table(domain: string): TableClient {
     let t = this.tables.get(domain);
