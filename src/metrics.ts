@@ -9,6 +9,21 @@ export class Metrics {
     return new Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
+  /** A follower age per domain, read from `followerAges` when scraped. */
+  private ageGauge(which: 'cursor' | 'poll', name: string, help: string): Gauge<'domain'> {
+    const ages = this.followerAges;
+    return new Gauge({
+      name, help, labelNames: ['domain'] as const, registers: [this.registry],
+      collect(this: Gauge<'domain'>) {
+        this.reset();
+        for (const [domain, of] of ages) {
+          const age = of()[which];
+          if (age !== undefined) this.set({ domain }, age);
+        }
+      },
+    });
+  }
+
   private gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
     return new Gauge({ name, help, labelNames, registers: [this.registry] });
   }
@@ -48,20 +63,8 @@ export class Metrics {
   });
   /** Seconds behind the wiki, per followed domain: read when scraped (see `followerAges`). */
   readonly followerAges = new Map<string, () => { cursor?: number; poll?: number }>();
-  readonly followerCursorAge: Gauge<'domain'> = new Gauge({
-    name: 'follower_cursor_age_seconds',
-    help: 'How far behind the wiki\'s changes following is: now minus the time of the last change applied (leader only)',
-    labelNames: ['domain'] as const,
-    registers: [this.registry],
-    collect: (): void => this.collectAges('cursor', this.followerCursorAge),
-  });
-  readonly followerPollAge: Gauge<'domain'> = new Gauge({
-    name: 'follower_last_poll_age_seconds',
-    help: 'Seconds since the wiki\'s recent changes were last read successfully (leader only): grows while following is stalled',
-    labelNames: ['domain'] as const,
-    registers: [this.registry],
-    collect: (): void => this.collectAges('poll', this.followerPollAge),
-  });
+  readonly followerCursorAge = this.ageGauge('cursor', 'follower_cursor_age_seconds', 'How far behind the wiki\'s changes following is: now minus the time of the last change applied (leader only)');
+  readonly followerPollAge = this.ageGauge('poll', 'follower_last_poll_age_seconds', 'Seconds since the wiki\'s recent changes were last read successfully (leader only): grows while following is stalled');
   readonly followerFailures = this.counter(
     'follower_failures_total', 'Batches of changes that could not be followed, by kind (wiki-unavailable, wiki-error, storage, other)', ['domain', 'kind'] as const,
   );
@@ -84,14 +87,6 @@ export class Metrics {
 
   constructor(defaults = true) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
-  }
-
-  private collectAges(which: 'cursor' | 'poll', gauge: Gauge<'domain'>): void {
-    gauge.reset();
-    for (const [domain, ages] of this.followerAges) {
-      const age = ages()[which];
-      if (age !== undefined) gauge.set({ domain }, age);
-    }
   }
 
   /** `origin`: external (from a client) or internal (one module asking another). */

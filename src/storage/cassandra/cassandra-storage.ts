@@ -6,7 +6,8 @@ import { decodeToken, encodeToken } from '../paging.js';
 import { planQuery, type QueryPlan } from '../query-plan.js';
 import { rowsToExpire } from '../retention.js';
 import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from '../schema.js';
-import { checked, type StorageHealth, type TableStorage } from '../table-store.js';
+import type { StorageHealth, TableStorage } from '../table-store.js';
+import { clusterHealth, watchNodes, type NodeCounts, type NodeListener } from './cql-health.js';
 import type { Delete, Query, QueryResult, Row, ScalarType, TableSchema, Write } from '../types.js';
 import { compareScalars } from '../values.js';
 import { planDelete, planWrite, type WritePlan } from '../write-plan.js';
@@ -490,26 +491,12 @@ export class CassandraTableStorage implements TableStorage {
     return 0;
   }
 
-  /** A read of the node's own system table, and which nodes the driver sees down (quorum may still hold). */
   health(timeoutMs: number): Promise<StorageHealth> {
-    return checked(timeoutMs, async () => {
-      await this.client.execute('SELECT release_version FROM system.local', [], { prepare: true });
-      const hosts = this.client.hosts.values();
-      const down = hosts.filter((h) => !h.isUp()).map((h) => h.address);
-      const detail = { nodes: hosts.length, down };
-      return down.length ? { status: 'degraded', detail } : { status: 'ok', detail };
-    });
+    return clusterHealth(this.client, timeoutMs);
   }
 
-  watchNodes(listener: (node: string, up: boolean, counts: { up: number; down: number }) => void): { up: number; down: number } {
-    const counts = () => {
-      const hosts = this.client.hosts.values();
-      const up = hosts.filter((h) => h.isUp()).length;
-      return { up, down: hosts.length - up };
-    };
-    this.client.on('hostUp', (host: { address: string }) => listener(host.address, true, counts()));
-    this.client.on('hostDown', (host: { address: string }) => listener(host.address, false, counts()));
-    return counts();
+  watchNodes(listener: NodeListener): NodeCounts {
+    return watchNodes(this.client, listener);
   }
 
   close(): Promise<void> {

@@ -7,11 +7,11 @@ import { keepRenewed } from '../../../internal/lease.js';
 import type { Metrics } from '../../../metrics.js';
 import type { RequestContext } from '../../../router/types.js';
 import { HttpError } from '../../../errors.js';
-import { StorageError } from '../../../storage/errors.js';
-import { ApiError, type RecentChange } from '../../../upstream/action-api.js';
+import type { RecentChange } from '../../../upstream/action-api.js';
 import { isUnavailable } from '../../../upstream/wiki.js';
 import type { PageService } from '../page-service.js';
 import { planChanges, type ChangePlan } from './change-plan.js';
+import { failureKind } from './failure-kind.js';
 import type { Cursor, FollowerState } from './follower-state.js';
 
 export interface FollowerOptions {
@@ -29,16 +29,6 @@ export interface FollowerOptions {
   dependentsPerSecond: number;
   /** How long the lease lives unless renewed: how soon another process takes over from a dead one. */
   leaseMs: number;
-}
-
-/** What kind of failure stopped a batch: the wiki not answering, the wiki refusing, storage, or else. */
-function failureKind(err: unknown): string {
-  const type = err instanceof HttpError ? err.problemType : '';
-  if (type === 'urn:problem:upstream-error') return 'wiki-error';
-  if (type.startsWith('urn:problem:upstream')) return 'wiki-unavailable';
-  if (err instanceof ApiError) return 'wiki-error';
-  if (err instanceof StorageError || type.startsWith('urn:problem:storage')) return 'storage';
-  return 'other';
 }
 
 /** How far back each read of the recent changes reaches before the cursor: changes the wiki made visible late. */
