@@ -151,7 +151,7 @@ export interface Config {
   /** Whether `/{domain}/rest_v1/` (Wikimedia's REST API layout, for RESTBase's clients) is served. */
   rest_v1: boolean;
   /** For tests only: faults the service injects into itself. */
-  fault_injection?: { transaction_kill?: 'after-store' | 'after-primary' | 'after-dependent' | 'random' };
+  fault_injection?: { transaction_kill?: 'after-store' | 'after-primary-unrecorded' | 'after-primary' | 'after-dependent' | 'random' };
 }
 
 /** The process's soft limit on open descriptors (Linux), or undefined where it cannot be read. */
@@ -274,7 +274,9 @@ function validate(config: Config): Config {
     }
   }
   const kill = config.fault_injection?.transaction_kill;
-  if (kill !== undefined && !['after-store', 'after-primary', 'after-dependent', 'random'].includes(kill)) fail('fault_injection.transaction_kill must be after-store, after-primary, after-dependent or random');
+  if (kill !== undefined && !['after-store', 'after-primary-unrecorded', 'after-primary', 'after-dependent', 'random'].includes(kill)) {
+    fail('fault_injection.transaction_kill must be after-store, after-primary-unrecorded, after-primary, after-dependent or random');
+  }
   if (!Number.isInteger(config.workers) || config.workers < 0 || config.workers > 256) fail('workers must be an integer from 0 to 256');
   if (typeof config.user_agent !== 'string' || !config.user_agent.trim()) fail('user_agent must name this deployment');
   return config;

@@ -47,7 +47,11 @@ export class Metrics {
   readonly transactions = this.counter(
     'transactions_total', 'HTTP transactions by event: started, finished, recovered (taken over from a dead owner), failed (primary refused)', ['event'] as const,
   );
-  readonly oldestTransaction = this.gauge('transactions_oldest_unfinished_seconds', 'Age of the oldest stored, unfinished transaction at the last sweep', ['domain'] as const);
+  readonly oldestTransaction = this.gauge('transactions_oldest_unfinished_seconds', 'Age of the oldest stored, unfinished transaction at the last sweep that completed', ['domain'] as const);
+  readonly transactionSweeps = this.counter(
+    'transactions_sweeps_total', 'Sweeps for unfinished transactions, by outcome (done, failed: the metrics of sweeps are then stale)', ['domain', 'outcome'] as const,
+  );
+  readonly transactionSweepSeconds = this.gauge('transactions_sweep_seconds', 'How long the last completed sweep for unfinished transactions took', ['domain'] as const);
 
   readonly followerLeading = this.gauge('follower_leading', 'Whether this process follows the wiki\'s changes (holds its lease): 1 or 0', ['domain'] as const);
   readonly followerChanges = this.counter('follower_changes_total', 'The wiki\'s changes followed, by kind (edit, new, delete/delete, move/move, ...)', ['domain', 'kind'] as const);

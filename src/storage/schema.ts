@@ -130,6 +130,8 @@ export function normalizeSchema(raw: unknown, tableName: string, domain?: string
     fail('the interval retention policy needs a timeuuid range key');
   }
   if (raw.options !== undefined && !isObject(raw.options)) fail('options must be an object');
+  const options = (raw.options as Record<string, unknown>) ?? {};
+  checkStorageOptions(options);
   return {
     table: tableName,
     version: version as number,
@@ -137,8 +139,28 @@ export function normalizeSchema(raw: unknown, tableName: string, domain?: string
     index,
     secondaryIndexes,
     revisionRetentionPolicy: retention,
-    options: (raw.options as Record<string, unknown>) ?? {},
+    options,
   };
+}
+
+/** How a table's rows change, for engines that pick their compaction by it (RESTBase's `updates.pattern`). */
+export const UPDATE_PATTERNS = ['random-update', 'write-once', 'timeseries'] as const;
+
+/**
+ * The options an engine acts on are checked (others are kept as given, as RESTBase's schemas carry
+ * some, e.g. `durability`): `gc_grace_seconds`, how long deletions are remembered (Cassandra),
+ * and `updates.pattern`.
+ */
+function checkStorageOptions(options: Record<string, unknown>): void {
+  const grace = options.gc_grace_seconds;
+  if (grace !== undefined && !(Number.isInteger(grace) && (grace as number) >= 0 && (grace as number) <= 2 ** 31 - 1)) {
+    fail('options.gc_grace_seconds must be a non-negative integer');
+  }
+  const updates = options.updates;
+  if (updates === undefined) return;
+  if (!isObject(updates)) fail('options.updates must be an object');
+  const pattern = (updates as Record<string, unknown>).pattern;
+  if (pattern !== undefined && !(UPDATE_PATTERNS as readonly unknown[]).includes(pattern)) fail(`options.updates.pattern must be one of ${UPDATE_PATTERNS.join(', ')}`);
 }
 
 export function describe(schema: TableSchema): TableInfo {

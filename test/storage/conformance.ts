@@ -636,6 +636,9 @@ export function storageConformance(backend: string, config: () => StorageConfig)
           ['PostgreSQL system column', { attributes: { k: 'string', xmin: 'int' }, index: [{ attribute: 'k', type: 'hash' }] }],
           ['ctid in another case', { attributes: { k: 'string', CTID: 'int' }, index: [{ attribute: 'k', type: 'hash' }] }],
           ['SQLite rowid', { attributes: { rowid: 'int' }, index: [{ attribute: 'rowid', type: 'hash' }] }],
+          ['negative gc_grace_seconds', { attributes: { k: 'string' }, index: [{ attribute: 'k', type: 'hash' }], options: { gc_grace_seconds: -1 } }],
+          ['gc_grace_seconds as text', { attributes: { k: 'string' }, index: [{ attribute: 'k', type: 'hash' }], options: { gc_grace_seconds: '600' } }],
+          ['unknown update pattern', { attributes: { k: 'string' }, index: [{ attribute: 'k', type: 'hash' }], options: { updates: { pattern: "'; DROP TABLE x" } } }],
         ];
         for (const [why, schema] of bad) await rejectsWith(storage.createTable(domain, 'bad', schema), 400).catch((e) => assert.fail(`${why}: ${e}`));
         const domain2 = await table(grid);

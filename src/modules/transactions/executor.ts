@@ -6,6 +6,7 @@ import type { RequestContext, Response } from '../../router/types.js';
 import type { Row } from '../../storage/types.js';
 import { checkNotFuture, tidTime } from '../../tid.js';
 import type { Heartbeat } from './heartbeat.js';
+import { PendingIndex, type PendingEntry } from './pending-index.js';
 
 export interface TxRequest {
   method: string;
@@ -29,7 +30,7 @@ export interface TxResult extends Outcome {
 }
 
 /** Where a test may make the process die (SIGKILL) while it runs a transaction. */
-export type KillPoint = 'after-store' | 'after-primary' | 'after-dependent' | 'random';
+export type KillPoint = 'after-store' | 'after-primary-unrecorded' | 'after-primary' | 'after-dependent' | 'random';
 
 export interface ExecutorOptions {
   lifetimeMs: number;
@@ -37,9 +38,17 @@ export interface ExecutorOptions {
 }
 
 export const TRANSACTIONS_SCHEMA = {
-  version: 1,
-  attributes: { tid: 'timeuuid', owner: 'string', state: 'string', request: 'json', result: 'json', created: 'timestamp' },
+  version: 2,
+  // `bucket`: where the transaction's entry in the pending index is, while it is unfinished.
+  // `primary`: the primary's outcome, stored before the dependents run, so that a process taking
+  // the transaction over answers what the primary really answered without running it again.
+  attributes: {
+    tid: 'timeuuid', owner: 'string', state: 'string', request: 'json', result: 'json', created: 'timestamp', bucket: 'int', primary: 'json',
+  },
   index: [{ attribute: 'tid', type: 'hash' }],
+  // Every row ends by its TTL (the transaction lifetime): compacted by time window, and its
+  // tombstones kept an hour rather than ten days (a resurrected row is inert: it expires).
+  options: { gc_grace_seconds: 3600, updates: { pattern: 'timeseries' } },
 };
 
 const DEPENDENT_ATTEMPTS = 3;
@@ -62,7 +71,8 @@ function decodedPath(uri: string): string | undefined {
  */
 export class TransactionExecutor {
   readonly table: TableClient;
-  /** Transactions this process is running now: not for the sweep to take. */
+  private readonly pending: PendingIndex;
+  /** Transactions this process is storing or running now: not for the sweep to take. */
   private readonly running = new Set<string>();
 
   constructor(
@@ -73,10 +83,12 @@ export class TransactionExecutor {
     private readonly log: Logger,
   ) {
     this.table = new TableClient(domain, 'transactions');
+    this.pending = new PendingIndex(domain, options.lifetimeMs);
   }
 
   async create(ctx: RequestContext): Promise<void> {
     await this.table.create(ctx, TRANSACTIONS_SCHEMA);
+    await this.pending.create(ctx);
   }
 
   private ttlSeconds(tid: string): number {
@@ -97,25 +109,36 @@ export class TransactionExecutor {
     }
   }
 
-  /** Stores, then runs a new transaction; a tid already stored answers what that one did. */
+  /**
+   * Stores, then runs a new transaction; a tid already stored answers what that one did. Its entry
+   * in the pending index is written first: a crash between the two writes leaves an entry without
+   * a transaction (removed by a sweep), never a transaction no sweep finds.
+   */
   async put(ctx: RequestContext, tid: string, txn: Transaction, onlyIfNew: boolean): Promise<Response> {
     this.check(tid, txn);
+    if (this.running.has(tid)) return this.existing(ctx, tid, onlyIfNew);
+    this.running.add(tid);
+    let bucket: number;
     try {
+      const ttl = this.ttlSeconds(tid);
+      bucket = await this.pending.add(ctx, tid, this.heartbeat.owner, ttl);
       await this.table.put(ctx, {
-        attributes: { tid, owner: this.heartbeat.owner, state: 'pending', request: txn, created: Date.now(), _ttl: this.ttlSeconds(tid) },
+        attributes: { tid, owner: this.heartbeat.owner, state: 'pending', request: txn, created: Date.now(), bucket, _ttl: ttl },
         if: 'not exists',
       });
     } catch (e) {
+      this.running.delete(tid);
+      // The entry written above may be the stored transaction's own (same minute): it stays.
       if (!(e instanceof HttpError && e.status === 412)) throw e;
-      if (onlyIfNew) throw new HttpError(412, 'transaction-exists', `Transaction ${tid} was already submitted.`);
-      return this.existing(ctx, tid);
+      return this.existing(ctx, tid, onlyIfNew);
     }
     this.metrics.transactions.inc({ event: 'started' });
-    return this.run(ctx, tid, txn, false);
+    return this.run(ctx, tid, { request: txn, bucket }, false);
   }
 
   /** A second PUT of a tid: its result, or 409 while it is still running. */
-  private async existing(ctx: RequestContext, tid: string): Promise<Response> {
+  private async existing(ctx: RequestContext, tid: string, onlyIfNew: boolean): Promise<Response> {
+    if (onlyIfNew) throw new HttpError(412, 'transaction-exists', `Transaction ${tid} was already submitted.`);
     const [row] = (await this.table.query(ctx, { attributes: { tid } })).items;
     if (row?.state === 'done') return { status: 200, body: row.result };
     if (row) this.touch(ctx, row);
@@ -145,7 +168,7 @@ export class TransactionExecutor {
     const kill = this.options.kill;
     if (kill === 'after-dependent') return 'after-dependent-0';
     if (kill !== 'random') return kill;
-    const points = ['after-store', 'after-primary', ...Array.from({ length: dependents }, (_, i) => `after-dependent-${i}`)];
+    const points = ['after-store', 'after-primary-unrecorded', 'after-primary', ...Array.from({ length: dependents }, (_, i) => `after-dependent-${i}`)];
     return points[Math.floor(Math.random() * points.length)];
   }
 
@@ -166,29 +189,39 @@ export class TransactionExecutor {
     }
   }
 
-  /** Whether the entity a primary names exists (after a crash, its precondition may fail because it ran). */
-  private async exists(ctx: RequestContext, uri: string): Promise<boolean> {
+  /**
+   * After a crash, the primary may have run without its outcome stored: a precondition that fails
+   * now because it ran is its success. The entity it names is read for what it answered (status and
+   * headers such as the ETag of the version it made).
+   */
+  private async alreadyApplied(ctx: RequestContext, uri: string): Promise<Outcome | undefined> {
     try {
-      return (await ctx.request({ method: 'GET', uri })).status < 300;
+      const res = await ctx.request({ method: 'GET', uri });
+      return res.status < 300 ? { status: res.status, headers: res.headers ?? {}, body: undefined } : undefined;
     } catch {
-      return false;
+      return undefined;
     }
   }
 
-  private async run(ctx: RequestContext, tid: string, txn: Transaction, recovering: boolean): Promise<Response> {
+  private async run(ctx: RequestContext, tid: string, stored: StoredTransaction, recovering: boolean): Promise<Response> {
+    const txn = stored.request;
     this.running.add(tid);
     try {
       const die = this.killPoint(txn.then?.length ?? 0);
       this.maybeDie('after-store', die);
-      let primary = await this.send(ctx, txn);
-      if (primary.status >= 400) {
-        // Re-run after a crash: a precondition that fails because the primary already ran is success.
-        if (recovering && primary.status === 412 && (await this.exists(ctx, txn.uri))) primary = { status: 200, headers: {}, body: undefined };
-        else {
+      let primary = stored.primary;
+      if (!primary) {
+        primary = await this.send(ctx, txn);
+        const applied = primary.status === 412 && recovering ? await this.alreadyApplied(ctx, txn.uri) : undefined;
+        if (applied) primary = applied;
+        else if (primary.status >= 400) {
           await this.table.delete(ctx, { tid });
+          await this.forget(ctx, stored, tid);
           this.metrics.transactions.inc({ event: 'failed' });
           return { status: primary.status, headers: { ...primary.headers, 'content-type': 'application/problem+json' }, body: primary.body };
         }
+        this.maybeDie('after-primary-unrecorded', die);
+        if (txn.then?.length) await this.table.put(ctx, { attributes: { tid, primary, _ttl: this.ttlSeconds(tid) } });
       }
       this.maybeDie('after-primary', die);
       const then: TxResult['then'] = [];
@@ -205,11 +238,17 @@ export class TransactionExecutor {
       }
       const result: TxResult = { status: primary.status, headers: primary.headers, body: primary.body, then };
       await this.table.put(ctx, { attributes: { tid, owner: this.heartbeat.owner, state: 'done', result, _ttl: this.ttlSeconds(tid) } });
+      await this.forget(ctx, stored, tid);
       this.metrics.transactions.inc({ event: 'finished' });
       return { status: 200, headers: { 'cache-control': 'no-cache' }, body: result };
     } finally {
       this.running.delete(tid);
     }
+  }
+
+  /** Its entry out of the pending index, once the transaction is finished or forgotten. */
+  private async forget(ctx: RequestContext, stored: StoredTransaction, tid: string): Promise<void> {
+    if (stored.bucket !== undefined) await this.pending.remove(ctx, stored.bucket, tid);
   }
 
   /** A request touched an unfinished transaction: finish it now if its owner is gone. */
@@ -224,27 +263,44 @@ export class TransactionExecutor {
     if (row.state !== 'pending' || this.running.has(tid)) return false;
     if (owner !== this.heartbeat.owner && (await alive(owner))) return false;
     try {
-      await this.table.put(ctx, { attributes: { tid, owner: this.heartbeat.owner }, if: { owner: { eq: owner } } });
+      await this.table.put(ctx, { attributes: { tid, owner: this.heartbeat.owner, _ttl: this.ttlSeconds(tid) }, if: { owner: { eq: owner } } });
     } catch (e) {
       if (e instanceof HttpError && e.status === 412) return false; // another process took it
       throw e;
     }
-    const [stored] = (await this.table.query(ctx, { attributes: { tid } })).items;
-    if (!stored || stored.state !== 'pending' || this.running.has(tid)) return false;
+    const [taken] = (await this.table.query(ctx, { attributes: { tid } })).items;
+    if (!taken || taken.state !== 'pending' || this.running.has(tid)) return false;
     this.log.info({ tid, from: owner }, 'recovering a transaction');
     this.metrics.transactions.inc({ event: 'recovered' });
-    await this.run(ctx, tid, stored.request as Transaction, true);
+    await this.run(ctx, tid, storedTransaction(taken), true);
     return true;
   }
 
   /**
+   * What one entry of the pending index stands for: a transaction to take over (its owner died, or
+   * this process left it unfinished), one still someone's, or nothing any more (finished, or never
+   * stored: a crash between the entry and the transaction) — then the entry goes.
+   */
+  private async settle(ctx: RequestContext, entry: PendingEntry, alive: (owner: string) => Promise<boolean>): Promise<'recovered' | 'pending' | 'gone'> {
+    const [row] = (await this.table.query(ctx, { attributes: { tid: entry.tid } })).items;
+    const finished = row ? row.state !== 'pending' : Date.now() - entry.stored > ORPHAN_AFTER_MS;
+    if (finished) {
+      await this.pending.remove(ctx, entry.bucket, entry.tid);
+      return 'gone';
+    }
+    if (!row) return 'pending';
+    return (await this.recoverOne(ctx, row, alive)) ? 'recovered' : 'pending';
+  }
+
+  /**
    * Finishes stored transactions whose owner died (its heartbeat is gone) or that this process
-   * left unfinished. Runs on a timer; a request that touches such a transaction starts it too.
+   * left unfinished. Runs on a timer and reads only the pending index (see PendingIndex); a request
+   * that touches such a transaction starts it too.
    */
   async recover(ctx: RequestContext): Promise<number> {
+    const started = Date.now();
     let recovered = 0;
     let oldest = 0;
-    let next: string | undefined;
     // One heartbeat read per owner and sweep, however many of its transactions are stored.
     const owners = new Map<string, Promise<boolean>>();
     const alive = (owner: string) => {
@@ -252,20 +308,44 @@ export class TransactionExecutor {
       if (!known) owners.set(owner, (known = this.heartbeat.alive(ctx, owner)));
       return known;
     };
-    do {
-      const page = await this.table.query(ctx, { proj: ['tid', 'owner', 'state', 'created'], limit: 500, next });
-      next = page.next;
-      for (const row of page.items) {
-        if (row.state !== 'pending') continue;
-        oldest = Math.max(oldest, Date.now() - Date.parse(row.created as string));
+    try {
+      for await (const entry of this.pending.entries(ctx)) {
+        if (this.running.has(entry.tid) || (entry.owner !== this.heartbeat.owner && (await alive(entry.owner)))) {
+          oldest = Math.max(oldest, started - entry.stored);
+          continue;
+        }
         try {
-          if (await this.recoverOne(ctx, row, alive)) recovered++;
+          const outcome = await this.settle(ctx, entry, alive);
+          if (outcome === 'recovered') recovered++;
+          if (outcome === 'pending') oldest = Math.max(oldest, started - entry.stored);
         } catch (err) {
-          this.log.warn({ err, tid: row.tid }, 'recovering a transaction failed; the next sweep tries again');
+          oldest = Math.max(oldest, started - entry.stored);
+          this.log.warn({ err, tid: entry.tid }, 'recovering a transaction failed; the next sweep tries again');
         }
       }
-    } while (next);
+    } catch (err) {
+      this.metrics.transactionSweeps.inc({ domain: this.domain, outcome: 'failed' });
+      throw err;
+    }
+    this.metrics.transactionSweeps.inc({ domain: this.domain, outcome: 'done' });
+    this.metrics.transactionSweepSeconds.set({ domain: this.domain }, (Date.now() - started) / 1000);
     this.metrics.oldestTransaction.set({ domain: this.domain }, oldest / 1000);
     return recovered;
   }
 }
+
+/** A transaction's stored row, as `run` needs it. */
+interface StoredTransaction {
+  request: Transaction;
+  bucket?: number;
+  primary?: Outcome;
+}
+
+const storedTransaction = (row: Row): StoredTransaction => ({
+  request: row.request as Transaction,
+  bucket: typeof row.bucket === 'number' ? row.bucket : undefined,
+  primary: (row.primary ?? undefined) as Outcome | undefined,
+});
+
+/** An entry whose transaction is not stored this long after it was written is left from a crash. */
+const ORPHAN_AFTER_MS = 60_000;

@@ -30,16 +30,17 @@ export function transactionsModule(options: TransactionOptions): Module {
   );
   const executor = (domain: string) => perDomain.get(domain)!.executor;
   let sweeper: NodeJS.Timeout | undefined;
-  let sweeping: Promise<unknown> = Promise.resolve();
+  let sweeping: Promise<unknown> | undefined;
+  // One sweep at a time: a slow one is not joined by the next tick's.
   const sweep = (ctx: RequestContext) =>
-    (sweeping = Promise.all(
+    (sweeping ??= Promise.all(
       [...perDomain.values()].map(({ executor: e }) => e.recover(ctx).catch((err) => options.log.warn({ err }, 'transaction sweep failed'))),
-    ));
+    ).finally(() => (sweeping = undefined)));
 
   return {
     name: 'transactions',
     api: 'sys',
-    tables: ['transactions', 'heartbeats'],
+    tables: ['transactions', 'transactions_pending', 'heartbeats'],
     components: transactionSpecs.components,
     async setup(ctx) {
       for (const { heartbeat, executor: e } of perDomain.values()) {

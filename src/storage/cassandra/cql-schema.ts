@@ -63,13 +63,29 @@ function primaryKey(hash: string[], clustering: { column: string; dir: 'asc' | '
   return `PRIMARY KEY (${[partition, ...clustering.map((c) => q(c.column))].join(', ')})`;
 }
 
-function clusteringOrder(clustering: { column: string; dir: 'asc' | 'desc' }[]): string {
-  return clustering.length > 0 ? ` WITH CLUSTERING ORDER BY (${clustering.map((c) => `${q(c.column)} ${c.dir.toUpperCase()}`).join(', ')})` : '';
+const CASSANDRA_GC_GRACE = 864000;
+const COMPACTION: Record<string, string> = {
+  // Rows that end by TTL in the order they were written: whole windows are dropped at once.
+  timeseries: "{'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': 'HOURS', 'compaction_window_size': 1}",
+  'random-update': "{'class': 'LeveledCompactionStrategy'}",
+  'write-once': "{'class': 'SizeTieredCompactionStrategy'}",
+};
+
+/** The table properties a schema's options set (see checkStorageOptions); Cassandra's defaults where it names none. */
+export function tableProperties(options: Record<string, unknown>): string[] {
+  const grace = typeof options.gc_grace_seconds === 'number' ? options.gc_grace_seconds : CASSANDRA_GC_GRACE;
+  const pattern = (options.updates as { pattern?: string } | undefined)?.pattern ?? 'write-once';
+  return [`gc_grace_seconds = ${grace}`, `compaction = ${COMPACTION[pattern]}`];
+}
+
+function withClause(clustering: { column: string; dir: 'asc' | 'desc' }[], options: Record<string, unknown>): string {
+  const order = clustering.length > 0 ? [`CLUSTERING ORDER BY (${clustering.map((c) => `${q(c.column)} ${c.dir.toUpperCase()}`).join(', ')})`] : [];
+  return ` WITH ${[...order, ...tableProperties(options)].join(' AND ')}`;
 }
 
 function indexDdl(info: TableInfo, t: CqlTable, index: IndexTable): string {
   const columns = index.columns.map((c) => `${q(c)} ${cqlType(info.schema.attributes[c]!)}`);
-  return `CREATE TABLE IF NOT EXISTS ${qualified(t.keyspace, index.table)} (${columns.join(', ')}, ${primaryKey(index.hash, index.clustering)})${clusteringOrder(index.clustering)}`;
+  return `CREATE TABLE IF NOT EXISTS ${qualified(t.keyspace, index.table)} (${columns.join(', ')}, ${primaryKey(index.hash, index.clustering)})${withClause(index.clustering, info.schema.options)}`;
 }
 
 export function createTableCql(info: TableInfo, t: CqlTable): string[] {
@@ -84,7 +100,7 @@ export function createTableCql(info: TableInfo, t: CqlTable): string[] {
     ...info.regular.map((c) => column(c)),
   ];
   return [
-    `CREATE TABLE IF NOT EXISTS ${qualified(t.keyspace, t.main)} (${columns.join(', ')}, ${primaryKey(info.hash, clustering)})${clusteringOrder(clustering)}`,
+    `CREATE TABLE IF NOT EXISTS ${qualified(t.keyspace, t.main)} (${columns.join(', ')}, ${primaryKey(info.hash, clustering)})${withClause(clustering, info.schema.options)}`,
     ...[...t.indexes.values()].map((index) => indexDdl(info, t, index)),
   ];
 }
@@ -103,6 +119,11 @@ export function migrateTableCql(from: TableInfo, to: TableInfo, before: CqlTable
   ];
   const newIndexes = [...after.indexes.values()].filter((i) => !oldTables.has(i.table));
   statements.push(...newIndexes.map((index) => indexDdl(to, after, index)));
+  const properties = tableProperties(to.schema.options);
+  if (properties.join() !== tableProperties(from.schema.options).join()) {
+    const kept = [...after.indexes.values()].filter((i) => oldTables.has(i.table)).map((i) => qualified(after.keyspace, i.table));
+    statements.push(...[main, ...kept].map((table) => `ALTER TABLE ${table} WITH ${properties.join(' AND ')}`));
+  }
   return { statements, newIndexes };
 }
 
