@@ -119,12 +119,26 @@ export class SchemaCache<T> {
       try {
         return await operation();
       } catch (err) {
-        if (attempt > MAX_RETRIES || (!isStale(err) && !isDefinitionsChanged(err))) throw err;
-        this.invalidate();
+        if (attempt > MAX_RETRIES) throw err;
+        if (isStale(err) || isDefinitionsChanged(err)) this.invalidate();
+        // Refused by definitions that may be out of date (a column another process has just added
+        // or retyped): asked again now, not after `recheckMs`, so the client gets no false 400.
+        else if (!(isRefused(err) && (await this.changedElsewhere()))) throw err;
       }
     }
   }
+
+  /** Reads the epoch now: whether another process changed a definition since it was last read. */
+  private async changedElsewhere(): Promise<boolean> {
+    const before = this.epoch;
+    this.checkedVersion = undefined;
+    this.checkedAt = -Infinity;
+    await this.fresh();
+    return this.epoch !== before;
+  }
 }
+
+const isRefused = (err: unknown) => err instanceof StorageError && err.kind === 'invalid';
 
 const MAX_RETRIES = 2;
 

@@ -45,4 +45,45 @@ describe('cassandra: what only this engine bounds', () => {
       await client.shutdown();
     }
   });
+
+  it('reads a conditional write whose answer was lost back at SERIAL: applied once, or tried again, never a 503', async () => {
+    const domain = freshDomain();
+    await storage.createTable(domain, 'cas', { table: 'cas', attributes: { k: 'string', v: 'string' }, index: [{ attribute: 'k', type: 'hash' }] });
+    const client = (storage as unknown as { client: cassandra.Client }).client;
+    const lost = () => Object.assign(new cassandra.errors.ResponseError(cassandra.types.responseErrorCodes.writeTimeout, 'Operation timed out - received only 0 responses.'), { writeType: 'CAS' });
+    // The next conditional statement is lost on its way back (after it ran) or on its way there.
+    let fault: 'answer-lost' | 'request-lost' | undefined;
+    let faults = 0;
+    const inject = async <T>(conditional: boolean, send: () => Promise<T>): Promise<T> => {
+      const chosen = conditional ? fault : undefined;
+      if (!chosen) return send();
+      fault = undefined;
+      faults++;
+      if (chosen === 'answer-lost') await send();
+      throw lost();
+    };
+    type Send = (...args: unknown[]) => Promise<cassandra.types.ResultSet>;
+    const execute = client.execute as unknown as Send;
+    const batch = client.batch as unknown as Send;
+    const isConditional = (query: string) => /\sIF\s/i.test(query);
+    const patched = client as unknown as { execute: Send; batch: Send };
+    patched.execute = (...args) => inject(isConditional(args[0] as string), () => execute.apply(client, args));
+    patched.batch = (...args) => inject((args[0] as { query: string }[]).some((q) => isConditional(q.query)), () => batch.apply(client, args));
+    const value = async () => (await storage.get(domain, { table: 'cas', attributes: { k: 'a' } })).items[0]?.v;
+    try {
+      fault = 'answer-lost';
+      await storage.put(domain, { table: 'cas', attributes: { k: 'a', v: 'one' }, if: 'not exists' });
+      assert.equal(await value(), 'one', 'applied, and answered so');
+      fault = 'request-lost';
+      await storage.put(domain, { table: 'cas', attributes: { k: 'a', v: 'two' }, if: { v: { eq: 'one' } } });
+      assert.equal(await value(), 'two', 'not applied, so tried again');
+      fault = 'answer-lost';
+      await rejectsWith(storage.put(domain, { table: 'cas', attributes: { k: 'a', v: 'three' }, if: { v: { eq: 'one' } } }), 412);
+      assert.equal(await value(), 'two', 'a condition that no longer holds is a 412, after the read-back');
+      assert.equal(faults, 3);
+    } finally {
+      patched.execute = execute;
+      patched.batch = batch;
+    }
+  });
 });

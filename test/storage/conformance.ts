@@ -522,12 +522,13 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: tid(1000), note: 'one' } });
         await rejectsWith(storage.get(domain, row), 400, /proj/);
         await other.createTable(domain, 'revisions', { ...revisions, version: 2, attributes: { ...revisions.attributes, extra: 'string' } });
-        await soon(() => storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: tid(2000), note: 'two', extra: 'added' } }));
+        // Written at once: a write refused by definitions out of date asks whether they changed.
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: tid(2000), note: 'two', extra: 'added' } });
         assert.deepEqual((await storage.get(domain, row)).items, [{ note: 'two', extra: 'added' }]);
 
         await other.dropTable(domain, 'revisions');
         await other.createTable(domain, 'revisions', { table: 'revisions', attributes: { key: 'string', n: 'int' }, index: [{ attribute: 'key', type: 'hash' }] });
-        await soon(() => storage.put(domain, { table: 'revisions', attributes: { key: 'k', n: 7 } }));
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', n: 7 } });
         assert.deepEqual((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items, [{ key: 'k', n: 7 }]);
 
         await other.dropTable(domain, 'revisions');

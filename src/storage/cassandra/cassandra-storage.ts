@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import cassandra from 'cassandra-driver';
 import type { CassandraStorageConfig } from '../../config.js';
-import { conditionFailed, invalidInput, missing } from '../errors.js';
+import { conditionFailed, invalidInput, missing, StorageError } from '../errors.js';
 import { decodeToken, encodeToken } from '../paging.js';
 import { planQuery, type QueryPlan } from '../query-plan.js';
 import { rowsToExpire } from '../retention.js';
@@ -12,7 +13,7 @@ import type { Delete, Query, QueryResult, Row, ScalarType, TableSchema, Write } 
 import { compareScalars } from '../values.js';
 import { planDelete, planWrite, type WritePlan } from '../write-plan.js';
 import { timeuuidMillis } from '../../timeuuid.js';
-import { isStaleSchema, mapDriverError } from './cql-errors.js';
+import { isStaleSchema, mapDriverError, retryTransient } from './cql-errors.js';
 import { SchemaCache } from '../schema-cache.js';
 import {
   cqlTable, createTableCql, dropTableCql, keyspaceName, metaKeyspaceName, migrateTableCql, q, qualified, type CqlTable, type IndexTable,
@@ -27,8 +28,19 @@ type CassandraOptions = Omit<CassandraStorageConfig, 'backend'>;
 interface Table {
   info: TableInfo;
   cql: CqlTable;
-  /** Qualified name of the main table. */
+  /** Qualified name of the main table, as statements name it (see `definitionTag`). */
   main: string;
+  /** Each index table's qualified name, as statements name it. */
+  indexNames: Map<string, string>;
+}
+
+/**
+ * A comment naming the columns' types, put after a table's name in every statement: the driver
+ * keeps prepared statements (and the column types it encodes values by) per statement text, so a
+ * table recreated with another type under a column's name must be named by other text.
+ */
+function definitionTag(info: TableInfo): string {
+  return ` /* ${createHash('sha1').update(JSON.stringify(info.schema.attributes)).digest('hex').slice(0, 12)} */`;
 }
 
 type CqlRow = Record<string, unknown>;
@@ -96,7 +108,7 @@ export class CassandraTableStorage implements TableStorage {
   private async run(statement: CqlStatement, options: cassandra.QueryOptions = {}): Promise<cassandra.types.ResultSet> {
     try {
       // Reads change nothing: the driver may send one again to another node when its node goes away.
-      return await this.client.execute(statement.query, statement.params, { consistency: this.read, isIdempotent: true, ...options });
+      return await retryTransient(() => this.client.execute(statement.query, statement.params, { consistency: this.read, isIdempotent: true, ...options }));
     } catch (err) {
       throw mapDriverError(err, options.pageState !== undefined);
     }
@@ -107,10 +119,13 @@ export class CassandraTableStorage implements TableStorage {
     // killed) is sent to another node; a conditional one is not (a second try would see its own
     // first try and fail): its unknown outcome is the caller's 503.
     const isIdempotent = !statements.some((s) => CONDITIONAL.test(s.query));
+    const send = () =>
+      statements.length === 1
+        ? this.client.execute(statements[0]!.query, statements[0]!.params, { consistency: this.write, isIdempotent })
+        : // One partition: an unlogged batch is atomic and isolated there, and conditions apply to all of it.
+          this.client.batch(statements, { consistency: this.write, logged: false, isIdempotent });
     try {
-      if (statements.length === 1) return await this.client.execute(statements[0]!.query, statements[0]!.params, { consistency: this.write, isIdempotent });
-      // One partition: an unlogged batch is atomic and isolated there, and conditions apply to all of it.
-      return await this.client.batch(statements, { consistency: this.write, logged: false, isIdempotent });
+      return await (isIdempotent ? retryTransient(send) : send());
     } catch (err) {
       throw mapDriverError(err, false);
     }
@@ -156,7 +171,9 @@ export class CassandraTableStorage implements TableStorage {
   private describeTable(domain: string, name: string, schema: TableSchema): Table {
     const info = describe(schema);
     const cql = cqlTable(info, keyspaceName(this.options.keyspace_prefix, domain), name);
-    return { info, cql, main: qualified(cql.keyspace, cql.main) };
+    const tag = definitionTag(info);
+    const indexNames = new Map([...cql.indexes.values()].map((index) => [index.table, `${qualified(cql.keyspace, index.table)}${tag}`]));
+    return { info, cql, main: `${qualified(cql.keyspace, cql.main)}${tag}`, indexNames };
   }
 
   private async storedSchema(domain: string, name: string): Promise<string | undefined> {
@@ -264,7 +281,7 @@ export class CassandraTableStorage implements TableStorage {
   private async indexQuery(table: Table, name: string, plan: QueryPlan, options: cassandra.QueryOptions): Promise<{ items: Row[]; state?: string }> {
     const { info } = table;
     const index = table.cql.indexes.get(name)!;
-    const result = await this.run(selectCql(qualified(table.cql.keyspace, index.table), plan, index.columns, index.clustering, false), options);
+    const result = await this.run(selectCql(table.indexNames.get(index.table)!, plan, index.columns, index.clustering, false), options);
     const keys = [...info.hash, ...info.range];
     const columns = [...new Set([...plan.output, ...index.columns, ...(plan.withTTL ? ['_exp'] : [])])];
     // An entry is a pointer: the primary row is read and must still carry the entry's values
@@ -313,10 +330,10 @@ export class CassandraTableStorage implements TableStorage {
 
     const conditional = plan.notExists || plan.conditions.length > 0;
     const statements = this.writeStatements(table, plan, exp, ttl);
-    const result = conditional
-      ? await this.oneAtATime(`${table.main}\u0000${Object.values(plan.hashKey).map(String).join('\u0000')}`, () => this.runWrites(statements))
-      : await this.runWrites(statements);
-    if (conditional && !result.wasApplied()) {
+    const applied = conditional
+      ? await this.oneAtATime(`${table.main}\u0000${Object.values(plan.hashKey).map(String).join('\u0000')}`, () => this.compareAndSet(table, plan, statements))
+      : (await this.runWrites(statements), true);
+    if (!applied) {
       throw plan.notExists
         ? conditionFailed('The row already exists.', 'row-exists')
         : conditionFailed(`The condition on '${plan.conditions.map((c) => c.column).join("', '")}' does not hold.`, 'condition-failed');
@@ -324,6 +341,37 @@ export class CassandraTableStorage implements TableStorage {
     if (!plan.row || !key) return;
     if (table.cql.indexes.size > 0) await this.updateIndexes(table, { ...(before ?? key), ...plan.row }, before, ttl);
     if (policy.type === 'latest' || policy.type === 'latest_hash' || policy.type === 'interval') await this.applyRetention(table, plan, now);
+  }
+
+  /**
+   * A conditional write, whose outcome is known when this returns: when the answer was lost (a
+   * timeout during Paxos, the coordinator gone), the row is read at SERIAL, which completes any
+   * round in flight: the written values there mean it was applied; otherwise it was not, and is
+   * tried once more (its condition decides again). Only if that is unknown too is it the caller's 503.
+   */
+  private async compareAndSet(table: Table, plan: WritePlan, statements: CqlStatement[]): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await this.runWrites(statements)).wasApplied();
+      } catch (err) {
+        if (!(err instanceof StorageError && err.kind === 'unavailable') || attempt >= 2) throw err;
+        const applied = await this.appliedAtSerial(table, plan).catch(() => {
+          throw err;
+        });
+        if (applied) return true;
+      }
+    }
+  }
+
+  /** Whether the partition holds, read at SERIAL, every value a conditional write wrote. */
+  private async appliedAtSerial(table: Table, plan: WritePlan): Promise<boolean> {
+    const { info } = table;
+    const keys = [...info.hash, ...info.range];
+    const written: Record<string, unknown> = { ...plan.statics, ...(plan.row ?? {}) };
+    const key = plan.row ? Object.fromEntries(keys.map((k) => [k, plan.row![k]])) : plan.hashKey;
+    const columns = Object.keys(written);
+    const [row] = (await this.run(readCql(table.main, key, columns), { consistency: consistencies.serial })).rows as unknown as CqlRow[];
+    return row !== undefined && columns.every((c) => this.sameValue(info, c, row[c], written[c]));
   }
 
   /**
@@ -390,7 +438,7 @@ export class CassandraTableStorage implements TableStorage {
   /** After the primary row: each index's entry for its new values, and the old entry removed if it moved. */
   private async updateIndexes(table: Table, after: CqlRow, before: CqlRow | undefined, ttl: number): Promise<void> {
     for (const index of table.cql.indexes.values()) {
-      const indexTable = qualified(table.cql.keyspace, index.table);
+      const indexTable = table.indexNames.get(index.table)!;
       const complete = (row: CqlRow | undefined) => row !== undefined && index.columns.every((c) => row[c] !== null && row[c] !== undefined);
       const entry = (row: CqlRow) => Object.fromEntries(index.columns.map((c) => [c, row[c]]));
       const moved = complete(before) && index.columns.some((c) => !this.sameValue(table.info, c, before![c], after[c]));
@@ -410,7 +458,7 @@ export class CassandraTableStorage implements TableStorage {
   /** A new index on a table with rows: an entry for every row that has the index's keys. */
   private async fillIndex(table: Table, index: IndexTable): Promise<void> {
     const rows = await this.all({ query: `SELECT ${index.columns.map(q).join(', ')}, "_exp" FROM ${table.main}`, params: [] });
-    const indexTable = qualified(table.cql.keyspace, index.table);
+    const indexTable = table.indexNames.get(index.table)!;
     for (const row of rows) {
       if (index.columns.some((c) => row[c] === null || row[c] === undefined)) continue;
       const ttl = row._exp === null ? 0 : Math.max(1, Math.ceil((Number(row._exp) - Date.now()) / 1000));
@@ -425,7 +473,7 @@ export class CassandraTableStorage implements TableStorage {
     for (const row of rows) {
       for (const index of table.cql.indexes.values()) {
         if (index.columns.some((c) => row[c] === null || row[c] === undefined)) continue;
-        await this.runWrites([deleteCql(qualified(table.cql.keyspace, index.table), Object.fromEntries(index.columns.map((c) => [c, row[c]])))]);
+        await this.runWrites([deleteCql(table.indexNames.get(index.table)!, Object.fromEntries(index.columns.map((c) => [c, row[c]])))]);
       }
     }
   }

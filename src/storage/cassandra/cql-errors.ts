@@ -4,6 +4,27 @@ import { invalidInput, unavailable } from '../errors.js';
 const { responseErrorCodes: codes } = cassandra.types;
 const TRANSIENT = new Set([codes.unavailableException, codes.overloaded, codes.isBootstrapping, codes.readTimeout, codes.readFailure, codes.writeFailure]);
 
+/** What a replica answers while the cluster settles (a schema change on its way, a node just gone): worth a second ask. */
+const SETTLING = new Set([codes.readFailure, codes.writeFailure, codes.readTimeout, codes.unavailableException, codes.overloaded, codes.isBootstrapping]);
+const SETTLE_DELAYS_MS = [50, 200, 500];
+
+/**
+ * Runs an idempotent statement, asked again a few times (in about 0.75 s) while replicas answer
+ * "failure" or "unavailable": a replica that has not yet applied a schema change fails a read
+ * naming a column it does not know, and the driver's own retry policy does not ask again then.
+ */
+export async function retryTransient<T>(send: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send();
+    } catch (err) {
+      const settling = err instanceof cassandra.errors.ResponseError && SETTLING.has(err.code);
+      if (!settling || attempt >= SETTLE_DELAYS_MS.length) throw err;
+      await new Promise((r) => setTimeout(r, SETTLE_DELAYS_MS[attempt]));
+    }
+  }
+}
+
 /**
  * The driver's errors in storage terms. A timed-out conditional write may still have been applied
  * (Paxos had proposed it): it is "unknown", never a failed condition, so a client retries rather
@@ -48,5 +69,8 @@ export function isStaleSchema(err: unknown): boolean {
     return inner.length > 0 && inner.every(isStaleSchema);
   }
   if (!(err instanceof cassandra.errors.ResponseError)) return false;
-  return err.code === codes.unprepared || (err.code === codes.invalid && /unconfigured table|undefined column|keyspace .* does not exist|table .* does not exist/i.test(err.message));
+  if (err.code === codes.unprepared) return true;
+  if (err.code === codes.invalid) return /unconfigured table|undefined column|keyspace .* does not exist|table .* does not exist/i.test(err.message);
+  // A replica met a statement for a table dropped while it was on its way (the table's id is gone).
+  return err.code === codes.serverError && /Unknown CF|UnknownTableException|Unknown keyspace/i.test(err.message);
 }
