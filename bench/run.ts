@@ -7,7 +7,15 @@ import { httpScenarios } from './scenarios/http.js';
 import { pageScenarios, type PageReport } from './scenarios/page.js';
 import { saveScenario, type SaveReport } from './scenarios/save.js';
 import { storageScenarios } from './scenarios/storage.js';
+import { sweepScenario, type SweepRow } from './scenarios/transaction-sweep.js';
 import { workerScenarios, type WorkersReport } from './scenarios/workers.js';
+
+const sweepSizes = process.argv.find((a) => a.startsWith('--sweep='));
+if (sweepSizes) {
+  // The transaction sweep as the store grows: `--sweep=1000,100000,1000000`, on each backend set up.
+  await runSweep(sweepSizes.slice('--sweep='.length).split(',').map(Number));
+  process.exit(0);
+}
 
 const quick = process.argv.includes('--quick');
 // Bounded: the default run takes about 15 minutes, --quick about 6.
@@ -139,3 +147,27 @@ fs.mkdirSync(outDir, { recursive: true });
 const file = path.join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, comparisons, startupMs: http.startupMs, rss: http.rss, page, save, follower, backfill, workers }, null, 2));
 console.log(`\nresults: ${file}`);
+
+async function runSweep(sizes: number[]): Promise<void> {
+  const rows: SweepRow[] = [];
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-sweep-'));
+  rows.push(...(await sweepScenario('sqlite', { backend: 'sqlite', path: path.join(scratch, 'sweep.sqlite3') }, sizes)));
+  if (process.env.WIKISTORE_BENCH_PG_URL) rows.push(...(await sweepScenario('postgres', { backend: 'postgres', url: process.env.WIKISTORE_BENCH_PG_URL, pool_size: 10 }, sizes)));
+  const host = process.env.WIKISTORE_BENCH_CASSANDRA;
+  if (host) {
+    rows.push(...(await sweepScenario('cassandra', {
+      backend: 'cassandra', contact_points: host.split(','), local_data_center: 'datacenter1', keyspace_prefix: 'bench',
+      replication: { datacenter1: host.split(',').length }, consistency: { read: 'local_quorum', write: 'local_quorum', serial: 'serial' },
+    }, sizes)));
+  }
+  console.log('\nTransaction sweep as finished transactions pile up (20 of a dead process to finish; ratios against the smallest size):');
+  console.log('backend    finished  fill s  finish 20 s  cold sweep ms  warm sweep ms  cold ×  warm ×');
+  for (const r of rows) {
+    const smallest = rows.find((x) => x.backend === r.backend)!;
+    console.log([
+      r.backend.padEnd(9), String(r.finished).padStart(9), r.fillSeconds.toFixed(1).padStart(7), r.recoverSeconds.toFixed(2).padStart(12),
+      r.coldSweepMs.toFixed(1).padStart(14), r.warmSweepMs.toFixed(1).padStart(14),
+      (r.coldSweepMs / smallest.coldSweepMs).toFixed(2).padStart(7), (r.warmSweepMs / smallest.warmSweepMs).toFixed(2).padStart(7),
+    ].join(' '));
+  }
+}

@@ -2,7 +2,8 @@ import { HttpError, badRequest, forbidden } from '../../errors.js';
 import { StorageError, type StorageErrorKind } from '../../storage/errors.js';
 import type { Module, RequestContext, RouteRequest } from '../../router/types.js';
 import type { TableStorage } from '../../storage/table-store.js';
-import { tableSpecs } from './spec.js';
+import { keyPathHandler, keySegmentNames } from './key-paths.js';
+import { keyPathSpec, tableSpecs } from './spec.js';
 
 /** The body of a row request, with the table taken from the URL. */
 function withTable(req: RouteRequest, optional = false): Record<string, unknown> & { table: string } {
@@ -84,6 +85,14 @@ export function tableModule(storage: TableStorage, owned: () => Set<string> = ()
         },
       },
       { method: 'GET', path: '/table/{table}/', body: 'optional-json', spec: tableSpecs.query, handler: query },
+      // GET by key path, and by secondary index after `//`: one route per number of key segments.
+      ...keySegmentNames.flatMap((_, i) => {
+        const keys = keySegmentNames.slice(0, i + 1).map((k) => `{${k}}`).join('/');
+        return [
+          { method: 'GET' as const, path: `/table/{table}/${keys}`, spec: keyPathSpec(i + 1, false), handler: keyPathHandler(storage, false, mapped) },
+          { method: 'GET' as const, path: `/table/{table}//{index}/${keys}`, spec: keyPathSpec(i + 1, true), handler: keyPathHandler(storage, true, mapped) },
+        ];
+      }),
       { method: 'POST', path: '/table/{table}/_query', body: 'optional-json', spec: tableSpecs.postQuery, handler: query },
       {
         method: 'DELETE',

@@ -1,4 +1,5 @@
 import { TABLE_NAME } from '../../storage/schema.js';
+import { keySegmentNames } from './key-paths.js';
 
 /** OpenAPI fragments of the table storage API. */
 const json = (ref: string) => ({ content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
@@ -6,6 +7,41 @@ const problem = (description: string) => ({ description, content: { 'application
 const tags = ['table storage'];
 const tableParam = { name: 'table', in: 'path', required: true, schema: { type: 'string', pattern: TABLE_NAME.source } };
 const parameters = [tableParam];
+
+/** Parameters of a GET by key path: the table (and index), `count` key segments, range and paging. */
+function keyPathParameters(count: number, index: boolean) {
+  const range = (op: string, meaning: string) => ({
+    name: op, in: 'query', required: false, schema: { type: 'string' },
+    description: `The next key after those the path names ${meaning} this value (with ${op.startsWith('g') ? 'lt or le' : 'gt or ge'}: a range).`,
+  });
+  return [
+    tableParam,
+    ...(index ? [{ name: 'index', in: 'path', required: true, schema: { type: 'string' }, description: 'A secondary index the schema declares' }] : []),
+    ...keySegmentNames.slice(0, count).map((name, i) => ({
+      name, in: 'path', required: true, schema: { type: 'string', minLength: 1 },
+      description: `Key ${i + 1} of the ${index ? "index's" : "table's"} keys in declared order: hash keys, then range keys`,
+    })),
+    range('gt', 'is greater than'), range('ge', 'is at least'), range('lt', 'is less than'), range('le', 'is at most'),
+    { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+    { name: 'next', in: 'query', required: false, schema: { type: 'string' }, description: 'Opaque paging token from a previous answer' },
+    { name: 'order', in: 'query', required: false, schema: { enum: ['asc', 'desc'] }, description: 'desc: the declared order fully reversed' },
+  ];
+}
+
+/** The spec of GET `/table/{table}/{k1}…{kcount}`, or `/table/{table}//{index}/{k1}…`. */
+export function keyPathSpec(count: number, index: boolean) {
+  return {
+    tags,
+    parameters: keyPathParameters(count, index),
+    summary: index ? 'Rows by secondary index: the index keys in the path' : 'A partition (hash keys in the path), or one row (every key)',
+    responses: {
+      200: { description: 'A partition or an index listing as {items, next?}; one row when the path names every primary key', ...json('QueryResult') },
+      304: { description: 'Not modified (If-None-Match)' },
+      400: problem('A key or a parameter the table cannot take (each names the parameter)'),
+      404: problem('No such table, index or row'),
+    },
+  };
+}
 
 export const tableSpecs = {
   components: {
