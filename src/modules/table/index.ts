@@ -86,6 +86,8 @@ export function tableModule(storage: TableStorage, owned: () => Set<string> = ()
       },
       { method: 'GET', path: '/table/{table}/', body: 'optional-json', spec: tableSpecs.query, handler: query },
       // GET by key path, and by secondary index after `//`: one route per number of key segments.
+      // (Without keys: answered with what the index is keyed by.)
+      { method: 'GET', path: '/table/{table}//{index}', spec: keyPathSpec(0, true), handler: keyPathHandler(storage, true, mapped) },
       ...keySegmentNames.flatMap((_, i) => {
         const keys = keySegmentNames.slice(0, i + 1).map((k) => `{${k}}`).join('/');
         return [
