@@ -31,18 +31,48 @@ export function bucketSuite(backend: { name: string; storage: () => StorageConfi
       });
 
       it('stores a value with its entity headers and serves them back', async () => {
-        const saved = await put('/key_value/kv/greeting', 'hello', { location: '/elsewhere' });
+        const saved = await put('/key_value/kv/greeting', 'hello', { 'content-location': '/greetings/en', 'content-language': 'en' });
         assert.equal(saved.status, 201);
         const res = await get('/key_value/kv/greeting');
         assert.equal(res.status, 200);
         assert.equal(res.text, 'hello');
         assert.equal(res.headers['content-type'], 'text/plain');
         assert.equal(res.headers['content-length'], '5');
+        assert.equal(res.headers['content-sha1'], crypto.createHash('sha1').update('hello').digest('hex'));
         assert.equal(res.headers['content-sha256'], crypto.createHash('sha256').update('hello').digest('hex'));
         assert.equal(res.headers.etag, saved.headers.etag);
-        assert.equal(res.headers.location, '/elsewhere');
+        assert.equal(res.headers['content-location'], '/greetings/en');
+        assert.equal(res.headers['content-language'], 'en');
+        assert.equal(res.headers.location, undefined);
+        const head = await request(`${sys}/key_value/kv/greeting`, { method: 'HEAD', headers: admin });
+        assert.equal(head.headers['content-length'], '5');
+        assert.equal(head.headers.etag, saved.headers.etag);
+        assert.equal(head.headers['content-sha1'], res.headers['content-sha1']);
         assert.ok(Date.parse(String(res.headers['last-modified'])) > Date.now() - 60_000);
         assert.equal((await get('/key_value/kv/greeting', { 'if-none-match': String(res.headers.etag) })).status, 304);
+      });
+
+      it('checks content-sha1 when the client sends it: a mismatch is a 400 and nothing is written', async () => {
+        const sha1 = crypto.createHash('sha1').update('checked').digest();
+        assert.equal((await put('/key_value/kv/checked', 'checked', { 'content-sha1': sha1.toString('hex') })).status, 201);
+        assert.equal((await put('/key_value/kv/checked', 'checked', { 'content-sha1': sha1.toString('base64') })).status, 201);
+        const damaged = await put('/key_value/kv/checked', 'chacked', { 'content-sha1': sha1.toString('hex') });
+        assert.equal(damaged.status, 400);
+        assert.equal(damaged.json.type, 'urn:problem:content-sha1-mismatch');
+        assert.equal((await put('/key_value/kv/checked', 'x', { 'content-sha1': 'not a hash' })).status, 400);
+        assert.equal((await get('/key_value/kv/checked')).text, 'checked');
+        const fresh = await put('/key_value/kv/never-written', 'chacked', { 'content-sha1': sha1.toString('hex') });
+        assert.equal(fresh.status, 400);
+        assert.equal((await get('/key_value/kv/never-written')).status, 404);
+      });
+
+      it('answers a value stored with a Location as a redirect to it', async () => {
+        assert.equal((await put('/key_value/kv/moved', 'see elsewhere', { location: '/elsewhere' })).status, 201);
+        const res = await get('/key_value/kv/moved');
+        assert.equal(res.status, 302);
+        assert.equal(res.headers.location, '/elsewhere');
+        assert.equal(res.text, 'see elsewhere');
+        assert.match(String(res.headers.etag), /^"[0-9a-f-]{36}"$/);
       });
 
       it('creates only with If-None-Match: * and updates only the version named by If-Match', async () => {
@@ -86,7 +116,7 @@ export function bucketSuite(backend: { name: string; storage: () => StorageConfi
           keys.push(...page.json.items);
           next = page.json.next;
         } while (next);
-        assert.deepEqual(keys.sort(), ['a/b', 'c d', 'greeting', 'once', 'ü']);
+        assert.deepEqual(keys.sort(), ['a/b', 'c d', 'checked', 'greeting', 'moved', 'once', 'ü']);
         assert.equal((await request(`${sys}/key_value/kv/a%2Fb`, { method: 'DELETE', headers: admin })).status, 204);
         assert.equal((await get('/key_value/kv/a%2Fb')).status, 404);
       });

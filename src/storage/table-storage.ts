@@ -315,7 +315,11 @@ export class SqlTableStorage implements TableStorage {
   private async write(domain: string, write: Write): Promise<void> {
     const { table: { info, names }, plan } = await this.plannedOn(domain, write.table, (info) => planWrite(info, write, this.encode));
     const conditional = plan.notExists || plan.conditions.length > 0;
-    const lockKey = conditional ? JSON.stringify([names.main, ...Object.values(plan.hashKey)]) : undefined;
+    // Writes that read their partition (a condition, a retention pass counting its rows) take its
+    // lock: two retention passes each blind to the other's new row would both keep too many.
+    const policy = info.schema.revisionRetentionPolicy.type;
+    const counts = plan.row !== undefined && info.range.length > 0 && (policy === 'latest' || policy === 'latest_hash' || policy === 'interval');
+    const lockKey = conditional || counts ? JSON.stringify([names.main, ...Object.values(plan.hashKey)]) : undefined;
     await this.driver.transaction(lockKey, async (tx) => {
       await this.confirmDefinitions(tx);
       const now = Date.now();

@@ -454,6 +454,21 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         if (!storage.expiresNatively) assert.ok((await storage.sweepExpired()) >= 997);
       });
 
+      it("'latest' and 'latest_hash' keep exactly what they promise under 20 concurrent writers", async () => {
+        const latest = await table({ ...revisions, revisionRetentionPolicy: { type: 'latest', count: 3, grace_ttl: 0 } });
+        const base = Date.now() - 60_000;
+        const written = Array.from({ length: 20 }, (_, i) => tid(base + i * 10));
+        await Promise.all(written.map((t) => storage.put(latest, { table: 'revisions', attributes: { key: 'raced', tid: t } })));
+        await sleep(5);
+        // Every writer's pass may run before or after the others': the newest three survive, and only they.
+        assert.deepEqual((await storage.get(latest, { table: 'revisions', attributes: { key: 'raced' } })).items.map((r) => r.tid), written.slice(-3).reverse());
+        const lh = await table({ ...grid, table: 'lhr', revisionRetentionPolicy: { type: 'latest_hash', grace_ttl: 0 } });
+        await Promise.all(Array.from({ length: 20 }, (_, i) => storage.put(lh, { table: 'lhr', attributes: { p: 'a', x: i, y: i, label: `${i}` } })));
+        await sleep(5);
+        const left = (await storage.get(lh, { table: 'lhr', attributes: { p: 'a' } })).items;
+        assert.ok(left.length <= 1, `latest_hash left ${left.length} rows of one hash key`);
+      });
+
       it("'interval' keeps the newest revision of each interval", async () => {
         const domain = await table({ ...revisions, revisionRetentionPolicy: { type: 'interval', interval: 3600, count: 1, grace_ttl: 0 } });
         const hour = 3_600_000;

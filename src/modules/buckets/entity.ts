@@ -13,7 +13,16 @@ const MIN_COMPRESS_BYTES = 1024;
 /** What a gzip body stored as sent may inflate to (it is inflated for clients without gzip). */
 const MAX_INFLATED_BYTES = 64 * 1024 * 1024;
 /** Entity headers kept with a stored value and answered with it (besides its type and encoding). */
-const ENTITY_HEADERS = ['content-language', 'content-disposition'] as const;
+const ENTITY_HEADERS = ['content-language', 'content-disposition', 'content-location'] as const;
+
+/** The SHA-1 a client sent (hex, or base64 as in Content-MD5's style), as hex; a malformed one is a 400. */
+function claimedSha1(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const text = header.trim();
+  if (/^[0-9a-f]{40}$/i.test(text)) return text.toLowerCase();
+  if (/^[A-Za-z0-9+/]{27}=$/.test(text)) return Buffer.from(text, 'base64').toString('hex');
+  throw badRequest('content-sha1 must be a SHA-1 of the content, as 40 hex digits or base64.', 'invalid-content-sha1');
+}
 
 /** The content of a body sent gzipped: checked now, so no later read fails to decompress it. */
 async function inflate(body: Buffer): Promise<Buffer> {
@@ -52,11 +61,19 @@ export async function entityFromRequest(req: RouteRequest): Promise<Entity> {
   }
   // The hash names the content, whichever encoding it travelled in.
   const content = encoding === 'gzip' ? await inflate(body) : body;
+  const sha1 = createHash('sha1').update(content).digest('hex');
+  const claimed = claimedSha1(req.headers['content-sha1']);
+  // Checked before anything is written: a body damaged on its way is refused, not stored.
+  if (claimed !== undefined && claimed !== sha1) {
+    throw badRequest(`The content's SHA-1 is ${sha1}, not the ${claimed} that content-sha1 says; nothing was written.`, 'content-sha1-mismatch');
+  }
   const headers: Record<string, string> = {
     'content-type': contentType,
+    'content-sha1': sha1,
     'content-sha256': createHash('sha256').update(content).digest('hex'),
   };
-  const location = req.headers['location'] ?? req.headers['content-location'];
+  // A stored redirect: reads answer 302 with it.
+  const location = req.headers['location'];
   if (location) headers.location = location;
   // Entity headers that describe the content travel with it.
   for (const name of ENTITY_HEADERS) {

@@ -14,9 +14,10 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 const httpDates = new BoundedMap<string, string>(10_000);
 const lastModified = (tid: string): string => httpDates.remember(tid, () => new Date(tidTime(tid)).toUTCString());
 
+/** A stored value as its GET: with its entity headers; one stored with a Location is a redirect (302). */
 export function revisionResponse(rev: Revision, immutable: boolean): Response {
   return {
-    status: 200,
+    status: rev.headers.location ? 302 : 200,
     headers: {
       ...rev.headers,
       etag: `"${rev.tid}"`,
