@@ -45,6 +45,20 @@ export async function httpScenarios(opts: { seconds: number; rounds: number }): 
       await sideBySide(service, 'table API point read 50 KB over HTTP (sqlite)', { path: `/${DOMAIN}/sys/table/bench/_query`, method: 'POST', headers: { ...auth, ...json }, body: JSON.stringify({ attributes: { key: 'k' } }) }, opts, { minRatio: 0.5 }),
     );
 
+    // GET by secondary index: a user's 50 most recent rows, spread over 50 partitions.
+    await call(service.base, 'PUT', '/sys/table/events', JSON.stringify({
+      attributes: { page: 'string', at: 'int', user: 'string', size: 'int', comment: 'string' },
+      index: [{ attribute: 'page', type: 'hash' }, { attribute: 'at', type: 'range', order: 'desc' }],
+      secondaryIndexes: { by_user: [{ attribute: 'user', type: 'hash' }, { attribute: 'at', type: 'range', order: 'desc' }] },
+    }), json);
+    for (let at = 0; at < 200; at++) {
+      const row = { page: `Page ${at % 50}`, at, user: at % 4 === 0 ? 'Alice' : `User ${at % 7}`, size: at * 17, comment: `edit ${at} of page ${at % 50}` };
+      await call(service.base, 'PUT', '/sys/table/events/', JSON.stringify({ attributes: row }), json);
+    }
+    comparisons.push(
+      await sideBySide(service, 'table GET //{index}/{value}, 50 rows (sqlite)', { path: `/${DOMAIN}/sys/table/events//by_user/Alice?limit=50`, headers: auth }, opts, { minRatio: 0.5 }),
+    );
+
     await call(service.base, 'PUT', '/sys/key_rev_value/bench');
     const html = article50k();
     await call(service.base, 'PUT', '/sys/key_rev_value/bench/page', html, { 'content-type': 'text/html; charset=utf-8' });

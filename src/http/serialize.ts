@@ -74,7 +74,7 @@ export function bodyToBytes(body: unknown): { bytes: Buffer; contentType: string
  * serialising (for a 50 KB blob, base64 and copying were about 27 µs an answer).
  */
 const jsonOfFrozen = new WeakMap<object, Buffer>();
-function frozenJsonBytes(value: object): Buffer {
+export function frozenJsonBytes(value: object): Buffer {
   if (!Object.isFrozen(value)) return toJsonBytes(value);
   let bytes = jsonOfFrozen.get(value);
   if (!bytes) jsonOfFrozen.set(value, (bytes = toJsonBytes(value)));

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { badRequest, HttpError, notFound } from '../../errors.js';
 import { notModified } from '../../http/conditional.js';
+import { frozenJsonBytes } from '../../http/serialize.js';
 import type { Response, RouteRequest } from '../../router/types.js';
 import type { TableStorage } from '../../storage/table-store.js';
 import type { AttributeType, IndexElement, Query, TableSchema } from '../../storage/types.js';
@@ -77,13 +78,20 @@ function pathQuery(req: RouteRequest, schema: TableSchema, order: KeyOrder, segm
   return { query, point: index === undefined && segments.length === keys.length };
 }
 
-/** A JSON answer that a cache can validate: a strong ETag of its bytes, 304 when the client has them. */
-function cacheable(req: RouteRequest, body: unknown): Response {
-  const text = JSON.stringify(body);
-  const etag = `"${createHash('sha1').update(text).digest('base64url').slice(0, 22)}"`;
+/** ETags of answers kept as bytes (see frozenJsonBytes): a hot answer is hashed once. */
+const etagOfBytes = new WeakMap<Buffer, string>();
+
+/**
+ * A JSON answer that a cache can validate: a weak ETag of its bytes (weak: the same answer may
+ * travel gzipped or not), 304 when the client has them.
+ */
+function cacheable(req: RouteRequest, body: object): Response {
+  const bytes = frozenJsonBytes(body);
+  let etag = etagOfBytes.get(bytes);
+  if (!etag) etagOfBytes.set(bytes, (etag = `W/"${createHash('sha1').update(bytes).digest('base64url')}"`));
   const headers = { etag, 'cache-control': 'no-cache', 'content-type': 'application/json' };
   if (notModified(req.headers, etag, undefined)) return { status: 304, headers };
-  return { status: 200, headers, body: text };
+  return { status: 200, headers, body: bytes };
 }
 
 /**
