@@ -411,6 +411,33 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         assert.deepEqual((await storage.get(domain, { table: 'pages', index: 'by_rev', attributes: { rev: 2 } })).items.map((r) => r.tid), [t(2)]);
         await rejectsWith(storage.get(domain, { table: 'pages', index: 'by_rev', attributes: {} }), 400);
       });
+
+      it('moves a row between index values, deletes rows that never had an entry, and refuses an index over a static column', async () => {
+        const tagged = {
+          table: 'tagged',
+          attributes: { id: 'string', n: 'int', tag: 'string', owner: 'string' },
+          index: [{ attribute: 'id', type: 'hash' }, { attribute: 'owner', type: 'static' }, { attribute: 'n', type: 'range' }],
+          secondaryIndexes: { by_tag: [{ attribute: 'tag', type: 'hash' }, { attribute: 'n', type: 'range' }] },
+        };
+        const domain = await table(tagged);
+        const byTag = async (tag: string) => (await storage.get(domain, { table: 'tagged', index: 'by_tag', attributes: { tag } })).items.map((r) => `${r.id}/${r.n}`);
+        // No tag: no entry; deleting such a row is an ordinary delete.
+        await storage.put(domain, { table: 'tagged', attributes: { id: 'a', n: 1 } });
+        await storage.delete(domain, { table: 'tagged', attributes: { id: 'a', n: 1 } });
+        assert.deepEqual((await storage.get(domain, { table: 'tagged', attributes: { id: 'a' } })).items, []);
+        // Tagged, then moved to another tag: found under the new one only; then removed with its row.
+        await storage.put(domain, { table: 'tagged', attributes: { id: 'b', n: 1, tag: 'red' } });
+        await storage.put(domain, { table: 'tagged', attributes: { id: 'b', n: 2, tag: 'red' } });
+        await storage.put(domain, { table: 'tagged', attributes: { id: 'b', n: 1, tag: 'blue' } });
+        assert.deepEqual([await byTag('red'), await byTag('blue')], [['b/2'], ['b/1']]);
+        await storage.delete(domain, { table: 'tagged', attributes: { id: 'b', n: 1 } });
+        assert.deepEqual([await byTag('red'), await byTag('blue')], [['b/2'], []]);
+        // A whole partition deleted takes its entries with it.
+        await storage.delete(domain, { table: 'tagged', attributes: { id: 'b' } });
+        assert.deepEqual(await byTag('red'), []);
+        const onStatic = { ...tagged, table: 'static_index', secondaryIndexes: { by_owner: [{ attribute: 'owner', type: 'hash' }] } };
+        await rejectsWith(storage.createTable(domain, 'static_index', onStatic), 400, /static/);
+      });
     });
 
     describe('expiry and retention', () => {
