@@ -51,6 +51,8 @@ fi
 log "building (typecheck included)"
 rm -rf dist  # no stale compiled tests
 npx tsc -p .
+log "checking the import graph (no cycles, imports down the layers: .dependency-cruiser.cjs)"
+npx depcruise src --config .dependency-cruiser.cjs --output-type err
 
 # The single Cassandra node outlives a run; its test keyspaces do not.
 node scripts/drop-test-keyspaces.mjs "$WIKISTORE_TEST_CASSANDRA" wst

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from '../errors.js';
 import type { BodyKind } from '../router/types.js';
-import { formTypeOf, parseForm } from './form.js';
+import { formTypeOf } from '../form-type.js';
+import { parseForm } from './form.js';
 import { parseJson, type JsonLimits } from './json.js';
 
 export function isJsonType(contentType: string | undefined): boolean {

@@ -1,16 +1,6 @@
 import { Busboy } from '@fastify/busboy';
 import { HttpError, badRequest } from '../errors.js';
-
-/** The form encodings a `form` route reads besides JSON. */
-export type FormType = 'urlencoded' | 'multipart';
-
-/** Which form encoding a content type names, if any. */
-export function formTypeOf(contentType: string | undefined): FormType | undefined {
-  const mime = contentType?.split(';', 1)[0]!.trim().toLowerCase();
-  if (mime === 'application/x-www-form-urlencoded') return 'urlencoded';
-  if (mime === 'multipart/form-data') return 'multipart';
-  return undefined;
-}
+import type { FormType } from '../form-type.js';
 
 /** More fields than any form of this API has; a client sending more is not filling in a form. */
 const MAX_FIELDS = 100;
