@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import cassandra from 'cassandra-driver';
 import type { CassandraStorageConfig } from '../../config.js';
@@ -13,10 +12,12 @@ import type { Delete, Query, QueryResult, Row, ScalarType, TableSchema, Write } 
 import { compareScalars } from '../values.js';
 import { planDelete, planWrite, type WritePlan } from '../write-plan.js';
 import { timeuuidMillis } from '../../timeuuid.js';
-import { isStaleSchema, mapDriverError, retryTransient } from './cql-errors.js';
+import { isStaleSchema } from './cql-errors.js';
+import { definitionTag, IndexUpkeep, type Table } from './cql-indexes.js';
+import { consistency, CqlSession, type CqlRow } from './cql-session.js';
 import { SchemaCache } from '../schema-cache.js';
 import {
-  cqlTable, createTableCql, dropTableCql, keyspaceName, metaKeyspaceName, migrateTableCql, q, qualified, type CqlTable, type IndexTable,
+  cqlTable, createTableCql, dropTableCql, keyspaceName, metaKeyspaceName, migrateTableCql, q, qualified,
 } from './cql-schema.js';
 import { deleteCql, insertRowCql, readCql, selectCql, updateCql, type CqlStatement } from './cql-statements.js';
 import { fromCql, toCql } from './cql-values.js';
@@ -24,38 +25,6 @@ import { fromCql, toCql } from './cql-values.js';
 const { consistencies } = cassandra.types;
 
 type CassandraOptions = Omit<CassandraStorageConfig, 'backend'>;
-
-interface Table {
-  info: TableInfo;
-  cql: CqlTable;
-  /** Qualified name of the main table, as statements name it (see `definitionTag`). */
-  main: string;
-  /** Each index table's qualified name, as statements name it. */
-  indexNames: Map<string, string>;
-}
-
-/**
- * A comment naming the columns' types, put after a table's name in every statement: the driver
- * keeps prepared statements (and the column types it encodes values by) per statement text, so a
- * table recreated with another type under a column's name must be named by other text.
- */
-function definitionTag(info: TableInfo): string {
-  return ` /* ${createHash('sha1').update(JSON.stringify(info.schema.attributes)).digest('hex').slice(0, 12)} */`;
-}
-
-type CqlRow = Record<string, unknown>;
-
-function consistency(name: string): number {
-  const level = (consistencies as unknown as Record<string, number>)[name.replace(/_(\w)/g, (_, c: string) => c.toUpperCase())];
-  if (level === undefined) throw new Error(`Unknown Cassandra consistency level '${name}'.`);
-  return level;
-}
-
-/** Tries of a schema change that builds on another process's change not yet everywhere (about 5 s in all). */
-const DDL_ATTEMPTS = 10;
-
-/** A lightweight transaction (compare-and-set): not idempotent. */
-const CONDITIONAL = /\sIF\s+(?:NOT\s+EXISTS|["\w])/i;
 
 /**
  * The table storage API on Apache Cassandra: a keyspace per domain, hash keys as the partition
@@ -69,20 +38,18 @@ export class CassandraTableStorage implements TableStorage {
   private readonly tables: SchemaCache<Table>;
   private readonly epoch: string;
   private readonly keyspaces = new Set<string>();
-  /** The tail of each partition's chain of conditional writes from this process. */
-  private readonly casChains = new Map<string, Promise<unknown>>();
   private readonly meta: string;
-  private readonly read: number;
-  private readonly write: number;
+  private readonly session: CqlSession;
+  private readonly indexes: IndexUpkeep;
 
   private constructor(private readonly client: cassandra.Client, private readonly options: CassandraOptions) {
     this.meta = qualified(metaKeyspaceName(options.keyspace_prefix), 'tables');
     this.epoch = qualified(metaKeyspaceName(options.keyspace_prefix), 'schema_epoch');
     this.tables = new SchemaCache({
-      readEpoch: async () => String((await this.run({ query: `SELECT changed FROM ${this.epoch} WHERE id = 0`, params: [] })).rows[0]?.changed ?? ''),
+      readEpoch: async () => String((await this.session.run({ query: `SELECT changed FROM ${this.epoch} WHERE id = 0`, params: [] })).rows[0]?.changed ?? ''),
     });
-    this.read = consistency(options.consistency.read);
-    this.write = consistency(options.consistency.write);
+    this.session = new CqlSession(client, consistency(options.consistency.read), consistency(options.consistency.write));
+    this.indexes = new IndexUpkeep(this.session);
   }
 
   static async open(options: CassandraOptions): Promise<CassandraTableStorage> {
@@ -96,8 +63,8 @@ export class CassandraTableStorage implements TableStorage {
       await client.connect();
       const storage = new CassandraTableStorage(client, options);
       await storage.ensureKeyspace(metaKeyspaceName(options.keyspace_prefix));
-      await storage.ddl(`CREATE TABLE IF NOT EXISTS ${storage.meta} (domain text, name text, definition text, PRIMARY KEY ((domain), name))`);
-      await storage.ddl(`CREATE TABLE IF NOT EXISTS ${storage.epoch} (id int PRIMARY KEY, changed timeuuid)`);
+      await storage.session.ddl(`CREATE TABLE IF NOT EXISTS ${storage.meta} (domain text, name text, definition text, PRIMARY KEY ((domain), name))`);
+      await storage.session.ddl(`CREATE TABLE IF NOT EXISTS ${storage.epoch} (id int PRIMARY KEY, changed timeuuid)`);
       return storage;
     } catch (err) {
       await client.shutdown().catch(() => undefined);
@@ -105,66 +72,10 @@ export class CassandraTableStorage implements TableStorage {
     }
   }
 
-  private async run(statement: CqlStatement, options: cassandra.QueryOptions = {}): Promise<cassandra.types.ResultSet> {
-    try {
-      // Reads change nothing: the driver may send one again to another node when its node goes away.
-      return await retryTransient(() => this.client.execute(statement.query, statement.params, { consistency: this.read, isIdempotent: true, ...options }));
-    } catch (err) {
-      throw mapDriverError(err, options.pageState !== undefined);
-    }
-  }
-
-  private async runWrites(statements: CqlStatement[]): Promise<cassandra.types.ResultSet> {
-    // Writing the same values again is harmless, so a write the driver saw no answer to (its node
-    // killed) is sent to another node; a conditional one is not (a second try would see its own
-    // first try and fail): its unknown outcome is the caller's 503.
-    const isIdempotent = !statements.some((s) => CONDITIONAL.test(s.query));
-    const send = () =>
-      statements.length === 1
-        ? this.client.execute(statements[0]!.query, statements[0]!.params, { consistency: this.write, isIdempotent })
-        : // One partition: an unlogged batch is atomic and isolated there, and conditions apply to all of it.
-          this.client.batch(statements, { consistency: this.write, logged: false, isIdempotent });
-    try {
-      return await (isIdempotent ? retryTransient(send) : send());
-    } catch (err) {
-      throw mapDriverError(err, false);
-    }
-  }
-
-  /**
-   * A schema change. Another process may have just made what this one builds on (a keyspace made
-   * by a process starting beside it): a coordinator that has not heard of it yet answers "does
-   * not exist" until the change reaches it, so that is waited for (briefly), not failed on.
-   */
-  private async ddl(query: string): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.client.execute(query, [], { prepare: false, consistency: consistencies.all });
-        return;
-      } catch (err) {
-        const notYetThere = err instanceof cassandra.errors.ResponseError && /(does not|doesn't) exist|unconfigured table/i.test(err.message);
-        if (!notYetThere || attempt >= DDL_ATTEMPTS) throw mapDriverError(err, false);
-        await new Promise((r) => setTimeout(r, 100 * attempt));
-      }
-    }
-  }
-
-  /** Every row a statement selects, page by page (retention candidates, index upkeep). */
-  private async all(statement: CqlStatement): Promise<CqlRow[]> {
-    const rows: CqlRow[] = [];
-    let pageState: string | undefined;
-    do {
-      const result = await this.run(statement, { fetchSize: 1000, pageState });
-      rows.push(...(result.rows as unknown as CqlRow[]));
-      pageState = result.pageState ?? undefined;
-    } while (pageState);
-    return rows;
-  }
-
   private async ensureKeyspace(keyspace: string): Promise<void> {
     if (this.keyspaces.has(keyspace)) return;
     const replication = Object.entries(this.options.replication).map(([dc, n]) => `'${dc.replace(/'/g, "''")}': ${Number(n)}`);
-    await this.ddl(`CREATE KEYSPACE IF NOT EXISTS ${q(keyspace)} WITH replication = {'class': 'NetworkTopologyStrategy', ${replication.join(', ')}}`);
+    await this.session.ddl(`CREATE KEYSPACE IF NOT EXISTS ${q(keyspace)} WITH replication = {'class': 'NetworkTopologyStrategy', ${replication.join(', ')}}`);
     this.keyspaces.add(keyspace);
   }
 
@@ -177,7 +88,7 @@ export class CassandraTableStorage implements TableStorage {
   }
 
   private async storedSchema(domain: string, name: string): Promise<string | undefined> {
-    const result = await this.run({ query: `SELECT definition FROM ${this.meta} WHERE domain = ? AND name = ?`, params: [domain, name] });
+    const result = await this.session.run({ query: `SELECT definition FROM ${this.meta} WHERE domain = ? AND name = ?`, params: [domain, name] });
     return result.rows[0]?.definition as string | undefined;
   }
 
@@ -192,7 +103,7 @@ export class CassandraTableStorage implements TableStorage {
 
   /** Tells other processes that a definition changed (see SchemaCache). */
   private bumpEpoch(): Promise<unknown> {
-    return this.runWrites([{ query: `UPDATE ${this.epoch} SET changed = now() WHERE id = 0`, params: [] }]);
+    return this.session.runWrites([{ query: `UPDATE ${this.epoch} SET changed = now() WHERE id = 0`, params: [] }]);
   }
 
   /** Runs a table operation again, with definitions reloaded, if another process changed the table under it. */
@@ -208,8 +119,8 @@ export class CassandraTableStorage implements TableStorage {
     let outcome: 'created' | 'updated' | 'unchanged';
     if (stored === undefined) {
       await this.ensureKeyspace(next.cql.keyspace);
-      for (const statement of createTableCql(next.info, next.cql)) await this.ddl(statement);
-      const claim = await this.runWrites([{ query: `INSERT INTO ${this.meta} (domain, name, definition) VALUES (?, ?, ?) IF NOT EXISTS`, params: [domain, name, text] }]);
+      for (const statement of createTableCql(next.info, next.cql)) await this.session.ddl(statement);
+      const claim = await this.session.runWrites([{ query: `INSERT INTO ${this.meta} (domain, name, definition) VALUES (?, ?, ?) IF NOT EXISTS`, params: [domain, name, text] }]);
       // Another process created it meanwhile: treat this one as a re-PUT of its schema.
       if (!claim.wasApplied()) return this.createTable(domain, name, rawSchema);
       await this.bumpEpoch();
@@ -220,9 +131,9 @@ export class CassandraTableStorage implements TableStorage {
         outcome = 'unchanged';
       } else {
         const { statements, newIndexes } = migrateTableCql(current.info, next.info, current.cql, next.cql);
-        for (const statement of statements) await this.ddl(statement);
-        for (const index of newIndexes) await this.fillIndex(next, index);
-        await this.runWrites([{ query: `UPDATE ${this.meta} SET definition = ? WHERE domain = ? AND name = ? IF definition = ?`, params: [text, domain, name, stored] }]);
+        for (const statement of statements) await this.session.ddl(statement);
+        for (const index of newIndexes) await this.indexes.fillIndex(next, index);
+        await this.session.runWrites([{ query: `UPDATE ${this.meta} SET definition = ? WHERE domain = ? AND name = ? IF definition = ?`, params: [text, domain, name, stored] }]);
         await this.bumpEpoch();
         outcome = 'updated';
       }
@@ -237,10 +148,10 @@ export class CassandraTableStorage implements TableStorage {
 
   async dropTable(domain: string, name: string): Promise<void> {
     const { cql } = await this.table(domain, name);
-    await this.runWrites([{ query: `DELETE FROM ${this.meta} WHERE domain = ? AND name = ?`, params: [domain, name] }]);
+    await this.session.runWrites([{ query: `DELETE FROM ${this.meta} WHERE domain = ? AND name = ?`, params: [domain, name] }]);
     await this.bumpEpoch();
     this.tables.delete(`${domain}\u0000${name}`);
-    for (const statement of dropTableCql(cql)) await this.ddl(statement);
+    for (const statement of dropTableCql(cql)) await this.session.ddl(statement);
   }
 
   async get(domain: string, query: Query): Promise<QueryResult> {
@@ -273,7 +184,7 @@ export class CassandraTableStorage implements TableStorage {
     const columns = plan.distinct
       ? [...new Set([...info.hash, ...plan.output])]
       : [...new Set([...plan.output, ...plan.order.map((o) => o.column), ...info.range.slice(0, 1), ...(plan.withTTL ? ['_exp'] : [])])];
-    const result = await this.run(selectCql(table.main, plan, columns, clustering, plan.distinct), options);
+    const result = await this.session.run(selectCql(table.main, plan, columns, clustering, plan.distinct), options);
     const rows = (result.rows as unknown as CqlRow[]).filter((r) => plan.distinct || info.range.length === 0 || r[info.range[0]!] !== null);
     return { items: rows.map((r) => this.toItem(info, r, plan)), state: result.pageState ?? undefined };
   }
@@ -281,7 +192,7 @@ export class CassandraTableStorage implements TableStorage {
   private async indexQuery(table: Table, name: string, plan: QueryPlan, options: cassandra.QueryOptions): Promise<{ items: Row[]; state?: string }> {
     const { info } = table;
     const index = table.cql.indexes.get(name)!;
-    const result = await this.run(selectCql(table.indexNames.get(index.table)!, plan, index.columns, index.clustering, false), options);
+    const result = await this.session.run(selectCql(table.indexNames.get(index.table)!, plan, index.columns, index.clustering, false), options);
     const keys = [...info.hash, ...info.range];
     const columns = [...new Set([...plan.output, ...index.columns, ...(plan.withTTL ? ['_exp'] : [])])];
     // An entry is a pointer: the primary row is read and must still carry the entry's values
@@ -289,17 +200,12 @@ export class CassandraTableStorage implements TableStorage {
     const rows = await Promise.all(
       (result.rows as unknown as CqlRow[]).map(async (entry) => {
         const key = Object.fromEntries(keys.map((k) => [k, entry[k]]));
-        const [row] = (await this.run(readCql(table.main, key, columns))).rows as unknown as CqlRow[];
-        const current = row !== undefined && index.columns.every((c) => this.sameValue(info, c, row[c], entry[c]));
+        const [row] = (await this.session.run(readCql(table.main, key, columns))).rows as unknown as CqlRow[];
+        const current = row !== undefined && index.columns.every((c) => this.indexes.sameValue(info, c, row[c], entry[c]));
         return current ? row : undefined;
       }),
     );
     return { items: rows.filter((r) => r !== undefined).map((r) => this.toItem(info, r, plan)), state: result.pageState ?? undefined };
-  }
-
-  private sameValue(info: TableInfo, column: string, a: unknown, b: unknown): boolean {
-    const type = info.schema.attributes[column]!;
-    return isDeepStrictEqual(fromCql(type, a), fromCql(type, b));
   }
 
   private toItem(info: TableInfo, row: CqlRow, plan: QueryPlan): Row {
@@ -326,20 +232,20 @@ export class CassandraTableStorage implements TableStorage {
     const key = plan.row && Object.fromEntries([...info.hash, ...info.range].map((k) => [k, plan.row![k]]));
     // An index entry can move only when it holds a column outside the primary key (the page
     // revisions' by-revision index holds none): only then is the row's prior state read.
-    const before = key && this.indexesMove(table) ? await this.indexedValues(table, key) : undefined;
+    const before = key && this.indexes.indexesMove(table) ? await this.indexes.indexedValues(table, key) : undefined;
 
     const conditional = plan.notExists || plan.conditions.length > 0;
     const statements = this.writeStatements(table, plan, exp, ttl);
     const applied = conditional
-      ? await this.oneAtATime(`${table.main}\u0000${Object.values(plan.hashKey).map(String).join('\u0000')}`, () => this.compareAndSet(table, plan, statements))
-      : (await this.runWrites(statements), true);
+      ? await this.session.oneAtATime(`${table.main}\u0000${Object.values(plan.hashKey).map(String).join('\u0000')}`, () => this.compareAndSet(table, plan, statements))
+      : (await this.session.runWrites(statements), true);
     if (!applied) {
       throw plan.notExists
         ? conditionFailed('The row already exists.', 'row-exists')
         : conditionFailed(`The condition on '${plan.conditions.map((c) => c.column).join("', '")}' does not hold.`, 'condition-failed');
     }
     if (!plan.row || !key) return;
-    if (table.cql.indexes.size > 0) await this.updateIndexes(table, { ...(before ?? key), ...plan.row }, before, ttl);
+    if (table.cql.indexes.size > 0) await this.indexes.updateIndexes(table, { ...(before ?? key), ...plan.row }, before, ttl);
     if (policy.type === 'latest' || policy.type === 'latest_hash' || policy.type === 'interval') await this.applyRetention(table, plan, now);
   }
 
@@ -352,7 +258,7 @@ export class CassandraTableStorage implements TableStorage {
   private async compareAndSet(table: Table, plan: WritePlan, statements: CqlStatement[]): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await this.runWrites(statements)).wasApplied();
+        return (await this.session.runWrites(statements)).wasApplied();
       } catch (err) {
         if (!(err instanceof StorageError && err.kind === 'unavailable') || attempt >= 2) throw err;
         const applied = await this.appliedAtSerial(table, plan).catch(() => {
@@ -370,25 +276,8 @@ export class CassandraTableStorage implements TableStorage {
     const written: Record<string, unknown> = { ...plan.statics, ...(plan.row ?? {}) };
     const key = plan.row ? Object.fromEntries(keys.map((k) => [k, plan.row![k]])) : plan.hashKey;
     const columns = Object.keys(written);
-    const [row] = (await this.run(readCql(table.main, key, columns), { consistency: consistencies.serial })).rows as unknown as CqlRow[];
-    return row !== undefined && columns.every((c) => this.sameValue(info, c, row[c], written[c]));
-  }
-
-  /**
-   * Runs a partition's conditional writes from this process one after another. Paxos rounds racing
-   * for one partition time out under contention (their outcome then unknown), where in turn each
-   * takes a few milliseconds; other processes still race, and a timeout is still a 503.
-   */
-  private async oneAtATime<T>(partition: string, op: () => Promise<T>): Promise<T> {
-    const previous = this.casChains.get(partition) ?? Promise.resolve();
-    const mine = previous.then(op, op);
-    const tail = mine.catch(() => undefined);
-    this.casChains.set(partition, tail);
-    try {
-      return await mine;
-    } finally {
-      if (this.casChains.get(partition) === tail) this.casChains.delete(partition);
-    }
+    const [row] = (await this.session.run(readCql(table.main, key, columns), { consistency: consistencies.serial })).rows as unknown as CqlRow[];
+    return row !== undefined && columns.every((c) => this.indexes.sameValue(info, c, row[c], written[c]));
   }
 
   /**
@@ -421,63 +310,6 @@ export class CassandraTableStorage implements TableStorage {
     return statements;
   }
 
-  private indexesMove(table: Table): boolean {
-    const keys = new Set([...table.info.hash, ...table.info.range]);
-    return this.indexedColumns(table).some((c) => !keys.has(c));
-  }
-
-  private indexedColumns(table: Table): string[] {
-    return [...new Set([...table.cql.indexes.values()].flatMap((i) => i.columns))];
-  }
-
-  private async indexedValues(table: Table, key: Record<string, unknown>): Promise<CqlRow | undefined> {
-    const [row] = (await this.run(readCql(table.main, key, this.indexedColumns(table)))).rows as unknown as CqlRow[];
-    return row;
-  }
-
-  /** After the primary row: each index's entry for its new values, and the old entry removed if it moved. */
-  private async updateIndexes(table: Table, after: CqlRow, before: CqlRow | undefined, ttl: number): Promise<void> {
-    for (const index of table.cql.indexes.values()) {
-      const indexTable = table.indexNames.get(index.table)!;
-      const complete = (row: CqlRow | undefined) => row !== undefined && index.columns.every((c) => row[c] !== null && row[c] !== undefined);
-      const entry = (row: CqlRow) => Object.fromEntries(index.columns.map((c) => [c, row[c]]));
-      const moved = complete(before) && index.columns.some((c) => !this.sameValue(table.info, c, before![c], after[c]));
-      if (moved) await this.runWrites([deleteCql(indexTable, entry(before!))]);
-      if (complete(after)) await this.runWrites([this.insertEntry(indexTable, entry(after), ttl)]);
-    }
-  }
-
-  private insertEntry(indexTable: string, entry: Record<string, unknown>, ttl: number): CqlStatement {
-    const columns = Object.keys(entry);
-    return {
-      query: `INSERT INTO ${indexTable} (${columns.map(q).join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) USING TTL ?`,
-      params: [...Object.values(entry), ttl],
-    };
-  }
-
-  /** A new index on a table with rows: an entry for every row that has the index's keys. */
-  private async fillIndex(table: Table, index: IndexTable): Promise<void> {
-    const rows = await this.all({ query: `SELECT ${index.columns.map(q).join(', ')}, "_exp" FROM ${table.main}`, params: [] });
-    const indexTable = table.indexNames.get(index.table)!;
-    for (const row of rows) {
-      if (index.columns.some((c) => row[c] === null || row[c] === undefined)) continue;
-      const ttl = row._exp === null ? 0 : Math.max(1, Math.ceil((Number(row._exp) - Date.now()) / 1000));
-      await this.runWrites([this.insertEntry(indexTable, Object.fromEntries(index.columns.map((c) => [c, row[c]])), ttl)]);
-    }
-  }
-
-  /** Removes the index entries of the rows a key (or key prefix) names, before the rows go. */
-  private async removeEntries(table: Table, key: Record<string, unknown>): Promise<void> {
-    if (table.cql.indexes.size === 0) return;
-    const rows = await this.all(readCql(table.main, key, this.indexedColumns(table)));
-    for (const row of rows) {
-      for (const index of table.cql.indexes.values()) {
-        if (index.columns.some((c) => row[c] === null || row[c] === undefined)) continue;
-        await this.runWrites([deleteCql(table.indexNames.get(index.table)!, Object.fromEntries(index.columns.map((c) => [c, row[c]])))]);
-      }
-    }
-  }
-
   /**
    * Lets go of the rows a retention policy no longer keeps: each is written again with the grace
    * TTL (Cassandra sets TTLs per write), or deleted at once without grace.
@@ -486,7 +318,7 @@ export class CassandraTableStorage implements TableStorage {
     const { info } = table;
     const policy = info.schema.revisionRetentionPolicy;
     if (policy.type !== 'latest' && policy.type !== 'latest_hash' && policy.type !== 'interval') return;
-    const rows = (await this.all(readCql(table.main, plan.hashKey, [...info.range, '_exp']))).filter((r) => r._exp === null && r[info.range[0]!] !== null);
+    const rows = (await this.session.all(readCql(table.main, plan.hashKey, [...info.range, '_exp']))).filter((r) => r._exp === null && r[info.range[0]!] !== null);
     const normalized = (r: CqlRow) => info.range.map((c) => fromCql(info.schema.attributes[c]!, r[c]));
     // Newest first, as the SQL backends read them: every range key descending.
     const sorted = rows
@@ -510,17 +342,17 @@ export class CassandraTableStorage implements TableStorage {
   private async expireRow(table: Table, key: Record<string, unknown>, graceTtl: number, now: number): Promise<void> {
     const { info } = table;
     if (graceTtl === 0) {
-      await this.removeEntries(table, key);
-      await this.runWrites([deleteCql(table.main, key)]);
+      await this.indexes.removeEntries(table, key);
+      await this.session.runWrites([deleteCql(table.main, key)]);
       return;
     }
-    const [row] = (await this.run(readCql(table.main, key, info.regular.length > 0 ? info.regular : Object.keys(key)))).rows as unknown as CqlRow[];
+    const [row] = (await this.session.run(readCql(table.main, key, info.regular.length > 0 ? info.regular : Object.keys(key)))).rows as unknown as CqlRow[];
     if (!row) return;
     const values = { ...key, ...Object.fromEntries(info.regular.filter((c) => row[c] !== null && row[c] !== undefined).map((c) => [c, row[c]])) };
-    await this.runWrites([insertRowCql(table.main, values, BigInt(now + graceTtl * 1000), graceTtl, false)]);
+    await this.session.runWrites([insertRowCql(table.main, values, BigInt(now + graceTtl * 1000), graceTtl, false)]);
     if (table.cql.indexes.size > 0) {
-      const indexed = await this.indexedValues(table, key);
-      if (indexed) await this.updateIndexes(table, indexed, undefined, graceTtl);
+      const indexed = await this.indexes.indexedValues(table, key);
+      if (indexed) await this.indexes.updateIndexes(table, indexed, undefined, graceTtl);
     }
   }
 
@@ -529,8 +361,8 @@ export class CassandraTableStorage implements TableStorage {
     await this.fresh(async () => {
       const table = await this.table(domain, del.table);
       const plan = planDelete(table.info, del, toCql);
-      await this.removeEntries(table, plan.key);
-      await this.runWrites([deleteCql(table.main, plan.key)]);
+      await this.indexes.removeEntries(table, plan.key);
+      await this.session.runWrites([deleteCql(table.main, plan.key)]);
     });
   }
 
