@@ -61,16 +61,13 @@ function pathQuery(req: RouteRequest, schema: TableSchema, order: KeyOrder, segm
     attributes[next] = Object.fromEntries(given.map((p) => [p, segmentValue(schema.attributes[next]!, req.query.get(p)!, `${p} (${next})`)]));
   }
   const query: Query = { table: req.params.table!, attributes, ...(index === undefined ? {} : { index }) };
+  // `limit` and `order` are checked by the route's schema (see keyPathSpec).
   const limit = req.query.get('limit');
-  if (limit !== null) {
-    if (!/^[1-9]\d{0,3}$/.test(limit)) throw badRequest("'limit' must be a whole number from 1 to 9999.", 'invalid-limit');
-    query.limit = Number(limit);
-  }
+  if (limit !== null) query.limit = Number(limit);
   const token = req.query.get('next');
   if (token !== null) query.next = token;
   const direction = req.query.get('order');
   if (direction !== null) {
-    if (direction !== 'asc' && direction !== 'desc') throw badRequest("'order' must be asc (the declared order) or desc (all of it reversed).", 'invalid-order');
     const rangeKeys = Object.keys(order.directions);
     if (rangeKeys.length === 0) throw badRequest(`'order' needs a range key; ${where} has none.`, 'invalid-order');
     if (direction === 'desc') query.order = Object.fromEntries(rangeKeys.map((k) => [k, order.directions[k] === 'asc' ? 'desc' : 'asc']));
