@@ -3,6 +3,9 @@ import { LRUCache } from 'lru-cache';
 /** Titles whose reads are counted, per process: the most-read of them, recently. */
 const TRACKED_TITLES = 100_000;
 
+/** One key per page whichever form its title comes in: reads note stored titles, the follower asks with the API's. */
+const keyOf = (domain: string, title: string) => `${domain}\u0000${title.replaceAll(' ', '_')}`;
+
 /**
  * How often each page has been read here lately, to do the most-read pages' work first (pages
  * re-rendered because a template changed). An approximation by design: per process, bounded,
@@ -12,11 +15,12 @@ export class ReadCounts {
   private readonly counts = new LRUCache<string, number>({ max: TRACKED_TITLES });
 
   note(domain: string, title: string): void {
-    const key = `${domain}\u0000${title}`;
+    const key = keyOf(domain, title);
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
   }
 
+  /** `title` in either form: as stored (underscores) or as the wiki's API lists it (spaces). */
   of(domain: string, title: string): number {
-    return this.counts.peek(`${domain}\u0000${title}`) ?? 0;
+    return this.counts.peek(keyOf(domain, title)) ?? 0;
   }
 }
