@@ -4,8 +4,11 @@ import { invalidInput, unavailable } from '../errors.js';
 const { responseErrorCodes: codes } = cassandra.types;
 const TRANSIENT = new Set([codes.unavailableException, codes.overloaded, codes.isBootstrapping, codes.readTimeout, codes.readFailure, codes.writeFailure]);
 
-/** What a replica answers while the cluster settles (a schema change on its way, a node just gone): worth a second ask. */
-const SETTLING = new Set([codes.readFailure, codes.writeFailure, codes.readTimeout, codes.unavailableException, codes.overloaded, codes.isBootstrapping]);
+/**
+ * What a replica answers at once while the cluster settles (a schema change on its way, a node
+ * just gone): worth a second ask. Timeouts are not: each already took the server's whole timeout.
+ */
+const SETTLING = new Set([codes.readFailure, codes.writeFailure, codes.unavailableException, codes.overloaded, codes.isBootstrapping]);
 const SETTLE_DELAYS_MS = [50, 200, 500];
 
 /**
