@@ -132,6 +132,48 @@ export function bucketSuite(backend: { name: string; storage: () => StorageConfi
       });
     });
 
+    describe('indexes a bucket declares over an entity header', () => {
+      const create = (path: string, indexes: unknown) => request(`${sys}${path}`, { method: 'PUT', headers: admin, body: { indexes } });
+      const listed = async (path: string) => {
+        const res = await get(path);
+        assert.equal(res.status, 200, res.text);
+        return res.json.items as { key: string; tid: string }[];
+      };
+
+      it('lists key_value keys by content-type after //, paged', async () => {
+        assert.equal((await create('/key_value/typed', { by_type: { header: 'content-type' } })).status, 201);
+        for (const [key, type] of [['a', 'text/plain'], ['b', 'application/json'], ['c', 'text/plain'], ['d', 'text/plain']]) {
+          assert.equal((await put(`/key_value/typed/${key}`, `${key}`, { 'content-type': type! })).status, 201);
+        }
+        // A value whose type changes moves from one listing to the other.
+        assert.equal((await put('/key_value/typed/d', '{}', { 'content-type': 'application/json' })).status, 201);
+        assert.deepEqual((await listed('/key_value/typed//by_type/text%2Fplain')).map((r) => r.key), ['a', 'c']);
+        assert.deepEqual((await listed('/key_value/typed//by_type/application%2Fjson')).map((r) => r.key), ['b', 'd']);
+        const first = await get('/key_value/typed//by_type/text%2Fplain?limit=1');
+        const second = await get(`/key_value/typed//by_type/text%2Fplain?limit=1&next=${encodeURIComponent(first.json.next)}`);
+        assert.deepEqual([first.json.items[0].key, second.json.items[0].key], ['a', 'c']);
+        assert.equal((await get('/key_value/typed//by_language/en')).status, 404);
+      });
+
+      it('lists key_rev_value keys by the latest revision only, or every revision', async () => {
+        assert.equal((await create('/key_rev_value/typed', { latest: { header: 'content-type' }, every: { header: 'content-type', revisions: 'all' } })).status, 201);
+        const first = (await put('/key_rev_value/typed/doc', 'one', { 'content-type': 'text/plain' })).json.tid as string;
+        const second = (await put('/key_rev_value/typed/doc', '{}', { 'content-type': 'application/json' })).json.tid as string;
+        await put('/key_rev_value/typed/other', 'x', { 'content-type': 'text/plain' });
+        assert.deepEqual((await listed('/key_rev_value/typed//latest/text%2Fplain')).map((r) => r.key), ['other']);
+        assert.deepEqual((await listed('/key_rev_value/typed//latest/application%2Fjson')).map((r) => [r.key, r.tid]), [['doc', second]]);
+        assert.deepEqual((await listed('/key_rev_value/typed//every/text%2Fplain')).map((r) => [r.key, r.tid === first ? 'first' : r.key]), [['doc', 'first'], ['other', 'other']]);
+      });
+
+      it('refuses index definitions it cannot keep with a 400', async () => {
+        for (const bad of [{ 'Bad Name': { header: 'content-type' } }, { ok: { header: 'not a header' } }, { ok: { header: 'content-type', revisions: 'some' } }, ['content-type']]) {
+          const res = await create('/key_value/badly-indexed', bad);
+          assert.equal(res.status, 400, JSON.stringify(bad));
+          assert.match(res.json.detail, /index|header|revisions/i, JSON.stringify(bad));
+        }
+      });
+    });
+
     describe('key_rev_value', () => {
       before(async () => {
         assert.equal((await request(`${sys}/key_rev_value/revs`, { method: 'PUT', headers: admin })).status, 201);

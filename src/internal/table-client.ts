@@ -27,6 +27,11 @@ export class TableClient {
     return (await ctx.request({ method: 'PUT', uri: this.uri, body: { ...schema, table: this.table } })).status;
   }
 
+  /** The table's schema as stored (every default filled in). */
+  schema(ctx: RequestContext): Promise<Record<string, unknown>> {
+    return this.call(ctx.request({ method: 'GET', uri: this.uri }).then((res) => res.body as Record<string, unknown>));
+  }
+
   query(ctx: RequestContext, query: Omit<Query, 'table'>): Promise<QueryResult> {
     return this.call(ctx.request({ method: 'GET', uri: this.rowsUri, body: query }).then((res) => res.body as QueryResult));
   }

@@ -6,13 +6,22 @@ import { checkedIfMatch, entityFromRequest } from './entity.js';
 import { bucketRoutes, revisionResponse } from './revision-routes.js';
 import { bucketSpecs, withPathParameters } from './spec.js';
 import { perBucket } from './per-bucket.js';
+import { BucketIndexReader, indexColumn, indexSchema, indexValues, parseIndexes, type BucketIndexes } from './bucket-indexes.js';
+import { pagingFrom } from '../../router/paging.js';
 
-const SCHEMA = {
-  attributes: { key: 'string', tid: 'timeuuid', value: 'blob', headers: 'json' },
-  index: [{ attribute: 'key', type: 'hash' }],
-};
+/** A key_value bucket's table: one row per key, and a column per index the bucket declares. */
+function schema(indexes: BucketIndexes) {
+  const extra = indexSchema(indexes, ['key'], false);
+  return {
+    attributes: { key: 'string', tid: 'timeuuid', value: 'blob', headers: 'json', ...extra.attributes },
+    index: [{ attribute: 'key', type: 'hash' }],
+    secondaryIndexes: extra.secondaryIndexes,
+    options: extra.options,
+  };
+}
 
 const tableOf = perBucket((domain, bucket) => new TableClient(domain, `key_value.${bucket}`, missingBucket(bucket)));
+const indexesOf = perBucket((domain, bucket) => new BucketIndexReader(new TableClient(domain, `key_value.${bucket}`, missingBucket(bucket))));
 
 /** The key, as its schema checked it. */
 const checked = (req: RouteRequest): string => req.params.key!;
@@ -29,7 +38,7 @@ export function keyValueModule(): Module {
       ...bucketRoutes(
         'key_value',
         {
-          create: (req, ctx) => tableOf(req).create(ctx, SCHEMA),
+          create: (req, ctx) => tableOf(req).create(ctx, schema(parseIndexes((req.body as { indexes?: unknown } | undefined)?.indexes))),
           list: async (req, ctx, paging) => {
             const { items, next } = await tableOf(req).query(ctx, { proj: ['key'], ...paging });
             return { items: items.map((r) => r.key), next };
@@ -56,7 +65,8 @@ export function keyValueModule(): Module {
           const condition = ifNoneMatch === '*' ? 'not exists' : ifMatch !== undefined ? { tid: { eq: ifMatch } } : undefined;
           const tid = newTid();
           try {
-            await tableOf(req).put(ctx, { attributes: { key, tid, value: entity.value, headers: entity.headers }, if: condition });
+            const indexed = indexValues(await indexesOf(req).of(ctx), entity.headers);
+            await tableOf(req).put(ctx, { attributes: { key, tid, value: entity.value, headers: entity.headers, ...indexed }, if: condition });
           } catch (e) {
             if (e instanceof HttpError && e.status === 412) {
               throw preconditionFailed(ifNoneMatch === '*' ? 'The key already exists.' : 'The value changed since that ETag.', 'value-conflict');
@@ -75,6 +85,17 @@ export function keyValueModule(): Module {
           const [row] = (await tableOf(req).query(ctx, { attributes: { key } })).items;
           if (!row) throw notFound(`No value under '${key}'.`, 'no-value');
           return revisionResponse({ tid: row.tid as string, value: row.value as Buffer, headers: row.headers as Record<string, string> }, false);
+        },
+      },
+      {
+        method: 'GET',
+        path: '/key_value/{bucket}//{index}/{value}',
+        spec: bucketSpecs.byIndex,
+        handler: async (req, ctx) => {
+          const name = req.params.index!;
+          await indexesOf(req).index(ctx, name);
+          const { items, next } = await tableOf(req).query(ctx, { index: name, attributes: { [indexColumn(name)]: req.params.value }, proj: ['key', 'tid'], ...pagingFrom(req) });
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: { items, next } };
         },
       },
       {

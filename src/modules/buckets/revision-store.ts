@@ -4,6 +4,7 @@ import type { QueryResult, RetentionPolicy, Row } from '../../storage/types.js';
 import { missingBucket, TableClient } from '../../internal/table-client.js';
 import { compareTids, maxTidAt, newTid } from '../../tid.js';
 import type { Entity } from './entity.js';
+import { BucketIndexReader, indexColumn, indexSchema, indexValues, type BucketIndexes } from './bucket-indexes.js';
 
 export interface Revision {
   tid: string;
@@ -47,23 +48,43 @@ function inTurn<T>(key: string, fn: () => Promise<T>): Promise<T> {
  */
 export class RevisionStore {
   private readonly client: TableClient;
+  readonly indexes: BucketIndexReader;
 
   /** `bucket` names the bucket in errors; `table` is the table holding its revisions. */
   constructor(domain: string, bucket: string, readonly table: string, private readonly keyAttributes: string[]) {
     this.client = new TableClient(domain, table, missingBucket(bucket));
+    this.indexes = new BucketIndexReader(this.client);
   }
 
-  schema(retention: RetentionPolicy | undefined): Record<string, unknown> {
+  schema(retention: RetentionPolicy | undefined, indexes: BucketIndexes = {}): Record<string, unknown> {
+    const extra = indexSchema(indexes, this.keyAttributes, true);
     return {
       version: 1,
-      attributes: { ...Object.fromEntries(this.keyAttributes.map((a) => [a, 'string'])), tid: 'timeuuid', latest_tid: 'timeuuid', value: 'blob', headers: 'json' },
+      attributes: {
+        ...Object.fromEntries(this.keyAttributes.map((a) => [a, 'string'])), tid: 'timeuuid', latest_tid: 'timeuuid', value: 'blob', headers: 'json', ...extra.attributes,
+      },
       index: [...this.keyAttributes.map((a) => ({ attribute: a, type: 'hash' })), { attribute: 'latest_tid', type: 'static' }, { attribute: 'tid', type: 'range', order: 'desc' }],
+      secondaryIndexes: extra.secondaryIndexes,
       revisionRetentionPolicy: retention ?? { type: 'all' },
+      options: extra.options,
     };
   }
 
-  create(ctx: RequestContext, retention: RetentionPolicy | undefined): Promise<number> {
-    return this.client.create(ctx, this.schema(retention));
+  create(ctx: RequestContext, retention: RetentionPolicy | undefined, indexes: BucketIndexes = {}): Promise<number> {
+    return this.client.create(ctx, this.schema(retention, indexes));
+  }
+
+  /**
+   * The keys and revisions whose value carried `value` in the header index `name` indexes, newest
+   * revision first per key; with `revisions: latest`, only keys whose latest revision has it.
+   */
+  async byIndex(ctx: RequestContext, name: string, value: string, paging: { limit?: number; next?: string }): Promise<{ items: Row[]; next?: string }> {
+    const index = await this.indexes.index(ctx, name);
+    const { items, next } = await this.query(ctx, { index: name, attributes: { [indexColumn(name)]: value }, proj: [...this.keyAttributes, 'tid'], ...paging });
+    if (index.revisions === 'all') return { items, next };
+    // Every revision is indexed; a page keeps those that are their key's latest (a page may hold fewer than `limit`).
+    const latest = await Promise.all(items.map((r) => this.latestTid(ctx, Object.fromEntries(this.keyAttributes.map((a) => [a, r[a] as string])))));
+    return { items: items.filter((r, i) => r.tid === latest[i]), next };
   }
 
   private query(ctx: RequestContext, body: Record<string, unknown>): Promise<QueryResult> {
@@ -89,7 +110,7 @@ export class RevisionStore {
 
   private async putNow(ctx: RequestContext, key: Record<string, string>, entity: Entity, pre: WritePrecondition, chosenTid?: string): Promise<string> {
     const tid = chosenTid ?? newTid();
-    const row = { ...key, tid, value: entity.value, headers: entity.headers };
+    const row = { ...key, tid, value: entity.value, headers: entity.headers, ...indexValues(await this.indexes.of(ctx), entity.headers) };
     // A caller-chosen tid never rewrites a revision: content by tid is immutable.
     if (chosenTid && (await this.byTid(ctx, key, chosenTid))) throw preconditionFailed(`Revision ${tid} already exists.`, 'revision-exists');
     for (let attempt = 0; attempt < MAX_RACE_RETRIES; attempt++) {

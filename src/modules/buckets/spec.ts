@@ -39,16 +39,38 @@ export function withPathParameters(routes: Route[]): Route[] {
     return { ...route, spec: { ...route.spec, parameters } };
   });
 }
+const indexesSchema = {
+  type: 'object',
+  description: 'Indexes over an entity header of the values, by name: {header: "content-type", revisions: "latest" | "all"}; set when the bucket is created',
+  additionalProperties: { type: 'object', required: ['header'], properties: { header: { type: 'string' }, revisions: { enum: ['latest', 'all'] } } },
+};
 const retentionBody = {
   required: false,
-  content: { 'application/json': { schema: { type: 'object', properties: { revisionRetentionPolicy: { type: 'object' } } } } },
+  content: { 'application/json': { schema: { type: 'object', properties: { revisionRetentionPolicy: { type: 'object' }, indexes: indexesSchema } } } },
+};
+const indexListing = {
+  description: 'One page of the keys (and revisions) whose value carries the header value, and a paging token',
+  content: { 'application/json': { schema: { type: 'object', properties: { items: { type: 'array', items: { type: 'object', properties: { key: { type: 'string' }, tid: { type: 'string' } } } }, next: { type: 'string' } } } } },
 };
 
 export const bucketSpecs = {
-  createKeyValueBucket: { tags, summary: 'Create a key-value bucket', responses: { 201: { description: 'Created' }, 200: { description: 'Already there' } } },
+  createKeyValueBucket: {
+    tags, summary: 'Create a key-value bucket (optionally with indexes over an entity header)',
+    requestBody: { required: false, content: { 'application/json': { schema: { type: 'object', properties: { indexes: indexesSchema } } } } },
+    responses: { 201: { description: 'Created' }, 200: { description: 'Already there' }, 400: problem('Invalid options') },
+  },
   createRevisionedBucket: {
     tags, summary: 'Create a revisioned bucket (optionally with a retention policy)', requestBody: retentionBody,
     responses: { 201: { description: 'Created' }, 200: { description: 'Already there or updated' }, 400: problem('Invalid options') },
+  },
+  byIndex: {
+    tags, summary: "Keys whose value carries an entity header's value, by an index the bucket declares (`//` before the index name)",
+    parameters: [
+      { name: 'index', in: 'path', required: true, schema: { type: 'string' } },
+      { name: 'value', in: 'path', required: true, schema: { type: 'string', minLength: 1 } },
+      ...paging,
+    ],
+    responses: { 200: indexListing, 404: problem('No such bucket or index') },
   },
   listKeys: { tags, summary: 'List the keys of a bucket, paged, each once', parameters: paging, responses: { 200: listing, 404: problem('No such bucket') } },
   putValue: {
