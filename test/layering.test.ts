@@ -20,7 +20,7 @@ function imports(dir: string): { file: string; target: string }[] {
   return out;
 }
 
-describe('layering (DESIGN.md §2: dependencies point downward)', () => {
+describe('layering (docs/architecture.md §1: dependencies point downward)', () => {
   it('keeps storage free of HTTP, routing and modules', () => {
     const upward = imports('storage').filter(({ target }) => /^(http|router|modules|upstream|internal)\//.test(target) || target === 'errors.js');
     assert.deepEqual(upward, []);
