@@ -1,25 +1,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isDeepStrictEqual } from 'node:util';
-import { conditionFailed, invalidInput, missing, StorageError, unavailable } from './errors.js';
+import { invalidInput, missing, StorageError, unavailable } from './errors.js';
 import { encodeToken } from './paging.js';
 import { planQuery, type QueryPlan } from './query-plan.js';
 import { ReadCache } from './sql/read-cache.js';
 import { PointReads } from './sql/point-reads.js';
-import { rowsToExpire } from './retention.js';
 import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from './schema.js';
 import { bumpSchemaEpochSql, createTableDdl, dropTableDdl, metaTableDdl, migrateTableDdl, readSchemaEpochSql } from './sql/ddl.js';
 import { SchemaCache } from './schema-cache.js';
 import {
-  deleteRowsStatement, deleteStaticStatement, EPOCH_COLUMN, expireRowStatement, nextExpiryStatement, readRowStatement, readStaticStatement,
-  retentionCandidatesStatement, selectStatement, sweepStatement, upsertRowStatement, upsertStaticStatement, type Statement,
+  deleteRowsStatement, deleteStaticStatement, EPOCH_COLUMN, exec, nextExpiryStatement, read, selectStatement, sweepStatement, upsertRowStatement, upsertStaticStatement,
 } from './sql/dml.js';
 import type { SqlDriver, SqlExecutor, SqlRow } from './sql/driver.js';
 import { META_TABLE, physicalNames, q, type PhysicalNames } from './sql/names.js';
 import { checked, type StorageHealth, type TableStorage } from './table-store.js';
 import type { Delete, Query, QueryResult, Row, TableSchema, Write } from './types.js';
-import { sortableToTimeuuid, timeuuidMillis } from '../timeuuid.js';
 import { fromStorage, toStorage, type ToEngine, type ValueCodec } from './values.js';
 import { planDelete, planWrite, type WritePlan } from './write-plan.js';
+import { applyRetention, checkConditions } from './sql/write-checks.js';
 
 interface Table {
   info: TableInfo;
@@ -35,8 +32,6 @@ function cacheKey(domain: string, query: Query): string | undefined {
   }
 }
 
-const exec = (x: SqlExecutor, s: Statement) => x.run(s.sql, s.params);
-const read = (x: SqlExecutor, s: Statement) => x.all(s.sql, s.params);
 const optional = (row: SqlRow | undefined): SqlRow[] => (row === undefined ? [] : [row]);
 /** The schema epoch, as compared, from the row `readSchemaEpochSql` reads. */
 const epochIn = (row: SqlRow | undefined): string => String(row?.epoch);
@@ -323,12 +318,12 @@ export class SqlTableStorage implements TableStorage {
     await this.driver.transaction(lockKey, async (tx) => {
       await this.confirmDefinitions(tx);
       const now = Date.now();
-      if (conditional) await this.checkConditions(tx, info, names, plan, now);
+      if (conditional) await checkConditions(tx, info, names, plan, now, this.codec);
       if (plan.row) {
         await exec(tx, upsertRowStatement(info, names, plan.row, this.expiry(info, plan, now), now));
       }
       if (Object.keys(plan.statics).length > 0) await exec(tx, upsertStaticStatement(info, names, plan.hashKey, plan.statics));
-      if (plan.row) await this.applyRetention(tx, info, names, plan.hashKey, plan.row, now);
+      if (plan.row) await applyRetention(tx, info, names, plan.hashKey, plan.row, now);
     });
   }
 
@@ -336,47 +331,6 @@ export class SqlTableStorage implements TableStorage {
     const policy = info.schema.revisionRetentionPolicy;
     const ttls = [plan.ttl, policy.type === 'ttl' ? policy.ttl : undefined].filter((t): t is number => t !== undefined);
     return ttls.length > 0 ? now + Math.min(...ttls) * 1000 : null;
-  }
-
-  private async checkConditions(tx: SqlExecutor, info: TableInfo, names: PhysicalNames, plan: WritePlan, now: number): Promise<void> {
-    const key = plan.row && Object.fromEntries([...info.hash, ...info.range].map((k) => [k, plan.row![k]]));
-    const rowConditions = plan.conditions.filter((c) => !c.isStatic);
-    const staticConditions = plan.conditions.filter((c) => c.isStatic);
-    if (key && (plan.notExists || rowConditions.length > 0)) {
-      const [current] = await read(tx, readRowStatement(names, key, rowConditions.map((c) => c.column), now));
-      if (plan.notExists && current) throw conditionFailed('The row already exists.', 'row-exists');
-      this.compare(info, rowConditions, current);
-    }
-    if (staticConditions.length > 0) {
-      const [current] = await read(tx, readStaticStatement(names, plan.hashKey, staticConditions.map((c) => c.column)));
-      this.compare(info, staticConditions, current);
-    }
-  }
-
-  private compare(info: TableInfo, conditions: WritePlan['conditions'], current: SqlRow | undefined): void {
-    for (const { column, expected } of conditions) {
-      const type = info.schema.attributes[column]!;
-      const actual = current ? fromStorage(type, current[column], this.codec) : null;
-      const wanted = expected === null ? null : fromStorage(type, toStorage(type, expected, this.codec), this.codec);
-      if (!isDeepStrictEqual(actual, wanted)) {
-        throw conditionFailed(`The condition on '${column}' does not hold.`, 'condition-failed');
-      }
-    }
-  }
-
-  private async applyRetention(
-    tx: SqlExecutor, info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, written: Record<string, unknown>, now: number,
-  ): Promise<void> {
-    const policy = info.schema.revisionRetentionPolicy;
-    if (policy.type === 'all' || policy.type === 'ttl' || info.range.length === 0) return;
-    const rows = await read(tx, retentionCandidatesStatement(info, names, hashKey));
-    const times = rows.map((r) => (info.tidColumn ? timeuuidMillis(sortableToTimeuuid(r[info.tidColumn] as string)) : 0));
-    // Engines hand keys back in their own types (BigInt, numeric strings): compare as text.
-    const writtenAt = rows.findIndex((r) => info.range.every((c) => String(r[c]) === String(written[c])));
-    for (const i of rowsToExpire(policy, times, writtenAt)) {
-      const key = { ...hashKey, ...Object.fromEntries(info.range.map((c) => [c, rows[i]![c]])) };
-      await exec(tx, expireRowStatement(names, key, now + policy.grace_ttl * 1000));
-    }
   }
 
   /** Deletes the rows matching a (partial) primary key; without range keys, the static columns too. */

@@ -1,3 +1,4 @@
+import type { SqlExecutor } from './driver.js';
 import type { QueryPlan } from '../query-plan.js';
 import type { TableInfo } from '../schema.js';
 import { readSchemaEpochSql } from './ddl.js';
@@ -7,6 +8,10 @@ export interface Statement {
   sql: string;
   params: unknown[];
 }
+
+/** Runs a statement (its count of rows changed), or reads its rows. */
+export const exec = (x: SqlExecutor, s: Statement) => x.run(s.sql, s.params);
+export const read = (x: SqlExecutor, s: Statement) => x.all(s.sql, s.params);
 
 const LIVE = (alias: string) => `(${alias}."_exp" IS NULL OR ${alias}."_exp" > ?)`;
 const SQL_OPS = { eq: '=', lt: '<', gt: '>', le: '<=', ge: '>=' } as const;
