@@ -60,12 +60,13 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+/** `wiki`: settings of the test domain's wiki (which answers nothing unless overridden). */
+export async function startServer(overrides: Partial<Config> = {}, wiki: Partial<Config['wikis'][string]> = {}): Promise<TestServer> {
   const domain = freshDomain();
   const config: Config = {
     ...defaultConfig(tempDir()),
     storage: sqliteConfig(),
-    wikis: { [domain]: { action_api: 'http://127.0.0.1:1/api.php', rest_api: 'http://127.0.0.1:1/rest.php' } },
+    wikis: { [domain]: { action_api: 'http://127.0.0.1:1/api.php', rest_api: 'http://127.0.0.1:1/rest.php', ...wiki } },
     admin_token: ADMIN_TOKEN,
     log_level: 'silent',
     ttl_sweep_interval: 0,

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { request, sleep, startServer, tempDir, type TestServer } from '../helpers.js';
+import { FAST_FOLLOWER, waitFor, WIKI_URL } from '../wiki.js';
+
+const BACKFILL = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/backfill.js');
+
+/** Runs the backfill command on a config; SIGINT (Ctrl-C) once its progress shows pages done, if `interrupt`. */
+function backfill(config: string, args: string[], interrupt = false): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BACKFILL, '--domain', 'wiki.test', ...args], { env: { ...process.env, CONFIG: config }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c));
+  let interrupted = false;
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c;
+    if (interrupt && !interrupted && / [1-9]\d*\/\d+ pages \| /.test(stderr)) {
+      interrupted = true;
+      child.kill('SIGINT');
+    }
+  });
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+function configIn(dir: string): string {
+  const file = path.join(dir, 'config.yaml');
+  fs.writeFileSync(
+    file,
+    `storage:\n  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'store.sqlite3'))}\n` +
+      `wikis:\n  wiki.test:\n    action_api: ${WIKI_URL}/api.php\n    rest_api: ${WIKI_URL}/rest.php\nlog_level: warn\n`,
+  );
+  return file;
+}
+
+/** The wiki's pages of one namespace, as the service stores their titles. */
+async function wikiTitles(namespace: number): Promise<string[]> {
+  const titles: string[] = [];
+  let cont: Record<string, string> = {};
+  for (;;) {
+    const qs = new URLSearchParams({ action: 'query', list: 'allpages', apnamespace: String(namespace), aplimit: 'max', format: 'json', formatversion: '2', ...cont });
+    const json: any = await (await fetch(`${WIKI_URL}/api.php?${qs}`)).json();
+    titles.push(...json.query.allpages.map((p: { title: string }) => p.title.replace(/ /g, '_')));
+    if (!json.continue) return titles;
+    cont = json.continue;
+  }
+}
+
+const summary = (stdout: string) => {
+  const m = /rendered (\d+), skipped (\d+) \(already stored\), failed (\d+)/.exec(stdout);
+  assert.ok(m, stdout);
+  return { rendered: Number(m[1]), skipped: Number(m[2]), failed: Number(m[3]) };
+};
+
+describe('the backfill command on the whole test wiki', () => {
+  const dir = tempDir('wikistore-backfill-');
+  const config = configIn(dir);
+  let service: TestServer | undefined;
+  after(() => service?.close());
+
+  it('stores and renders every content page, showing progress and a summary; the listing is then complete', async () => {
+    // A service following the wiki on the same storage, started first: with the backfill, the
+    // page listing becomes complete.
+    service = await startServer({
+      storage: { backend: 'sqlite', path: path.join(dir, 'store.sqlite3') },
+      wikis: { 'wiki.test': { action_api: `${WIKI_URL}/api.php`, rest_api: `${WIKI_URL}/rest.php` } },
+      ...FAST_FOLLOWER,
+    });
+    const base = service.base;
+    await waitFor('the follower leads', 10_000, async () => (/^follower_leading\{domain="wiki.test"\} 1$/m.test((await request(`${base}/metrics`)).text) ? true : undefined));
+    assert.equal((await request(`${base}/wiki.test/v1/page/`)).json.complete, false, 'nothing stored yet: not complete');
+
+    const expected = await wikiTitles(0);
+    const run = await backfill(config, ['--all']);
+    assert.equal(run.code, 0, run.stdout + run.stderr.slice(-2000));
+    assert.match(run.stderr, new RegExp(`\\d+/${expected.length} pages \\| [\\d.]+ pages/s \\| ETA`), 'a progress bar with the total, the rate and an ETA');
+    const counts = summary(run.stdout);
+    assert.equal(counts.failed, 0);
+    // The follower may have stored a page or two first (changes of the moments before it began).
+    assert.equal(counts.rendered + counts.skipped, expected.length);
+    assert.ok(counts.skipped < 50, run.stdout);
+
+    // Every page is listed from what was stored, with a render.
+    const listed = new Map<string, string | null>();
+    let next: string | undefined;
+    let complete: boolean | undefined;
+    do {
+      const res = await request(`${base}/wiki.test/v1/page/?limit=500${next ? `&next=${encodeURIComponent(next)}` : ''}`);
+      assert.equal(res.status, 200, res.text);
+      for (const item of res.json.items as { title: string; tid: string | null }[]) listed.set(item.title, item.tid);
+      next = res.json.next;
+      complete = res.json.complete;
+    } while (next);
+    const missing = expected.filter((t) => !listed.has(t));
+    assert.deepEqual(missing, [], 'every page stored');
+    assert.ok([...listed.values()].every((tid) => tid), 'and rendered');
+    assert.equal(complete, true, 'the listing says it is complete');
+    assert.equal((await request(`${base}/wiki.test/v1/page/?ts=2001-01-15T00:00:00Z`)).json.complete, false, 'but not as of a time before following began');
+    const parsoid = (await request(`${base}/metrics`)).text.match(/^wiki_requests_total\{domain="wiki.test",endpoint="parsoid"\} (\d+)/m)?.[1] ?? '0';
+    const page = await request(`${base}/wiki.test/v1/page/${encodeURIComponent(expected[0]!)}/html`);
+    assert.equal(page.status, 200);
+    assert.equal((await request(`${base}/metrics`)).text.match(/^wiki_requests_total\{domain="wiki.test",endpoint="parsoid"\} (\d+)/m)?.[1] ?? '0', parsoid, 'served from storage');
+  });
+
+  it('skips every stored page on a second run', async () => {
+    const run = await backfill(config, ['--all']);
+    assert.equal(run.code, 0, run.stdout);
+    const counts = summary(run.stdout);
+    assert.equal(counts.rendered, 0);
+    assert.equal(counts.failed, 0);
+    assert.ok(counts.skipped > 1000, run.stdout);
+  });
+});
+
+describe('the backfill command, stopped with Ctrl-C', () => {
+  const dir = tempDir('wikistore-backfill-');
+  const config = configIn(dir);
+  let titles: string[];
+  before(async () => {
+    titles = (await wikiTitles(0)).slice(0, 120);
+    fs.writeFileSync(path.join(dir, 'titles.txt'), `${titles.join('\n')}\nNo such page anywhere\n`);
+  });
+
+  it('goes on where it stopped, and names the pages it could not store and why', async () => {
+    const file = path.join(dir, 'titles.txt');
+    const first = await backfill(config, ['--titles-from', file, '--concurrency', '2'], true);
+    assert.equal(first.code, 130, first.stdout + first.stderr.slice(-1000));
+    assert.match(first.stdout, /^Stopped: \d+ pages/m);
+    const before = summary(first.stdout);
+    assert.ok(before.rendered >= 50 && before.rendered < 121, first.stdout);
+    await sleep(10);
+    const second = await backfill(config, ['--titles-from', file]);
+    assert.match(second.stdout, /Done \(resumed an earlier run\)/, second.stderr.slice(-2000));
+    const after = summary(second.stdout);
+    assert.equal(before.rendered + after.rendered + after.skipped, 120, `${first.stdout}\n${second.stdout}`);
+    assert.ok(after.skipped < 50, 'the stopped run\'s chunks are not gone through again');
+    assert.equal(after.failed, 1);
+    assert.match(second.stdout, /failed 1× 404 urn:problem:page-not-found: the wiki has no such page \(No such page anywhere\)/);
+    assert.equal(second.code, 1, 'a run with failures says so');
+  });
+});

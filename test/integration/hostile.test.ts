@@ -1,0 +1,252 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import zlib from 'node:zlib';
+import { v1 as uuidv1 } from 'uuid';
+import { admin, BACKENDS, request, sleep, startServer, type TestServer } from '../helpers.js';
+import { PAGE_REVISIONS_SCHEMA } from '../../src/modules/page/revisions.js';
+
+/** A raw HTTP/1.1 exchange: what the server answered before it closed, or what was read by `waitMs`. */
+function rawExchange(port: number, payload: Buffer | string, waitMs = 5000): Promise<{ text: string; closed: boolean; error?: string }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let text = '';
+    let error: string | undefined;
+    const done = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ text, closed, error });
+    };
+    const timer = setTimeout(() => done(false), waitMs);
+    socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+    socket.on('error', (e) => (error = (e as NodeJS.ErrnoException).code));
+    socket.on('close', () => done(true));
+    socket.write(payload);
+  });
+}
+
+const nested = (depth: number) => Buffer.from('['.repeat(depth) + ']'.repeat(depth));
+
+describe('hostile input over HTTP', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer({ max_body_bytes: 8 * 1024 * 1024 });
+  });
+  after(() => s.close());
+
+  it('never parses a body on routes that take none, and bounds JSON depth and size where they do', async () => {
+    const deep = nested(4 * 1024 * 1024);
+    const health = await request(`${s.base}/_health`, { method: 'GET', headers: { 'content-type': 'application/json' }, body: deep });
+    assert.equal(health.status, 200, 'a body sent to /_health is ignored');
+    const table = `${s.base}/${s.domain}/sys/table/t/`;
+    const tooDeep = await request(table, { method: 'PUT', headers: { ...admin, 'content-type': 'application/json' }, body: deep });
+    assert.equal(tooDeep.status, 413);
+    assert.equal(tooDeep.json.type, 'urn:problem:json-too-complex');
+    const wide = Buffer.from(`[${'0,'.repeat(3_000_000)}0]`);
+    const tooWide = await request(table, { method: 'PUT', headers: { ...admin, 'content-type': 'application/json' }, body: wide });
+    assert.equal(tooWide.status, 413);
+    // Brackets inside strings are text, not nesting.
+    const inString = await request(`${s.base}/${s.domain}/sys/table/t`, {
+      method: 'PUT',
+      headers: admin,
+      body: { attributes: { k: 'string' }, index: [{ attribute: 'k', type: 'hash' }], options: { note: '['.repeat(1000) } },
+    });
+    assert.equal(inString.status, 201);
+    assert.equal((await request(`${s.base}/_health`)).status, 200, 'still serving');
+  });
+
+  it('refuses a body labelled gzip that is not gzip, and hashes the content of one that is', async () => {
+    const bucket = `${s.base}/${s.domain}/sys/key_value/gz`;
+    assert.equal((await request(bucket, { method: 'PUT', headers: admin })).status, 201);
+    const bad = await request(`${bucket}/k`, { method: 'PUT', headers: { ...admin, 'content-type': 'text/plain', 'content-encoding': 'gzip' }, body: 'plain text' });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.json.type, 'urn:problem:invalid-content-encoding');
+    assert.equal((await request(`${bucket}/k`, { headers: admin })).status, 404, 'nothing was stored');
+    const content = Buffer.from('gzipped content '.repeat(10));
+    const good = await request(`${bucket}/k`, { method: 'PUT', headers: { ...admin, 'content-type': 'text/plain', 'content-encoding': 'gzip' }, body: zlib.gzipSync(content) });
+    assert.equal(good.status, 201);
+    const read = await request(`${bucket}/k`, { headers: admin });
+    assert.equal(read.text, content.toString());
+    const { createHash } = await import('node:crypto');
+    assert.equal(read.headers['content-sha256'], createHash('sha256').update(content).digest('hex'));
+  });
+
+  it('closes the internal API to outsiders however its path is encoded, before saying which methods exist', async () => {
+    for (const path of [`/${s.domain}/%73ys/table/t`, `/${s.domain}/%73%79%73/table/t/`, `/${s.domain}/sys/table/t`]) {
+      const res = await request(`${s.base}${path}`, { method: 'POST' });
+      assert.equal(res.status, 403, path);
+      assert.equal(res.headers.allow, undefined);
+    }
+  });
+
+  it("keeps the page module's own tables from being dropped or redefined from outside", async () => {
+    const url = `${s.base}/${s.domain}/sys/table/page_revisions`;
+    assert.equal((await request(url, { headers: admin })).status, 200, 'readable');
+    assert.equal((await request(url, { method: 'DELETE', headers: admin })).status, 403);
+    const redefine = await request(url, { method: 'PUT', headers: admin, body: { version: 99, attributes: { title: 'string' }, index: [{ attribute: 'title', type: 'hash' }] } });
+    assert.equal(redefine.status, 403);
+    assert.equal((await request(url, { headers: admin })).json.version, PAGE_REVISIONS_SCHEMA.version, 'still the module\'s own schema');
+  });
+
+  it('refuses a chosen tid far in the future, which would stay latest for ever', async () => {
+    const bucket = `${s.base}/${s.domain}/sys/key_rev_value/future`;
+    await request(bucket, { method: 'PUT', headers: admin });
+    const future = uuidv1({ msecs: Date.now() + 365 * 86400_000, nsecs: 0 });
+    const res = await request(`${bucket}/k/${future}`, { method: 'PUT', headers: { ...admin, 'content-type': 'text/plain' }, body: 'x' });
+    assert.equal(res.status, 400);
+    assert.equal(res.json.type, 'urn:problem:tid-in-future');
+    const soon = uuidv1({ msecs: Date.now() + 5_000, nsecs: 0 });
+    assert.equal((await request(`${bucket}/k/${soon}`, { method: 'PUT', headers: { ...admin, 'content-type': 'text/plain' }, body: 'x' })).status, 201);
+  });
+
+  it('answers every over-limit upload with its 413 instead of resetting the connection', async () => {
+    const limit = 8 * 1024 * 1024;
+    const body = Buffer.alloc(limit * 2, 'x');
+    const url = `${s.base}/${s.domain}/sys/key_value/gz/big`;
+    const results = await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => {
+        // Half declare their length (refused before reading), half stream it chunked (refused midway).
+        const headers: Record<string, string> = { ...admin, 'content-type': 'application/octet-stream' };
+        if (i % 2) headers['transfer-encoding'] = 'chunked';
+        else headers['content-length'] = String(body.length);
+        return new Promise<number | string>((resolve) => {
+          import('node:http').then(({ default: http }) => {
+            const req = http.request(url, { method: 'PUT', headers, agent: false }, (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode!));
+            });
+            req.on('error', (e) => resolve((e as NodeJS.ErrnoException).code ?? 'error'));
+            req.end(body);
+          });
+        });
+      }),
+    );
+    assert.deepEqual(results, Array(30).fill(413));
+  });
+});
+
+describe('slow and idle connections', () => {
+  let s: TestServer;
+  let port: number;
+  before(async () => {
+    s = await startServer({ headers_timeout: 1, request_timeout: 2, max_connections: 20 });
+    port = Number(new URL(s.base).port);
+  });
+  after(() => s.close());
+
+  it('closes a connection that sends its headers too slowly', async () => {
+    const started = Date.now();
+    const res = await rawExchange(port, 'GET /_health HTTP/1.1\r\nHost: x\r\n', 8000);
+    assert.ok(res.closed, 'the server closed the connection');
+    assert.ok(Date.now() - started < 4000, `closed after ${Date.now() - started} ms`);
+    assert.match(res.text, /^HTTP\/1.1 408/);
+  });
+
+  it('sheds requests with 503 and Retry-After while too many connections are open, and recovers', async () => {
+    const sockets = await Promise.all(
+      Array.from({ length: 24 }, () =>
+        new Promise<net.Socket>((resolve) => {
+          const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
+          socket.on('error', () => {});
+          socket.write('GET /_health HTTP/1.1\r\nHost: x\r\n');
+        }),
+      ),
+    );
+    await sleep(100);
+    const shed = await request(`${s.base}/_health`).catch((e: Error) => ({ status: 0, headers: {} as Record<string, string>, json: { error: e.message } as any }));
+    assert.ok([503, 0].includes(shed.status), `shed or refused, got ${shed.status}`);
+    if (shed.status === 503) {
+      assert.equal(shed.headers['retry-after'], '1');
+      assert.equal(shed.json.type, 'urn:problem:overloaded');
+    }
+    for (const socket of sockets) socket.destroy();
+    await sleep(200);
+    assert.equal((await request(`${s.base}/_health`)).status, 200);
+  });
+});
+
+for (const backend of BACKENDS) {
+  describe(`concurrent writes: ${backend.name}`, () => {
+    let s: TestServer;
+    before(async () => {
+      s = await startServer({ storage: backend.storage() });
+    });
+    after(() => s.close());
+
+    it('accepts every one of 40 concurrent unconditional writes to one key, latest the newest', async () => {
+      const bucket = `${s.base}/${s.domain}/sys/key_rev_value/race`;
+      await request(bucket, { method: 'PUT', headers: admin });
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => request(`${bucket}/k`, { method: 'PUT', headers: { ...admin, 'content-type': 'text/plain' }, body: `v${i}` })),
+      );
+      assert.deepEqual(results.map((r) => r.status), Array(40).fill(201));
+      const tids = results.map((r) => r.json.tid as string);
+      const listed = (await request(`${bucket}/k/`, { headers: admin })).json.items as string[];
+      assert.equal(listed.length, 40);
+      assert.deepEqual(new Set(listed), new Set(tids));
+      const latest = await request(`${bucket}/k`, { headers: admin });
+      assert.equal(latest.headers.etag, `"${listed[0]}"`, 'the newest tid is the latest');
+    });
+  });
+}
+
+/** A raw request with a body of our own making (a declared length may differ from what is sent). */
+function rawPost(url: string, headers: Record<string, string | number>, body: Buffer): Promise<{ status: number; type: string; text: string }> {
+  return new Promise((resolve, reject) => {
+    import('node:http').then(({ default: http }) => {
+      const req = http.request(url, { method: 'POST', headers, agent: false }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), text }));
+      });
+      req.on('error', reject);
+      // A declared length beyond what is sent: the answer comes before the rest would.
+      req.end(body);
+    });
+  });
+}
+
+describe('hostile form bodies against a real process with a small heap', () => {
+  let child: import('node:child_process').ChildProcess;
+  let base: string;
+  before(async () => {
+    const { tempDir, processConfig, startProcess } = await import('../helpers.js');
+    const { WIKI_URL } = await import('../wiki.js');
+    const started = startProcess({ ...processConfig(tempDir(), 'wiki.test', WIKI_URL), NODE_OPTIONS: '--max-old-space-size=128' });
+    child = started.child;
+    base = `http://127.0.0.1:${await started.port}`;
+  });
+  after(() => {
+    child?.kill('SIGKILL');
+  });
+
+  it('answers 100,000 parts, repeated boundaries, a 1 GB declared length and 100,000 fields with 4xx on every form route; the process stays up under 256 MB', async () => {
+    const spec = (await request(`${base}/wiki.test/v1/?spec`)).json;
+    // Every POST route that takes a form, rest_v1's included (one document describes both).
+    const routes = Object.entries(spec.paths as Record<string, any>)
+      .map(([p, ops]) => [`/wiki.test${p}`, ops] as const)
+      .filter(([, ops]) => ops.post?.requestBody?.content?.['multipart/form-data'])
+      .map(([p]) => p.replace(/\{title\}/g, 'Hostile_form').replace(/\{[a-z_]+\}/g, '1'));
+    assert.ok(routes.length >= 7, `the form routes are found (${routes.join(', ')})`);
+    const boundary = 'B0undary';
+    const multipart = `multipart/form-data; boundary=${boundary}`;
+    const bodies: [string, Record<string, string | number>, Buffer][] = [
+      ['100,000 parts', { 'content-type': multipart }, Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f"\r\n\r\nx\r\n`.repeat(100_000) + `--${boundary}--\r\n`)],
+      ['repeated boundaries', { 'content-type': multipart }, Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="wikitext"\r\n\r\n${`\r\n--${boundary}x`.repeat(500_000)}\r\n--${boundary}--\r\n`)],
+      ['1 GB declared', { 'content-type': multipart, 'content-length': 1024 ** 3 }, Buffer.from(`--${boundary}\r\n`)],
+      ['100,000 fields', { 'content-type': 'application/x-www-form-urlencoded' }, Buffer.from(Array.from({ length: 100_000 }, (_, i) => `f${i}=x`).join('&'))],
+    ];
+    for (const route of routes) {
+      for (const [name, headers, body] of bodies) {
+        const res = await rawPost(`${base}${route}`, { 'content-length': body.length, ...headers }, body);
+        assert.ok(res.status >= 400 && res.status < 500, `${name} to ${route}: ${res.status} ${res.text.slice(0, 200)}`);
+        assert.match(res.type, /problem\+json/, `${name} to ${route}`);
+      }
+    }
+    assert.equal(child.exitCode, null, 'the process is still running');
+    assert.equal((await request(`${base}/_health`)).status, 200);
+    const status = (await import('node:fs')).readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    const peakKb = Number(/VmHWM:\s+(\d+)/.exec(status)![1]);
+    assert.ok(peakKb < 256 * 1024, `peak RSS ${Math.round(peakKb / 1024)} MB`);
+  });
+});

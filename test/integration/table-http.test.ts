@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { admin, BACKENDS, request, sqliteConfig, startServer, type TestServer } from '../helpers.js';
+
+const schema = {
+  table: 'kv',
+  attributes: { key: 'string', tid: 'timeuuid', value: 'blob', latest: 'timeuuid' },
+  index: [
+    { attribute: 'key', type: 'hash' },
+    { attribute: 'latest', type: 'static' },
+    { attribute: 'tid', type: 'range', order: 'desc' },
+  ],
+};
+const T1 = '11111111-1dd2-11b2-8000-000000000001';
+const T2 = '22222222-1dd2-11b2-8000-000000000002';
+
+for (const backend of BACKENDS) {
+  describe(`table API over HTTP: ${backend.name}`, () => {
+    let s: TestServer;
+    let url: string;
+    before(async () => {
+      s = await startServer({ storage: backend.storage() });
+      url = `${s.base}/${s.domain}/sys/table/kv`;
+    });
+    after(() => s.close());
+    const call = (method: string, path: string, body?: unknown) => request(`${url}${path}`, { method, headers: admin, body });
+
+    it('creates (201), re-puts (200) and reads a schema', async () => {
+      assert.equal((await call('PUT', '', schema)).status, 201);
+      assert.equal((await call('PUT', '', schema)).status, 200);
+      const got = await call('GET', '');
+      assert.equal(got.status, 200);
+      assert.deepEqual(got.json.attributes, schema.attributes);
+    });
+
+    it('writes rows with base64 blobs and queries them by GET body and POST _query', async () => {
+      const value = Buffer.from('hello \u0000 world').toString('base64');
+      assert.equal((await call('PUT', '/', { attributes: { key: 'a', tid: T1, value, latest: T1 } })).status, 201);
+      assert.equal((await call('PUT', '/', { table: 'kv', attributes: { key: 'a', tid: T2, value, latest: T2 } })).status, 201);
+      const viaGet = await call('GET', '/', { attributes: { key: 'a' }, limit: 1 });
+      assert.equal(viaGet.status, 200);
+      assert.deepEqual(viaGet.json.items, [{ key: 'a', tid: T2, value, latest: T2 }]);
+      assert.equal(typeof viaGet.json.next, 'string');
+      const viaPost = await call('POST', '/_query', { attributes: { key: 'a' }, next: viaGet.json.next });
+      assert.deepEqual(viaPost.json.items.map((r: { tid: string }) => r.tid), [T1]);
+      assert.equal(viaPost.json.next, undefined);
+    });
+
+    it('answers a failed condition with 412 and writes nothing', async () => {
+      const res = await call('PUT', '/', { attributes: { key: 'a', tid: T1, latest: T1 }, if: 'not exists' });
+      assert.equal(res.status, 412);
+      assert.equal(res.headers['content-type'], 'application/problem+json');
+      const cas = await call('PUT', '/', { attributes: { key: 'a', tid: T1, latest: T1 }, if: { latest: { eq: T1 } } });
+      assert.equal(cas.status, 412);
+      assert.deepEqual((await call('POST', '/_query', { attributes: { key: 'a' } })).json.items.map((r: { latest: string }) => r.latest), [T2, T2]);
+    });
+
+    it("lets one of 20 concurrent 'not exists' HTTP writes win", async () => {
+      const statuses = await Promise.all(
+        Array.from({ length: 20 }, () => call('PUT', '/', { attributes: { key: 'race', tid: T1 }, if: 'not exists' }).then((r) => r.status)),
+      );
+      assert.deepEqual([statuses.filter((x) => x === 201).length, statuses.filter((x) => x === 412).length], [1, 19]);
+    });
+
+    it('rejects bad input with 4xx and no 500', async () => {
+      const cases: [string, string, unknown, number][] = [
+        ['PUT', '/', { attributes: { key: 'a' } }, 400],
+        ['PUT', '/', { attributes: { key: 'a', tid: T1, nope: 1 } }, 400],
+        ['PUT', '/', { attributes: { key: 'a', tid: 5 } }, 400],
+        ['PUT', '/', { table: 'other', attributes: { key: 'a', tid: T1 } }, 400],
+        ['PUT', '/', [1, 2], 400],
+        ['GET', '/', { attributes: { value: 'x' } }, 400],
+        ['GET', '/', { limit: 'all' }, 400],
+        ['POST', '/_query', { next: '%%%' }, 400],
+      ];
+      for (const [method, path, body, status] of cases) {
+        const res = await call(method, path, body);
+        assert.equal(res.status, status, `${method} ${path} ${JSON.stringify(body)}: ${res.text}`);
+      }
+      const injected = await request(`${s.base}/${s.domain}/sys/table/${encodeURIComponent('kv"; DROP TABLE x;--')}`, { method: 'PUT', headers: admin, body: schema });
+      assert.equal(injected.status, 400);
+      assert.equal((await request(`${s.base}/${s.domain}/sys/table/missing/`, { headers: admin })).status, 404);
+    });
+
+    it('deletes by key and drops the table', async () => {
+      assert.equal((await call('DELETE', '/', { attributes: { key: 'a', tid: T1 } })).status, 204);
+      assert.deepEqual((await call('POST', '/_query', { attributes: { key: 'a' } })).json.items.map((r: { tid: string }) => r.tid), [T2]);
+      assert.equal((await call('DELETE', '')).status, 204);
+      assert.equal((await call('GET', '')).status, 404);
+    });
+  });
+}
+
+describe('table API over HTTP when storage cannot answer now', () => {
+  it('answers 503 with Retry-After while another process holds the write lock past the busy timeout, and writes once it is free', async () => {
+    const storage = sqliteConfig();
+    const s = await startServer({ storage });
+    try {
+      const url = `${s.base}/${s.domain}/sys/table/kv`;
+      assert.equal((await request(url, { method: 'PUT', headers: admin, body: schema })).status, 201);
+      const other = new Database((storage as { path: string }).path);
+      other.exec('BEGIN IMMEDIATE');
+      const blocked = await request(`${url}/`, { method: 'PUT', headers: admin, body: { attributes: { key: 'a', tid: T1 } } });
+      assert.equal(blocked.status, 503);
+      assert.equal(blocked.headers['retry-after'], '1');
+      assert.match(String(blocked.headers['content-type']), /application\/problem\+json/);
+      other.exec('ROLLBACK');
+      other.close();
+      assert.equal((await request(`${url}/`, { method: 'PUT', headers: admin, body: { attributes: { key: 'a', tid: T1 } } })).status, 201);
+    } finally {
+      await s.close();
+    }
+  });
+});

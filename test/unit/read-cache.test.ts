@@ -1,0 +1,27 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { openStorage } from '../../src/storage/index.js';
+import { ReadCache } from '../../src/storage/sql/read-cache.js';
+import { freshDomain, tempDir } from '../helpers.js';
+
+describe('the SQLite read cache', () => {
+  it('counts the queries naming its answers against its memory, not only the answers', () => {
+    const cache = new ReadCache(1024 * 1024);
+    const longQuery = (i: number) => `${i}:${'x'.repeat(200 * 1024)}`;
+    for (let i = 0; i < 20; i++) cache.set(longQuery(i), { items: [{ k: i }] }, 1, undefined);
+    const kept = Array.from({ length: 20 }, (_, i) => cache.get(longQuery(i), 1, Date.now())).filter(Boolean).length;
+    assert.ok(kept >= 1 && kept <= 2, `${kept} answers with 400 KB queries kept in 1 MB`);
+  });
+
+  it('takes any size in megabytes, a fraction of a byte meaning none', async () => {
+    for (const read_cache_mb of [1e-9, 0.5]) {
+      const storage = await openStorage({ backend: 'sqlite', path: path.join(tempDir(), 'db.sqlite3'), read_cache_mb });
+      const domain = freshDomain();
+      await storage.createTable(domain, 't', { attributes: { k: 'string' }, index: [{ attribute: 'k', type: 'hash' }] });
+      await storage.put(domain, { table: 't', attributes: { k: 'a' } });
+      for (let i = 0; i < 2; i++) assert.deepEqual((await storage.get(domain, { table: 't', attributes: { k: 'a' } })).items, [{ k: 'a' }]);
+      await storage.close();
+    }
+  });
+});
