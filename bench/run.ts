@@ -148,6 +148,9 @@ const file = path.join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g
 fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, comparisons, startupMs: http.startupMs, rss: http.rss, page, save, follower, backfill, workers }, null, 2));
 console.log(`\nresults: ${file}`);
 
+/** A ratio of two durations, or '-' when the smaller one is too short to divide by. */
+const ratio = (value: number, base: number) => (base > 0.01 ? (value / base).toFixed(2) : '-');
+
 async function runSweep(sizes: number[]): Promise<void> {
   const rows: SweepRow[] = [];
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-sweep-'));
@@ -166,8 +169,8 @@ async function runSweep(sizes: number[]): Promise<void> {
     const smallest = rows.find((x) => x.backend === r.backend)!;
     console.log([
       r.backend.padEnd(9), String(r.finished).padStart(9), r.fillSeconds.toFixed(1).padStart(7), r.recoverSeconds.toFixed(2).padStart(12),
-      r.coldSweepMs.toFixed(1).padStart(14), r.warmSweepMs.toFixed(1).padStart(14),
-      (r.coldSweepMs / smallest.coldSweepMs).toFixed(2).padStart(7), (r.warmSweepMs / smallest.warmSweepMs).toFixed(2).padStart(7),
+      r.coldSweepMs.toFixed(2).padStart(14), r.warmSweepMs.toFixed(2).padStart(14),
+      ratio(r.coldSweepMs, smallest.coldSweepMs).padStart(7), ratio(r.warmSweepMs, smallest.warmSweepMs).padStart(7),
     ].join(' '));
   }
 }

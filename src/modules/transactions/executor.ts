@@ -299,6 +299,7 @@ export class TransactionExecutor {
    */
   async recover(ctx: RequestContext): Promise<number> {
     const started = Date.now();
+    const timer = performance.now();
     let recovered = 0;
     let oldest = 0;
     // One heartbeat read per owner and sweep, however many of its transactions are stored.
@@ -328,7 +329,7 @@ export class TransactionExecutor {
       throw err;
     }
     this.metrics.transactionSweeps.inc({ domain: this.domain, outcome: 'done' });
-    this.metrics.transactionSweepSeconds.set({ domain: this.domain }, (Date.now() - started) / 1000);
+    this.metrics.transactionSweepSeconds.set({ domain: this.domain }, (performance.now() - timer) / 1000);
     this.metrics.oldestTransaction.set({ domain: this.domain }, oldest / 1000);
     return recovered;
   }
