@@ -149,7 +149,9 @@ fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, c
 console.log(`\nresults: ${file}`);
 
 /** A ratio of two durations, or '-' when the smaller one is too short to divide by. */
-const ratio = (value: number, base: number) => (base > 0.01 ? (value / base).toFixed(2) : '-');
+function ratio(value: number, base: number): string {
+  return base > 0.01 ? (value / base).toFixed(2) : '-';
+}
 
 async function runSweep(sizes: number[]): Promise<void> {
   const rows: SweepRow[] = [];
