@@ -128,8 +128,11 @@ export class TransactionExecutor {
       });
     } catch (e) {
       this.running.delete(tid);
-      // The entry written above may be the stored transaction's own (same minute): it stays.
       if (!(e instanceof HttpError && e.status === 412)) throw e;
+      // Stored already. The entry written above may have overwritten that transaction's own (same
+      // minute): it names its real owner again, or sweeps would wait on this live process for it.
+      const [row] = (await this.table.query(ctx, { attributes: { tid }, proj: ['owner', 'state', 'bucket'] })).items;
+      if (row?.state === 'pending' && row.bucket === bucket!) await this.pending.add(ctx, tid, row.owner as string, this.ttlSeconds(tid), bucket!);
       return this.existing(ctx, tid, onlyIfNew);
     }
     this.metrics.transactions.inc({ event: 'started' });

@@ -47,17 +47,12 @@ export class PendingIndex {
     await this.table.create(ctx, PENDING_SCHEMA);
   }
 
-  /** Records `tid` as unfinished, in this minute's bucket: that bucket is returned for `remove`. */
-  async add(ctx: RequestContext, tid: string, owner: string, ttlSeconds: number): Promise<number> {
+  /** Records `tid` as unfinished, in this minute's bucket (or the one given): that bucket is returned for `remove`. */
+  async add(ctx: RequestContext, tid: string, owner: string, ttlSeconds: number, bucket?: number): Promise<number> {
     const now = Date.now();
-    const bucket = bucketOf(now);
-    await this.table.put(ctx, { attributes: { bucket, tid, owner, stored: now, _ttl: ttlSeconds } });
-    return bucket;
-  }
-
-  /** Names the process that took the transaction over (so the sweeps of others skip it while it lives). */
-  async reassign(ctx: RequestContext, entry: PendingEntry, owner: string, ttlSeconds: number): Promise<void> {
-    await this.table.put(ctx, { attributes: { bucket: entry.bucket, tid: entry.tid, owner, stored: entry.stored, _ttl: ttlSeconds } });
+    const into = bucket ?? bucketOf(now);
+    await this.table.put(ctx, { attributes: { bucket: into, tid, owner, stored: now, _ttl: ttlSeconds } });
+    return into;
   }
 
   async remove(ctx: RequestContext, bucket: number, tid: string): Promise<void> {
