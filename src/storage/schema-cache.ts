@@ -128,12 +128,19 @@ export class SchemaCache<T> {
     }
   }
 
-  /** Reads the epoch now: whether another process changed a definition since it was last read. */
+  /**
+   * Reads the epoch now: whether another process changed a definition since it was last read.
+   * Refused operations arriving together share one read (a burst of bad writes costs one).
+   */
   private async changedElsewhere(): Promise<boolean> {
     const before = this.epoch;
-    this.checkedVersion = undefined;
-    this.checkedAt = -Infinity;
-    await this.fresh();
+    if (this.options.dataVersion) {
+      // Exact and free: the epoch is read only if anything was committed since the last check.
+      await this.fresh();
+    } else {
+      this.checking ??= this.check(undefined).finally(() => (this.checking = undefined));
+      await this.checking;
+    }
     return this.epoch !== before;
   }
 }

@@ -20,8 +20,13 @@ function schema(indexes: BucketIndexes) {
   };
 }
 
-const tableOf = perBucket((domain, bucket) => new TableClient(domain, `key_value.${bucket}`, missingBucket(bucket)));
-const indexesOf = perBucket((domain, bucket) => new BucketIndexReader(new TableClient(domain, `key_value.${bucket}`, missingBucket(bucket))));
+/** A bucket's table client, and the reader of its index definitions over that client. */
+const handlesOf = perBucket((domain, bucket) => {
+  const table = new TableClient(domain, `key_value.${bucket}`, missingBucket(bucket));
+  return { table, indexes: new BucketIndexReader(table) };
+});
+const tableOf = (req: RouteRequest) => handlesOf(req).table;
+const indexesOf = (req: RouteRequest) => handlesOf(req).indexes;
 
 /** The key, as its schema checked it. */
 const checked = (req: RouteRequest): string => req.params.key!;

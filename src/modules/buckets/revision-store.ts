@@ -80,11 +80,13 @@ export class RevisionStore {
    */
   async byIndex(ctx: RequestContext, name: string, value: string, paging: { limit?: number; next?: string }): Promise<{ items: Row[]; next?: string }> {
     const index = await this.indexes.index(ctx, name);
-    const { items, next } = await this.query(ctx, { index: name, attributes: { [indexColumn(name)]: value }, proj: [...this.keyAttributes, 'tid'], ...paging });
-    if (index.revisions === 'all') return { items, next };
-    // Every revision is indexed; a page keeps those that are their key's latest (a page may hold fewer than `limit`).
-    const latest = await Promise.all(items.map((r) => this.latestTid(ctx, Object.fromEntries(this.keyAttributes.map((a) => [a, r[a] as string])))));
-    return { items: items.filter((r, i) => r.tid === latest[i]), next };
+    const proj = [...this.keyAttributes, 'tid'];
+    const latestOnly = index.revisions === 'latest';
+    // Every revision is indexed; the latest-only listing reads each key's latest tid with its
+    // rows (a static column, in the same query) and keeps the revisions that are it.
+    const { items, next } = await this.query(ctx, { index: name, attributes: { [indexColumn(name)]: value }, proj: latestOnly ? [...proj, 'latest_tid'] : proj, ...paging });
+    if (!latestOnly) return { items, next };
+    return { items: items.filter((r) => r.tid === r.latest_tid).map((r) => Object.fromEntries(proj.map((a) => [a, r[a]]))), next };
   }
 
   private query(ctx: RequestContext, body: Record<string, unknown>): Promise<QueryResult> {
