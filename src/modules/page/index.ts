@@ -210,7 +210,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
         spec: pageSpecs.listPages,
         handler: async (req, ctx) => {
           const ts = req.query.get('ts');
-          const body = await service.listPages(ctx, req.domain, pagingFrom(req), ts === null ? undefined : parseTime(ts));
+          const body = await service.listings.listPages(ctx, req.domain, pagingFrom(req), ts === null ? undefined : parseTime(ts));
           return { status: 200, headers: { 'cache-control': 'no-cache' }, body };
         },
       },
@@ -264,7 +264,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
         spec: pageSpecs.listRenders,
         handler: withTitle(async (req, ctx, title) => {
           await service.latest(ctx, req.domain, title, false);
-          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: await service.listRenders(ctx, req.domain, title, pagingFrom(req)) };
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: await service.listings.listRenders(ctx, req.domain, title, pagingFrom(req)) };
         }),
       },
       {

@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import { compress } from '../../http/encoding.js';
 import { HttpError, badRequest, forbidden, notFound } from '../../errors.js';
 import type { RequestContext } from '../../router/types.js';
-import type { Row } from '../../storage/types.js';
 import { newTid } from '../../tid.js';
 import type { ApiPage } from '../../upstream/action-api.js';
 import type { CoreRender, PageBundle, Part } from '../../upstream/parsoid.js';
@@ -12,7 +11,7 @@ import type { CachePurger } from '../../upstream/cache-purger.js';
 import { requestMark, requestsWritten } from '../../upstream/fetch.js';
 import { isUnavailable, type Wiki } from '../../upstream/wiki.js';
 import { DATA_MW_999_TYPE, HTML_999_TYPE, splitDataMw } from './html-versions.js';
-import { ListingCoverage } from './listing-coverage.js';
+import { PageListings } from './page-listings.js';
 import type { PageCaches } from './page-caches.js';
 import { RenderLeases } from './render-leases.js';
 import { PROPS, RenderStore, type Prop, type Render } from './renders.js';
@@ -86,13 +85,6 @@ function redirectTarget(html: string): string | undefined {
   }
 }
 
-/** One page of the page listing (see PageService.listPages). */
-export interface PageListing {
-  items: { title: string; rev: number; tid: string | null }[];
-  next?: string;
-  complete: boolean;
-}
-
 /**
  * Page content on top of storage: revisions as first seen, renders made on demand by the wiki's
  * Parsoid (one upstream request however many clients wait for the same miss), and the page's
@@ -113,9 +105,8 @@ export class PageService {
   readonly renders: RenderStore;
   /** Pages read here lately, most-read first for background work. */
   readonly reads = new ReadCounts();
-  private readonly coverage = new ListingCoverage();
-  /** Latest listings by the stored answer they were made from (see listPages). */
-  private readonly latestListings = new WeakMap<object, PageListing>();
+  /** The stored pages and renders, listed. */
+  readonly listings: PageListings;
 
   /**
    * `caches` hold what is kept in memory; among them the wiki's recent "no such page / revision"
@@ -129,6 +120,7 @@ export class PageService {
     readonly purger: CachePurger,
   ) {
     this.renders = new RenderStore(caches);
+    this.listings = new PageListings((domain) => this.revisions(domain), this.renders);
   }
 
 
@@ -445,54 +437,6 @@ export class PageService {
     const title = await this.wiki(domain).normalize(page.title);
     await this.store(ctx, domain, title, page);
     return this.live((await revs.get(ctx, title, revid))!);
-  }
-
-  /**
-   * Stored pages, paged, each with its revision and render: the latest ones, or with `at` (wiki
-   * time) the pages that existed then, each with the revision current then (the newest stored
-   * revision made at or before `at`) and that revision's render, so a client can fetch a
-   * consistent snapshot without one more lookup per page. A page deleted since counts until it
-   * was known deleted. `complete` says whether the stored pages are all the wiki's content pages
-   * (at `at`, if given): see ListingCoverage.
-   */
-  async listPages(ctx: RequestContext, domain: string, paging: { limit?: number; next?: string }, at?: number): Promise<PageListing> {
-    const [stored, since] = await Promise.all([this.revisions(domain).list(ctx, paging), this.coverage.completeSince(ctx, domain)]);
-    const complete = since !== undefined && (at === undefined || at >= since);
-    const reused = at === undefined ? this.latestListings.get(stored) : undefined;
-    if (reused?.complete === complete) return reused;
-    const listing = { ...(await this.pagesAt(ctx, domain, stored.items as unknown as RevisionRow[], at)), next: stored.next, complete };
-    // An answer the read cache hands out again (frozen) is the same listing until it changes: kept,
-    // and frozen in turn, so the next request costs neither the filtering nor the JSON.
-    if (at === undefined && Object.isFrozen(stored)) {
-      for (const item of listing.items) Object.freeze(item);
-      Object.freeze(listing.items);
-      this.latestListings.set(stored, Object.freeze(listing));
-    }
-    return listing;
-  }
-
-  private async pagesAt(ctx: RequestContext, domain: string, pages: RevisionRow[], at: number | undefined): Promise<{ items: { title: string; rev: number; tid: string | null }[] }> {
-    const revs = this.revisions(domain);
-    const deletedAt = (page: RevisionRow) => (page.deleted ? Date.parse(page.deleted) : Infinity);
-    if (at === undefined) {
-      const live = pages.filter((page) => deletedAt(page) === Infinity && page.latest_rev !== null);
-      return { items: live.map((page) => ({ title: page.title, rev: page.latest_rev!, tid: page.latest_tid })) };
-    }
-    // Each page's revision at that time is in its own partition: looked up side by side.
-    const then = await Promise.all(pages.filter((page) => deletedAt(page) > at).map(async (page) => ({ page, row: await revs.currentAt(ctx, page.title, at) })));
-    return { items: then.filter(({ row }) => row).map(({ page, row }) => ({ title: page.title, rev: row!.rev, tid: row!.tid })) };
-  }
-
-  /** The stored renders of a page, newest first; those of a page that moved away from this title are not its. */
-  async listRenders(ctx: RequestContext, domain: string, title: string, paging: { limit?: number; next?: string }): Promise<{ items: Row[]; next?: string }> {
-    const revs = this.revisions(domain);
-    const { items, next } = await this.renders.list(ctx, domain, title, paging);
-    const moved = (await revs.newest(ctx, title))?.moved_page;
-    if (moved === null || moved === undefined) return { items, next };
-    const revisions = items.map((item) => item.rev as number);
-    const rows = revisions.length ? await revs.range(ctx, title, Math.min(...revisions), Math.max(...revisions)) : [];
-    const pageOf = new Map(rows.map((row) => [row.rev, row.page_id]));
-    return { items: items.filter((item) => pageOf.get(item.rev as number) !== moved), next };
   }
 
   /** One page of the page's history, from the wiki (it follows moves); each revision is stored as seen. */
