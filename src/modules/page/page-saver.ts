@@ -7,7 +7,7 @@ import type { Wiki } from '../../upstream/wiki.js';
 import { editRefused } from './edit-errors.js';
 import { htmlToWikitext } from './html-to-wikitext.js';
 import type { PageService } from './page-service.js';
-import { RevisionMoved } from './page-service.js';
+import { RevisionMoved } from './page-moves.js';
 import type { Render } from './renders.js';
 import type { SaveLocks } from './save-locks.js';
 import { withSection } from './sections.js';

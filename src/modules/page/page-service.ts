@@ -6,12 +6,13 @@ import { HttpError, badRequest, forbidden, notFound } from '../../errors.js';
 import type { RequestContext } from '../../router/types.js';
 import { newTid } from '../../tid.js';
 import type { ApiPage } from '../../upstream/action-api.js';
-import type { CoreRender, PageBundle, Part } from '../../upstream/parsoid.js';
+import type { PageBundle, Part } from '../../upstream/parsoid.js';
 import type { CachePurger } from '../../upstream/cache-purger.js';
 import { requestMark, requestsWritten } from '../../upstream/fetch.js';
 import { isUnavailable, type Wiki } from '../../upstream/wiki.js';
-import { DATA_MW_999_TYPE, HTML_999_TYPE, splitDataMw } from './html-versions.js';
 import { PageListings } from './page-listings.js';
+import { movedAway, PageMoved, RevisionMoved } from './page-moves.js';
+import { fromCore, redirectTarget, UNAVAILABLE } from './core-render.js';
 import type { PageCaches } from './page-caches.js';
 import { RenderLeases } from './render-leases.js';
 import { PROPS, RenderStore, type Prop, type Render } from './renders.js';
@@ -39,51 +40,6 @@ const missingRevision = (domain: string, revid: number) => `rev\u0000${domain}\u
 const RECHECK_PAUSE_MS = 10_000;
 /** Key of one render in progress (coalesced, then tracked until stored). */
 const renderKey = (domain: string, title: string, rev: number, force: boolean) => `render\u0000${domain}\u0000${title}\u0000${rev}\u0000${force}`;
-
-/** A revision that now belongs to another page (the page was moved). */
-export class RevisionMoved extends Error {
-  constructor(readonly title: string) {
-    super(`The revision belongs to ${title}`);
-  }
-}
-
-/** Whether a stored revision belongs to the page that moved away from its title (its URLs redirect). */
-const movedAway = (row: RevisionRow) => row.moved_to !== null && row.page_id !== null && row.page_id === row.moved_page;
-
-/** A page that was moved away without leaving a redirect: 404, naming where it went. */
-export class PageMoved extends HttpError {
-  constructor(from: string, readonly target: string) {
-    super(404, 'page-moved', `${from} was moved to ${target}.`, { extensions: { moved_to: target } });
-  }
-}
-
-
-/** A property the wiki does not expose (data-parsoid through the core REST API): stored empty, typed ''. */
-const UNAVAILABLE: Part = { contentType: '', body: Buffer.alloc(0) };
-
-/** A core REST API render in the stored form: data-mw split out of the HTML as in a 999.x page bundle. */
-function fromCore(core: CoreRender): { bundle: PageBundle; wikitext: Part } {
-  const { html, dataMw } = splitDataMw(core.html);
-  return {
-    bundle: {
-      html: { contentType: HTML_999_TYPE, body: Buffer.from(html) },
-      dataParsoid: null,
-      dataMw: { contentType: DATA_MW_999_TYPE, body: Buffer.from(JSON.stringify(dataMw)) },
-    },
-    wikitext: core.wikitext,
-  };
-}
-
-function redirectTarget(html: string): string | undefined {
-  const m = /<link rel="mw:PageProp\/redirect" href="\.\/([^"]+)"/.exec(html);
-  if (!m) return undefined;
-  const decoded = m[1]!.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'");
-  try {
-    return decodeURIComponent(decoded);
-  } catch {
-    return decoded;
-  }
-}
 
 /**
  * Page content on top of storage: revisions as first seen, renders made on demand by the wiki's

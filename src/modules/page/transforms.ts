@@ -2,7 +2,8 @@ import { HttpError, badRequest } from '../../errors.js';
 import type { RequestContext } from '../../router/types.js';
 import type { Part } from '../../upstream/parsoid.js';
 import { htmlToWikitext } from './html-to-wikitext.js';
-import { RevisionMoved, type PageService } from './page-service.js';
+import type { PageService } from './page-service.js';
+import { RevisionMoved } from './page-moves.js';
 import type { Render } from './renders.js';
 import { STASH_SECONDS, TransformStash } from './transform-stash.js';
 

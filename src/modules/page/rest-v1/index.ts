@@ -6,7 +6,7 @@ import { tidTime } from '../../../tid.js';
 import type { Module, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
 import type { CachePolicy } from '../cache-control.js';
 import type { PageApi } from '../index.js';
-import { RevisionMoved } from '../page-service.js';
+import { RevisionMoved } from '../page-moves.js';
 import { partOf, type Render } from '../renders.js';
 import type { RevisionRow } from '../revisions.js';
 import { parseDataMw, parseJsonField } from '../save-routes.js';
