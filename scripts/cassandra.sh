@@ -156,12 +156,25 @@ wait_node() {
   fail "Cassandra node $n did not open its native port within 2 minutes"
 }
 
+# Until node 1 sees every node up and normal (UN): a node's native port opens before gossip tells
+# the others, and a client connecting then would see it down.
+wait_ring() {
+  local nodes=$1 up
+  for _ in $(seq 1 60); do
+    up=$(java "${MODULE_OPTS[@]}" -cp "$LIB/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p 7200 status 2>/dev/null | grep -c '^UN' || true)
+    if [ "$up" -ge "$nodes" ]; then return; fi
+    sleep 2
+  done
+  fail "Cassandra: node 1 did not see all $nodes nodes up within 2 minutes"
+}
+
 case "${1:-}" in
   start)
     nodes=${2:-1}
     fetch_jars
     # Nodes join one at a time (Cassandra refuses concurrent bootstraps).
     for n in $(seq 1 "$nodes"); do start_node "$n" "$nodes"; wait_node "$n"; done
+    if [ "$nodes" -gt 1 ]; then wait_ring "$nodes"; fi
     ;;
   stop)
     # Waits for each to exit: a node still shutting down holds its ports.
