@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import cassandra from 'cassandra-driver';
 import type { CassandraStorageConfig } from '../../config.js';
-import { conditionFailed, invalidInput, missing, StorageError } from '../errors.js';
+import { conditionFailed, invalidInput, missing, StorageError, unavailable } from '../errors.js';
 import { decodeToken, encodeToken } from '../paging.js';
 import { planQuery, type QueryPlan } from '../query-plan.js';
 import { rowsToExpire } from '../retention.js';
@@ -250,10 +250,10 @@ export class CassandraTableStorage implements TableStorage {
   }
 
   /**
-   * A conditional write, whose outcome is known when this returns: when the answer was lost (a
-   * timeout during Paxos, the coordinator gone), the row is read at SERIAL, which completes any
-   * round in flight: the written values there mean it was applied; otherwise it was not, and is
-   * tried once more (its condition decides again). Only if that is unknown too is it the caller's 503.
+   * A conditional write whose lost answer is looked into: the row is read at SERIAL, which
+   * completes any round in flight. Without the written values there, it was not applied and is
+   * tried once more (its condition decides again). With them there, it or an identical write was
+   * applied, which cannot be told apart: the caller's 503 says so.
    */
   private async compareAndSet(table: Table, plan: WritePlan, statements: CqlStatement[]): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
@@ -261,10 +261,10 @@ export class CassandraTableStorage implements TableStorage {
         return (await this.session.runWrites(statements)).wasApplied();
       } catch (err) {
         if (!(err instanceof StorageError && err.kind === 'unavailable') || attempt >= 2) throw err;
-        const applied = await this.appliedAtSerial(table, plan).catch(() => {
+        const present = await this.appliedAtSerial(table, plan).catch(() => {
           throw err;
         });
-        if (applied) return true;
+        if (present) throw unavailable('The conditional write\'s answer was lost; its values are in the row, written by it or by an identical write. Read, then retry if needed.', 'write-outcome-unknown');
       }
     }
   }
