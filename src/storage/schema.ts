@@ -10,6 +10,12 @@ const INDEX_NAME = /^[A-Za-z][A-Za-z0-9_\-]{0,62}$/;
 const KEY_UNSUITABLE = new Set(['json', 'blob']);
 /** Names engines keep for themselves (PostgreSQL's system columns, SQLite's rowid aliases). */
 const RESERVED_ATTRIBUTES = new Set(['xmin', 'xmax', 'cmin', 'cmax', 'ctid', 'tableoid', 'oid', 'rowid', 'token', 'writetime', 'ttl']);
+/**
+ * RESTBase's implicit time-uuid: a table whose keys include no timeuuid gets this attribute, filled
+ * on every row write (with the caller's value when it gives one), so each row says when it was
+ * last written and conditions can name its version.
+ */
+export const IMPLICIT_TID = '_tid';
 
 /** A schema plus what every operation needs to know about it, computed once. */
 export interface TableInfo {
@@ -103,6 +109,12 @@ export function normalizeSchema(raw: unknown, tableName: string, domain?: string
   const attributes: Record<string, AttributeType> = {};
   const folded = new Map<string, string>();
   for (const [name, type] of Object.entries(raw.attributes)) {
+    if (name === IMPLICIT_TID) {
+      // Named when a schema read back from GET is PUT again.
+      if (type !== 'timeuuid') fail(`attribute '${IMPLICIT_TID}' is the implicit time-uuid; its type is timeuuid`);
+      attributes[name] = type;
+      continue;
+    }
     if (!ATTRIBUTE_NAME.test(name)) fail(`attribute name '${name.slice(0, 80)}' must match ${ATTRIBUTE_NAME}`);
     const lower = name.toLowerCase();
     if (RESERVED_ATTRIBUTES.has(lower)) fail(`attribute name '${name}' is reserved by storage engines`);
@@ -113,6 +125,13 @@ export function normalizeSchema(raw: unknown, tableName: string, domain?: string
     attributes[name] = type;
   }
   const index = normalizeIndex(raw.index, attributes, 'index', true);
+  const tidKeyed = index.some((e) => e.type === 'range' && attributes[e.attribute] === 'timeuuid');
+  if (own(attributes, IMPLICIT_TID) !== undefined) {
+    if (tidKeyed) fail(`'${IMPLICIT_TID}' is implicit only in tables keyed by no timeuuid; this one has a timeuuid range key`);
+    if (index.some((e) => e.attribute === IMPLICIT_TID && e.type !== 'proj')) fail(`'${IMPLICIT_TID}' cannot be a key or static column`);
+  } else if (!tidKeyed) {
+    attributes[IMPLICIT_TID] = 'timeuuid';
+  }
   const secondaryIndexes: Record<string, IndexElement[]> = {};
   if (raw.secondaryIndexes !== undefined) {
     if (!isObject(raw.secondaryIndexes)) fail('secondaryIndexes must be an object');
@@ -179,6 +198,11 @@ export type SchemaChange = 'unchanged' | 'migrate';
 /** What re-PUTting a schema means: nothing, a supported migration, or a 400. */
 export function compareSchemas(current: TableSchema, next: TableSchema): SchemaChange {
   if (isDeepStrictEqual(current, next)) return 'unchanged';
+  // A table created before the implicit time-uuid existed gains it when its schema is PUT again,
+  // at the same version: the modules re-PUT theirs at start-up and must not be refused.
+  if (next.version === current.version && isDeepStrictEqual({ ...current, attributes: { ...current.attributes, [IMPLICIT_TID]: 'timeuuid' } }, next)) {
+    return 'migrate';
+  }
   if (next.version <= current.version) {
     fail(`the schema differs from the stored one (version ${current.version}); raise 'version' to change it`);
   }

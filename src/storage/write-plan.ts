@@ -1,5 +1,6 @@
 import { invalidInput } from './errors.js';
-import type { TableInfo } from './schema.js';
+import { v1 as timeuuid } from 'uuid';
+import { IMPLICIT_TID, type TableInfo } from './schema.js';
 import { own, type Delete, type Write } from './types.js';
 import { normalizeValue, type ToEngine } from './values.js';
 
@@ -46,8 +47,11 @@ export function planWrite(info: TableInfo, write: Write, encode: ToEngine): Writ
   const hashKey = Object.fromEntries(info.hash.map((h) => [h, values[h]]));
   const statics = Object.fromEntries(info.statics.filter((s) => s in values).map((s) => [s, values[s]]));
   const givenRange = info.range.filter((r) => values[r] !== null && values[r] !== undefined);
+  const staticOnly = givenRange.length === 0 && info.regular.every((c) => !(c in values)) && Object.keys(statics).length > 0;
+  if (!staticOnly && own(schema.attributes, IMPLICIT_TID) !== undefined && (values[IMPLICIT_TID] === undefined || values[IMPLICIT_TID] === null)) {
+    values[IMPLICIT_TID] = encode('timeuuid', timeuuid());
+  }
   const givenRegular = info.regular.filter((c) => c in values);
-  const staticOnly = givenRange.length === 0 && givenRegular.length === 0 && Object.keys(statics).length > 0;
   if (!staticOnly) {
     const missing = info.range.find((r) => !givenRange.includes(r));
     if (missing) throw invalidInput(`The range key '${missing}' is missing.`, 'missing-key');

@@ -46,7 +46,12 @@ for (const backend of BACKENDS) {
     it('reads one row when the path names every key, and 404 for a row that is not there', async () => {
       const row = await get('/en/Moon/7');
       assert.equal(row.status, 200);
-      assert.deepEqual(row.json, { wiki: 'en', page: 'Moon', at: 7, user: 'Alice', kind: 'edit', size: 70 });
+      const { _tid, ...fields } = row.json;
+      assert.deepEqual(fields, { wiki: 'en', page: 'Moon', at: 7, user: 'Alice', kind: 'edit', size: 70 });
+      // The row's implicit time-uuid says when it was written.
+      const written = Date.parse(row.headers['last-modified'] as string);
+      assert.ok(written <= Date.now() && written > Date.now() - 600_000, `Last-Modified ${row.headers['last-modified']} for _tid ${_tid}`);
+      assert.equal((await get('/en/Moon/7', { 'if-modified-since': row.headers['last-modified'] as string })).status, 304);
       const missing = await get('/en/Moon/99');
       assert.equal(missing.status, 404);
       assert.equal(missing.headers['content-type'], 'application/problem+json');
@@ -57,7 +62,9 @@ for (const backend of BACKENDS) {
       await request(blobs, { method: 'PUT', headers: admin, body: { attributes: { id: 'int', data: 'blob' }, index: [{ attribute: 'id', type: 'hash' }] } });
       const data = Buffer.from([0, 1, 2, 250, 255]).toString('base64');
       await request(`${blobs}/`, { method: 'PUT', headers: admin, body: { attributes: { id: 7, data } } });
-      assert.deepEqual((await request(`${blobs}/7`, { headers: admin })).json, { id: 7, data });
+      const { _tid, ...fields } = (await request(`${blobs}/7`, { headers: admin })).json;
+      assert.deepEqual(fields, { id: 7, data });
+      assert.match(_tid, /^[0-9a-f-]{36}$/);
     });
 
     it('takes range conditions on the next key, and order=desc reversed fully', async () => {
@@ -74,7 +81,7 @@ for (const backend of BACKENDS) {
       assert.equal(alice.status, 200);
       // Alice wrote the odd ones, on both pages; the index orders them newest first.
       assert.deepEqual(alice.json.items.map((r: { at: number }) => r.at), [59, 57, 55, 53, 51, 49, 47, 45, 43, 41]);
-      assert.deepEqual(alice.json.items[0], { wiki: 'en', page: 'Sun', at: 59, user: 'Alice', kind: 'edit', size: 590 });
+      assert.deepEqual({ ...alice.json.items[0], _tid: undefined }, { wiki: 'en', page: 'Sun', at: 59, user: 'Alice', kind: 'edit', size: 590, _tid: undefined });
       const all = [...alice.json.items];
       let next = alice.json.next as string | undefined;
       while (next) {

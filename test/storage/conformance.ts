@@ -19,6 +19,14 @@ export async function rejectsWith(promise: Promise<unknown>, status: number, mat
 }
 
 const tid = (ms: number) => uuidv1({ msecs: ms, nsecs: 0 });
+const TIMEUUID = /^[0-9a-f]{8}-[0-9a-f]{4}-1[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** Rows of a table keyed by no timeuuid, with the implicit `_tid` each carries checked and taken off. */
+function withoutTid(rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  return rows.map(({ _tid, ...rest }) => {
+    assert.match(String(_tid), TIMEUUID, 'every row written carries its time-uuid');
+    return rest;
+  });
+}
 
 const revisions = {
   table: 'revisions',
@@ -149,7 +157,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         await rejectsWith(storage.createTable(domain, 'grid', { ...grid, attributes: { ...grid.attributes, extra: 'int' } }), 400, /version/);
         await rejectsWith(storage.createTable(domain, 'grid', { ...grid, version: 2, attributes: { ...grid.attributes, label: 'int' } }), 400, /type/);
         await rejectsWith(storage.createTable(domain, 'grid', { ...grid, version: 2, index: grid.index.slice(0, 2) }), 400, /keys/);
-        assert.deepEqual((await storage.getSchema(domain, 'grid')).attributes, grid.attributes);
+        assert.deepEqual((await storage.getSchema(domain, 'grid')).attributes, { ...grid.attributes, _tid: 'timeuuid' });
       });
 
       it('drops a table', async () => {
@@ -158,6 +166,56 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         await rejectsWith(storage.get(domain, { table: 'grid' }), 404);
         assert.equal(await storage.createTable(domain, 'grid', grid), 'created');
         assert.deepEqual((await storage.get(domain, { table: 'grid' })).items, []);
+      });
+    });
+
+    describe("the implicit '_tid'", () => {
+      it('is added to a table keyed by no timeuuid and filled on every row write, or kept as the writer gives it', async () => {
+        const domain = await table(grid);
+        assert.equal((await storage.getSchema(domain, 'grid')).attributes._tid, 'timeuuid');
+        assert.equal((await storage.getSchema(await table(revisions), 'revisions')).attributes._tid, undefined, 'a timeuuid range key is the version already');
+        const key = { p: 'a', x: 1, y: 1 };
+        const read = async () => (await storage.get(domain, { table: 'grid', attributes: key })).items[0]!;
+        const before = Date.now();
+        await storage.put(domain, { table: 'grid', attributes: { ...key, label: 'one' } });
+        const first = String((await read())._tid);
+        assert.match(first, TIMEUUID);
+        const at = Number((BigInt(`0x${first.slice(15, 18)}${first.slice(9, 13)}${first.slice(0, 8)}`) - 0x01b21dd213814000n) / 10000n);
+        assert.ok(at >= before - 1000 && at <= Date.now() + 1000, 'the time-uuid says when the row was written');
+        await storage.put(domain, { table: 'grid', attributes: { ...key, label: 'two' } });
+        assert.notEqual((await read())._tid, first, 'a new write, a new time-uuid');
+        const given = tid(1_600_000_000_000);
+        await storage.put(domain, { table: 'grid', attributes: { ...key, label: 'three', _tid: given } });
+        assert.equal((await read())._tid, given);
+        await rejectsWith(storage.put(domain, { table: 'grid', attributes: { ...key, _tid: 'yesterday' } }), 400, /_tid/);
+        // A schema read back names it, and PUT again changes nothing.
+        assert.equal(await storage.createTable(domain, 'grid', await storage.getSchema(domain, 'grid')), 'unchanged');
+      });
+
+      it('makes a row version a condition: of 20 writers editing one version, one wins', async () => {
+        const domain = await table(grid);
+        const key = { p: 'a', x: 1, y: 1 };
+        await storage.put(domain, { table: 'grid', attributes: { ...key, label: 'base' } });
+        const base = (await storage.get(domain, { table: 'grid', attributes: key })).items[0]!._tid;
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 20 }, (_, i) => storage.put(domain, { table: 'grid', attributes: { ...key, label: `edit ${i}` }, if: { _tid: { eq: base } } })),
+        );
+        const won = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []));
+        assert.equal(won.length, 1, `${won.length} writers won`);
+        for (const o of outcomes) if (o.status === 'rejected') assert.equal((o.reason as StorageError).kind, 'condition-failed');
+        const [row] = (await storage.get(domain, { table: 'grid', attributes: key })).items;
+        assert.equal(row!.label, `edit ${won[0]}`);
+        assert.notEqual(row!._tid, base);
+      });
+
+      it('is refused as a key, a static column or of another type', async () => {
+        const bad: [string, unknown][] = [
+          ['string', { ...grid, attributes: { ...grid.attributes, _tid: 'string' } }],
+          ['a range key', { ...grid, attributes: { ...grid.attributes, _tid: 'timeuuid' }, index: [...grid.index, { attribute: '_tid', type: 'range', order: 'desc' }] }],
+          ['beside a timeuuid key', { ...revisions, table: 'grid', attributes: { ...revisions.attributes, _tid: 'timeuuid' } }],
+          ['static', { ...grid, attributes: { ...grid.attributes, _tid: 'timeuuid' }, index: [...grid.index, { attribute: '_tid', type: 'static' }] }],
+        ];
+        for (const [why, schema] of bad) await rejectsWith(storage.createTable(freshDomain(), 'grid', schema), 400, /_tid/).catch((e) => assert.fail(`${why}: ${e}`));
       });
     });
 
@@ -170,7 +228,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
           ts: '2014-01-01T20:23:22.100Z', j: { nested: [1, 'two', null] }, ss: ['b', 'a', 'b'], si: [3, 1, 2],
         };
         await storage.put(domain, { table: 'types', attributes: row });
-        const [item] = (await storage.get(domain, { table: 'types', attributes: { id: 'r1' } })).items;
+        const [item] = withoutTid((await storage.get(domain, { table: 'types', attributes: { id: 'r1' } })).items);
         assert.deepEqual(item, { ...row, ss: ['a', 'b'], si: [1, 2, 3] });
         await storage.put(domain, { table: 'types', attributes: { id: 'r2', b: Buffer.from('hi').toString('base64'), bo: false } });
         const [second] = (await storage.get(domain, { table: 'types', attributes: { id: 'r2' } })).items;
@@ -276,7 +334,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       });
 
       it('answers each point lookup with its own row, keys named in any order, and validates every one', async () => {
-        const point = async (attributes: Record<string, unknown>) => (await storage.get(domain, { table: 'grid', attributes })).items;
+        const point = async (attributes: Record<string, unknown>) => withoutTid((await storage.get(domain, { table: 'grid', attributes })).items);
         // Repeated lookups of one shape (a kept statement on SQLite) with other values each time.
         for (const [p, x, y] of [['p1', 0, 0], ['p3', 4, 3], ['p2', 2, 1], ['p1', 0, 0]] as const) {
           assert.deepEqual(await point({ p, x, y }), [{ p, x, y, label: `${p}:${x}:${y}` }]);
@@ -292,7 +350,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         }
         // A projection or a TTL changes the answer's shape: not the plain lookup's.
         assert.deepEqual((await storage.get(domain, { table: 'grid', attributes: { p: 'p1', x: 1, y: 2 }, proj: ['label'] })).items, [{ label: 'p1:1:2' }]);
-        assert.deepEqual((await storage.get(domain, { table: 'grid', attributes: { p: 'p1', x: 1, y: 2 }, withTTL: true })).items, [{ p: 'p1', x: 1, y: 2, label: 'p1:1:2', _ttl: null }]);
+        assert.deepEqual(withoutTid((await storage.get(domain, { table: 'grid', attributes: { p: 'p1', x: 1, y: 2 }, withTTL: true })).items), [{ p: 'p1', x: 1, y: 2, label: 'p1:1:2', _ttl: null }]);
       });
 
       it('answers eq, lt, gt, le, ge and between on range keys', async () => {
@@ -572,7 +630,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         await other.dropTable(domain, 'revisions');
         await other.createTable(domain, 'revisions', { table: 'revisions', attributes: { key: 'string', n: 'int' }, index: [{ attribute: 'key', type: 'hash' }] });
         await storage.put(domain, { table: 'revisions', attributes: { key: 'k', n: 7 } });
-        assert.deepEqual((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items, [{ key: 'k', n: 7 }]);
+        assert.deepEqual(withoutTid((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items), [{ key: 'k', n: 7 }]);
 
         await other.dropTable(domain, 'revisions');
         await rejectsWith(storage.get(domain, { table: 'revisions', attributes: { key: 'k' } }), 404, /does not exist/);
@@ -594,7 +652,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         await other.createTable(domain, 'revisions', { table: 'revisions', attributes: { key: 'string', note: 'int' }, index: [{ attribute: 'key', type: 'hash' }] });
         await soon(async () => assert.deepEqual((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items, []));
         await other.put(domain, { table: 'revisions', attributes: { key: 'k', note: 7 } });
-        assert.deepEqual((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items, [{ key: 'k', note: 7 }]);
+        assert.deepEqual(withoutTid((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items), [{ key: 'k', note: 7 }]);
       });
 
       it('does not let one reader change what the next one reads', async () => {

@@ -1,4 +1,39 @@
-import { sqliteConfig } from '../helpers.js';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { it } from 'node:test';
+import Database from 'better-sqlite3';
+import { openStorage } from '../../src/storage/index.js';
+import { META_TABLE, physicalNames } from '../../src/storage/sql/names.js';
+import { freshDomain, sqliteConfig, tempDir } from '../helpers.js';
 import { storageConformance } from './conformance.js';
 
 storageConformance('sqlite', sqliteConfig);
+
+it("gives a table stored before the implicit '_tid' existed its column when its schema is PUT again at the same version", async () => {
+  const file = path.join(tempDir(), 'legacy.sqlite3');
+  const domain = freshDomain();
+  const schema = { attributes: { k: 'string', v: 'string' }, index: [{ attribute: 'k', type: 'hash' }] };
+  const first = await openStorage({ backend: 'sqlite', path: file });
+  await first.createTable(domain, 'legacy', schema);
+  await first.close();
+  // The table as an earlier release left it: no column, and a stored schema without it.
+  const db = new Database(file);
+  db.prepare(`ALTER TABLE "${physicalNames(domain, 'legacy').main}" DROP COLUMN "_tid"`).run();
+  const stored = JSON.parse((db.prepare(`SELECT schema FROM ${META_TABLE} WHERE domain = ? AND name = ?`).get(domain, 'legacy') as { schema: string }).schema);
+  delete stored.attributes._tid;
+  db.prepare(`UPDATE ${META_TABLE} SET schema = ? WHERE domain = ? AND name = ?`).run(JSON.stringify(stored), domain, 'legacy');
+  db.close();
+
+  const storage = await openStorage({ backend: 'sqlite', path: file });
+  try {
+    await storage.put(domain, { table: 'legacy', attributes: { k: 'old', v: 'kept' } });
+    assert.deepEqual((await storage.get(domain, { table: 'legacy', attributes: { k: 'old' } })).items, [{ k: 'old', v: 'kept' }]);
+    assert.equal(await storage.createTable(domain, 'legacy', schema), 'updated');
+    assert.equal(await storage.createTable(domain, 'legacy', schema), 'unchanged');
+    await storage.put(domain, { table: 'legacy', attributes: { k: 'new', v: 'x' } });
+    const rows = (await storage.get(domain, { table: 'legacy' })).items;
+    assert.deepEqual(rows.map((r) => [r.k, r.v, r._tid === null ? null : typeof r._tid]).sort(), [['new', 'x', 'string'], ['old', 'kept', null]]);
+  } finally {
+    await storage.close();
+  }
+});

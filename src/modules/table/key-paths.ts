@@ -3,7 +3,9 @@ import { badRequest, HttpError, notFound } from '../../errors.js';
 import { notModified } from '../../http/conditional.js';
 import { frozenJsonBytes } from '../../http/serialize.js';
 import type { Response, RouteRequest } from '../../router/types.js';
+import { IMPLICIT_TID } from '../../storage/schema.js';
 import type { TableStorage } from '../../storage/table-store.js';
+import { tidTime } from '../../tid.js';
 import type { AttributeType, IndexElement, Query, TableSchema } from '../../storage/types.js';
 
 /** Path segments after the table (or after `//{index}`) a route accepts: compound keys in declared order. */
@@ -82,12 +84,13 @@ const etagOfBytes = new WeakMap<Buffer, string>();
  * A JSON answer that a cache can validate: a weak ETag of its bytes (weak: the same answer may
  * travel gzipped or not), 304 when the client has them.
  */
-function cacheable(req: RouteRequest, body: object): Response {
+function cacheable(req: RouteRequest, body: object, lastModified?: string): Response {
   const bytes = frozenJsonBytes(body);
   let etag = etagOfBytes.get(bytes);
   if (!etag) etagOfBytes.set(bytes, (etag = `W/"${createHash('sha1').update(bytes).digest('base64url')}"`));
-  const headers = { etag, 'cache-control': 'no-cache', 'content-type': 'application/json' };
-  if (notModified(req.headers, etag, undefined)) return { status: 304, headers };
+  const headers: Record<string, string> = { etag, 'cache-control': 'no-cache', 'content-type': 'application/json' };
+  if (lastModified) headers['last-modified'] = lastModified;
+  if (notModified(req.headers, etag, lastModified)) return { status: 304, headers };
   return { status: 200, headers, body: bytes };
 }
 
@@ -111,7 +114,10 @@ export function keyPathHandler(storage: TableStorage, viaIndex: boolean, mapped:
     const result = await mapped(storage.get(req.domain, query));
     if (point) {
       if (result.items.length === 0) throw notFound(`No row of '${schema.table}' has these keys.`, 'row-not-found');
-      return cacheable(req, result.items[0]);
+      const row = result.items[0]!;
+      // A row of a table keyed by no timeuuid says when it was written: its implicit time-uuid.
+      const written = typeof row[IMPLICIT_TID] === 'string' ? new Date(tidTime(row[IMPLICIT_TID])).toUTCString() : undefined;
+      return cacheable(req, row, written);
     }
     return cacheable(req, result);
   };

@@ -35,8 +35,11 @@ export function keyPathSpec(count: number, index: boolean) {
     parameters: keyPathParameters(count, index),
     summary: index ? 'Rows by secondary index: the index keys in the path' : 'A partition (hash keys in the path), or one row (every key)',
     responses: {
-      200: { description: 'A partition or an index listing as {items, next?}; one row when the path names every primary key', ...json('QueryResult') },
-      304: { description: 'Not modified (If-None-Match)' },
+      200: {
+        description: 'A partition or an index listing as {items, next?}; one row when the path names every primary key (with `Last-Modified` from its implicit `_tid`, if the table has one)',
+        ...json('QueryResult'),
+      },
+      304: { description: 'Not modified (If-None-Match, or If-Modified-Since for one row)' },
       400: problem('A key or a parameter the table cannot take (each names the parameter)'),
       404: problem('No such table, index or row'),
     },
@@ -89,8 +92,12 @@ export const tableSpecs = {
       type: 'object',
       required: ['attributes'],
       properties: {
-        attributes: { type: 'object', description: 'Row values; blobs as base64; `_ttl` in seconds.' },
-        if: { oneOf: [{ const: 'not exists' }, { type: 'object', additionalProperties: { type: 'object', properties: { eq: {} } } }] },
+        attributes: {
+          type: 'object',
+          description: 'Row values; blobs as base64; `_ttl` in seconds. In a table keyed by no timeuuid, `_tid` is filled with the write\'s time-uuid unless given.',
+        },
+        if: {
+          description: '"not exists", or attributes that must hold their values (`{_tid: {eq}}`: nobody wrote the row since it was read); else 412', oneOf: [{ const: 'not exists' }, { type: 'object', additionalProperties: { type: 'object', properties: { eq: {} } } }] },
       },
     },
     QueryResult: {
