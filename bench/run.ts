@@ -132,6 +132,11 @@ if (page) {
         `${verdict(dependents.perSecond >= 1000 / 60)})`,
     );
   }
+  const d = page.display;
+  console.log(
+    `display HTML computed from a stored render of ${Math.round(d.htmlBytes / 1024)} KB with ${d.links} links: median ${d.medianMs.toFixed(2)} ms, p99 ${d.p99Ms.toFixed(2)} ms ` +
+      `(${d.samples} runs; target median ≤5 ms: ${verdict(d.medianMs <= 5)})`,
+  );
   console.log(`coalescing: ${coalescing.concurrent} concurrent misses -> ${coalescing.parsoidRequests} Parsoid request(s) (target 1: ${verdict(coalescing.parsoidRequests === 1)})`);
   if (workers) {
     const w = workers.coalescing;

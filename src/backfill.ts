@@ -4,7 +4,7 @@ import { SingleBar } from 'cli-progress';
 import { pino } from 'pino';
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';
-import { Backfill, type BackfillSource } from './modules/page/backfill.js';
+import { Backfill, type BackfillSource } from './modules/page/follow/page-backfill.js';
 
 const USAGE = `Stores and renders every page of a wiki, resumably.
 

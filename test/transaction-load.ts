@@ -1,7 +1,7 @@
 import { v1 as uuidv1 } from 'uuid';
 import { bucketOf } from '../src/modules/transactions/pending-index.js';
 import type { Transaction } from '../src/modules/transactions/executor.js';
-import type { TableStorage } from '../src/storage/table-store.js';
+import type { TableStorage } from '../src/storage/table-storage.js';
 
 /** Runs `job(i)` for i < n, `concurrency` at a time. */
 async function inParallel(n: number, concurrency: number, job: (i: number) => Promise<void>): Promise<void> {

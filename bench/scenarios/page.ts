@@ -1,6 +1,7 @@
 import { compare, load, median, quartiles, rssMb, type Comparison } from '../harness.js';
 import { DOMAIN, startService } from '../service.js';
 import { sideBySide } from '../side-by-side.js';
+import { displayCompute, type DisplayComputeReport } from './display.js';
 
 const CANDIDATES = ['Arts_Club_of_Chicago', 'Allen_R._Morris', 'Bodmin', 'Raith_rovers', '2008_British_motorcycle_Grand_Prix', 'Antique_(band)'];
 /**
@@ -15,6 +16,8 @@ export interface PageReport {
   article: { title: string; htmlBytes: number };
   coldMiss: { serviceMs: number; directUpstreamMs: number; overheadMs: number; samples: number; quartilesMs: [number, number] };
   coalescing: { concurrent: number; parsoidRequests: number };
+  /** Computing the display HTML of the article from its stored render. */
+  display: DisplayComputeReport;
   rss: { idleMb: number; underLoadPeakMb: number };
 }
 
@@ -58,6 +61,9 @@ export async function pageScenarios(wikiUrl: string, opts: { seconds: number; ro
     // Like for like: the bare server writing its answers as the service does (src/http/write-batch.ts).
     comparisons.push(await sideBySide(service, 'page latest HTML (gzip accepted), like for like', { path: `${path}/html`, headers: gzip }, opts, undefined, { batchedBare: true, sweep: false }));
     comparisons.push(await sideBySide(service, 'page listing', { path: `/${DOMAIN}/v1/page/`, headers: gzip }, opts, { minRatio: 0.5 }));
+    // Display HTML (links marked by today's states, TOC, section edit links), cached per render.
+    comparisons.push(await sideBySide(service, 'page latest display HTML (gzip accepted, cached)', { path: `${path}/display`, headers: gzip }, opts, { minRatio: 0.5 }));
+    const display = await displayCompute(`${service.base}${path}/html`, wikiUrl);
 
     // Next to the wiki's own REST API for the same page (parser-cache hits; no keep-alive there).
     const wikiReq = { url: `${wikiUrl}/rest.php/v1/page/${encodeURIComponent(title)}/html`, headers: gzip };
@@ -109,6 +115,7 @@ export async function pageScenarios(wikiUrl: string, opts: { seconds: number; ro
       article: { title, htmlBytes: bytes },
       coldMiss: { serviceMs: median(serviceTimes), directUpstreamMs: median(directTimes), overheadMs: median(diffs), samples: diffs.length, quartilesMs: quartiles(diffs) },
       coalescing: { concurrent: 100, parsoidRequests },
+      display,
       rss: { idleMb, underLoadPeakMb: rssMb(service.child.pid!).peak },
     };
   } finally {

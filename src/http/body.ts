@@ -5,7 +5,7 @@ import { formTypeOf } from '../form-type.js';
 import { parseForm } from './form.js';
 import { parseJson, type JsonLimits } from './json.js';
 
-export function isJsonType(contentType: string | undefined): boolean {
+function isJsonType(contentType: string | undefined): boolean {
   if (!contentType) return false;
   const mime = contentType.split(';', 1)[0]!.trim().toLowerCase();
   return mime === 'application/json' || mime.endsWith('+json');

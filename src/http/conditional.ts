@@ -1,5 +1,5 @@
 /** Weak comparison of an ETag against an If-None-Match header (RFC 9110 13.1.2). */
-export function etagMatches(ifNoneMatch: string | undefined, etag: string | undefined): boolean {
+function etagMatches(ifNoneMatch: string | undefined, etag: string | undefined): boolean {
   if (!ifNoneMatch || !etag) return false;
   if (ifNoneMatch.trim() === '*') return true;
   const opaque = (tag: string) => tag.trim().replace(/^W\//, '');

@@ -18,7 +18,7 @@ export function isCompressible(contentType: string | undefined): boolean {
   return /^(text\/|application\/(json|problem\+json|javascript|xml|[\w.+-]+\+json|[\w.+-]+\+xml))|image\/svg\+xml/i.test(contentType);
 }
 
-export function negotiateEncoding(acceptEncoding: string | undefined): string {
+function negotiateEncoding(acceptEncoding: string | undefined): string {
   if (!acceptEncoding) return 'identity';
   // negotiator 1.x takes the server's preference order as a second argument (its typings predate it).
   const negotiator = new Negotiator({ headers: { 'accept-encoding': acceptEncoding } }) as unknown as {
@@ -27,7 +27,7 @@ export function negotiateEncoding(acceptEncoding: string | undefined): string {
   return negotiator.encoding(PREFERRED, { preferred: PREFERRED }) ?? 'identity';
 }
 
-export function acceptsEncoding(acceptEncoding: string | undefined, encoding: string): boolean {
+function acceptsEncoding(acceptEncoding: string | undefined, encoding: string): boolean {
   if (!acceptEncoding) return false;
   // Fast path for the common header without weights ("gzip, deflate, br").
   if (!acceptEncoding.includes(';')) return acceptEncoding.split(',').some((e) => e.trim().toLowerCase() === encoding);

@@ -8,7 +8,7 @@ export interface JsonLimits {
   maxValues: number;
 }
 
-export const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: 64, maxValues: 200_000 };
+const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: 64, maxValues: 200_000 };
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

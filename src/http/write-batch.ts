@@ -1,5 +1,5 @@
 /** Answers written in a row before the rest of a turn's wait (see `WriteBatch`). */
-export const DEFAULT_MAX_BATCH = 16;
+const DEFAULT_MAX_BATCH = 16;
 
 /**
  * Consolidates the writes of answers finished in one turn of the event loop: they go out together

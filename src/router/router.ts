@@ -6,7 +6,7 @@ import { accessFilter, jsonBodyFilter, schemaFilter, type Filter } from './filte
 import { compileValidator, type RequestValidator } from './validation.js';
 import type { Api, Handler, Module, Request, RequestContext, Response, Route, RouteRequest } from './types.js';
 
-export const METHODS = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'] as const;
+const METHODS = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'] as const;
 const MAX_DEPTH = 16;
 /** Internal request routes kept (see `resolveInternal`), and the longest URI kept: about 4 MB at most. */
 const INTERNAL_MATCHES = 4096;

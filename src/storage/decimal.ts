@@ -5,8 +5,8 @@ import { invalidInput } from './errors.js';
  * significant digits and a magnitude between 10^-MAX_EXPONENT and 10^MAX_EXPONENT.
  * A decimal is `sign × 0.digits × 10^exponent` with no leading or trailing zeros in `digits`.
  */
-export const MAX_DIGITS = 1000;
-export const MAX_EXPONENT = 1000;
+const MAX_DIGITS = 1000;
+const MAX_EXPONENT = 1000;
 const EXPONENT_WIDTH = 4;
 const SYNTAX = /^([-+]?)(\d*)(?:\.(\d*))?(?:[eE]([-+]?\d{1,12}))?$/;
 

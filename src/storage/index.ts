@@ -1,12 +1,12 @@
 import type { StorageConfig } from '../config.js';
-import type { TableStorage } from './table-store.js';
+import type { TableStorage } from './table-storage.js';
 
 /** Query answers SQLite keeps by default: the hot rows of a busy wiki, well inside the memory budget. */
 const DEFAULT_READ_CACHE_MB = 16;
 
 /** Opens the configured backend; each engine's driver is loaded only when it is used. */
 export async function openStorage(config: StorageConfig): Promise<TableStorage> {
-  const { SqlTableStorage } = await import('./table-storage.js');
+  const { SqlTableStorage } = await import('./sql/sql-table-storage.js');
   if (config.backend === 'cassandra') {
     const { CassandraTableStorage } = await import('./cassandra/cassandra-storage.js');
     return CassandraTableStorage.open(config);

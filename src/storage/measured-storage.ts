@@ -1,5 +1,5 @@
 import { StorageError } from './errors.js';
-import type { StorageHealth, TableStorage } from './table-store.js';
+import type { StorageHealth, TableStorage } from './table-storage.js';
 import type { Delete, Query, QueryResult, TableSchema, Write } from './types.js';
 
 /** Where a storage operation's time and failures are reported (Prometheus, in the service). */

@@ -5,7 +5,7 @@ import { own, SCALAR_TYPES, type AttributeType, type IndexElement, type Retentio
 
 /** Names are embedded (quoted) in SQL, so they are held to strict patterns. */
 export const TABLE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,119}$/;
-export const ATTRIBUTE_NAME = /^[A-Za-z][A-Za-z0-9_\-]{0,62}$/;
+const ATTRIBUTE_NAME = /^[A-Za-z][A-Za-z0-9_\-]{0,62}$/;
 const INDEX_NAME = /^[A-Za-z][A-Za-z0-9_\-]{0,62}$/;
 const KEY_UNSUITABLE = new Set(['json', 'blob']);
 /** Names engines keep for themselves (PostgreSQL's system columns, SQLite's rowid aliases). */
@@ -163,7 +163,7 @@ export function normalizeSchema(raw: unknown, tableName: string, domain?: string
 }
 
 /** How a table's rows change, for engines that pick their compaction by it (RESTBase's `updates.pattern`). */
-export const UPDATE_PATTERNS = ['random-update', 'write-once', 'timeseries'] as const;
+const UPDATE_PATTERNS = ['random-update', 'write-once', 'timeseries'] as const;
 
 /**
  * The options an engine acts on are checked (others are kept as given, as RESTBase's schemas carry

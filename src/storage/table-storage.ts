@@ -1,368 +1,50 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { invalidInput, missing, StorageError, unavailable } from './errors.js';
-import { encodeToken } from './paging.js';
-import { planQuery, type QueryPlan } from './query-plan.js';
-import { ReadCache } from './sql/read-cache.js';
-import { PointReads } from './sql/point-reads.js';
-import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from './schema.js';
-import { bumpSchemaEpochSql, createTableDdl, dropTableDdl, metaTableDdl, migrateTableDdl, readSchemaEpochSql } from './sql/ddl.js';
-import { SchemaCache } from './schema-cache.js';
-import {
-  deleteRowsStatement, deleteStaticStatement, EPOCH_COLUMN, exec, nextExpiryStatement, read, selectStatement, sweepStatement, upsertRowStatement, upsertStaticStatement,
-} from './sql/dml.js';
-import type { SqlDriver, SqlExecutor, SqlRow } from './sql/driver.js';
-import { META_TABLE, physicalNames, q, type PhysicalNames } from './sql/names.js';
-import { checked, type StorageHealth, type TableStorage } from './table-store.js';
-import type { Delete, Query, QueryResult, Row, TableSchema, Write } from './types.js';
-import { fromStorage, toStorage, type ToEngine, type ValueCodec } from './values.js';
-import { planDelete, planWrite, type WritePlan } from './write-plan.js';
-import { applyRetention, checkConditions } from './sql/write-checks.js';
-
-interface Table {
-  info: TableInfo;
-  names: PhysicalNames;
-}
-
-/** A query's identity as text; undefined for one JSON cannot spell (a BigInt from an internal caller). */
-function cacheKey(domain: string, query: Query): string | undefined {
-  try {
-    return `${domain}\u0000${JSON.stringify(query)}`;
-  } catch {
-    return undefined;
-  }
-}
-
-const optional = (row: SqlRow | undefined): SqlRow[] => (row === undefined ? [] : [row]);
-/** The schema epoch, as compared, from the row `readSchemaEpochSql` reads. */
-const epochIn = (row: SqlRow | undefined): string => String(row?.epoch);
-const readEpoch = async (x: SqlExecutor): Promise<string> => epochIn(await x.one(readSchemaEpochSql(), []));
+import type { Delete, Query, QueryResult, TableSchema, Write } from './types.js';
 
 /**
- * A result whose paging token is made when first read: most single-row reads (a latest revision)
- * never look at it, and hashing the query's fingerprint cost a tenth of such a read.
+ * The table storage API (RESTBase's table format: DynamoDB-like operations on Cassandra's data
+ * model). Every backend answers the same inputs the same way; validation is shared.
  */
-function withLazyNext(items: Row[], makeNext: () => string): QueryResult {
-  let next: string | undefined;
-  return Object.defineProperty({ items }, 'next', { enumerable: true, get: () => (next ??= makeNext()) }) as QueryResult;
+export interface TableStorage {
+  /** The engine's name: sqlite, postgres or cassandra. */
+  readonly backend: string;
+  /** Whether the engine removes expired rows itself (then `sweepExpired` has nothing to do). */
+  readonly expiresNatively: boolean;
+  /** Creates a table or migrates it to a higher schema version; 'unchanged' for the same schema. */
+  createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'>;
+  /** The schema with every default filled in, and its domain: PUT back as it is, it changes nothing. */
+  getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }>;
+  dropTable(domain: string, name: string): Promise<void>;
+  get(domain: string, query: Query): Promise<QueryResult>;
+  /** Writes one row (and/or its partition's static columns); a failed condition is a 412 and writes nothing. */
+  put(domain: string, write: Write): Promise<void>;
+  /** Deletes the rows matching a (partial) primary key; without range keys, the static columns too. */
+  delete(domain: string, del: Delete): Promise<void>;
+  /** Removes rows whose TTL has passed (reads never return them; this reclaims their space). */
+  sweepExpired(): Promise<number>;
+  /**
+   * Whether the engine answers now (a trivial read, within `timeoutMs`): `ok`, `degraded` (it
+   * answers, but some of its nodes are down), or `down`; `detail` says what an operator should see.
+   */
+  health(timeoutMs: number): Promise<StorageHealth>;
+  /** Engines of several nodes (Cassandra) tell when one goes down or comes back, and how many are up. */
+  watchNodes?(listener: (node: string, up: boolean, counts: { up: number; down: number }) => void): { up: number; down: number };
+  close(): Promise<void>;
 }
 
-/** The table storage API over any SQL driver. Validation and SQL are shared; drivers only execute. */
-export class SqlTableStorage implements TableStorage {
-  readonly expiresNatively = false;
-  private readonly tables: SchemaCache<Table>;
-  private readonly codec: ValueCodec;
-  private readonly encode: ToEngine;
-  /** Only for engines that can tell cheaply whether anything was committed since an answer was read. */
-  private readonly cache: ReadCache | undefined;
-  /** Per table, with the cache: its next row expiry as of a data version (see `nextExpiry`). */
-  private readonly expiries = new Map<string, { version: number; until: number | undefined }>();
-  private readonly pointReads: PointReads;
+export interface StorageHealth {
+  status: 'ok' | 'degraded' | 'down';
+  detail?: Record<string, unknown>;
+}
 
-  private constructor(private readonly driver: SqlDriver, readCacheBytes: number) {
-    const codec = (this.codec = driver.dialect);
-    this.encode = (type, value) => toStorage(type, value, codec);
-    this.pointReads = new PointReads(this.encode);
-    this.cache = driver.dataVersion && readCacheBytes > 0 ? new ReadCache(readCacheBytes) : undefined;
-    this.tables = new SchemaCache({
-      readEpoch: () => readEpoch(driver),
-      dataVersion: driver.dataVersion && (() => driver.dataVersion!()),
-    });
-  }
-
-  /**
-   * Runs a table operation again, with definitions reloaded, if another process changed the table
-   * under it; an engine that cannot answer now is reported as such (a 503 to retry, not a 500).
-   */
-  private async fresh<R>(operation: () => Promise<R>): Promise<R> {
-    const { dialect } = this.driver;
-    try {
-      return await this.tables.retryStale(operation, dialect.isStaleSchema);
-    } catch (err) {
-      if (dialect.isUnavailable(err)) throw unavailable(`Storage could not answer: ${(err as Error).message}`);
-      throw err;
-    }
-  }
-
-  /** `readCacheBytes`: memory for query answers, on engines that can tell when they changed (see ReadCache). */
-  static async open(driver: SqlDriver, options: { readCacheBytes?: number } = {}): Promise<SqlTableStorage> {
-    try {
-      for (const ddl of metaTableDdl()) {
-        // Processes starting together on a new database race to create these: PostgreSQL may refuse
-        // the loser's CREATE TABLE IF NOT EXISTS (a duplicate type); by the second try it exists.
-        await driver.run(ddl, []).catch(async () => {
-          await sleep(100);
-          await driver.run(ddl, []);
-        });
-      }
-    } catch (err) {
-      // A storage that could not open leaves no connections behind (they would keep the process alive).
-      await driver.close().catch(() => undefined);
-      throw err;
-    }
-    return new SqlTableStorage(driver, options.readCacheBytes ?? 0);
-  }
-
-  get backend(): string {
-    return this.driver.dialect.name;
-  }
-
-  /**
-   * `confirmedLater`: the caller confirms the definition in the same snapshot as its work instead
-   * (inside a write's transaction, or with a read's rows: see `confirmDefinitions`, `readConfirmed`).
-   */
-  private async table(domain: string, name: unknown, { confirmedLater }: { confirmedLater?: boolean } = {}): Promise<Table> {
-    if (typeof name !== 'string' || !TABLE_NAME.test(name)) throw invalidInput(`Invalid table name ${JSON.stringify(name)}.`, 'invalid-table-name');
-    return this.tables.get(`${domain}\u0000${name}`, async () => {
-      const rows = await this.driver.all(`SELECT schema FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
-      if (rows.length === 0) throw missing(`Table '${name}' does not exist in ${domain}.`, 'unknown-table');
-      return { info: describe(JSON.parse(rows[0]!.schema as string) as TableSchema), names: physicalNames(domain, name) };
-    }, { confirmedLater: confirmedLater && this.confirmsInTransaction });
-  }
-
-  /**
-   * On an engine that tells when anything was committed (SQLite), asking before a write would touch
-   * the reading connection after every commit (a fresh read transaction: ~120 µs a write). Instead
-   * the epoch is read inside the write's transaction, on its own connection and under its lock, where
-   * no other process can move it: exact, and a few microseconds. Elsewhere the check before it (at
-   * most once a second) costs less than a read in every transaction.
-   */
-  private get confirmsInTransaction(): boolean {
-    return this.driver.dataVersion !== undefined;
-  }
-
-  /**
-   * A write or read planned on the table's definition as kept. Input it refuses is checked once more
-   * on a definition known to be current: it may name what another process has just added.
-   */
-  private async plannedOn<P>(domain: string, name: unknown, plan: (info: TableInfo) => P): Promise<{ table: Table; plan: P }> {
-    const kept = await this.table(domain, name, { confirmedLater: true });
-    try {
-      return { table: kept, plan: plan(kept.info) };
-    } catch (err) {
-      if (!(err instanceof StorageError && err.kind === 'invalid') || !this.confirmsInTransaction) throw err;
-      const current = await this.table(domain, name);
-      return { table: current, plan: plan(current.info) };
-    }
-  }
-
-  private async confirmDefinitions(tx: SqlExecutor): Promise<void> {
-    if (this.confirmsInTransaction) this.tables.confirm(await readEpoch(tx));
-  }
-
-  /** Creates a table or migrates it to a higher schema version; 'unchanged' for the same schema. */
-  createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
-    return this.fresh(() => this.defineTable(domain, name, rawSchema));
-  }
-
-  private async defineTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
-    const schema = normalizeSchema(rawSchema, name, domain);
-    const info = describe(schema);
-    const names = physicalNames(domain, name);
-    const outcome = await this.driver.transaction(JSON.stringify(['schema', domain, name]), async (tx) => {
-      const rows = await tx.all(`SELECT schema FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
-      if (rows.length === 0) {
-        for (const ddl of createTableDdl(info, names, this.driver.dialect)) await tx.run(ddl, []);
-        await tx.run(`INSERT INTO ${q(META_TABLE)} (domain, name, schema) VALUES (?, ?, ?)`, [domain, name, JSON.stringify(schema)]);
-        await tx.run(bumpSchemaEpochSql(), []);
-        return 'created' as const;
-      }
-      const current = JSON.parse(rows[0]!.schema as string) as TableSchema;
-      if (compareSchemas(current, schema) === 'unchanged') return 'unchanged' as const;
-      for (const ddl of migrateTableDdl(describe(current), info, names, this.driver.dialect)) await tx.run(ddl, []);
-      await tx.run(`UPDATE ${q(META_TABLE)} SET schema = ? WHERE domain = ? AND name = ?`, [JSON.stringify(schema), domain, name]);
-      await tx.run(bumpSchemaEpochSql(), []);
-      return 'updated' as const;
-    });
-    this.tables.set(`${domain}\u0000${name}`, { info, names });
-    return outcome;
-  }
-
-  /** The schema with every default filled in, and its domain: PUT back as it is, it changes nothing. */
-  getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }> {
-    return this.fresh(async () => ({ domain, ...(await this.table(domain, name)).info.schema }));
-  }
-
-  dropTable(domain: string, name: string): Promise<void> {
-    return this.fresh(() => this.removeTable(domain, name));
-  }
-
-  private async removeTable(domain: string, name: string): Promise<void> {
-    const { names } = await this.table(domain, name);
-    await this.driver.transaction(JSON.stringify(['schema', domain, name]), async (tx) => {
-      for (const ddl of dropTableDdl(names)) await tx.run(ddl, []);
-      await tx.run(`DELETE FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
-      await tx.run(bumpSchemaEpochSql(), []);
-    });
-    this.tables.delete(`${domain}\u0000${name}`);
-  }
-
-  async get(domain: string, query: Query): Promise<QueryResult> {
-    if (typeof query !== 'object' || query === null) throw invalidInput('A query must be a JSON object.', 'invalid-query');
-    // A TTL in the answer counts down, so such answers are always read anew.
-    const key = this.cache && query.withTTL !== true ? cacheKey(domain, query) : undefined;
-    if (key === undefined) return this.readNow(domain, query)?.result ?? this.fresh(async () => (await this.readConfirmed(domain, query)).result);
-    const version = this.driver.dataVersion!();
-    const now = Date.now();
-    const cached = this.cache!.get(key, version, now);
-    if (cached) return cached;
-    return this.fresh(async () => {
-      const { table, result } = this.readNow(domain, query) ?? (await this.readConfirmed(domain, query));
-      this.cache!.set(key, result, version, await this.nextExpiry(table, version, now));
-      return result;
-    });
-  }
-
-  /**
-   * The common read, answered without a promise per step: on an engine that answers at once
-   * (SQLite), with the table's definition kept, the rows and the schema epoch come from one
-   * statement, as in `readConfirmed`. Anything else (a definition not kept or found stale, bad
-   * input, an engine error) answers undefined: `readConfirmed` then reads again and handles it.
-   */
-  private readNow(domain: string, query: Query): { table: Table; result: QueryResult } | undefined {
-    const immediate = this.driver.immediate;
-    const table = immediate && typeof query.table === 'string' && this.tables.peek(`${domain}\u0000${query.table}`);
-    if (!table) return undefined;
-    try {
-      const now = Date.now();
-      const { plan, stmt } = this.pointReads.statement(table.info, table.names, query, now);
-      const rows = plan.order.length === 0 ? optional(immediate.oneSync(stmt.sql, stmt.params)) : immediate.allSync(stmt.sql, stmt.params);
-      const { result, epoch } = this.answer(table, plan, rows, now, true);
-      this.tables.confirm(String(epoch ?? epochIn(immediate.oneSync(readSchemaEpochSql(), []))));
-      return { table, result };
-    } catch {
-      return undefined;
-    }
-  }
-
-  /**
-   * A query's answer, read on a current definition of its table. On an engine that tells when
-   * anything was committed (SQLite) the schema epoch comes with the rows, from the same statement:
-   * one read where asking first took two (a point read's own transaction costs about as much as the
-   * row). A definition found stale is reloaded and the read made again (`fresh`). Elsewhere the
-   * definitions are checked before, as for every operation.
-   */
-  private async readConfirmed(domain: string, query: Query): Promise<{ table: Table; result: QueryResult }> {
-    if (!this.confirmsInTransaction) {
-      const table = await this.table(domain, query.table);
-      return { table, result: (await this.read(table, planQuery(table.info, query, this.encode), false)).result };
-    }
-    const { table, plan } = await this.plannedOn(domain, query.table, (info) => planQuery(info, query, this.encode));
-    const { result, epoch } = await this.read(table, plan, true);
-    // An empty answer carries no epoch: it is asked after. Epochs only grow, so one unchanged then was unchanged during the read.
-    this.tables.confirm(String(epoch ?? (await readEpoch(this.driver))));
-    return { table, result };
-  }
-
-  /**
-   * When the first row of a table still live at `now` expires, asked once per table and data
-   * version: until a commit, only time passing that moment changes it (the index on `_exp` answers).
-   */
-  private async nextExpiry(table: Table, version: number, now: number): Promise<number | undefined> {
-    const known = this.expiries.get(table.names.main);
-    if (known && known.version === version && (known.until === undefined || now < known.until)) return known.until;
-    // Asked after the answer was read: a commit in between changes the version, which retires both.
-    const [next] = await read(this.driver, nextExpiryStatement(table.names, now));
-    const until = next?.exp === null || next?.exp === undefined ? undefined : Number(next.exp);
-    this.expiries.set(table.names.main, { version, until });
-    return until;
-  }
-
-  /** `withEpoch`: the rows carry the schema epoch (returned as `epoch` when there is a row). */
-  private async read(table: Table, plan: QueryPlan, withEpoch: boolean): Promise<{ result: QueryResult; epoch?: unknown }> {
-    const now = Date.now();
-    const stmt = selectStatement(table.info, table.names, plan, now, withEpoch);
-    // A plan with no order columns pins every key: one row at most.
-    const rows = plan.order.length === 0 ? optional(await this.driver.one(stmt.sql, stmt.params)) : await read(this.driver, stmt);
-    return this.answer(table, plan, rows, now, withEpoch);
-  }
-
-  /** The rows a plan's statement returned, as items (and a paging token when the page is full). */
-  private answer({ info }: Table, plan: QueryPlan, rows: SqlRow[], now: number, withEpoch: boolean): { result: QueryResult; epoch?: unknown } {
-    // As in DynamoDB, a full page carries a token even if nothing follows: reading one row more
-    // to find out would read its values too (a second blob for every latest-revision lookup).
-    const items = rows.map((row) => {
-      const item = this.toItem(info, row, plan.output);
-      if (plan.withTTL) item._ttl = row._exp === null || row._exp === undefined ? null : Math.max(0, Math.ceil((Number(row._exp) - now) / 1000));
-      return item;
-    });
-    const epoch = withEpoch ? rows[0]?.[EPOCH_COLUMN] : undefined;
-    if (rows.length < plan.limit || plan.order.length === 0) return { result: { items }, epoch };
-    const lastRow = rows[plan.limit - 1]!;
-    const result = withLazyNext(items, () => {
-      const last = this.toItem(info, lastRow, plan.order.map((o) => o.column));
-      return encodeToken(plan.fingerprint(), plan.order.map((o) => last[o.column]));
-    });
-    return { result, epoch };
-  }
-
-  private toItem(info: TableInfo, row: SqlRow, columns: string[]): Row {
-    const item: Row = {};
-    for (const c of columns) item[c] = fromStorage(info.schema.attributes[c]!, row[c], this.codec);
-    return item;
-  }
-
-  /** Writes one row (and/or its partition's static columns); a failed condition is a 412 and writes nothing. */
-  async put(domain: string, write: Write): Promise<void> {
-    if (typeof write !== 'object' || write === null) throw invalidInput('A write must be a JSON object.', 'invalid-write');
-    return this.fresh(() => this.write(domain, write));
-  }
-
-  private async write(domain: string, write: Write): Promise<void> {
-    const { table: { info, names }, plan } = await this.plannedOn(domain, write.table, (info) => planWrite(info, write, this.encode));
-    const conditional = plan.notExists || plan.conditions.length > 0;
-    // Writes that read their partition (a condition, a retention pass counting its rows) take its
-    // lock: two retention passes each blind to the other's new row would both keep too many.
-    const policy = info.schema.revisionRetentionPolicy.type;
-    const counts = plan.row !== undefined && info.range.length > 0 && (policy === 'latest' || policy === 'latest_hash' || policy === 'interval');
-    const lockKey = conditional || counts ? JSON.stringify([names.main, ...Object.values(plan.hashKey)]) : undefined;
-    await this.driver.transaction(lockKey, async (tx) => {
-      await this.confirmDefinitions(tx);
-      const now = Date.now();
-      if (conditional) await checkConditions(tx, info, names, plan, now, this.codec);
-      if (plan.row) {
-        await exec(tx, upsertRowStatement(info, names, plan.row, this.expiry(info, plan, now), now));
-      }
-      if (Object.keys(plan.statics).length > 0) await exec(tx, upsertStaticStatement(info, names, plan.hashKey, plan.statics));
-      if (plan.row) await applyRetention(tx, info, names, plan.hashKey, plan.row, now);
-    });
-  }
-
-  private expiry(info: TableInfo, plan: WritePlan, now: number): number | null {
-    const policy = info.schema.revisionRetentionPolicy;
-    const ttls = [plan.ttl, policy.type === 'ttl' ? policy.ttl : undefined].filter((t): t is number => t !== undefined);
-    return ttls.length > 0 ? now + Math.min(...ttls) * 1000 : null;
-  }
-
-  /** Deletes the rows matching a (partial) primary key; without range keys, the static columns too. */
-  async delete(domain: string, del: Delete): Promise<void> {
-    if (typeof del !== 'object' || del === null) throw invalidInput('A delete must be a JSON object.', 'invalid-delete');
-    await this.fresh(async () => {
-      const { table: { names }, plan } = await this.plannedOn(domain, del.table, (info) => planDelete(info, del, this.encode));
-      await this.driver.transaction(undefined, async (tx) => {
-        await this.confirmDefinitions(tx);
-        await exec(tx, deleteRowsStatement(names, plan.key));
-        if (plan.wholePartition) await exec(tx, deleteStaticStatement(names, plan.hashKey));
-      });
-    });
-  }
-
-  /** Removes rows whose TTL has passed (reads never return them; this reclaims their space). */
-  async sweepExpired(): Promise<number> {
-    const tables = await this.driver.all(`SELECT domain, name FROM ${q(META_TABLE)}`, []);
-    let removed = 0;
-    const now = Date.now();
-    for (const t of tables) removed += await exec(this.driver, sweepStatement(physicalNames(t.domain as string, t.name as string), now));
-    return removed;
-  }
-
-  health(timeoutMs: number): Promise<StorageHealth> {
-    return checked(timeoutMs, async () => {
-      await this.driver.one('SELECT 1 AS ok', []);
-      return { status: 'ok' };
-    });
-  }
-
-  close(): Promise<void> {
-    return this.driver.close();
+/** Runs a check, `down` with its reason if it fails or takes longer than `timeoutMs`. */
+export async function checked(timeoutMs: number, check: () => Promise<StorageHealth>): Promise<StorageHealth> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<StorageHealth>((resolve) => {
+    timer = setTimeout(() => resolve({ status: 'down', detail: { reason: `no answer within ${timeoutMs} ms` } }), timeoutMs);
+  });
+  try {
+    return await Promise.race([check().catch((e: unknown) => ({ status: 'down' as const, detail: { reason: (e as Error)?.message ?? String(e) } })), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

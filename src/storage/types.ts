@@ -41,7 +41,6 @@ export interface TableSchema {
   options: Record<string, unknown>;
 }
 
-export type Operator = 'eq' | 'lt' | 'gt' | 'le' | 'ge' | 'between';
 /** A plain value means `eq`. */
 export type Predicate = unknown;
 

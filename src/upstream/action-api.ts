@@ -65,6 +65,19 @@ export interface ListedPage {
   missing?: boolean;
 }
 
+/** What a link to a page shows: whether it exists, redirects, is a disambiguation page, its length. */
+export interface LinkTargetState {
+  /** The title as asked for. */
+  title: string;
+  exists: boolean;
+  redirect: boolean;
+  disambiguation: boolean;
+  /** Bytes of the latest revision (null: no such page). */
+  length: number | null;
+  /** The content namespace of the page (stub links mark content pages only). */
+  ns: number;
+}
+
 /** What identifies a caller to the wiki: forwarded as they came, never replaced by the service's own. */
 export interface Credentials {
   cookie?: string;
@@ -296,6 +309,32 @@ export class ActionApi {
   async info(titles: string[]): Promise<ListedPage[]> {
     const json = await this.query({ action: 'query', prop: 'info', titles: titles.join('|') });
     return ((json.query?.pages ?? []) as ApiPage[]).map((p) => ({ title: p.title, ns: p.ns, lastrevid: p.lastrevid, missing: !!(p.missing || p.invalid) }));
+  }
+
+  /** The wikitext of a page's latest revision (a list the wiki keeps as a page), or undefined if there is none. */
+  async pageText(title: string): Promise<string | undefined> {
+    const json = await this.query({ action: 'query', prop: 'revisions', titles: title, rvprop: 'content', rvslots: 'main' });
+    const page = json.query?.pages?.[0] as { missing?: boolean; revisions?: { slots?: { main?: { content?: string } } }[] } | undefined;
+    return page?.missing ? undefined : page?.revisions?.[0]?.slots?.main?.content;
+  }
+
+  /**
+   * The state of pages links point to (at most 50 titles a request): special pages count as
+   * existing, invalid titles as missing; disambiguation is the Disambiguator page prop, where the
+   * wiki has that extension.
+   */
+  async linkTargetStates(titles: string[]): Promise<LinkTargetState[]> {
+    const json = await this.query({ action: 'query', prop: 'info|pageprops', ppprop: 'disambiguation', titles: titles.join('|') });
+    const asked = new Map<string, string>(titles.map((t) => [t, t]));
+    for (const n of (json.query?.normalized ?? []) as { from: string; to: string }[]) asked.set(n.to, n.from);
+    return ((json.query?.pages ?? []) as (ApiPage & { special?: boolean; redirect?: boolean; length?: number; pageprops?: Record<string, unknown> })[]).map((p) => ({
+      title: asked.get(p.title) ?? p.title,
+      exists: !!p.special || !(p.missing || p.invalid),
+      redirect: !!p.redirect,
+      disambiguation: p.pageprops?.disambiguation !== undefined,
+      length: p.length ?? null,
+      ns: p.ns,
+    }));
   }
 
   /**

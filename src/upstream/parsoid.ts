@@ -33,7 +33,7 @@ export interface CoreRender {
  * A title as one path segment of a wiki URL: `.` and `..` encoded too, or the URL's dot-segment
  * rules would make them another path (`transform/html/to/wikitext/..` is `transform/html/to`).
  */
-export const pathSegment = (title: string) => (title === '.' || title === '..' ? title.replace(/\./g, '%2E') : encodeURIComponent(title));
+const pathSegment = (title: string) => (title === '.' || title === '..' ? title.replace(/\./g, '%2E') : encodeURIComponent(title));
 
 /** Whether a rest.php answer says no route matched (the wiki does not expose those endpoints). */
 const isRouteMissing = (status: number, body: Buffer) => status === 404 && /did not match any known handler|rest-no-match/.test(body.toString('utf8', 0, 2000));
@@ -47,8 +47,6 @@ export class RoutesMissing extends HttpError {
     super(501, 'upstream-route-missing', `The wiki does not expose ${what}.`);
   }
 }
-
-export type ParsoidFailure = 'not-found' | 'hidden';
 
 /** A page (and revision) a transform is done for: links, templates and selser depend on it. */
 export interface TransformTarget {

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
 import { v1 as uuidv1 } from 'uuid';
 import { admin, BACKENDS, request, sleep, startServer, type TestServer } from '../helpers.js';
-import { PAGE_REVISIONS_SCHEMA } from '../../src/modules/page/revisions.js';
+import { PAGE_REVISIONS_SCHEMA } from '../../src/modules/page/tables/page-revisions.js';
 
 /** A raw HTTP/1.1 exchange: what the server answered before it closed, or what was read by `waitMs`. */
 function rawExchange(port: number, payload: Buffer | string, waitMs = 5000): Promise<{ text: string; closed: boolean; error?: string }> {

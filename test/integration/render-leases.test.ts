@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
-import { RenderLeases } from '../../src/modules/page/render-leases.js';
+import { RenderLeases } from '../../src/modules/page/tables/render-leases.js';
 import type { Request, RequestContext } from '../../src/router/types.js';
 import { admin, freshDomain, parsoidRequests, processConfig, request, sleep, startProcess, tempDir } from '../helpers.js';
 import { WIKI_URL } from '../wiki.js';

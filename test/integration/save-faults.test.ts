@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { admin, request, startServer, type TestServer } from '../helpers.js';
 import { WIKI_URL } from '../wiki.js';
-import { STATUS_OF_CODE } from '../../src/modules/page/edit-errors.js';
+import { STATUS_OF_CODE } from '../../src/modules/page/edit/edit-errors.js';
 
 const RUN = Date.now().toString(36);
 

@@ -28,7 +28,7 @@ for (const backend of BACKENDS) {
       const txn = {
         method: 'PUT', uri: rev('primary', tid), headers: { 'content-type': 'text/plain' }, body: 'the primary',
         then: [
-          { method: 'PUT', uri: rev('dep-json', tid), headers: { 'content-type': 'application/json' }, body: { a: [1, 2] } },
+          { name: 'json', method: 'PUT', uri: rev('dep-json', tid), headers: { 'content-type': 'application/json' }, body: { a: [1, 2] } },
           { method: 'PUT', uri: rev('dep-binary', tid), headers: { 'content-type': 'application/octet-stream', 'content-transfer-encoding': 'base64' }, body: Buffer.from([0, 1, 254, 255]).toString('base64') },
           { method: 'DELETE', uri: `/${s.domain}/sys/key_value/nobucket/x` },
         ],
@@ -37,6 +37,8 @@ for (const backend of BACKENDS) {
       assert.equal(res.status, 200, res.text);
       assert.equal(res.json.status, 201);
       assert.deepEqual(res.json.then.map((t: { status: number }) => t.status), [201, 201, 404]);
+      // A named step's result carries its name, so a client reads it by name.
+      assert.deepEqual(res.json.then.map((t: { name?: string }) => t.name), ['json', undefined, undefined]);
       assert.equal((await request(`${s.base}${rev('dep-json', tid)}`, { headers: admin })).text, '{"a":[1,2]}');
       assert.deepEqual((await request(`${s.base}${rev('dep-binary', tid)}`, { headers: admin })).raw, Buffer.from([0, 1, 254, 255]));
       const got = await request(`${sys}/transactions/${tid}`, { headers: admin });
@@ -89,6 +91,7 @@ for (const backend of BACKENDS) {
     it('refuses non-idempotent dependents, other domains, and tids outside the lifetime; GET says 404 or 410', async () => {
       const tid = uuidv1();
       assert.equal((await put(tid, { method: 'PUT', uri: rev('a', tid), then: [{ method: 'POST', uri: rev('b', tid) }] })).status, 400);
+      assert.equal((await put(tid, { method: 'PUT', uri: rev('a', tid), then: [{ name: 'Not a name!', method: 'PUT', uri: rev('b', tid) }] })).status, 400);
       assert.equal((await put(tid, { method: 'PUT', uri: '/other.example/sys/key_value/x/y' })).status, 400);
       const old = uuidv1({ msecs: Date.now() - 2 * 86400_000, nsecs: 0 });
       assert.equal((await put(old, { method: 'PUT', uri: rev('a', old) })).status, 400);

@@ -128,6 +128,21 @@ describe('a real Varnish in front of a service following the wiki', () => {
     assert.ok(hit(await request(url)), 'and cached again');
   });
 
+  it('turns a cached red link blue within 3 s of the page it names being created, without a new render', async () => {
+    const title = `Cache links ${RUN}`.replace(/ /g, '_');
+    const target = `Cache link target ${RUN}`.replace(/ /g, '_');
+    await env.wiki.edit(title, `A link to [[${target}]].`);
+    const url = `${cache}/wiki.test/v1/page/${title}/display`;
+    const red = (html: string) => new RegExp(`class="new"[^>]*>${target.replace(/_/g, ' ')}<`).test(html) || new RegExp(`href="./${target}\\?action=edit&amp;redlink=1"`).test(html);
+    const first = await request(url);
+    assert.ok(red(first.text), 'red while the page does not exist');
+    assert.ok(hit(await request(url)), 'the display is cached');
+    await env.wiki.edit(target, 'Created.');
+    const blue = await within3s('the link to turn blue through Varnish', url, (res) => res.status === 200 && !red(res.text));
+    assert.equal(String(blue.headers.etag).split('/')[2], String(first.headers.etag).split('/')[2], 'the same render');
+    assert.ok(hit(await request(url)), 'and cached again');
+  });
+
   it('answers 404 through the cache within 3 s for a page deleted on the wiki', async () => {
     const title = `Cache deleted ${RUN}`.replace(/ /g, '_');
     await env.wiki.edit(title, 'Cached, then deleted.');

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { notFound } from '../../src/errors.js';
-import { PageCaches } from '../../src/modules/page/page-caches.js';
-import type { Render } from '../../src/modules/page/renders.js';
-import type { RevisionRow } from '../../src/modules/page/revisions.js';
+import { PageCaches } from '../../src/modules/page/read/page-caches.js';
+import { SingleFlight } from '../../src/modules/page/model/single-flight.js';
+import type { Render } from '../../src/modules/page/model/render.js';
+import type { RevisionRow } from '../../src/modules/page/model/revision.js';
 import { sleep } from '../helpers.js';
 
 const row = (rev: number) => ({ title: 'T', rev }) as RevisionRow;
@@ -98,23 +99,25 @@ describe('page caches', () => {
     await assert.rejects(caches.title('d', 'bad', async () => Promise.reject(new Error('invalid'))));
     assert.equal(await caches.title('d', 'bad', async () => 'Fixed'), 'Fixed');
   });
+});
 
+describe('single flight', () => {
   it('runs concurrent work once, and again once it settled; a render key stays taken until stored', async () => {
-    const caches = new PageCaches({ rowTtlMs: 1, renderBytes: 1, missTtlMs: 0 });
+    const flights = new SingleFlight();
     let runs = 0;
-    const work = () => caches.coalesce('k', async () => (await sleep(10), ++runs));
+    const work = () => flights.run('k', async () => (await sleep(10), ++runs));
     assert.deepEqual(await Promise.all([work(), work(), work()]), [1, 1, 1]);
     assert.equal(await work(), 2);
     let store!: () => void;
     const stored = new Promise<void>((r) => (store = r));
     let renders = 0;
-    const renderOnce = () => caches.coalesceUntil('r', async () => ({ value: ++renders, settled: stored }));
+    const renderOnce = () => flights.runUntil('r', async () => ({ value: ++renders, settled: stored }));
     assert.equal(await renderOnce(), 1);
     assert.equal(await renderOnce(), 1, 'answered, not yet stored: joins');
     store();
     await sleep(1);
     assert.equal(await renderOnce(), 2, 'stored: a new request renders again');
-    await assert.rejects(caches.coalesceUntil('f', async () => Promise.reject(new Error('boom'))));
-    assert.equal(await caches.coalesceUntil('f', async () => ({ value: 'ok', settled: Promise.resolve() })), 'ok', 'a failure frees the key');
+    await assert.rejects(flights.runUntil('f', async () => Promise.reject(new Error('boom'))));
+    assert.equal(await flights.runUntil('f', async () => ({ value: 'ok', settled: Promise.resolve() })), 'ok', 'a failure frees the key');
   });
 });

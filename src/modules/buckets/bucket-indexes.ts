@@ -1,5 +1,5 @@
 import { badRequest, HttpError } from '../../errors.js';
-import type { TableClient } from '../../internal/table-client.js';
+import type { TableClient } from '../../table-access/table-client.js';
 import type { RequestContext } from '../../router/types.js';
 
 /**

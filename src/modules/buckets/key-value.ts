@@ -1,7 +1,7 @@
 import { HttpError, notFound, preconditionFailed } from '../../errors.js';
 import type { Module, RouteRequest } from '../../router/types.js';
 import { newTid } from '../../tid.js';
-import { missingBucket, TableClient } from '../../internal/table-client.js';
+import { missingBucket, TableClient } from '../../table-access/table-client.js';
 import { checkedIfMatch, entityFromRequest } from './entity.js';
 import { bucketRoutes, revisionResponse } from './revision-routes.js';
 import { bucketSpecs, withPathParameters } from './spec.js';

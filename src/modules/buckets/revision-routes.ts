@@ -29,7 +29,7 @@ export function revisionResponse(rev: Revision, immutable: boolean): Response {
 }
 
 /** A path segment after a key: a tid (v1 time-uuid) or a time. */
-export function parseRevisionSegment(segment: string): { tid: string } | { time: number } {
+function parseRevisionSegment(segment: string): { tid: string } | { time: number } {
   if (UUID_PATTERN.test(segment)) {
     if (!isTid(segment)) throw badRequest(`'${segment}' is not a time-uuid (version 1).`, 'invalid-tid');
     return { tid: segment.toLowerCase() };

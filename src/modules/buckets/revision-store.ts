@@ -1,7 +1,7 @@
 import { HttpError, preconditionFailed } from '../../errors.js';
 import type { RequestContext } from '../../router/types.js';
 import type { QueryResult, RetentionPolicy, Row } from '../../storage/types.js';
-import { missingBucket, TableClient } from '../../internal/table-client.js';
+import { missingBucket, TableClient } from '../../table-access/table-client.js';
 import { compareTids, maxTidAt, newTid } from '../../tid.js';
 import type { Entity } from './entity.js';
 import { BucketIndexReader, indexColumn, indexSchema, indexValues, type BucketIndexes } from './bucket-indexes.js';

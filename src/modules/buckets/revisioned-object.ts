@@ -1,7 +1,7 @@
 import { badRequest, notFound } from '../../errors.js';
 import { newTid } from '../../tid.js';
 import type { Module } from '../../router/types.js';
-import { missingBucket, TableClient } from '../../internal/table-client.js';
+import { missingBucket, TableClient } from '../../table-access/table-client.js';
 import { pagingFrom } from '../../router/paging.js';
 import { RevisionStore } from './revision-store.js';
 import { bucketRoutes, parseCreateBody, revisionRoutes } from './revision-routes.js';

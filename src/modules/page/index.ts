@@ -1,102 +1,29 @@
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
-import type { Logger } from 'pino';
-import { HttpError, badRequest } from '../../errors.js';
-import { pagingFrom } from '../../router/paging.js';
-import type { Module, RequestContext, Response, RouteRequest } from '../../router/types.js';
-import { parseTime, tidTime } from '../../tid.js';
-import type { CachePurger } from '../../upstream/cache-purger.js';
-import type { Wiki } from '../../upstream/wiki.js';
-import type { Metrics } from '../../metrics.js';
-import type { ChangeFollower, FollowerOptions } from './follower/change-follower.js';
-import { followerModule } from './follower/index.js';
-import { cachePolicy, type CachePolicy } from './cache-control.js';
-import { Html2Cache, HTML_2_TYPE, negotiateHtml } from './html-versions.js';
-import { PageCaches } from './page-caches.js';
-import { PageSaver } from './page-saver.js';
-import { PageService } from './page-service.js';
-import { PageMoved, RevisionMoved } from './page-moves.js';
-import { partOf, PROPS, type Prop, type Render } from './renders.js';
-import { revisionMetadata, type RevisionRow } from './revisions.js';
-import { SaveLocks } from './save-locks.js';
-import { markedIfUnchecked } from './stale-answer.js';
-import { contentKeys, surrogateKeys, tagged } from './surrogate-keys.js';
-import { sectionHtml, sectionWikitext } from './sections.js';
-import { titleSegment } from './title-url.js';
-import { saveRecordsModule } from './save-records.js';
-import { saveRoutes, type NormalizeTitle } from './save-routes.js';
-import { pageSpecs, REVID } from './spec.js';
-import { transformRoutes } from './transform-routes.js';
-import { Transforms } from './transforms.js';
+import type { RequestContext, RouteRequest } from '../../router/types.js';
+import { PageSaver } from './edit/page-saver.js';
+import { saveRecordsModule } from './edit/save-records.js';
+import { saveRoutes } from './edit/save-routes.js';
+import { transformRoutes } from './edit/transform-routes.js';
+import { Transforms } from './edit/transforms.js';
+import { BAD_IMAGE_LIST, BadImages } from './display/bad-images.js';
+import { DisplayPages } from './display/display-pages.js';
+import { LinkStates } from './display/link-states.js';
+import { followerModule } from './follow/follower-module.js';
+import { cachePolicy } from './model/cache-control.js';
+import { displayPurge } from './model/purge-urls.js';
+import { surrogateKeys } from './model/surrogate-keys.js';
+import { Html2Cache } from './model/html-versions.js';
+import type { PageApi, PageModuleOptions } from './page-api.js';
+import { PageCaches } from './read/page-caches.js';
+import { PageService } from './read/page-service.js';
+import { SaveLocks } from './tables/save-locks.js';
+import { pageReadModule } from './v1/page-routes.js';
 
-const gunzip = promisify(zlib.gunzip);
-
-/** The route's schema admits only these (see spec.ts). */
-const asProp = (prop: string) => prop as Prop;
-
-
-/** An authorised caller's Cache-Control: no-cache asks for the wiki's answer, not storage's. */
-const forced = (req: RouteRequest, ctx: RequestContext) => ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
-
-/** Which URL of content answers: the latest, a revision's, or one render's (by tid). */
-type ContentKind = keyof CachePolicy;
-
-/** How a property is sent: as stored, or (HTML) in 2.x form with data-mw inline, asked by profile or query. */
-type Form = 'stored' | '2-by-profile' | '2-by-query';
-
-function contentHeaders(domain: string, render: Render, prop: Prop, kind: ContentKind, cache: CachePolicy, form: Form, language: string): Record<string, string> {
-  const byTid = kind === 'render';
-  const headers: Record<string, string> = {
-    'content-type': form === 'stored' ? render.types[prop] : HTML_2_TYPE,
-    'content-encoding': 'gzip',
-    etag: `"${render.rev}/${render.tid}"`,
-    'last-modified': new Date(tidTime(render.tid)).toUTCString(),
-    'cache-control': cache[kind],
-  };
-  if (!byTid) headers['content-location'] = `/${domain}/v1/page/${titleSegment(render.title)}/${prop}/${render.tid}${form === '2-by-query' ? '?data-mw=inline' : ''}`;
-  if (prop === 'html') headers.vary = 'Accept';
-  if (prop === 'html' || prop === 'wikitext') headers['content-language'] = language;
-  if (render.redirect) {
-    // Redirects are not followed: the page is served, and says where it points.
-    headers['x-mediawiki-redirect'] = encodeURIComponent(render.redirect);
-    headers.link = `</${domain}/v1/page/${titleSegment(render.redirect.replace(/ /g, '_'))}/${prop}>; rel="mw:PageProp/redirect"`;
-  }
-  return headers;
-}
-
-export interface PageModuleOptions {
-  wikis: Map<string, Wiki>;
-  log: Logger;
-  latestCheckMs: number;
-  pageCacheMs: number;
-  renderCacheBytes: number;
-  negativeCacheMs: number;
-  /** How old the wiki's word on a stored revision (hidden? page deleted?) may get before it is asked again. */
-  revisionRecheckMs: number;
-  /** The HTTP caches in front, told of every answer that changed. */
-  purger: CachePurger;
-  /** How the wikis' changes are followed; absent: they are not. */
-  follow?: FollowerOptions;
-  metrics: Metrics;
-}
-
-/** The page modules and what another face of them (rest_v1) builds on. */
-export interface PageApi {
-  modules: Module[];
-  service: PageService;
-  transforms: Transforms;
-  normalize: NormalizeTitle;
-  /** Builds the headers of a stored render's answer once per render and key. */
-  caches: PageCaches;
-  cache: CachePolicy;
-  html2: Html2Cache;
-  /** The change followers by domain (none unless following is on). */
-  followers: Map<string, ChangeFollower>;
-}
+export type { PageApi, PageModuleOptions } from './page-api.js';
 
 /**
- * `/{domain}/v1/page/...`, `/v1/revision/...` and `/v1/transform/...`: the public content API; and
- * `/{domain}/sys/page_saves/...`, the steps of a save's transaction.
+ * The page module's parts, put together: the read side (`read/`, `v1/`), the edit side (`edit/`:
+ * saves and transforms, and `/{domain}/sys/page_saves/...`, the steps of a save's transaction),
+ * and the change follower (`follow/`). rest_v1 (`rest-v1/`) builds on what this returns.
  */
 export function pageModules(options: PageModuleOptions): PageApi {
   const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
@@ -110,192 +37,44 @@ export function pageModules(options: PageModuleOptions): PageApi {
   /** The normalized title, for writes (never redirected: a redirected POST loses its body). */
   const normalize = (req: RouteRequest) => caches.title(req.domain, req.params.title!, () => service.wiki(req.domain).normalize(req.params.title!));
 
-  /**
-   * A render's property as the client asked for it: HTML in 2.x form (data-mw inline) for a 2.x
-   * profile or ?data-mw=inline, else as stored. Headers are built once per render and form.
-   */
-  async function content(req: RouteRequest, render: Render, prop: Prop, kind: ContentKind): Promise<Response> {
-    const section = req.query.get('section');
-    if (section !== null) return sectionContent(req, render, prop, kind, Number(section));
-    let form: Form = 'stored';
-    if (prop === 'html') {
-      if (req.query.get('data-mw') === 'inline') form = '2-by-query';
-      else if (negotiateHtml(req.headers.accept, '999') === '2') form = '2-by-profile';
-    }
-    const body = form === 'stored' ? partOf(render, prop) : await html2.of(req.domain, render);
-    const language = (await service.wiki(req.domain).siteInfo()).general.lang;
-    const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form, language));
-    service.reads.note(req.domain, render.title);
-    const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
-    return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body };
-  }
-
-  /**
-   * One section of a render: its HTML (2.x, data-mw inline, so it stands on its own) or its
-   * wikitext, cut at the source range Parsoid recorded for it; without data-parsoid (the core
-   * REST API) the wiki cuts the wikitext itself.
-   */
-  async function sectionContent(req: RouteRequest, render: Render, prop: Prop, kind: ContentKind, id: number): Promise<Response> {
-    if (prop !== 'html' && prop !== 'wikitext') throw badRequest('A section is read as html or wikitext.', 'section-of-property');
-    const html2x = await html2.textOf(req.domain, render);
-    const notFound = () => new HttpError(404, 'section-not-found', `${render.title} (revision ${render.rev}) has no editable section ${id}.`);
-    let body: string | undefined;
-    if (prop === 'html') body = sectionHtml(html2x, id);
-    else if (render.types['data-parsoid'] === '') body = sectionHtml(html2x, id) && (await service.wiki(req.domain).api.sectionWikitext(render.rev, id));
-    else body = sectionWikitext(html2x, JSON.parse((await gunzip(render.parts['data-parsoid'])).toString('utf8')), await gunzip(render.parts.wikitext), id);
-    if (body === undefined) throw notFound();
-    const headers = {
-      'content-type': prop === 'html' ? HTML_2_TYPE : render.types.wikitext,
-      etag: `"${render.rev}/${render.tid}"`,
-      'cache-control': cache[kind],
-    };
-    const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
-    return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body };
-  }
-
-  /** The normalized title, or a redirect to the same URL with it. */
-  async function titleOf(req: RouteRequest): Promise<{ title: string } | { redirect: Response }> {
-    const title = await normalize(req);
-    const prefix = `/${req.domain}/v1/page/`;
-    // The title as normalised and spelt as every URL, purge and key of it spells it: another
-    // spelling of the same page (`%28`, lower-case escapes) is redirected, never cached apart.
-    if (title === req.params.title && req.path.slice(prefix.length).split('/', 1)[0] === titleSegment(title)) return { title };
-    const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
-    const query = req.uri.includes('?') ? req.uri.slice(req.uri.indexOf('?')) : '';
-    return { redirect: { status: 301, headers: { location: `${prefix}${titleSegment(title)}${rest}${query}`, 'cache-control': 'max-age=3600' } } };
-  }
-
-  /** Wraps a handler that works on a normalized title; moved revisions become redirects. */
-  const withTitle =
-    (fn: (req: RouteRequest, ctx: RequestContext, title: string) => Promise<Response>) => async (req: RouteRequest, ctx: RequestContext) => {
-      const t = await titleOf(req);
-      if ('redirect' in t) return t.redirect;
-      try {
-        return await fn(req, ctx, t.title);
-      } catch (e) {
-        const prefix = `/${req.domain}/v1/page/`;
-        const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
-        if (e instanceof PageMoved) {
-          // Moved without a redirect left behind: not found here, and where it went.
-          throw new HttpError(404, 'page-moved', e.detail, { headers: { location: `${prefix}${titleSegment(e.target)}${rest}` }, extensions: e.extensions });
-        }
-        if (!(e instanceof RevisionMoved)) throw e;
-        return { status: 302, headers: tagged({ location: `${prefix}${titleSegment(e.title)}${rest}`, 'cache-control': 'no-cache' }, [surrogateKeys.page(req.domain, t.title)]) };
-      }
-    };
-
-  /** The revision whose content is asked for: rendered next, so a miss starts rendering early. */
-  const latestOrAt = async (req: RouteRequest, ctx: RequestContext, title: string): Promise<RevisionRow> => {
-    const ts = req.query.get('ts');
-    if (ts !== null) return service.revisionAt(ctx, req.domain, title, parseTime(ts));
-    return service.latest(ctx, req.domain, title, forced(req, ctx), true);
-  };
-
-  const page: Module = {
-    name: 'page',
-    api: 'v1',
-    tables: ['page_revisions', 'parsoid', 'site_info', 'page_render_leases', 'transform_stash'],
-    async setup(ctx) {
-      for (const domain of options.wikis.keys()) {
-        await service.createTables(ctx, domain);
-        await transforms.createTables(ctx, domain);
-      }
+  const linkStates = new LinkStates(options.wikis, options.log, options.pageCacheMs);
+  const badImages = new BadImages(options.wikis, options.log);
+  const display = new DisplayPages(linkStates, badImages, Math.floor(options.renderCacheBytes / 4), options.pageCacheMs);
+  const page = pageReadModule({
+    domains: [...options.wikis.keys()],
+    service,
+    caches,
+    cache,
+    html2,
+    display,
+    normalize,
+    moreRoutes: [...saveRoutes(saver, normalize), ...transformRoutes(transforms, normalize)],
+    setupDomain: async (ctx, domain) => {
+      await service.createTables(ctx, domain);
+      await transforms.createTables(ctx, domain);
+      await linkStates.create(ctx, domain);
     },
-    close: () => service.drain(),
-    routes: [
-      ...saveRoutes(saver, normalize),
-      ...transformRoutes(transforms, normalize),
-      {
-        method: 'GET',
-        path: '/page/',
-        spec: pageSpecs.listPages,
-        handler: async (req, ctx) => {
-          const ts = req.query.get('ts');
-          const body = await service.listings.listPages(ctx, req.domain, pagingFrom(req), ts === null ? undefined : parseTime(ts));
-          return { status: 200, headers: { 'cache-control': 'no-cache' }, body };
-        },
-      },
-      {
-        method: 'GET',
-        path: '/page/{title}',
-        spec: pageSpecs.pageRedirect,
-        handler: withTitle(async (_req, _ctx, title) => ({ status: 302, headers: { location: `${titleSegment(title)}/html`, 'cache-control': 'max-age=3600' } })),
-      },
-      {
-        method: 'GET',
-        path: '/page/{title}/',
-        spec: pageSpecs.listProperties,
-        handler: withTitle(async (req, ctx, title) => {
-          await service.latest(ctx, req.domain, title, false);
-          return { status: 200, body: { items: [...PROPS, 'rev'] } };
-        }),
-      },
-      {
-        method: 'GET',
-        path: '/page/{title}/rev/',
-        spec: pageSpecs.history,
-        handler: withTitle(async (req, ctx, title) => {
-          const { limit, next } = pagingFrom(req);
-          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: await service.history(ctx, req.domain, title, limit ?? 20, next) };
-        }),
-      },
-      {
-        method: 'GET',
-        path: '/page/{title}/rev/{revid}',
-        spec: pageSpecs.revisionMetadata,
-        handler: withTitle(async (req, ctx, title) => {
-          const row = await service.revision(ctx, req.domain, title, Number(req.params.revid), forced(req, ctx));
-          const keys = contentKeys(req.domain, title, row.rev, false);
-          return { status: 200, headers: tagged({ 'cache-control': cache.revision }, keys), body: revisionMetadata(row) };
-        }),
-      },
-      {
-        method: 'GET',
-        path: '/page/{title}/{prop}',
-        spec: pageSpecs.latest,
-        handler: withTitle(async (req, ctx, title) => {
-          const prop = asProp(req.params.prop!);
-          const row = await latestOrAt(req, ctx, title);
-          return content(req, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, req.query.has('ts') ? 'revision' : 'latest');
-        }),
-      },
-      {
-        method: 'GET',
-        path: '/page/{title}/{prop}/',
-        spec: pageSpecs.listRenders,
-        handler: withTitle(async (req, ctx, title) => {
-          await service.latest(ctx, req.domain, title, false);
-          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: await service.listings.listRenders(ctx, req.domain, title, pagingFrom(req)) };
-        }),
-      },
-      {
-        method: 'GET',
-        path: '/page/{title}/{prop}/{revision}',
-        spec: pageSpecs.byRevision,
-        handler: withTitle(async (req, ctx, title) => {
-          const prop = asProp(req.params.prop!);
-          const revision = req.params.revision!;
-          if (REVID.test(revision)) {
-            const row = await service.revision(ctx, req.domain, title, Number(revision), forced(req, ctx));
-            return content(req, await service.render(ctx, req.domain, row, forced(req, ctx)), prop, 'revision');
-          }
-          const render = await service.renderByTid(ctx, req.domain, title, revision.toLowerCase());
-          return content(req, render, prop, 'render');
-        }),
-      },
-      {
-        method: 'GET',
-        path: '/revision/{revid}',
-        spec: pageSpecs.revisionLookup,
-        handler: async (req, ctx) => {
-          const body = await service.lookupRevision(ctx, req.domain, Number(req.params.revid));
-          const keys = contentKeys(req.domain, body.title, body.rev, false);
-          return { status: 200, headers: tagged({ 'cache-control': cache.revision }, keys), body: revisionMetadata(body) };
-        },
-      },
-    ],
-  };
+  });
   // First, so it stops following before the page module waits for pending renders.
-  const follower = followerModule(service, options.follow, options.metrics, options.log);
+  /**
+   * Pages the wiki changed: the display HTML of the pages linking to one whose state changed
+   * (created, deleted, moved), and of every page if the bad image list changed.
+   */
+  const pagesChanged = async (ctx: RequestContext, domain: string, titles: string[]) => {
+    if (titles.includes(BAD_IMAGE_LIST)) {
+      // Any page may show an image the list names: every display is made again, and purged.
+      badImages.forget(domain);
+      display.forgetAll();
+      options.purger.purgeLater([], [surrogateKeys.displays(domain)]);
+    }
+    for (const { linking } of await linkStates.changed(ctx, domain, titles)) {
+      for (const title of linking) {
+        display.forget(domain, title);
+        const purge = displayPurge(domain, title);
+        options.purger.purgeLater(purge.urls, purge.keys);
+      }
+    }
+  };
+  const follower = followerModule(service, options.follow, options.metrics, options.log, pagesChanged);
   return { modules: [follower, page, saveRecordsModule(service, locksOf)], service, transforms, normalize, caches, cache, html2, followers: follower.followers };
 }

@@ -1,7 +1,7 @@
 import { HttpError, badRequest, forbidden } from '../../errors.js';
 import { StorageError, type StorageErrorKind } from '../../storage/errors.js';
 import type { Module, RequestContext, RouteRequest } from '../../router/types.js';
-import type { TableStorage } from '../../storage/table-store.js';
+import type { TableStorage } from '../../storage/table-storage.js';
 import { keyPathHandler, keySegmentNames } from './key-paths.js';
 import { keyPathSpec, tableSpecs } from './spec.js';
 

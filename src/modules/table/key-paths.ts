@@ -4,12 +4,12 @@ import { notModified } from '../../http/conditional.js';
 import { frozenJsonBytes } from '../../http/serialize.js';
 import type { Response, RouteRequest } from '../../router/types.js';
 import { IMPLICIT_TID } from '../../storage/schema.js';
-import type { TableStorage } from '../../storage/table-store.js';
+import type { TableStorage } from '../../storage/table-storage.js';
 import { tidTime } from '../../tid.js';
 import type { AttributeType, IndexElement, Query, TableSchema } from '../../storage/types.js';
 
 /** Path segments after the table (or after `//{index}`) a route accepts: compound keys in declared order. */
-export const MAX_KEY_SEGMENTS = 6;
+const MAX_KEY_SEGMENTS = 6;
 export const keySegmentNames = Array.from({ length: MAX_KEY_SEGMENTS }, (_, i) => `k${i + 1}`);
 
 /** Range conditions on the key after those the path names, as query parameters. */

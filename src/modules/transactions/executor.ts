@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { HttpError, badRequest } from '../../errors.js';
-import { TableClient } from '../../internal/table-client.js';
+import { TableClient } from '../../table-access/table-client.js';
 import type { Metrics } from '../../metrics.js';
 import type { RequestContext, Response } from '../../router/types.js';
 import type { Row } from '../../storage/types.js';
@@ -15,8 +15,13 @@ export interface TxRequest {
   body?: unknown;
 }
 
+/** A dependent of a transaction; its `name` comes back with its result. */
+export interface TxStep extends TxRequest {
+  name?: string;
+}
+
 export interface Transaction extends TxRequest {
-  then?: TxRequest[];
+  then?: TxStep[];
 }
 
 interface Outcome {
@@ -26,7 +31,7 @@ interface Outcome {
 }
 
 export interface TxResult extends Outcome {
-  then: { status: number; headers: Record<string, string> }[];
+  then: { name?: string; status: number; headers: Record<string, string> }[];
 }
 
 /** Where a test may make the process die (SIGKILL) while it runs a transaction. */
@@ -37,7 +42,7 @@ export interface ExecutorOptions {
   kill?: KillPoint;
 }
 
-export const TRANSACTIONS_SCHEMA = {
+const TRANSACTIONS_SCHEMA = {
   version: 2,
   // `bucket`: where the transaction's entry in the pending index is, while it is unfinished.
   // `primary`: the primary's outcome, stored before the dependents run, so that a process taking
@@ -235,8 +240,8 @@ export class TransactionExecutor {
           outcome = await this.send(ctx, dependent);
         }
         // A dependent that still fails leaves the transaction for the sweep to finish later.
-        if (outcome.status >= 500) throw new HttpError(503, 'transaction-incomplete', `Dependent ${i} failed with ${outcome.status}; the transaction will be finished later.`, { headers: { 'retry-after': '5' } });
-        then.push({ status: outcome.status, headers: outcome.headers });
+        if (outcome.status >= 500) throw new HttpError(503, 'transaction-incomplete', `Dependent ${dependent.name ?? i} failed with ${outcome.status}; the transaction will be finished later.`, { headers: { 'retry-after': '5' } });
+        then.push({ ...(dependent.name === undefined ? {} : { name: dependent.name }), status: outcome.status, headers: outcome.headers });
         this.maybeDie(`after-dependent-${i}`, die);
       }
       const result: TxResult = { status: primary.status, headers: primary.headers, body: primary.body, then };
@@ -265,12 +270,8 @@ export class TransactionExecutor {
     const owner = row.owner as string;
     if (row.state !== 'pending' || this.running.has(tid)) return false;
     if (owner !== this.heartbeat.owner && (await alive(owner))) return false;
-    try {
-      await this.table.put(ctx, { attributes: { tid, owner: this.heartbeat.owner, _ttl: this.ttlSeconds(tid) }, if: { owner: { eq: owner } } });
-    } catch (e) {
-      if (e instanceof HttpError && e.status === 412) return false; // another process took it
-      throw e;
-    }
+    // False: another process took it.
+    if (!(await this.table.putIf(ctx, { attributes: { tid, owner: this.heartbeat.owner, _ttl: this.ttlSeconds(tid) }, if: { owner: { eq: owner } } }))) return false;
     const [taken] = (await this.table.query(ctx, { attributes: { tid } })).items;
     if (!taken || taken.state !== 'pending' || this.running.has(tid)) return false;
     this.log.info({ tid, from: owner }, 'recovering a transaction');

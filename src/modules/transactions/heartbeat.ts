@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { keepRenewed } from '../../internal/lease.js';
-import { TableClient } from '../../internal/table-client.js';
+import { keepRenewed } from '../../table-access/lease.js';
+import { TableClient } from '../../table-access/table-client.js';
 import type { RequestContext } from '../../router/types.js';
 
-export const HEARTBEATS_SCHEMA = {
+const HEARTBEATS_SCHEMA = {
   version: 1,
   attributes: { owner: 'string', seen: 'timestamp' },
   index: [{ attribute: 'owner', type: 'hash' }],

@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { Metrics } from '../../metrics.js';
+import { withBody } from '../../router/typed-body.js';
 import type { Module, RequestContext } from '../../router/types.js';
-import { TransactionExecutor, type KillPoint, type Transaction } from './executor.js';
+import { TransactionExecutor, type KillPoint } from './executor.js';
 import { Heartbeat } from './heartbeat.js';
-import { transactionSpecs } from './spec.js';
+import { transactionBody, transactionSpecs } from './spec.js';
 
 export interface TransactionOptions {
   domains: string[];
@@ -64,8 +65,9 @@ export function transactionsModule(options: TransactionOptions): Module {
         path: '/transactions/{tid}',
         body: 'json',
         spec: transactionSpecs.put,
-        handler: (req, ctx) =>
-          executor(req.domain).put(ctx, req.params.tid!.toLowerCase(), req.body as Transaction, req.headers['if-none-match'] === '*'),
+        handler: withBody(transactionBody, (req, ctx) =>
+          executor(req.domain).put(ctx, req.params.tid!.toLowerCase(), req.body, req.headers['if-none-match'] === '*'),
+        ),
       },
       {
         method: 'GET',

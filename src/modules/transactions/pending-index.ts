@@ -1,4 +1,4 @@
-import { TableClient } from '../../internal/table-client.js';
+import { TableClient } from '../../table-access/table-client.js';
 import type { RequestContext } from '../../router/types.js';
 
 /**
@@ -8,7 +8,7 @@ import type { RequestContext } from '../../router/types.js';
  * entry left behind (a crash between two writes, a tombstone resurrected after gc_grace) is only
  * read once more and removed.
  */
-export const PENDING_SCHEMA = {
+const PENDING_SCHEMA = {
   version: 1,
   attributes: { bucket: 'int', tid: 'timeuuid', owner: 'string', stored: 'timestamp' },
   index: [{ attribute: 'bucket', type: 'hash' }, { attribute: 'tid', type: 'range', order: 'asc' }],
@@ -17,12 +17,12 @@ export const PENDING_SCHEMA = {
   options: { gc_grace_seconds: 600, updates: { pattern: 'timeseries' } },
 };
 
-export const BUCKET_MS = 60_000;
+const BUCKET_MS = 60_000;
 /**
  * How long after its minute a bucket may still gain entries: a put in flight, or a process whose
  * clock is behind. Older buckets only lose entries, so one found empty is not read again.
  */
-export const OPEN_MS = 2 * 60_000;
+const OPEN_MS = 2 * 60_000;
 
 export const bucketOf = (ms: number) => Math.floor(ms / BUCKET_MS);
 

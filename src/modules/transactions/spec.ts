@@ -16,27 +16,34 @@ const request = {
     headers: { type: 'object', additionalProperties: { type: 'string' } },
     body: { description: 'A string, a JSON value (sent as JSON), or base64 with the header content-transfer-encoding: base64' },
   },
-};
+} as const;
 const dependent = {
   ...request,
   description: 'A dependent request: it must be idempotent (a PUT naming what it writes, e.g. by tid, or a DELETE), as it may run again after a crash',
-  properties: { ...request.properties, method: { type: 'string', enum: ['PUT', 'DELETE', 'put', 'delete'] } },
-};
+  properties: {
+    ...request.properties,
+    method: { type: 'string', enum: ['PUT', 'DELETE', 'put', 'delete'] },
+    name: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,63}$', description: "The step's name: its result carries it, so a client reads it by name rather than by position" },
+  },
+} as const;
+
+/** A transaction: its primary request and the dependents that follow it. */
+export const transactionBody = {
+  ...request,
+  description: 'A primary conditional request and the requests that must follow once it succeeded, even if the process dies.',
+  properties: { ...request.properties, then: { type: 'array', maxItems: 100, items: dependent } },
+} as const;
 
 export const transactionSpecs = {
   components: {
-    Transaction: {
-      ...request,
-      description: 'A primary conditional request and the requests that must follow once it succeeded, even if the process dies.',
-      properties: { ...request.properties, then: { type: 'array', maxItems: 100, items: dependent } },
-    },
+    Transaction: transactionBody,
   },
   put: {
     tags, summary: 'Run a transaction: its primary request, then (once that succeeded) every dependent, crash or not',
     parameters: [tid, { name: 'if-none-match', in: 'header', schema: { const: '*' }, description: 'Refuse (412) a tid already used' }],
     requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/Transaction' } } } },
     responses: {
-      200: { description: '{status, headers, body, then: [{status, headers}]}: the primary succeeded and every dependent ran' },
+      200: { description: '{status, headers, body, then: [{name?, status, headers}]}: the primary succeeded and every dependent ran' },
       400: problem('Not a transaction, a dependent that is not idempotent, or a tid outside the lifetime'),
       412: problem("The primary's precondition failed (nothing ran), or the tid was used (If-None-Match: *)"),
     },

@@ -6,7 +6,7 @@ import { decodeToken, encodeToken } from '../paging.js';
 import { planQuery, type QueryPlan } from '../query-plan.js';
 import { rowsToExpire } from '../retention.js';
 import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from '../schema.js';
-import type { StorageHealth, TableStorage } from '../table-store.js';
+import type { StorageHealth, TableStorage } from '../table-storage.js';
 import { clusterHealth, watchNodes, type NodeCounts, type NodeListener } from './cql-health.js';
 import type { Delete, Query, QueryResult, Row, ScalarType, TableSchema, Write } from '../types.js';
 import { compareScalars } from '../values.js';

@@ -1,5 +1,5 @@
 import type cassandra from 'cassandra-driver';
-import { checked, type StorageHealth } from '../table-store.js';
+import { checked, type StorageHealth } from '../table-storage.js';
 
 export interface NodeCounts {
   up: number;

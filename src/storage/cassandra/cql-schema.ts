@@ -72,7 +72,7 @@ const COMPACTION: Record<string, string> = {
 };
 
 /** The table properties a schema's options set (see checkStorageOptions); Cassandra's defaults where it names none. */
-export function tableProperties(options: Record<string, unknown>): string[] {
+function tableProperties(options: Record<string, unknown>): string[] {
   const grace = typeof options.gc_grace_seconds === 'number' ? options.gc_grace_seconds : CASSANDRA_GC_GRACE;
   const pattern = (options.updates as { pattern?: string } | undefined)?.pattern ?? 'write-once';
   return [`gc_grace_seconds = ${grace}`, `compaction = ${COMPACTION[pattern]}`];

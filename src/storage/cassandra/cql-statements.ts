@@ -8,7 +8,7 @@ export interface CqlStatement {
 
 const OPS: Record<Predicate['op'], string> = { eq: '=', lt: '<', gt: '>', le: '<=', ge: '>=' };
 
-export function whereKey(key: Record<string, unknown>): { clause: string; params: unknown[] } {
+function whereKey(key: Record<string, unknown>): { clause: string; params: unknown[] } {
   const cols = Object.keys(key);
   return { clause: cols.map((c) => `${q(c)} = ?`).join(' AND '), params: cols.map((c) => key[c]) };
 }

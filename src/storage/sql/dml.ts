@@ -17,7 +17,7 @@ const LIVE = (alias: string) => `(${alias}."_exp" IS NULL OR ${alias}."_exp" > ?
 const SQL_OPS = { eq: '=', lt: '<', gt: '>', le: '<=', ge: '>=' } as const;
 
 /** The columns a plan reads: its output plus the keyset columns for the paging token. */
-export function selectedColumns(plan: QueryPlan): string[] {
+function selectedColumns(plan: QueryPlan): string[] {
   return [...new Set([...plan.output, ...plan.order.map((o) => o.column)])];
 }
 
@@ -59,8 +59,8 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
   if (withEpoch) columns.push(`(${readSchemaEpochSql()}) AS ${q(EPOCH_COLUMN)}`);
   const orderBy = plan.order.length > 0 ? ` ORDER BY ${plan.order.map((o) => `${ref(o.column)} ${o.dir.toUpperCase()}`).join(', ')}` : '';
   // A point lookup finds one row at most and needs no LIMIT. Elsewhere the limit (a validated
-  // integer of at most MAX_LIMIT) is written into the SQL: bound as a parameter, it made SQLite
-  // spend about four times as long on a latest-revision read (39 µs against 10 µs).
+  // integer of at most MAX_LIMIT) is written into the SQL: bound as a parameter, it keeps SQLite
+  // from planning the small-limit read it is, several times slower on a latest-revision read.
   const point = plan.order.length === 0;
   if (!point && !(Number.isSafeInteger(plan.limit) && plan.limit > 0)) throw new Error(`invalid limit ${plan.limit}`);
   return {

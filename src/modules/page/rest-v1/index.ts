@@ -3,19 +3,20 @@ import zlib from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { HttpError, notFound } from '../../../errors.js';
 import { tidTime } from '../../../tid.js';
+import { withBody } from '../../../router/typed-body.js';
 import type { Module, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
-import type { CachePolicy } from '../cache-control.js';
-import type { PageApi } from '../index.js';
-import { RevisionMoved } from '../page-moves.js';
-import { partOf, type Render } from '../renders.js';
-import type { RevisionRow } from '../revisions.js';
-import { parseDataMw, parseJsonField } from '../save-routes.js';
-import { targetOf, threePaths } from '../transform-routes.js';
-import { markedIfUnchecked } from '../stale-answer.js';
-import { contentKeys, surrogateKeys, tagged } from '../surrogate-keys.js';
-import { titleSegment } from '../title-url.js';
-import { HTML_2_TYPE, negotiateHtml, type HtmlVersion } from '../html-versions.js';
-import { restV1Specs } from './spec.js';
+import type { CachePolicy } from '../model/cache-control.js';
+import type { PageApi } from '../page-api.js';
+import { RevisionMoved } from '../model/page-moves.js';
+import { partOf, type Render } from '../model/render.js';
+import type { RevisionRow } from '../model/revision.js';
+import { parseDataMw, parseJsonField } from '../edit/save-routes.js';
+import { targetOf, threePaths } from '../edit/transform-routes.js';
+import { markedIfUnchecked } from '../model/stale-answer.js';
+import { contentKeys, surrogateKeys, tagged } from '../model/surrogate-keys.js';
+import { titleSegment } from '../model/title-url.js';
+import { HTML_2_TYPE, negotiateHtml, type HtmlVersion } from '../model/html-versions.js';
+import { restV1Specs, toHtmlBody, toWikitextBody } from './spec.js';
 import { leadSummary } from './summary.js';
 
 const gunzip = promisify(zlib.gunzip);
@@ -61,12 +62,12 @@ export function restV1Module(api: PageApi): Module {
     const { revision, tid } = req.params;
     const force = ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
     if (tid !== undefined) {
-      const render = await service.renderByTid(ctx, req.domain, title, tid.toLowerCase());
+      const render = await service.renderer.renderByTid(ctx, req.domain, title, tid.toLowerCase());
       if (render.rev !== Number(revision)) throw notFound(`Render ${tid} is not of revision ${revision} of ${title}.`, 'render-not-found');
       return { render, kind: 'render' };
     }
-    const row = revision === undefined ? await service.latest(ctx, req.domain, title, force, true) : await service.revision(ctx, req.domain, title, Number(revision), force);
-    return { render: await service.render(ctx, req.domain, row, force), kind: revision === undefined ? 'latest' : 'revision' };
+    const row = revision === undefined ? await service.revisions.latest(ctx, req.domain, title, force, true) : await service.revisions.revision(ctx, req.domain, title, Number(revision), force);
+    return { render: await service.renderer.render(ctx, req.domain, row, force), kind: revision === undefined ? 'latest' : 'revision' };
   }
 
   /** A revision that moved to another page: the same rest_v1 URL under its new title. */
@@ -158,9 +159,9 @@ export function restV1Module(api: PageApi): Module {
   const titleMeta: Route['handler'] = async (req, ctx) => {
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
-    if (req.params.revision === undefined) return revisionAnswer(ctx, req.domain, await service.latest(ctx, req.domain, title, false), 'no-cache', true);
+    if (req.params.revision === undefined) return revisionAnswer(ctx, req.domain, await service.revisions.latest(ctx, req.domain, title, false), 'no-cache', true);
     try {
-      return await revisionAnswer(ctx, req.domain, await service.revision(ctx, req.domain, title, Number(req.params.revision), false), cache.revision);
+      return await revisionAnswer(ctx, req.domain, await service.revisions.revision(ctx, req.domain, title, Number(req.params.revision), false), cache.revision);
     } catch (e) {
       if (!(e instanceof RevisionMoved)) throw e;
       return { status: 302, headers: { location: `/${req.domain}/rest_v1/page/title/${enc(e.title)}/${req.params.revision}`, 'cache-control': 'no-cache' } };
@@ -206,8 +207,8 @@ export function restV1Module(api: PageApi): Module {
   const summary: Route['handler'] = async (req, ctx) => {
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
-    const row = await service.latest(ctx, req.domain, title, false);
-    const render = await service.render(ctx, req.domain, row, false);
+    const row = await service.revisions.latest(ctx, req.domain, title, false);
+    const render = await service.renderer.render(ctx, req.domain, row, false);
     if (render.redirect && req.query.get('redirect') !== 'false') {
       return { status: 302, headers: { location: `/${req.domain}/rest_v1/page/summary/${enc(render.redirect.replace(/ /g, '_'))}`, 'cache-control': cache.latest } };
     }
@@ -223,17 +224,17 @@ export function restV1Module(api: PageApi): Module {
 
   const transformed = (part: { contentType: string; body: Buffer }): Response => ({ status: 200, headers: { 'content-type': part.contentType, 'cache-control': 'no-store' }, body: part.body });
 
-  const toHtml: Route['handler'] = async (req, ctx) => {
-    const body = req.body as { wikitext: string; body_only?: boolean; stash?: boolean };
+  const toHtml = withBody(toHtmlBody, async (req, ctx) => {
+    const body = req.body;
     const target = await targetOf(req, normalize, 'revision');
     if (!body.stash && req.query.get('stash') !== 'true') return transformed(await transforms.toHtml(ctx, req.domain, target, body.wikitext, !!body.body_only));
     const { part, etag } = await transforms.toStashedHtml(ctx, req.domain, target, body.wikitext, !!body.body_only);
     const answer = transformed(part);
     return etag ? { ...answer, headers: { ...answer.headers, etag } } : answer;
-  };
+  });
 
-  const toWikitext: Route['handler'] = async (req, ctx) => {
-    const body = req.body as { html: string; scrub_wikitext?: boolean; 'data-mw'?: unknown; original?: unknown };
+  const toWikitext = withBody(toWikitextBody, async (req, ctx) => {
+    const body = req.body;
     const target = await targetOf(req, normalize, 'revision');
     // If-Match names the render the edit started from, as RESTBase's clients send it.
     const ifMatch = req.headers['if-match'] ? etagOf(req.headers['if-match']) : undefined;
@@ -244,7 +245,7 @@ export function restV1Module(api: PageApi): Module {
     const where = target.title !== undefined && target.revid === undefined && ifMatch && ifMatch.rev > 0 ? { ...target, revid: ifMatch.rev } : target;
     const original = parseJsonField(body.original, 'original') as Record<string, unknown> | undefined;
     return transformed(await transforms.toWikitext(ctx, req.domain, where, body.html, { tid: ifMatch?.tid, stashed: ifMatch?.stashed, dataMw: parseDataMw(body['data-mw']), scrubWikitext: !!body.scrub_wikitext, original }));
-  };
+  });
 
   const get = (path: string, handler: Route['handler'], spec: Record<string, unknown>): Route => ({ method: 'GET', path, handler, spec });
   return {
@@ -259,7 +260,7 @@ export function restV1Module(api: PageApi): Module {
       get('/page/title/{title}/{revision}', titleMeta, restV1Specs.titleRevision),
       get(
         '/page/revision/{revision}',
-        async (req, ctx) => revisionAnswer(ctx, req.domain, await service.lookupRevision(ctx, req.domain, Number(req.params.revision)), cache.revision),
+        async (req, ctx) => revisionAnswer(ctx, req.domain, await service.revisions.lookupRevision(ctx, req.domain, Number(req.params.revision)), cache.revision),
         restV1Specs.revision,
       ),
       get('/page/summary/{title}', summary, restV1Specs.summary),

@@ -28,6 +28,18 @@ const transform = (summary: string, body: Record<string, unknown>, response: Rec
   revision: { tags, summary: `${summary}, for a revision`, parameters: [title, revision, ...headers], requestBody: formOrJson(body), responses: { 200: response, ...errors } },
 });
 
+/** The bodies of the transforms, as RESTBase took them. */
+export const toHtmlBody = {
+  type: 'object', required: ['wikitext'], additionalProperties: false, properties: { wikitext: { type: 'string' }, body_only: { type: 'boolean' }, stash: { type: 'boolean' } },
+} as const;
+export const toWikitextBody = {
+  type: 'object', required: ['html'], additionalProperties: false,
+  properties: {
+    html: { type: 'string' }, scrub_wikitext: { type: 'boolean' }, 'data-mw': { type: ['object', 'string'] },
+    original: { type: ['object', 'string'], description: "Parsoid's original: {html: {body}, 'data-parsoid': {body}, wikitext: {body}} (instead of If-Match)" },
+  },
+} as const;
+
 export const restV1Specs = {
   html: { tags, summary: 'Latest HTML of a page', parameters: [title, redirect, stash, accept], responses: { 200: htmlResponse, ...errors } },
   htmlRevision: { tags, summary: 'HTML of a revision', parameters: [title, revision, redirect, stash, accept], responses: { 200: htmlResponse, ...errors } },
@@ -47,18 +59,12 @@ export const restV1Specs = {
   },
   toHtml: transform(
     'Wikitext to HTML',
-    { type: 'object', required: ['wikitext'], additionalProperties: false, properties: { wikitext: { type: 'string' }, body_only: { type: 'boolean' }, stash: { type: 'boolean' } } },
+    toHtmlBody,
     { description: 'Parsoid HTML', content: { 'text/html': { schema: { type: 'string' } } } },
   ),
   toWikitext: transform(
     'HTML to wikitext (selective serialisation from the render named by If-Match)',
-    {
-      type: 'object', required: ['html'], additionalProperties: false,
-      properties: {
-        html: { type: 'string' }, scrub_wikitext: { type: 'boolean' }, 'data-mw': { type: ['object', 'string'] },
-        original: { type: ['object', 'string'], description: "Parsoid's original: {html: {body}, 'data-parsoid': {body}, wikitext: {body}} (instead of If-Match)" },
-      },
-    },
+    toWikitextBody,
     { description: 'Wikitext', content: { 'text/plain': { schema: { type: 'string' } } } },
     [{ name: 'if-match', in: 'header', schema: { type: 'string' }, description: 'The ETag "{revision}/{tid}" of the HTML the edit started from' }],
   ),

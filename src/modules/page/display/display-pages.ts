@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { LRUCache } from 'lru-cache';
+import { badRequest } from '../../../errors.js';
+import type { RequestContext } from '../../../router/types.js';
+import type { LinkTargetState } from '../../../upstream/action-api.js';
+import type { Render } from '../model/render.js';
+import type { BadImageList, BadImages } from './bad-images.js';
+import type { DisplayOptions } from './display-pass.js';
+import type { LinkStates } from './link-states.js';
+import { displayHtml } from './pipeline.js';
+
+const gunzip = promisify(zlib.gunzip);
+const gzip = promisify(zlib.gzip);
+
+/** The query options of a display URL; any other is a 400 naming it. */
+const OPTIONS = ['sectionedit', 'toc', 'stubthreshold'] as const;
+const MAX_STUB_THRESHOLD = 1_000_000_000;
+
+function flag(query: URLSearchParams, name: string): boolean {
+  const value = query.get(name);
+  if (value === null || value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw badRequest(`${name} is true or false.`, 'invalid-display-option');
+}
+
+/** The reader's options from a display URL's query. */
+export function displayOptions(query: URLSearchParams): DisplayOptions {
+  const unknown = [...query.keys()].filter((k) => !(OPTIONS as readonly string[]).includes(k));
+  if (unknown.length) throw badRequest(`Unknown display option${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (known: ${OPTIONS.join(', ')}).`, 'unknown-display-option');
+  const stub = query.get('stubthreshold');
+  if (stub !== null && !(/^\d{1,10}$/.test(stub) && Number(stub) <= MAX_STUB_THRESHOLD)) throw badRequest('stubthreshold is a number of bytes.', 'invalid-display-option');
+  return { sectionEdit: flag(query, 'sectionedit'), toc: flag(query, 'toc'), stubThreshold: Number(stub ?? 0) };
+}
+
+/** The digest of the link states a display was made with: the same digest, the same HTML. */
+function digestOf(targets: string[], states: ReadonlyMap<string, LinkTargetState>, stubThreshold: number, badImages: BadImageList): string {
+  const hash = createHash('sha1').update(badImages.version).update('\u0000');
+  for (const t of targets) {
+    const s = states.get(t);
+    hash.update(t).update(s ? `${+s.exists}${+s.redirect}${+s.disambiguation}${stubThreshold > 0 ? `:${s.length}` : ''}` : '?').update('\u0000');
+  }
+  return hash.digest('base64url').slice(0, 16);
+}
+
+export interface DisplayAnswer {
+  /** Gzipped HTML. */
+  body: Buffer;
+  /** Which link states it shows (part of its ETag). */
+  digest: string;
+}
+
+interface Cached extends DisplayAnswer {
+  targets: string[];
+  checked: number;
+}
+
+/**
+ * The display HTML of renders (pipeline.ts), kept in memory per render and options: served again
+ * as long as the states of its links (and the bad image list) are what it was made with, re-checked after `recheckMs`
+ * (states other processes learned are seen by then) and at once when this process learns that a
+ * link target changed (`forget`).
+ */
+export class DisplayPages {
+  private readonly cache: LRUCache<string, Cached>;
+  private readonly keysOfPage = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly linkStates: LinkStates,
+    private readonly badImages: BadImages,
+    cacheBytes: number,
+    private readonly recheckMs: number,
+  ) {
+    this.cache = new LRUCache({
+      maxSize: Math.max(1, cacheBytes),
+      sizeCalculation: (v, k) => v.body.length + k.length * 2 + v.targets.length * 64 + 256,
+      dispose: (_v, key) => {
+        const page = key.slice(0, key.lastIndexOf('\u0001'));
+        this.keysOfPage.get(page)?.delete(key);
+      },
+    });
+  }
+
+  /** The display HTML of `render`; `latest`: its links are recorded as the page's current links. */
+  async of(ctx: RequestContext, domain: string, render: Render, options: DisplayOptions, latest: boolean): Promise<DisplayAnswer> {
+    const page = `${domain}\u0000${render.title}`;
+    const key = `${page}\u0001${render.tid}\u0000${+options.sectionEdit}${+options.toc}${options.stubThreshold}`;
+    const cached = this.cache.get(key);
+    if (cached && Date.now() - cached.checked <= this.recheckMs) return cached;
+    const badImages = await this.badImages.of(domain);
+    if (cached) {
+      const states = await this.linkStates.of(ctx, domain, cached.targets);
+      if (digestOf(cached.targets, states, options.stubThreshold, badImages) === cached.digest) {
+        cached.checked = Date.now();
+        return cached;
+      }
+    }
+    const html = (await gunzip(render.parts.html)).toString('utf8');
+    const made = await displayHtml(render.title, html, options, (targets) => this.linkStates.of(ctx, domain, targets), badImages);
+    if (latest) await this.linkStates.record(ctx, domain, render.title, render.tid, made.targets);
+    const answer: Cached = { body: await gzip(made.html, { level: 6 }), digest: digestOf(made.targets, made.states, options.stubThreshold, badImages), targets: made.targets, checked: Date.now() };
+    this.cache.set(key, answer);
+    let keys = this.keysOfPage.get(page);
+    if (!keys) this.keysOfPage.set(page, (keys = new Set()));
+    keys.add(key);
+    return answer;
+  }
+
+  /** Forgets every display (the bad image list changed: any page may show an image it names). */
+  forgetAll(): void {
+    this.cache.clear();
+    this.keysOfPage.clear();
+  }
+
+  /** Forgets the displays of a page (a page it links to changed). */
+  forget(domain: string, title: string): void {
+    const page = `${domain}\u0000${title}`;
+    for (const key of this.keysOfPage.get(page) ?? []) this.cache.delete(key);
+    this.keysOfPage.delete(page);
+  }
+}

@@ -1,0 +1,73 @@
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import type { Part } from '../../../upstream/parsoid.js';
+import type { Wiki } from '../../../upstream/wiki.js';
+import { HTML_2, htmlTypeOf, htmlVersionOf, toHtml2 } from '../model/html-versions.js';
+import type { Render } from '../model/render.js';
+
+const gunzip = promisify(zlib.gunzip);
+/** An element with its data-mw inline: HTML of the 2.x kind. */
+const INLINE_DATA_MW = /<[a-z][^>]*\sdata-mw=/i;
+const text = async (render: Render, prop: 'html' | 'data-parsoid' | 'data-mw') => (await gunzip(render.parts[prop])).toString('utf8');
+
+/**
+ * The version the edited HTML is in: what the document says of itself, else its Content-Type,
+ * else what its markup shows (data-mw inline is 2.x). Never the route's: a rest_v1 client may
+ * hold 999.x HTML and a /v1/ client 2.x.
+ */
+function editedVersion(html: string, contentType: string | undefined): string {
+  return htmlVersionOf(html, contentType) ?? (INLINE_DATA_MW.test(html) ? HTML_2 : '999.0.0');
+}
+
+const is2x = (version: string) => version.startsWith('2.');
+
+/**
+ * Edited HTML to wikitext through Parsoid. Given the stored render the edit started from, it is
+ * selective serialisation: Parsoid gets that render as the original, **in the same HTML version
+ * and with data-mw in the same place as the edited document** (2.x: inline, as the client was
+ * served it; 999.x: apart), so Parsoid compares like with like and every part the edit left alone
+ * keeps its exact wikitext. Mixing versions made Parsoid see untouched nodes as changed, or refuse
+ * data-mw apart from a 2.x document ("Modified data-mw is not supported by schema version 2.x").
+ * `dataMw` is the edited document's data-mw when it travels apart (999.x only).
+ */
+export async function htmlToWikitext(
+  wiki: Wiki, title: string | undefined, html: string,
+  from: { render?: Render; revid?: number; dataMw?: unknown; scrubWikitext?: boolean; original?: Record<string, unknown>; contentType?: string },
+): Promise<Part> {
+  const { render } = from;
+  const options = from.scrubWikitext ? { scrub_wikitext: true } : {};
+  const version = editedVersion(html, from.contentType);
+  // data-mw apart from the HTML exists only in 999.x; a 2.x document carries its own inline.
+  const editedDataMw = (dataMw: unknown) => (dataMw === undefined || is2x(version) ? {} : { 'data-mw': { body: dataMw } });
+  if (from.original) {
+    // The client holds the original itself (Parsoid's own convention): passed on as it came.
+    const kind = from.original['data-parsoid'] ? 'pagebundle' : 'html';
+    return wiki.transform(kind, 'wikitext', { title, revid: from.revid }, { html, original: from.original, ...editedDataMw(from.dataMw), ...options });
+  }
+  // Without data-parsoid (a wiki served through the core REST API) there is no selective
+  // serialisation to ask for: the edited HTML goes alone, with the render's data-mw if 999.x.
+  const noSelser = render !== undefined && render.types['data-parsoid'] === '';
+  if (!render || noSelser) {
+    const dataMw = from.dataMw ?? (noSelser && !is2x(version) ? JSON.parse(await text(render, 'data-mw')) : undefined);
+    return wiki.transform('html', 'wikitext', { title, revid: from.revid }, { html, ...options, ...editedDataMw(dataMw) });
+  }
+  const [storedHtml, dataParsoid, dataMwText] = await Promise.all([text(render, 'html'), text(render, 'data-parsoid'), text(render, 'data-mw')]);
+  const storedDataMw = JSON.parse(dataMwText) as { ids?: Record<string, unknown> };
+  const original = is2x(version)
+    ? {
+        // The bytes the client was served (toHtml2 is what every 2.x answer is made with).
+        html: { headers: { 'content-type': htmlTypeOf(version) }, body: toHtml2(storedHtml, storedDataMw, version) },
+        'data-parsoid': { body: JSON.parse(dataParsoid) as unknown },
+      }
+    : {
+        html: { headers: { 'content-type': render.types.html }, body: storedHtml },
+        'data-parsoid': { body: JSON.parse(dataParsoid) as unknown },
+        'data-mw': { body: storedDataMw },
+      };
+  return wiki.transform('pagebundle', 'wikitext', { title: render.title, revid: render.rev }, {
+    html,
+    ...options,
+    ...editedDataMw(from.dataMw ?? storedDataMw),
+    original,
+  });
+}

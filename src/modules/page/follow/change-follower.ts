@@ -1,0 +1,399 @@
+import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import PQueue from 'p-queue';
+import type { Logger } from 'pino';
+import { keepRenewed } from '../../../table-access/lease.js';
+import type { Metrics } from '../../../metrics.js';
+import type { RequestContext } from '../../../router/types.js';
+import { HttpError } from '../../../errors.js';
+import type { RecentChange } from '../../../upstream/action-api.js';
+import { isUnavailable } from '../../../upstream/wiki.js';
+import type { PageService } from '../read/page-service.js';
+import { planChanges, type ChangePlan } from './change-plan.js';
+import { failureKind } from './failure-kind.js';
+import type { Cursor, FollowerState } from '../tables/follower-state.js';
+
+export interface FollowerOptions {
+  /** Only pages already stored are refreshed (and the new title of a stored page moved); else every page changed. */
+  storedOnly: boolean;
+  /** How often the wiki's recent changes are read when the follower has caught up. */
+  pollMs: number;
+  /** Changes applied per batch (the cursor moves once a batch is applied). */
+  batchSize: number;
+  /** Pages refreshed and rendered side by side. */
+  concurrency: number;
+  /** Pages refreshed (and rendered) per second at most: a long outage catches up without a render storm. */
+  pagesPerSecond: number;
+  /** Pages re-rendered per second at most because a template they use changed; 0: as fast as the wiki answers. */
+  dependentsPerSecond: number;
+  /** How long the lease lives unless renewed: how soon another process takes over from a dead one. */
+  leaseMs: number;
+}
+
+/** How far back each read of the recent changes reaches before the cursor: changes the wiki made visible late. */
+const OVERLAP_MS = 5_000;
+/** Embedding pages listed per request while re-rendering a template's dependents. */
+const DEPENDENTS_CHUNK = 500;
+
+/**
+ * Follows one wiki's recent changes: refreshes each changed page from the wiki (new latest
+ * revision stored and rendered, deletions, restores, moves), re-checks revisions whose visibility
+ * changed, re-renders pages whose templates changed, and purges what changed. One process per
+ * wiki follows at a time (a lease in storage); the others stand by to take over.
+ */
+/** Told of every page a batch of the wiki's changes touched (what links to them may show anew). */
+export type PagesChanged = (ctx: RequestContext, domain: string, titles: string[]) => Promise<void>;
+
+export class ChangeFollower {
+  readonly holder = `${process.pid}-${randomUUID()}`;
+  private leading = false;
+  private ledSince = 0;
+  private stopped = false;
+  private stopRenewing: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly loops = new Set<Promise<void>>();
+  /** A lease attempt in flight (one at a time). */
+  private attempt: Promise<void> | undefined;
+  /** Where following stopped, as this leader last stored it (only the leader moves it). */
+  private cursor: Cursor | undefined;
+  /** Whether templates may be queued for re-rendering: their queue is read only when so. */
+  private dependentsQueued = true;
+  private readonly pages: PQueue;
+  private readonly dependents: PQueue;
+  /** When the wiki's recent changes were last read without failing (ms), and failures since. */
+  private lastPollAt: number | undefined;
+  /** When a read of the changes last found nothing more to follow: following was current then. */
+  private caughtUpAt: number | undefined;
+  private failuresInARow = 0;
+  /** Aborted when this process stops leading: queued page work is dropped (the batch is read again by whoever leads). */
+  private leadership = new AbortController();
+
+  constructor(
+    private readonly domain: string,
+    private readonly service: PageService,
+    private readonly state: FollowerState,
+    private readonly options: FollowerOptions,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+    private readonly pagesChanged?: PagesChanged,
+  ) {
+    this.pages = new PQueue({ concurrency: options.concurrency, intervalCap: Math.max(1, Math.round(options.pagesPerSecond)), interval: 1000 });
+    // Paced by the wiki's own answer times (and its requests_per_second), unless a rate is set.
+    this.dependents = new PQueue(
+      options.dependentsPerSecond > 0
+        ? { concurrency: options.concurrency, intervalCap: Math.max(1, Math.round(options.dependentsPerSecond)), interval: 1000 }
+        : { concurrency: options.concurrency },
+    );
+    // Exported from the start: a process standing by says so (0), it is not just absent.
+    metrics.followerLeading.set({ domain }, 0);
+    metrics.followerAges.set(domain, () => {
+      const status = this.status();
+      return { cursor: status.cursor_age_seconds, poll: status.last_poll_age_seconds };
+    });
+  }
+
+  /**
+   * How following goes, for /_health and /metrics: stalled when this process leads but has not
+   * read the wiki's changes for ten poll intervals (at least 5 s).
+   */
+  status(): { leading: boolean; stalled: boolean; cursor?: string; cursor_age_seconds?: number; last_poll_age_seconds?: number; failures_in_a_row: number } {
+    if (!this.leading) return { leading: false, stalled: false, failures_in_a_row: 0 };
+    const now = Date.now();
+    const pollAge = this.lastPollAt === undefined ? undefined : (now - this.lastPollAt) / 1000;
+    const stalledAfter = Math.max(5, (this.options.pollMs * 10) / 1000);
+    return {
+      leading: true,
+      stalled: (pollAge ?? (now - this.ledSince) / 1000) > stalledAfter,
+      cursor: this.cursor?.ts,
+      // Behind by the last change applied, unless a later read found nothing newer (a quiet wiki).
+      cursor_age_seconds: this.cursor ? (now - Math.max(Date.parse(this.cursor.ts), this.caughtUpAt ?? 0)) / 1000 : undefined,
+      last_poll_age_seconds: pollAge,
+      failures_in_a_row: this.failuresInARow,
+    };
+  }
+
+  private get leaseSeconds(): number {
+    return Math.max(1, Math.ceil(this.options.leaseMs / 1000));
+  }
+
+  /** Whether this process follows the wiki now. */
+  get isLeading(): boolean {
+    return this.leading;
+  }
+
+  /** Tries for the lease now and three times per lease from now on. */
+  start(ctx: RequestContext): void {
+    const attempt = () => {
+      if (this.leading || this.stopped || this.attempt) return;
+      this.attempt = this.tryToLead(ctx)
+        .catch((err) => this.log.warn({ err, domain: this.domain }, 'taking the change follower lease failed'))
+        .finally(() => (this.attempt = undefined));
+    };
+    attempt();
+    this.timer = setInterval(attempt, Math.max(100, this.options.leaseMs / 3));
+    this.timer.unref();
+  }
+
+  private async tryToLead(ctx: RequestContext): Promise<void> {
+    if (!(await this.state.lead(ctx, this.holder, this.leaseSeconds))) return;
+    if (this.stopped) {
+      // Stopped while the lease was being taken: give it back, start nothing.
+      await this.state.release(ctx, this.holder);
+      return;
+    }
+    this.leading = true;
+    this.ledSince = Date.now();
+    this.lastPollAt = undefined;
+    this.caughtUpAt = undefined;
+    this.failuresInARow = 0;
+    this.leadership = new AbortController();
+    // Another leader may have moved the cursor and queued templates meanwhile: both read anew.
+    this.cursor = undefined;
+    this.dependentsQueued = true;
+    // Every queued page and every pause listens to it: a batch and a chunk of dependents at most.
+    setMaxListeners(this.options.batchSize + DEPENDENTS_CHUNK + 16, this.leadership.signal);
+    this.metrics.followerLeading.set({ domain: this.domain }, 1);
+    this.log.info({ domain: this.domain, holder: this.holder }, 'following the wiki\'s changes');
+    this.stopRenewing = keepRenewed(
+      this.options.leaseMs,
+      () => this.state.renew(ctx, this.holder, this.leaseSeconds),
+      (err) => this.log.warn({ err, domain: this.domain }, 'renewing the change follower lease failed'),
+      () => this.demote('the change follower lease was lost'),
+    );
+    // The loops end with this leadership, even if the process leads again before they notice.
+    const { signal } = this.leadership;
+    this.run(this.followChanges(ctx, signal));
+    this.run(this.renderDependents(ctx, signal));
+  }
+
+  private demote(reason: string): void {
+    if (!this.leading) return;
+    this.leading = false;
+    this.leadership.abort();
+    this.stopRenewing?.();
+    this.metrics.followerLeading.set({ domain: this.domain }, 0);
+    this.log.warn({ domain: this.domain }, reason);
+  }
+
+  private run(loop: Promise<void>): void {
+    const tracked = loop.catch((err) => this.log.error({ err, domain: this.domain }, 'a change follower loop failed')).finally(() => this.loops.delete(tracked));
+    this.loops.add(tracked);
+  }
+
+  /** Stops following and gives the lease up at once, so another process need not wait for it to expire. */
+  async stop(ctx: RequestContext): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    // A lease attempt in flight ends without leading (see tryToLead).
+    await this.attempt;
+    const wasLeading = this.leading;
+    this.demote('the change follower stopped');
+    await Promise.all([...this.loops]);
+    if (wasLeading) await this.state.release(ctx, this.holder).catch((err) => this.log.warn({ err }, 'releasing the change follower lease failed'));
+  }
+
+  /** Sleeps, but wakes at once when this process stops leading. */
+  private async pause(ms: number, signal: AbortSignal): Promise<void> {
+    // Not ref'd: a follower waiting never keeps a stopping process alive.
+    await sleep(ms, undefined, { signal, ref: false }).catch(() => undefined);
+  }
+
+  private async followChanges(ctx: RequestContext, signal: AbortSignal): Promise<void> {
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        const more = await this.step(ctx);
+        failures = 0;
+        this.failuresInARow = 0;
+        if (!more) {
+          this.caughtUpAt = this.lastPollAt;
+          await this.pause(this.options.pollMs, signal);
+        }
+      } catch (err) {
+        failures++;
+        this.failuresInARow = failures;
+        this.metrics.followerFailures.inc({ domain: this.domain, kind: failureKind(err) });
+        this.log.warn({ err, domain: this.domain }, 'following the wiki\'s changes failed; retrying');
+        await this.pause(Math.min(30_000, this.options.pollMs * 2 ** Math.min(failures, 5)), signal);
+      }
+    }
+  }
+
+  /** Reads and applies one batch; true if more changes are waiting. */
+  private async step(ctx: RequestContext): Promise<boolean> {
+    const api = this.service.wiki(this.domain).api;
+    let cursor = (this.cursor ??= await this.state.cursor(ctx));
+    if (!cursor) {
+      // Following starts at the wiki's newest change: older content is what the backfill is for.
+      const newest = await api.newestChangeTime();
+      cursor = { ts: newest, seen: [], since: this.options.storedOnly ? undefined : newest };
+      if (!(await this.state.advance(ctx, this.holder, cursor))) return false;
+      this.cursor = cursor;
+    }
+    const seen = new Set(cursor.seen.map(([rcid]) => rcid));
+    const start = new Date(Date.parse(cursor.ts) - OVERLAP_MS).toISOString().replace(/\.\d+Z$/, 'Z');
+    const batch: RecentChange[] = [];
+    let cont: string | undefined;
+    do {
+      const page = await api.recentChanges(start, this.options.batchSize, cont);
+      for (const change of page.changes) if (!seen.has(change.rcid) && batch.length < this.options.batchSize) batch.push(change);
+      cont = page.cont;
+    } while (cont && batch.length < this.options.batchSize && this.leading);
+    this.lastPollAt = Date.now();
+    if (batch.length === 0 || !this.leading) return false;
+
+    await this.apply(ctx, batch);
+    const newest = Math.max(Date.parse(cursor.ts), ...batch.map((c) => Date.parse(c.timestamp)));
+    const window = [...cursor.seen, ...batch.map((c): [number, number] => [c.rcid, Date.parse(c.timestamp)])].filter(([, at]) => at >= newest - OVERLAP_MS);
+    const next: Cursor = { ts: new Date(newest).toISOString(), seen: window, since: this.options.storedOnly ? undefined : (cursor.since ?? cursor.ts) };
+    if (!(await this.state.advance(ctx, this.holder, next))) {
+      this.demote('another process follows the wiki now');
+      return false;
+    }
+    this.cursor = next;
+    return batch.length >= this.options.batchSize;
+  }
+
+  /** Applies a batch; throws (and the batch is read again) only if the wiki or storage is unreachable. */
+  private async apply(ctx: RequestContext, changes: RecentChange[]): Promise<void> {
+    const wiki = this.service.wiki(this.domain);
+    // A title the service keeps nothing for (a special page, one it cannot parse) is left out.
+    const titles = new Map<string, string>();
+    for (const c of changes) {
+      for (const t of [c.title, c.logparams?.target_title, c.logparams?.dest_title]) {
+        if (typeof t === 'string' && t && !titles.has(t)) titles.set(t, await wiki.normalize(t).catch(() => ''));
+      }
+    }
+    const normalized = changes.map((c) => ({
+      ...c,
+      title: c.title && titles.get(c.title)!,
+      logparams: c.logparams && {
+        ...c.logparams,
+        ...(typeof c.logparams.target_title === 'string' ? { target_title: titles.get(c.logparams.target_title) } : {}),
+        ...(typeof c.logparams.dest_title === 'string' ? { dest_title: titles.get(c.logparams.dest_title) } : {}),
+      },
+    }));
+    const plan = planChanges(normalized);
+    // Every page the batch touched, stored here or not: a page created is what turns links to it blue.
+    const touched = [...plan.refresh];
+    if (this.options.storedOnly) plan.refresh = await this.storedOrMovedThere(ctx, plan.refresh, normalized);
+    await this.refreshPages(ctx, plan);
+    if (this.pagesChanged && touched.length) await this.pagesChanged(ctx, this.domain, touched);
+    await Promise.all(plan.recheck.map(({ title, revid }) => this.task('recheck', () => this.service.revisions.recheckWithWiki(ctx, this.domain, title, revid))));
+    for (const template of plan.dependencies) await this.state.queueDependents(ctx, template);
+    if (plan.dependencies.length) this.dependentsQueued = true;
+    for (const [kind, n] of plan.kinds) this.metrics.followerChanges.inc({ domain: this.domain, kind }, n);
+  }
+
+  /**
+   * Of the pages a batch touched, those worth a request to the wiki when only what is stored is
+   * kept fresh: pages stored here, and the titles stored pages were moved to.
+   */
+  private async storedOrMovedThere(ctx: RequestContext, titles: string[], changes: RecentChange[]): Promise<string[]> {
+    const revs = this.service.revisions.table(this.domain);
+    const stored = new Set<string>();
+    await Promise.all(titles.map(async (title) => {
+      if (await revs.newest(ctx, title)) stored.add(title);
+    }));
+    for (const c of changes) {
+      const to = c.logparams?.target_title;
+      if (c.type === 'log' && c.logtype === 'move' && typeof to === 'string' && to && stored.has(c.title)) stored.add(to);
+    }
+    return titles.filter((t) => stored.has(t));
+  }
+
+  private async refreshPages(ctx: RequestContext, plan: ChangePlan): Promise<void> {
+    await Promise.all(
+      plan.refresh.map((title) =>
+        this.task('refresh', async () => {
+          const row = await this.service.revisions.refreshFromWiki(ctx, this.domain, title);
+          if (row) await this.service.renderer.renderAndStore(ctx, this.domain, row);
+          const at = plan.changedAt.get(title);
+          if (at !== undefined) this.metrics.followerLag.observe({ domain: this.domain }, Math.max(0, (Date.now() - at) / 1000));
+        }),
+      ),
+    );
+  }
+
+  /**
+   * One page's work, rate-limited. The wiki or storage being unreachable fails the batch (it is
+   * read again); any other failure of one page (a render Parsoid cannot make) is logged and
+   * counted, and does not hold the wiki's other changes back.
+   */
+  private async task(kind: 'refresh' | 'recheck' | 'dependent', work: () => Promise<unknown>, queue = this.pages): Promise<void> {
+    try {
+      await queue.add(work, { signal: this.leadership.signal });
+      this.metrics.followerTasks.inc({ domain: this.domain, task: kind, outcome: 'done' });
+    } catch (err) {
+      this.metrics.followerTasks.inc({ domain: this.domain, task: kind, outcome: 'failed' });
+      if (isUnavailable(err) || !this.leading) throw err;
+      this.log.warn({ err, domain: this.domain, task: kind }, 'a change could not be applied to one page');
+    }
+  }
+
+  /**
+   * Re-renders the stored pages that use a changed template, one queued template at a time,
+   * newest-edited first within each chunk of the wiki's listing; progress is stored, so a new
+   * follower goes on where the last one stopped.
+   */
+  /** Of the pages the wiki lists, those stored here, by normalised title. */
+  private async storedPages(ctx: RequestContext, pages: { title: string; lastrevid?: number }[]): Promise<{ title: string; lastrevid: number }[]> {
+    const wiki = this.service.wiki(this.domain);
+    const revs = this.service.revisions.table(this.domain);
+    const found = await Promise.all(pages.map(async (page) => {
+      const title = await wiki.normalize(page.title);
+      return (await revs.newest(ctx, title)) ? { title, lastrevid: page.lastrevid ?? 0 } : undefined;
+    }));
+    return found.filter((p) => p !== undefined);
+  }
+
+  /**
+   * Runs a re-render; if the wiki says it is overloaded or lagged (503, 429), the dependents'
+   * queue pauses for its Retry-After (5 s at most), so a template's pages never push a busy wiki.
+   */
+  private async whenWikiAnswers<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (e) {
+      if (e instanceof HttpError && (e.status === 503 || e.status === 429) && !this.dependents.isPaused) {
+        const seconds = Math.min(5, Number(e.headers?.['retry-after']) || 5);
+        this.dependents.pause();
+        setTimeout(() => this.dependents.start(), seconds * 1000).unref();
+      }
+      throw e;
+    }
+  }
+
+  private async renderDependents(ctx: RequestContext, signal: AbortSignal): Promise<void> {
+    const api = this.service.wiki(this.domain).api;
+    while (!signal.aborted) {
+      try {
+        // Only this leader queues templates: while it has queued none, storage is not asked. The
+        // flag drops before the read, so a template queued during it is read next time round.
+        let job: Awaited<ReturnType<FollowerState['nextDependents']>>;
+        if (this.dependentsQueued) {
+          this.dependentsQueued = false;
+          job = await this.state.nextDependents(ctx);
+        }
+        if (!job) {
+          await this.pause(this.options.pollMs, signal);
+          continue;
+        }
+        this.dependentsQueued = true; // more may wait behind this one
+        const { pages, cont } = await api.listPages('embeddedin', { geititle: job.title, geilimit: String(DEPENDENTS_CHUNK) }, job.cont ?? undefined);
+        // Only pages stored here need work; the most-read first, then the most recently edited.
+        const stored = await this.storedPages(ctx, pages);
+        stored.sort((a, b) => this.service.reads.of(this.domain, b.title) - this.service.reads.of(this.domain, a.title) || b.lastrevid - a.lastrevid);
+        await Promise.all(
+          stored.map(({ title }) => this.task('dependent', () => this.whenWikiAnswers(() => this.service.renderer.rerenderLatest(ctx, this.domain, title)), this.dependents)),
+        );
+        if (this.leading) await this.state.progressDependents(ctx, job.title, job.queued, cont ?? null);
+      } catch (err) {
+        this.dependentsQueued = true;
+        this.log.warn({ err, domain: this.domain }, 're-rendering a template\'s dependents failed; retrying');
+        await this.pause(Math.max(1000, this.options.pollMs * 5), signal);
+      }
+    }
+  }
+}

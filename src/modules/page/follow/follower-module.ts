@@ -1,0 +1,38 @@
+import type { Logger } from 'pino';
+import type { Metrics } from '../../../metrics.js';
+import type { Module, RequestContext } from '../../../router/types.js';
+import type { PageService } from '../read/page-service.js';
+import { ChangeFollower, type FollowerOptions, type PagesChanged } from './change-follower.js';
+import { FollowerState } from '../tables/follower-state.js';
+
+/**
+ * The change followers, one per wiki (when `follow` is given): tables created at setup, the
+ * followers started after it and stopped, their lease given up, before the page module drains.
+ */
+export function followerModule(
+  service: PageService, follow: FollowerOptions | undefined, metrics: Metrics, log: Logger, pagesChanged?: PagesChanged,
+): Module & { followers: Map<string, ChangeFollower> } {
+  const states = new Map(service.domains().map((domain) => [domain, new FollowerState(domain)]));
+  const followers = new Map<string, ChangeFollower>();
+  let context: RequestContext | undefined;
+  return {
+    name: 'page-follower',
+    api: 'sys',
+    tables: ['page_follower', 'page_dependents', 'page_backfill'],
+    routes: [],
+    followers,
+    async setup(ctx) {
+      context = ctx;
+      for (const state of states.values()) await state.create(ctx);
+      if (!follow) return;
+      for (const [domain, state] of states) {
+        const follower = new ChangeFollower(domain, service, state, follow, metrics, log, pagesChanged);
+        followers.set(domain, follower);
+        follower.start(ctx);
+      }
+    },
+    async close() {
+      await Promise.all([...followers.values()].map((f) => f.stop(context!)));
+    },
+  };
+}

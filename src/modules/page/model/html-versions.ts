@@ -1,0 +1,158 @@
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { Parser } from 'htmlparser2';
+import { LRUCache } from 'lru-cache';
+import { HttpError } from '../../../errors.js';
+import type { Render } from './render.js';
+
+const gzip = promisify(zlib.gzip);
+const gunzip = promisify(zlib.gunzip);
+
+const SPEC = 'https://www.mediawiki.org/wiki/Specs/HTML/';
+/** What a 2.x client gets: the version Parsoid itself answers 2.x requests with. */
+export const HTML_2 = '2.6.0';
+export const HTML_2_TYPE = `text/html; charset=utf-8; profile="${SPEC}${HTML_2}"`;
+/** The stored form: data-mw apart from the HTML, as Parsoid's 999.x page bundle has it. */
+export const HTML_999_TYPE = `text/html; charset=utf-8; profile="${SPEC}999.0.0"`;
+export const DATA_MW_999_TYPE = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/data-mw/999.0.0"';
+
+/** Which HTML a client can take: 2.x (data-mw inline, what RESTBase's clients read) or 999.x as stored. */
+export type HtmlVersion = '2' | '999';
+
+/**
+ * The HTML version an `Accept` header asks for; without a profile, `fallback` (rest_v1 serves 2.x
+ * as RESTBase did, /v1/ the stored 999.x). A profile this service cannot answer compatibly
+ * (another major, or a 2.x newer than 2.6) is a 406.
+ */
+export function negotiateHtml(accept: string | undefined, fallback: HtmlVersion): HtmlVersion {
+  if (!accept) return fallback;
+  const profiles = [...accept.matchAll(/profile="?https?:\/\/www\.mediawiki\.org\/wiki\/Specs\/HTML\/(\d+)\.(\d+)\.(\d+)"?/g)];
+  if (profiles.length === 0) return fallback;
+  for (const [, major, minor] of profiles) {
+    if (major === '999') return '999';
+    if (major === '2' && Number(minor) <= 6) return '2';
+  }
+  const asked = profiles.map((p) => `${p[1]}.${p[2]}.${p[3]}`).join(', ');
+  throw new HttpError(406, 'not-acceptable', `HTML ${asked} cannot be served; this wiki's renders are HTML ${HTML_2} (2.x) and 999.x.`);
+}
+
+const VERSION_META = /<meta\s[^>]*?property=["']mw:(?:htmlVersion|html:version)["'][^>]*>/i;
+const VERSION_PROFILE = /profile="?https?:\/\/www\.mediawiki\.org\/wiki\/Specs\/HTML\/(\d+\.\d+\.\d+)"?/;
+
+/**
+ * The HTML version a document is in, as the document itself says (`<meta property="mw:htmlVersion">`,
+ * which Parsoid writes in every full document), else as the profile of its Content-Type says;
+ * undefined if neither does (a body-only fragment sent as text).
+ */
+export function htmlVersionOf(html: string, contentType?: string): string | undefined {
+  const meta = VERSION_META.exec(html.slice(0, 64 * 1024));
+  const content = meta && /\scontent=["']?(\d+\.\d+\.\d+)/.exec(meta[0]);
+  if (content) return content[1];
+  return contentType ? VERSION_PROFILE.exec(contentType)?.[1] : undefined;
+}
+
+/** The Content-Type of HTML in `version`. */
+export const htmlTypeOf = (version: string) => `text/html; charset=utf-8; profile="${SPEC}${version}"`;
+
+const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/'/g, '&#39;');
+
+/**
+ * A stored 999.x render as 2.x HTML: each element's data-mw goes back inline, as Parsoid writes
+ * it for 2.x (the ids, and so the render's data-parsoid, stay the same), and the version metas say
+ * 2.x. Tags are found by a real HTML tokenizer, so attribute values holding `>` do not confuse it.
+ */
+export function toHtml2(html: string, dataMw: { ids?: Record<string, unknown> }, version = HTML_2): string {
+  const ids = dataMw.ids ?? {};
+  const inserts: { at: number; text: string }[] = [];
+  const parser = new Parser(
+    {
+      onopentag(_name, attributes) {
+        const id = attributes.id;
+        if (id !== undefined && Object.hasOwn(ids, id) && attributes['data-mw'] === undefined) {
+          const end = parser.endIndex;
+          const at = html[end - 1] === '/' ? end - 1 : end;
+          inserts.push({ at, text: ` data-mw='${escapeAttribute(JSON.stringify(ids[id]))}'` });
+        }
+      },
+    },
+    { decodeEntities: true, recognizeSelfClosing: true },
+  );
+  parser.end(html);
+  let out = '';
+  let from = 0;
+  for (const { at, text } of inserts) {
+    out += html.slice(from, at) + text;
+    from = at;
+  }
+  out += html.slice(from);
+  return out.replace(/(<meta property="mw:(?:htmlVersion|html:version)" content=")999\.\d+\.\d+(")/g, `$1${version}$2`);
+}
+
+/** The 2.x form of stored renders, gzipped, made once per render (renders never change), bounded in bytes. */
+export class Html2Cache {
+  private readonly made: LRUCache<string, Buffer>;
+
+  constructor(maxBytes: number) {
+    this.made = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (b) => Math.max(1, b.length) });
+  }
+
+  /** The render's HTML in 2.x form, as text. */
+  async textOf(domain: string, render: Render): Promise<string> {
+    return (await gunzip(await this.of(domain, render))).toString('utf8');
+  }
+
+  /** The render's HTML in 2.x form, gzipped (as it is sent). */
+  async of(domain: string, render: Render): Promise<Buffer> {
+    const key = `${domain}\u0000${render.tid}`;
+    const hit = this.made.get(key);
+    if (hit) return hit;
+    const [html, dataMw] = await Promise.all([gunzip(render.parts.html), gunzip(render.parts['data-mw'])]);
+    const made = await gzip(toHtml2(html.toString('utf8'), JSON.parse(dataMw.toString('utf8')) as { ids?: Record<string, unknown> }));
+    this.made.set(key, made);
+    return made;
+  }
+}
+
+/** A tag's data-mw attribute as written (single, double or unquoted value). */
+const DATA_MW_ATTRIBUTE = /\sdata-mw=(?:'[^']*'|"[^"]*"|[^\s>'"]+)/;
+
+/**
+ * 2.x HTML (data-mw inline, as MediaWiki's core REST API serves it) split into the stored form:
+ * HTML without data-mw, and `{ids: {id: data-mw}}` beside it, as Parsoid's 999.x page bundle has
+ * them. Only elements with an id can have theirs moved out (toHtml2 puts it back by id); any
+ * other keeps it inline. The inverse of `toHtml2`.
+ */
+export function splitDataMw(html: string): { html: string; dataMw: { ids: Record<string, unknown> } } {
+  const ids: Record<string, unknown> = {};
+  const cuts: { from: number; to: number }[] = [];
+  const parser = new Parser(
+    {
+      onopentag(_name, attributes) {
+        const id = attributes.id;
+        const value = attributes['data-mw'];
+        if (id === undefined || value === undefined || Object.hasOwn(ids, id)) return;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(value);
+        } catch {
+          return; // not JSON: left as it is
+        }
+        const start = parser.startIndex;
+        const m = DATA_MW_ATTRIBUTE.exec(html.slice(start, parser.endIndex + 1));
+        if (!m) return;
+        ids[id] = parsed;
+        cuts.push({ from: start + m.index, to: start + m.index + m[0].length });
+      },
+    },
+    { decodeEntities: true, recognizeSelfClosing: true },
+  );
+  parser.end(html);
+  let out = '';
+  let from = 0;
+  for (const cut of cuts) {
+    out += html.slice(from, cut.from);
+    from = cut.to;
+  }
+  out += html.slice(from);
+  return { html: out.replace(/(<meta property="mw:(?:htmlVersion|html:version)" content=")2\.\d+\.\d+(")/g, '$1999.0.0$2'), dataMw: { ids } };
+}

@@ -1,0 +1,42 @@
+import type { Logger } from 'pino';
+import type { Metrics } from '../../metrics.js';
+import type { Module } from '../../router/types.js';
+import type { CachePurger } from '../../upstream/cache-purger.js';
+import type { Wiki } from '../../upstream/wiki.js';
+import type { NormalizeTitle } from './model/title-url.js';
+import type { Transforms } from './edit/transforms.js';
+import type { ChangeFollower, FollowerOptions } from './follow/change-follower.js';
+import type { CachePolicy } from './model/cache-control.js';
+import type { Html2Cache } from './model/html-versions.js';
+import type { PageCaches } from './read/page-caches.js';
+import type { PageService } from './read/page-service.js';
+
+export interface PageModuleOptions {
+  wikis: Map<string, Wiki>;
+  log: Logger;
+  latestCheckMs: number;
+  pageCacheMs: number;
+  renderCacheBytes: number;
+  negativeCacheMs: number;
+  /** How old the wiki's word on a stored revision (hidden? page deleted?) may get before it is asked again. */
+  revisionRecheckMs: number;
+  /** The HTTP caches in front, told of every answer that changed. */
+  purger: CachePurger;
+  /** How the wikis' changes are followed; absent: they are not. */
+  follow?: FollowerOptions;
+  metrics: Metrics;
+}
+
+/** The page modules and what another face of them (rest_v1) builds on. */
+export interface PageApi {
+  modules: Module[];
+  service: PageService;
+  transforms: Transforms;
+  normalize: NormalizeTitle;
+  /** Builds the headers of a stored render's answer once per render and key. */
+  caches: PageCaches;
+  cache: CachePolicy;
+  html2: Html2Cache;
+  /** The change followers by domain (none unless following is on). */
+  followers: Map<string, ChangeFollower>;
+}

@@ -1,0 +1,372 @@
+import type { Logger } from 'pino';
+import { HttpError, badRequest, notFound } from '../../../errors.js';
+import type { RequestContext } from '../../../router/types.js';
+import type { ApiPage } from '../../../upstream/action-api.js';
+import type { CachePurger } from '../../../upstream/cache-purger.js';
+import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
+import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
+import { pagePurge, latestPurge, revisionPurge, type Purge } from '../model/purge-urls.js';
+import { revisionMetadata, type RevisionRow } from '../model/revision.js';
+import { latestFromApi, PageRevisions } from '../tables/page-revisions.js';
+import type { RenderStore } from '../tables/render-store.js';
+import type { SingleFlight } from '../model/single-flight.js';
+import type { PageCaches } from './page-caches.js';
+
+/** Keys of the wiki's remembered "not found" answers. */
+const missingPage = (domain: string, title: string) => `page\u0000${domain}\u0000${title}`;
+const missingRevision = (domain: string, revid: number) => `rev\u0000${domain}\u0000${revid}`;
+/** How long re-checks of stored revisions wait after the wiki was found unreachable. */
+const RECHECK_PAUSE_MS = 10_000;
+
+/**
+ * Told when the wiki names a page's latest revision that is not stored as such, before its state
+ * is written; the state write waits for it (the renderer starts the revision's render here, so a
+ * cold miss waits for one of the two, not both).
+ */
+export type NamedLatestListener = (ctx: RequestContext, domain: string, row: RevisionRow) => Promise<void>;
+
+/**
+ * The revisions the service knows, kept in step with the wiki: a page's latest revision (from
+ * storage while fresh, else asked of the wiki), any revision by id or time, its history, and
+ * what the wiki says of them since (hidden, deleted, moved), stored and purged as it changes.
+ */
+export class KnownRevisions {
+  private readonly tables = new Map<string, PageRevisions>();
+  /**
+   * A page's state being written after the wiki named its latest revision, by domain and title: a
+   * render started meanwhile writes its pointers after it (they would be overwritten otherwise).
+   */
+  private readonly stateWrites = new Map<string, Promise<void>>();
+  /** Per domain: until when revision re-checks are skipped because the wiki was found down. */
+  private readonly recheckPausedUntil = new Map<string, number>();
+  onNamedLatest?: NamedLatestListener;
+
+  /**
+   * `caches` hold what is kept in memory; among them the wiki's recent "no such page / revision"
+   * answers: without those, anyone could make the service send the wiki a request per request.
+   */
+  constructor(
+    private readonly wikis: Map<string, Wiki>,
+    private readonly caches: PageCaches,
+    private readonly flights: SingleFlight,
+    private readonly renders: RenderStore,
+    private readonly freshness: { latestCheckMs: number; revisionRecheckMs: number },
+    private readonly log: Logger,
+    private readonly purger: CachePurger,
+  ) {}
+
+  private wiki(domain: string): Wiki {
+    return this.wikis.get(domain)!;
+  }
+
+  /** The domain's page_revisions table. */
+  table(domain: string): PageRevisions {
+    let t = this.tables.get(domain);
+    if (!t) this.tables.set(domain, (t = new PageRevisions(domain, this.caches.rowsOf(domain))));
+    return t;
+  }
+
+  /** Resolves once the page's state write in flight, if any, is done (see `stateWrites`). */
+  stateWritten(domain: string, title: string): Promise<void> | undefined {
+    return this.stateWrites.get(`${domain}\u0000${title}`);
+  }
+
+  /**
+   * The page's latest revision: from storage while fresh, else asked of the wiki. `prerender`: the
+   * caller renders it next; when the wiki names a revision not stored as the latest, its render
+   * starts at once, while its metadata is written (a cold miss waits for one, not both).
+   */
+  async latest(ctx: RequestContext, domain: string, title: string, force: boolean, prerender = false): Promise<RevisionRow> {
+    const revs = this.table(domain);
+    const newest = await revs.newest(ctx, title);
+    // The newest stored revision is the latest one unless the wiki named a later one not stored yet.
+    const pointsElsewhere = newest && newest.latest_rev !== null && newest.latest_rev !== newest.rev;
+    const row = pointsElsewhere ? await revs.get(ctx, title, newest.latest_rev!) : newest;
+    const age = row?.checked ? Date.now() - Date.parse(row.checked) : Infinity;
+    if (row && !force && age <= this.freshness.latestCheckMs) return this.servedAsLatest(ctx, domain, title, row);
+    const refresh = () =>
+      this.flights.run(`latest\u0000${domain}\u0000${title}`, () =>
+        this.caches.unlessMissing(missingPage(domain, title), force || !!row, () => this.askWikiForLatest(ctx, domain, title, row ?? newest, prerender && !force)),
+      );
+    if (row && !force && row.latest_rev !== null) {
+      // Serve what is stored and let the wiki's answer update it for the next reader.
+      refresh().catch((err) => this.log.warn({ err, domain, title }, 'refreshing the latest revision failed'));
+      return this.servedAsLatest(ctx, domain, title, row);
+    }
+    try {
+      return this.servable(await refresh());
+    } catch (e) {
+      if (row && row.latest_rev !== null && isUnavailable(e)) return this.servable(row);
+      throw e;
+    }
+  }
+
+  /** The stored latest revision; if its page moved away, the wiki says what is at this title now. */
+  private async servedAsLatest(ctx: RequestContext, domain: string, title: string, row: RevisionRow): Promise<RevisionRow> {
+    try {
+      return await this.checkedWithWiki(ctx, domain, row);
+    } catch (e) {
+      if (!(e instanceof RevisionMoved)) throw e;
+      return this.latest(ctx, domain, title, true);
+    }
+  }
+
+
+  private servable(row: RevisionRow): RevisionRow {
+    if (movedAway(row)) throw new RevisionMoved(row.moved_to!);
+    if (row.deleted) throw row.moved_to ? new PageMoved(row.title, row.moved_to) : notFound(`${row.title} has been deleted.`, 'page-deleted');
+    return row;
+  }
+
+  /**
+   * A stored revision whose page moved to `to`: its metadata and render are stored there too (the
+   * render keeps its tid, so its URLs under the old title redirect to ones that answer), and the
+   * old title records the move, so its other revisions redirect at once.
+   */
+  private async moveRevision(ctx: RequestContext, domain: string, row: RevisionRow, to: string, page: ApiPage): Promise<void> {
+    const revs = this.table(domain);
+    await revs.saveFromApi(ctx, to, page, page.revisions ?? []);
+    const render = row.tid ? await this.renders.byTid(ctx, domain, row.title, row.tid, row.rev) : undefined;
+    if (render) {
+      await this.renders.save(ctx, domain, { ...render, title: to }).catch((e) => {
+        if (!(e instanceof HttpError && e.status === 412)) throw e; // copied before
+      });
+      await revs.setRenderTid(ctx, to, row.rev, render.tid, false);
+    }
+    if (page.pageid !== undefined) await revs.markMoved(ctx, row.title, to, page.pageid);
+    this.purgeLater(pagePurge(domain, row.title));
+  }
+
+  /** Tells the caches in front, in the background: for changes the service learns of itself. */
+  private purgeLater(what: Purge): void {
+    this.purger.purgeLater(what.urls, what.keys);
+  }
+
+  /**
+   * A stored revision, as the wiki last described it; once that is older than the recheck
+   * interval the wiki is asked again (its text or user may have been hidden, its page deleted),
+   * so hidden state is never stale for longer. While the wiki is down, what is stored stands.
+   */
+  async checkedWithWiki(ctx: RequestContext, domain: string, row: RevisionRow, force = false): Promise<RevisionRow> {
+    const age = row.seen ? Date.now() - Date.parse(row.seen) : Infinity;
+    const paused = (this.recheckPausedUntil.get(domain) ?? 0) > Date.now();
+    // A deleted or moved page is learned again through its latest revision, not revision by revision.
+    if (!force && (paused || age <= this.freshness.revisionRecheckMs || row.deleted || movedAway(row))) return this.servable(row);
+    const revs = this.table(domain);
+    let page: ApiPage;
+    try {
+      page = await this.fetchRevision(domain, row.rev, force);
+    } catch (e) {
+      if (isUnavailable(e) && !force) {
+        // The wiki is down: serve what is stored, and do not make every reader wait for it meanwhile.
+        this.recheckPausedUntil.set(domain, Date.now() + RECHECK_PAUSE_MS);
+        return this.servable(row);
+      }
+      if (!(e instanceof HttpError && e.status === 404)) throw e;
+      // Gone from the wiki's view: its page was deleted (recorded now, for every URL of it), or the
+      // revision alone, which is then kept as hidden.
+      await this.latest(ctx, domain, row.title, true);
+      await revs.markGone(ctx, row.title, row.rev);
+      this.purgeLater(revisionPurge(domain, row.title, row.rev, row.tid));
+      throw notFound(`Revision ${row.rev} of ${row.title} is no longer visible on the wiki.`, 'revision-not-found');
+    }
+    const owner = await this.wiki(domain).normalize(page.title);
+    if (owner !== row.title && page.pageid === row.page_id) {
+      await this.moveRevision(ctx, domain, row, owner, page);
+      throw new RevisionMoved(owner);
+    }
+    await revs.saveFromApi(ctx, row.title, page, page.revisions ?? []);
+    const now = (await revs.get(ctx, row.title, row.rev)) ?? row;
+    if (!!now.text_hidden !== !!row.text_hidden) this.purgeLater(revisionPurge(domain, row.title, row.rev, row.tid));
+    return this.servable(now);
+  }
+
+  /**
+   * Asks the wiki for the page's state now (latest revision, deleted, moved), stores it and
+   * purges what changed; undefined if the page is gone from this title.
+   */
+  async refreshFromWiki(ctx: RequestContext, domain: string, title: string): Promise<RevisionRow | undefined> {
+    try {
+      return await this.latest(ctx, domain, title, true);
+    } catch (e) {
+      if (e instanceof RevisionMoved || (e instanceof HttpError && e.status === 404)) return undefined;
+      throw e;
+    }
+  }
+
+  /** Asks the wiki again about a stored revision (hidden, shown again); false if it is not stored here. */
+  async recheckWithWiki(ctx: RequestContext, domain: string, title: string, revid: number): Promise<boolean> {
+    const row = await this.table(domain).get(ctx, title, revid);
+    if (!row) return false;
+    try {
+      await this.checkedWithWiki(ctx, domain, row, true);
+    } catch (e) {
+      if (!(e instanceof RevisionMoved || (e instanceof HttpError && e.status === 404))) throw e;
+    }
+    return true;
+  }
+
+
+  private async askWikiForLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined, prerender = false): Promise<RevisionRow> {
+    const revs = this.table(domain);
+    const wiki = this.wiki(domain);
+    const page = await wiki.api.page(title);
+    const gone = page.missing || page.invalid || !page.revisions?.length;
+    // The page stored here is not the one the wiki has here now: moved away, or deleted.
+    if (current?.page_id && (gone || page.pageid !== current.page_id) && current.moved_page !== current.page_id) {
+      const target = await wiki.api.movedTo(title);
+      if (target) await revs.markMoved(ctx, title, await wiki.normalize(target), current.page_id);
+      // Every answer under this title was of the page that left it.
+      this.purgeLater(pagePurge(domain, title, current));
+    }
+    if (gone) {
+      if (current) {
+        await revs.tombstone(ctx, title);
+        this.purgeLater(pagePurge(domain, title, current));
+      }
+      const moved = await revs.newest(ctx, title);
+      if (moved?.moved_to) throw new PageMoved(title, moved.moved_to);
+      throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
+    }
+    // A page moved away and back again is this title's own once more.
+    if (current && current.moved_page === page.pageid) await revs.clearMoved(ctx, title);
+    const latest = page.revisions![0]!;
+    return this.writingState(domain, title, async () => {
+      const named = latestFromApi(title, page, latest);
+      // Never a revision whose text is hidden; one rendered before is found stored, not rendered again.
+      if (prerender && !named.text_hidden && current?.rev !== latest.revid) await this.onNamedLatest?.(ctx, domain, named);
+      await revs.saveFromApi(ctx, title, page, [latest]);
+      const stored = await revs.get(ctx, title, latest.revid);
+      await revs.markLatest(ctx, title, latest.revid, stored?.tid ?? null, current);
+      if (current && current.latest_rev !== latest.revid) this.purgeLater(latestPurge(domain, title));
+      return (await revs.get(ctx, title, latest.revid))!;
+    });
+  }
+
+  /** Runs `write` as the page's state write in flight (see `stateWrites`). */
+  private async writingState<T>(domain: string, title: string, write: () => Promise<T>): Promise<T> {
+    const key = `${domain}\u0000${title}`;
+    let finished!: () => void;
+    const settled = new Promise<void>((resolve) => (finished = resolve));
+    this.stateWrites.set(key, settled);
+    try {
+      return await write();
+    } finally {
+      finished();
+      if (this.stateWrites.get(key) === settled) this.stateWrites.delete(key);
+    }
+  }
+
+  /** One revision of the page, from storage or, on a miss (or when forced), from the wiki. */
+  async revision(ctx: RequestContext, domain: string, title: string, revid: number, force: boolean): Promise<RevisionRow> {
+    const revs = this.table(domain);
+    const row = await revs.get(ctx, title, revid);
+    if (row && !force) return this.checkedWithWiki(ctx, domain, row);
+    const fetched = await this.fetchRevision(domain, revid, force);
+    const owner = await this.wiki(domain).normalize(fetched.title);
+    if (owner !== title) {
+      await revs.saveFromApi(ctx, owner, fetched, fetched.revisions!);
+      const stored = await revs.newest(ctx, title);
+      if (stored?.page_id !== undefined && stored.page_id === fetched.pageid) await revs.markMoved(ctx, title, owner, fetched.pageid);
+      throw new RevisionMoved(owner);
+    }
+    await this.storeWikiPage(ctx, domain, title, fetched);
+    return (await revs.get(ctx, title, revid))!;
+  }
+
+  /** The wiki's page of a revision id (wherever the page is now); coalesced, and misses remembered. */
+  private fetchRevision(domain: string, revid: number, force: boolean): Promise<ApiPage> {
+    return this.flights.run(`rev\u0000${domain}\u0000${revid}\u0000${force}`, () =>
+      this.caches.unlessMissing(missingRevision(domain, revid), force, async () => {
+        const page = await this.wiki(domain).api.revision(revid);
+        if (!page || page.missing || !page.revisions?.length) throw notFound(`The wiki has no revision ${revid}.`, 'revision-not-found');
+        return page;
+      }),
+    );
+  }
+
+  /** Saves what the wiki said about a page that exists, lifting a stale tombstone. */
+  private async storeWikiPage(ctx: RequestContext, domain: string, title: string, page: ApiPage): Promise<void> {
+    const revs = this.table(domain);
+    const latestRev = page.lastrevid ?? page.revisions?.[0]?.revid;
+    if (latestRev === undefined) return;
+    // The page exists after all: forget that it was missing.
+    this.caches.forgetMiss(missingPage(domain, title));
+    const newest = await revs.newest(ctx, title);
+    await revs.saveFromApi(ctx, title, page, page.revisions ?? []);
+    if (!newest || newest.deleted || newest.latest_rev === null) {
+      const latestRow = await revs.get(ctx, title, latestRev);
+      await revs.markLatest(ctx, title, latestRev, latestRow?.tid ?? null, newest);
+    }
+  }
+
+  /** A revision id's page and metadata, wherever the page is now. */
+  async lookupRevision(ctx: RequestContext, domain: string, revid: number): Promise<RevisionRow> {
+    const revs = this.table(domain);
+    const titles = await revs.titlesOf(ctx, revid);
+    if (titles.length === 1) {
+      try {
+        return await this.checkedWithWiki(ctx, domain, (await revs.get(ctx, titles[0]!, revid))!);
+      } catch (e) {
+        if (!(e instanceof RevisionMoved)) throw e;
+        return this.revision(ctx, domain, e.title, revid, false);
+      }
+    }
+    const page = await this.fetchRevision(domain, revid, false);
+    const title = await this.wiki(domain).normalize(page.title);
+    await this.storeWikiPage(ctx, domain, title, page);
+    return this.servable((await revs.get(ctx, title, revid))!);
+  }
+
+  /** One page of the page's history, from the wiki (it follows moves); each revision is stored as seen. */
+  async history(ctx: RequestContext, domain: string, title: string, limit: number, next: string | undefined): Promise<{ items: Record<string, unknown>[]; next?: string }> {
+    let cont: string | undefined;
+    if (next !== undefined) {
+      try {
+        cont = (JSON.parse(Buffer.from(next, 'base64url').toString('utf8')) as { c?: unknown }).c as string;
+      } catch {
+        cont = undefined;
+      }
+      if (typeof cont !== 'string' || !/^[\w|:-]{1,200}$/.test(cont)) throw badRequest('The paging token (next) is malformed.', 'invalid-paging-token');
+    }
+    const { page, cont: more } = await this.caches.unlessMissing(missingPage(domain, title), false, async () => {
+      const answer = await this.wiki(domain).api.history(title, limit, cont);
+      if (answer.page.missing || answer.page.invalid) {
+        const known = await this.table(domain).newest(ctx, title);
+        if (known) await this.table(domain).tombstone(ctx, title);
+        throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
+      }
+      return answer;
+    });
+    const revisions = page.revisions ?? [];
+    await this.storeWikiPage(ctx, domain, title, page);
+    const ids = revisions.map((r) => r.revid);
+    const rows = ids.length ? await this.table(domain).range(ctx, title, Math.min(...ids), Math.max(...ids)) : [];
+    const byRev = new Map(rows.map((r) => [r.rev, r]));
+    return {
+      items: ids.map((id) => byRev.get(id)).filter((r): r is RevisionRow => r !== undefined).map(revisionMetadata),
+      next: more ? Buffer.from(JSON.stringify({ c: more })).toString('base64url') : undefined,
+    };
+  }
+
+  /** The revision that was current at `ms` (by revision timestamp). */
+  async revisionAt(ctx: RequestContext, domain: string, title: string, ms: number): Promise<RevisionRow> {
+    const revs = this.table(domain);
+    try {
+      const page = await this.caches.unlessMissing(missingPage(domain, title), false, async () => {
+        const answer = await this.wiki(domain).api.page(title, { before: new Date(ms).toISOString() });
+        if (answer.missing || answer.invalid) throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
+        return answer;
+      });
+      if (!page.revisions?.length) throw notFound(`${title} had no revision at ${new Date(ms).toISOString()}.`, 'no-revision-at-time');
+      await this.storeWikiPage(ctx, domain, title, page);
+      return this.servable((await revs.get(ctx, title, page.revisions[0]!.revid))!);
+    } catch (e) {
+      if (!isUnavailable(e)) throw e;
+      // The wiki is down: answer from the revisions stored so far.
+      const row = await revs.currentAt(ctx, title, ms);
+      if (!row) throw e;
+      return this.servable(row);
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import { LRUCache } from 'lru-cache';
+import { HttpError } from '../../../errors.js';
+import type { Render } from '../model/render.js';
+import type { RevisionRow } from '../model/revision.js';
+import { TitleCache } from '../model/title-cache.js';
+
+export interface PageCacheOptions {
+  /** How long a page's stored state may be served from memory (other processes' writes). */
+  rowTtlMs: number;
+  /** Bytes of renders kept (they are immutable by tid). */
+  renderBytes: number;
+  /** How long the wiki's "no such page / revision" is remembered (0: not at all). */
+  missTtlMs: number;
+  /** Bytes of normalised titles kept (keys are client text). */
+  titleBytes?: number;
+}
+
+const sizeOfRender = (r: Render) => Math.max(1, r.parts.html.length + r.parts['data-parsoid'].length + r.parts['data-mw'].length + r.parts.wikitext.length);
+
+/**
+ * Everything the page module keeps in memory, and the rules that keep it right:
+ * - page state (revision rows) per domain and title: dropped as a whole by any write of this
+ *   process to the page, and a read that raced a write is not kept; others' writes are seen after
+ *   `rowTtlMs`;
+ * - renders by tid: immutable, so never invalidated, only evicted by size;
+ * - response headers per render: built once, live as long as the render object;
+ * - the wiki's misses: remembered `missTtlMs`, forgotten as soon as the page is seen to exist;
+ * - normalised titles: pure given the wiki's rules, bounded in bytes.
+ */
+export class PageCaches {
+  private readonly rows = new Map<string, TitleCache<RevisionRow | undefined>>();
+  private readonly renders: LRUCache<string, Render>;
+  private readonly headers = new WeakMap<Render, Map<string, Record<string, string>>>();
+  private readonly misses: LRUCache<string, HttpError> | undefined;
+  private readonly titles: LRUCache<string, string>;
+
+  constructor(private readonly options: PageCacheOptions) {
+    this.renders = new LRUCache({ maxSize: Math.max(1, options.renderBytes), sizeCalculation: sizeOfRender });
+    if (options.missTtlMs > 0) {
+      this.misses = new LRUCache({ ttl: options.missTtlMs, maxSize: 4 * 1024 * 1024, sizeCalculation: (_e, key) => 2 * key.length + 256 });
+    }
+    this.titles = new LRUCache({ maxSize: options.titleBytes ?? 4 * 1024 * 1024, sizeCalculation: (value, key) => 2 * (key.length + value.length) + 64 });
+  }
+
+  /** The page-state cache of one domain. */
+  rowsOf(domain: string): TitleCache<RevisionRow | undefined> {
+    let cache = this.rows.get(domain);
+    if (!cache) this.rows.set(domain, (cache = new TitleCache(this.options.rowTtlMs)));
+    return cache;
+  }
+
+  render(domain: string, tid: string): Render | undefined {
+    return this.renders.get(`${domain}\u0000${tid}`);
+  }
+
+  rememberRender(domain: string, render: Render): void {
+    this.renders.set(`${domain}\u0000${render.tid}`, render);
+  }
+
+  /** The response headers of `render` under `key`, built on first use. */
+  headersFor(render: Render, key: string, build: () => Record<string, string>): Record<string, string> {
+    let perRender = this.headers.get(render);
+    if (!perRender) this.headers.set(render, (perRender = new Map()));
+    let headers = perRender.get(key);
+    if (!headers) perRender.set(key, (headers = build()));
+    return headers;
+  }
+
+  /** A normalised title, computed by `normalize` once; errors (invalid titles) are not kept. */
+  async title(domain: string, text: string, normalize: () => Promise<string>): Promise<string> {
+    const key = `${domain}\u0000${text}`;
+    const hit = this.titles.get(key);
+    if (hit !== undefined) return hit;
+    const title = await normalize();
+    this.titles.set(key, title);
+    return title;
+  }
+
+  /** Bytes the title cache holds (bounded by `titleBytes`). */
+  get titleBytes(): number {
+    return this.titles.calculatedSize;
+  }
+
+  /** Asks the wiki unless it said "not found" for `key` moments ago; a 404 it answers is remembered. */
+  async unlessMissing<T>(key: string, force: boolean, ask: () => Promise<T>): Promise<T> {
+    const known = force ? undefined : this.misses?.get(key);
+    if (known) throw known;
+    try {
+      return await ask();
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 404) this.misses?.set(key, e);
+      throw e;
+    }
+  }
+
+  forgetMiss(key: string): void {
+    this.misses?.delete(key);
+  }
+}

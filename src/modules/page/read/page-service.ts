@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+import type { RequestContext } from '../../../router/types.js';
+import type { CachePurger } from '../../../upstream/cache-purger.js';
+import type { Wiki } from '../../../upstream/wiki.js';
+import { SingleFlight } from '../model/single-flight.js';
+import { RenderStore } from '../tables/render-store.js';
+import { StoredSiteInfo } from '../tables/stored-site-info.js';
+import { KnownRevisions } from './known-revisions.js';
+import type { PageCaches } from './page-caches.js';
+import { PageListings } from './page-listings.js';
+import { ReadCounts } from './read-counts.js';
+import { Renderer } from './renderer.js';
+
+/**
+ * Page content on top of storage, in its parts: the revisions known and kept in step with the
+ * wiki, their renders (made once on a miss), listings of what is stored, and what is read most.
+ * The renderer starts a revision's render as soon as the wiki names it latest (it listens to the
+ * revisions; they do not call it).
+ */
+export class PageService {
+  readonly renders: RenderStore;
+  readonly revisions: KnownRevisions;
+  readonly renderer: Renderer;
+  /** Pages read here lately, most-read first for background work. */
+  readonly reads = new ReadCounts();
+  /** The stored pages and renders, listed. */
+  readonly listings: PageListings;
+
+  constructor(
+    private readonly wikis: Map<string, Wiki>,
+    readonly caches: PageCaches,
+    freshness: { latestCheckMs: number; revisionRecheckMs: number },
+    log: Logger,
+    readonly purger: CachePurger,
+  ) {
+    this.renders = new RenderStore(caches);
+    const flights = new SingleFlight();
+    this.revisions = new KnownRevisions(wikis, caches, flights, this.renders, freshness, log, purger);
+    this.renderer = new Renderer(wikis, this.revisions, this.renders, flights, log, purger);
+    this.revisions.onNamedLatest = (ctx, domain, row) => this.renderer.startEarly(ctx, domain, row);
+    this.listings = new PageListings((domain) => this.revisions.table(domain), this.renders);
+  }
+
+  domains(): string[] {
+    return [...this.wikis.keys()];
+  }
+
+  wiki(domain: string): Wiki {
+    return this.wikis.get(domain)!;
+  }
+
+  async createTables(ctx: RequestContext, domain: string): Promise<void> {
+    await this.revisions.table(domain).create(ctx);
+    await this.renders.create(ctx, domain);
+    await this.renderer.renderLeases(domain).create(ctx);
+    const siteInfo = new StoredSiteInfo(domain, ctx);
+    await siteInfo.create();
+    this.wiki(domain).useSiteInfoStore(siteInfo);
+  }
+
+  /** Resolves once every render already handed to clients is stored. */
+  drain(): Promise<void> {
+    return this.renderer.drain();
+  }
+}

@@ -1,0 +1,250 @@
+import { createHash } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { compress } from '../../../http/encoding.js';
+import { HttpError, forbidden, notFound } from '../../../errors.js';
+import type { RequestContext } from '../../../router/types.js';
+import { newTid } from '../../../tid.js';
+import type { CachePurger } from '../../../upstream/cache-purger.js';
+import { requestMark, requestsWritten } from '../../../upstream/fetch.js';
+import type { PageBundle, Part } from '../../../upstream/parsoid.js';
+import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
+import { RevisionMoved } from '../model/page-moves.js';
+import { latestPurge, type Purge } from '../model/purge-urls.js';
+import { PROPS, type Prop, type Render } from '../model/render.js';
+import type { RevisionRow } from '../model/revision.js';
+import { RenderLeases } from '../tables/render-leases.js';
+import type { RenderStore } from '../tables/render-store.js';
+import { fromCore, redirectTarget, UNAVAILABLE } from './core-render.js';
+import type { KnownRevisions } from './known-revisions.js';
+import type { SingleFlight } from '../model/single-flight.js';
+
+/**
+ * Resolves after the answers finished in this turn of the event loop are written. An immediate
+ * writes them (http/write-batch.ts); a storage write waiting on an immediate queued before theirs
+ * went first and held them up, since SQLite writes a render's parts synchronously. The second
+ * wait is queued after their write.
+ */
+async function afterAnswersOfThisTurn(): Promise<void> {
+  await nextTurn();
+  await nextTurn();
+}
+
+/** Key of one render in progress (coalesced, then tracked until stored). */
+const renderKey = (domain: string, title: string, rev: number, force: boolean) => `render\u0000${domain}\u0000${title}\u0000${rev}\u0000${force}`;
+
+/**
+ * Renders of revisions: from storage, or made by the wiki's Parsoid on a miss, once however many
+ * clients (and processes, through render leases) wait for it, answered from memory while stored.
+ */
+export class Renderer {
+  /** Renders being stored after their clients were answered, by render key; shutdown waits for them. */
+  private readonly storing = new Map<string, Promise<void>>();
+  private readonly leaseTables = new Map<string, RenderLeases>();
+
+  constructor(
+    private readonly wikis: Map<string, Wiki>,
+    private readonly revisions: KnownRevisions,
+    private readonly renders: RenderStore,
+    private readonly flights: SingleFlight,
+    private readonly log: Logger,
+    private readonly purger: CachePurger,
+  ) {}
+
+  private wiki(domain: string): Wiki {
+    return this.wikis.get(domain)!;
+  }
+
+  renderLeases(domain: string): RenderLeases {
+    let t = this.leaseTables.get(domain);
+    if (!t) this.leaseTables.set(domain, (t = new RenderLeases(domain, this.log)));
+    return t;
+  }
+
+  /** Resolves once every render already handed to clients is stored. */
+  async drain(): Promise<void> {
+    while (this.storing.size > 0) await Promise.all([...this.storing.values()]);
+  }
+
+  /**
+   * Starts rendering a revision the wiki just named as latest, and resolves once its requests to
+   * Parsoid are on the wire: the state writes that follow (a millisecond or more on SQLite) would
+   * otherwise hold them up, though nothing needs the state before Parsoid answers. On SQLite the
+   * render has begun them by the next turn.
+   */
+  async startEarly(ctx: RequestContext, domain: string, row: RevisionRow): Promise<void> {
+    const mark = requestMark();
+    this.render(ctx, domain, row, false).catch((err) => this.log.debug({ err, domain, title: row.title }, 'an early render failed; the read renders again'));
+    await nextTurn();
+    await requestsWritten(mark);
+  }
+
+  /** Tells the caches in front, in the background. */
+  private purgeLater(what: Purge): void {
+    this.purger.purgeLater(what.urls, what.keys);
+  }
+
+  /** Renders a revision unless a render is stored, and resolves once it is stored. */
+  async renderAndStore(ctx: RequestContext, domain: string, row: RevisionRow): Promise<void> {
+    if (row.text_hidden) return;
+    await this.render(ctx, domain, row, false);
+    await this.storing.get(renderKey(domain, row.title, row.rev, false));
+  }
+
+  /**
+   * Renders a stored page's latest revision again (a template it uses changed); a render with the
+   * same content keeps its tid. Returns whether the page's answers changed (and were purged);
+   * undefined if the page has no stored render to refresh.
+   */
+  async rerenderLatest(ctx: RequestContext, domain: string, title: string): Promise<boolean | undefined> {
+    const newest = await this.revisions.table(domain).newest(ctx, title);
+    if (!newest?.latest_tid || newest.deleted || newest.moved_to) return undefined;
+    const row = await this.revisions.table(domain).get(ctx, title, newest.latest_rev!);
+    if (!row || row.text_hidden) return undefined;
+    const render = await this.render(ctx, domain, row, true);
+    if (render.tid === newest.latest_tid) return false;
+    await this.storing.get(renderKey(domain, title, row.rev, true));
+    this.purgeLater(latestPurge(domain, title));
+    return true;
+  }
+
+  /**
+   * Makes sure a revision stored a moment ago (a save) has its exact metadata and a stored render:
+   * both are asked of the wiki at once; resolves once they are stored. Idempotent.
+   */
+  async finishSaved(ctx: RequestContext, domain: string, title: string, rev: number): Promise<Render> {
+    const revs = this.revisions.table(domain);
+    const row = await revs.get(ctx, title, rev);
+    if (!row) throw notFound(`Revision ${rev} of ${title} is not stored.`, 'revision-not-found');
+    const metadata = row.sha1 === null ? this.wiki(domain).api.revision(rev) : undefined;
+    const [, page] = await Promise.all([this.render(ctx, domain, row, false), metadata]);
+    await this.storing.get(renderKey(domain, title, rev, false));
+    if (page?.revisions?.length) await revs.saveFromApi(ctx, title, page, page.revisions);
+    // Storing a render reports failures only to the log: whether it landed is read back.
+    const stored = await this.renders.newestOf(ctx, domain, title, rev);
+    if (!stored) throw new HttpError(503, 'render-not-stored', `The render of revision ${rev} could not be stored yet.`, { headers: { 'retry-after': '5' } });
+    const now = await revs.get(ctx, title, rev);
+    if (!now?.tid) await revs.setRenderTid(ctx, title, rev, stored.tid, now?.latest_rev === rev);
+    return stored;
+  }
+
+  /** A stored render by tid; refused as the revision would be (hidden: 403, page deleted: 404). */
+  async renderByTid(ctx: RequestContext, domain: string, title: string, tid: string): Promise<Render> {
+    const render = await this.renders.byTid(ctx, domain, title, tid);
+    if (!render) throw notFound(`No render ${tid} of ${title}.`, 'render-not-found');
+    const stored = await this.revisions.table(domain).get(ctx, title, render.rev);
+    let row: RevisionRow | undefined;
+    try {
+      row = stored && (await this.revisions.checkedWithWiki(ctx, domain, stored));
+    } catch (e) {
+      // Its page moved: the render goes with it under its tid, so the redirect to the same URL
+      // under the new title finds it (a move copies only the revision's newest render).
+      if (e instanceof RevisionMoved) {
+        await this.renders.save(ctx, domain, { ...render, title: e.title }).catch((err) => {
+          if (!(err instanceof HttpError && err.status === 412)) throw err;
+        });
+      }
+      throw e;
+    }
+    if (row?.text_hidden) throw forbidden(`The text of revision ${render.rev} is hidden.`, 'revision-hidden');
+    return render;
+  }
+
+  /** The newest render of a revision; rendered now (once for all waiting callers) on a miss. */
+  async render(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<Render> {
+    if (row.text_hidden) throw forbidden(`The text of revision ${row.rev} is hidden.`, 'revision-hidden');
+    const stored = async () =>
+      (row.tid ? await this.renders.byTid(ctx, domain, row.title, row.tid, row.rev) : undefined) ??
+      (await this.renders.newestOf(ctx, domain, row.title, row.rev));
+    if (!force) {
+      const render = await stored();
+      if (render) return render;
+    }
+    // A render another process made while this one waited: the newest, forced or not.
+    const madeElsewhere = async () => {
+      const render = await this.renders.newestOf(ctx, domain, row.title, row.rev);
+      return render && { render, stored: Promise.resolve() };
+    };
+    try {
+      return await this.renderOnce(renderKey(domain, row.title, row.rev, force), () =>
+        this.renderLeases(domain).once(ctx, String(row.rev), () => this.renderNow(ctx, domain, row, force), madeElsewhere),
+      );
+    } catch (e) {
+      // A forced re-render the wiki cannot answer falls back to what is stored.
+      const fallback = force && isUnavailable(e) ? await stored() : undefined;
+      if (fallback) return fallback;
+      throw e;
+    }
+  }
+
+  /**
+   * Coalesces renders, answering waiters as soon as the render exists; the key stays taken until
+   * it is stored, so requests arriving meanwhile join it instead of rendering again.
+   */
+  private renderOnce(key: string, make: () => Promise<{ render: Render; stored: Promise<void> }>): Promise<Render> {
+    return this.flights.runUntil(key, async () => {
+      const { render, stored } = await make();
+      const tracked: Promise<void> = stored
+        .catch((err) => this.log.error({ err, title: render.title, rev: render.rev }, 'storing a render failed'))
+        .finally(() => {
+          if (this.storing.get(key) === tracked) this.storing.delete(key);
+        });
+      this.storing.set(key, tracked);
+      return { value: render, settled: tracked };
+    });
+  }
+
+
+  private async renderNow(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<{ render: Render; stored: Promise<void> }> {
+    const wiki = this.wiki(domain);
+    let bundle: PageBundle;
+    let wikitext: Part;
+    try {
+      ({ bundle, wikitext } = await wiki.withMode(async (mode) => {
+        if (mode === 'v3') {
+          const [b, w] = await Promise.all([wiki.parsoid.pagebundle(row.title, row.rev), wiki.parsoid.wikitext(row.title, row.rev)]);
+          return { bundle: b, wikitext: w };
+        }
+        return fromCore(await wiki.parsoid.core(row.rev));
+      }));
+    } catch (e) {
+      if (e instanceof HttpError && e.problemType === 'urn:problem:revision-hidden') {
+        // Hidden or deleted since it was stored: learn which, and remember it.
+        const fresh = await this.revisions.revision(ctx, domain, row.title, row.rev, true);
+        if (fresh.text_hidden) throw forbidden(`The text of revision ${row.rev} is hidden.`, 'revision-hidden');
+      }
+      throw e;
+    }
+    const raw: Record<Prop, Part> = { html: bundle.html, 'data-parsoid': bundle.dataParsoid ?? UNAVAILABLE, 'data-mw': bundle.dataMw, wikitext };
+    const hash = createHash('sha256');
+    for (const p of PROPS) hash.update(raw[p].contentType).update('\u0000').update(raw[p].body).update('\u0000');
+    const digest = hash.digest('hex');
+    // A forced re-render that changed nothing keeps the stored render and its tid.
+    const previous = force ? await this.renders.newestOf(ctx, domain, row.title, row.rev) : undefined;
+    if (previous?.digest === digest) return { render: previous, stored: Promise.resolve() };
+
+    // Small parts are compressed on this thread (for them the thread pool's hand-off costs more
+    // than the work), large ones on the pool, all at once.
+    const zipped = await Promise.all(PROPS.map((p) => compress(raw[p].body, 'gzip')));
+    const render: Render = {
+      title: row.title,
+      rev: row.rev,
+      tid: newTid(),
+      parts: Object.fromEntries(PROPS.map((p, i) => [p, zipped[i]!])) as Record<Prop, Buffer>,
+      types: Object.fromEntries(PROPS.map((p) => [p, raw[p].contentType])) as Record<Prop, string>,
+      digest,
+      redirect: redirectTarget(bundle.html.body.toString('utf8')),
+    };
+    // Waiting clients are answered from memory while it is stored: the render first, then the
+    // pointers to it, so a crash in between leaves only an unused render. Storing starts once the
+    // answer has gone out (see `afterAnswersOfThisTurn`).
+    this.renders.remember(domain, render);
+    const stored = (async () => {
+      await afterAnswersOfThisTurn();
+      await this.renders.save(ctx, domain, render);
+      await this.revisions.stateWritten(domain, row.title);
+      await this.revisions.table(domain).setRenderTid(ctx, row.title, row.rev, render.tid, row.latest_rev === row.rev);
+    })();
+    return { render, stored };
+  }
+}

@@ -1,0 +1,189 @@
+import type { RequestContext } from '../../../router/types.js';
+import type { Row } from '../../../storage/types.js';
+import type { ApiPage, ApiRevision } from '../../../upstream/action-api.js';
+import { TableClient } from '../../../table-access/table-client.js';
+import type { TitleCache } from '../model/title-cache.js';
+import type { RevisionRow } from '../model/revision.js';
+
+/** One revision of a page as stored, with the page's static state joined to it. */
+export const PAGE_REVISIONS_SCHEMA = {
+  version: 3,
+  attributes: {
+    title: 'string', rev: 'varint', tid: 'timeuuid', page_id: 'varint', timestamp: 'timestamp', user_id: 'varint', user_text: 'string',
+    comment: 'string', minor: 'boolean', size: 'varint', sha1: 'string', content_model: 'string',
+    text_hidden: 'boolean', user_hidden: 'boolean', comment_hidden: 'boolean', seen: 'timestamp', parent_id: 'varint', tags: 'json',
+    latest_rev: 'varint', latest_tid: 'timeuuid', deleted: 'timestamp', checked: 'timestamp', first_seen: 'timestamp',
+    moved_to: 'string', moved_page: 'varint',
+  },
+  index: [
+    { attribute: 'title', type: 'hash' },
+    { attribute: 'latest_rev', type: 'static' },
+    { attribute: 'latest_tid', type: 'static' },
+    { attribute: 'deleted', type: 'static' },
+    { attribute: 'checked', type: 'static' },
+    { attribute: 'first_seen', type: 'static' },
+    { attribute: 'moved_to', type: 'static' },
+    { attribute: 'moved_page', type: 'static' },
+    { attribute: 'rev', type: 'range', order: 'desc' },
+  ],
+  secondaryIndexes: { by_rev: [{ attribute: 'rev', type: 'hash' }, { attribute: 'title', type: 'proj' }] },
+};
+
+function fromApi(title: string, page: ApiPage, r: ApiRevision): Record<string, unknown> {
+  return {
+    title,
+    rev: r.revid,
+    page_id: page.pageid ?? null,
+    timestamp: r.timestamp,
+    user_id: r.userhidden ? null : (r.userid ?? null),
+    user_text: r.userhidden ? null : (r.user ?? null),
+    comment: r.commenthidden ? null : (r.comment ?? null),
+    minor: r.minor ?? false,
+    size: r.size ?? null,
+    sha1: r.sha1hidden ? null : (r.sha1 ?? null),
+    content_model: r.slots?.main?.contentmodel ?? null,
+    // Without rvprop=content the API marks hidden text only by hiding the sha1.
+    text_hidden: (r.slots?.main?.texthidden || r.sha1hidden) ?? false,
+    user_hidden: r.userhidden ?? false,
+    comment_hidden: r.commenthidden ?? false,
+    seen: new Date().toISOString(),
+    parent_id: r.parentid ?? null,
+    tags: r.tags ?? [],
+  };
+}
+
+/**
+ * A revision the wiki just named as its page's latest, as its row will read once stored (before
+ * it is): enough to render it while its metadata is being written.
+ */
+export function latestFromApi(title: string, page: ApiPage, r: ApiRevision): RevisionRow {
+  return {
+    ...(fromApi(title, page, r) as Omit<RevisionRow, 'tid' | 'latest_rev' | 'latest_tid' | 'deleted' | 'checked' | 'first_seen' | 'moved_to' | 'moved_page'>),
+    tid: null, latest_rev: r.revid, latest_tid: null, deleted: null, checked: null, first_seen: null, moved_to: null, moved_page: null,
+  };
+}
+
+/** The MediaWiki revision table: revisions as they are first seen, per page, newest first. */
+export class PageRevisions {
+  readonly table: TableClient;
+
+  /** `cache` is this domain's page-state cache (see PageCaches). */
+  constructor(domain: string, private readonly cache: TitleCache<RevisionRow | undefined>) {
+    this.table = new TableClient(domain, 'page_revisions');
+  }
+
+  private async cached(title: string, sub: string, read: () => Promise<RevisionRow | undefined>): Promise<RevisionRow | undefined> {
+    const hit = this.cache.get(title, sub);
+    if (hit) return hit;
+    const gen = this.cache.generation(title);
+    const row = await read();
+    if (row) this.cache.set(title, sub, row, gen);
+    return row;
+  }
+
+  /** Every write names the page, so cached rows of the page are dropped. */
+  private async write(ctx: RequestContext, title: string, attributes: Record<string, unknown>): Promise<void> {
+    this.cache.invalidate(title);
+    await this.table.put(ctx, { attributes });
+    this.cache.invalidate(title);
+  }
+
+  async create(ctx: RequestContext): Promise<void> {
+    await this.table.create(ctx, PAGE_REVISIONS_SCHEMA);
+  }
+
+  newest(ctx: RequestContext, title: string): Promise<RevisionRow | undefined> {
+    return this.cached(title, 'newest', async () => (await this.table.query(ctx, { attributes: { title }, limit: 1 })).items[0] as unknown as RevisionRow | undefined);
+  }
+
+  get(ctx: RequestContext, title: string, rev: number): Promise<RevisionRow | undefined> {
+    return this.cached(title, String(rev), async () => (await this.table.query(ctx, { attributes: { title, rev } })).items[0] as unknown as RevisionRow | undefined);
+  }
+
+  /** The pages a revision id is stored under (more than one after a move). */
+  async titlesOf(ctx: RequestContext, rev: number): Promise<string[]> {
+    return (await this.table.query(ctx, { index: 'by_rev', attributes: { rev }, proj: ['title'], limit: 10 })).items.map((r) => r.title as string);
+  }
+
+  async range(ctx: RequestContext, title: string, lowRev: number, highRev: number): Promise<RevisionRow[]> {
+    const { items } = await this.table.query(ctx, { attributes: { title, rev: { between: [lowRev, highRev] } } });
+    return items as unknown as RevisionRow[];
+  }
+
+  /** Stores revisions as the wiki describes them (metadata only: render pointers stay). */
+  async saveFromApi(ctx: RequestContext, title: string, page: ApiPage, revisions: ApiRevision[]): Promise<void> {
+    for (const r of revisions) await this.write(ctx, title, fromApi(title, page, r));
+  }
+
+  /** Records what the wiki says is the page's latest revision, and when it said so. */
+  async markLatest(ctx: RequestContext, title: string, latestRev: number, latestTid: string | null, current: RevisionRow | undefined): Promise<void> {
+    const now = new Date().toISOString();
+    await this.write(ctx, title, { title, latest_rev: latestRev, latest_tid: latestTid, checked: now, deleted: null, first_seen: current?.first_seen ?? now });
+  }
+
+  /**
+   * Records a revision saved through the service as the page's latest, row and page state in one
+   * write, if the latest revision stored is still `from` (null: none); false if it moved.
+   */
+  async recordSaved(ctx: RequestContext, title: string, from: number | null, row: Record<string, unknown>): Promise<boolean> {
+    const now = new Date().toISOString();
+    const statics = { latest_rev: row.rev, checked: now, deleted: null, ...(from === null ? { first_seen: now } : {}) };
+    this.cache.invalidate(title);
+    try {
+      return await this.table.putIf(ctx, { attributes: { ...row, title, ...statics }, if: { latest_rev: { eq: from } } });
+    } finally {
+      this.cache.invalidate(title);
+    }
+  }
+
+  /** Stores one revision's row as given (page state untouched). */
+  async saveRow(ctx: RequestContext, title: string, row: Record<string, unknown>): Promise<void> {
+    await this.write(ctx, title, { ...row, title });
+  }
+
+  /** The page's latest revision id as stored now (not from the page-state cache). */
+  async storedLatest(ctx: RequestContext, title: string): Promise<number | null> {
+    const [row] = (await this.table.query(ctx, { attributes: { title }, limit: 1 })).items as unknown as RevisionRow[];
+    return row?.latest_rev ?? null;
+  }
+
+  /** Records that the page `pageId`, stored under `from`, is now at `to`. */
+  async markMoved(ctx: RequestContext, from: string, to: string, pageId: number): Promise<void> {
+    await this.write(ctx, from, { title: from, moved_to: to, moved_page: pageId });
+  }
+
+  /** A revision the wiki no longer shows though its page is there: kept, but never served again. */
+  async markGone(ctx: RequestContext, title: string, rev: number): Promise<void> {
+    await this.write(ctx, title, { title, rev, text_hidden: true, seen: new Date().toISOString() });
+  }
+
+  async clearMoved(ctx: RequestContext, title: string): Promise<void> {
+    await this.write(ctx, title, { title, moved_to: null, moved_page: null });
+  }
+
+  async tombstone(ctx: RequestContext, title: string): Promise<void> {
+    const now = new Date().toISOString();
+    await this.write(ctx, title, { title, deleted: now, checked: now });
+  }
+
+  async setRenderTid(ctx: RequestContext, title: string, rev: number, tid: string, isLatest: boolean): Promise<void> {
+    await this.write(ctx, title, { title, rev, tid, ...(isLatest ? { latest_tid: tid } : {}) });
+  }
+
+  /** Pages with stored revisions, each once, with their static state. */
+  list(ctx: RequestContext, paging: { limit?: number; next?: string }): Promise<{ items: Row[]; next?: string }> {
+    return this.table.query(ctx, { distinct: true, ...paging });
+  }
+
+  /** The newest stored revision of a page made at or before `at` (revision time), if any. */
+  async currentAt(ctx: RequestContext, title: string, at: number): Promise<RevisionRow | undefined> {
+    let next: string | undefined;
+    do {
+      const page = await this.table.query(ctx, { attributes: { title }, limit: 200, next });
+      const found = (page.items as unknown as RevisionRow[]).find((r) => r.timestamp !== null && Date.parse(r.timestamp) <= at);
+      if (found) return found;
+      next = page.next;
+    } while (next);
+    return undefined;
+  }
+}

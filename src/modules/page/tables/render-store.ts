@@ -1,0 +1,102 @@
+import type { RequestContext } from '../../../router/types.js';
+import type { Row } from '../../../storage/types.js';
+import { TableClient } from '../../../table-access/table-client.js';
+import { PROPS, type Prop, type Render } from '../model/render.js';
+
+const COLUMN: Record<Prop, string> = { html: 'html', 'data-parsoid': 'data_parsoid', 'data-mw': 'data_mw', wikitext: 'wikitext' };
+
+const RENDERS_SCHEMA = {
+  version: 1,
+  attributes: { title: 'string', rev: 'varint', tid: 'timeuuid', html: 'blob', data_parsoid: 'blob', data_mw: 'blob', wikitext: 'blob', meta: 'json' },
+  index: [
+    { attribute: 'title', type: 'hash' },
+    { attribute: 'rev', type: 'range', order: 'desc' },
+    { attribute: 'tid', type: 'range', order: 'desc' },
+  ],
+  // A page re-rendered or edited many times keeps its newest renders; older ones live a day more.
+  revisionRetentionPolicy: { type: 'latest', count: 16, grace_ttl: 86400 },
+};
+
+function toRender(row: Row | undefined): Render | undefined {
+  if (!row) return undefined;
+  const meta = row.meta as { types: Record<Prop, string>; digest: string; redirect?: string };
+  const parts = Object.fromEntries(PROPS.map((p) => [p, row[COLUMN[p]] as Buffer])) as Record<Prop, Buffer>;
+  return { title: row.title as string, rev: row.rev as number, tid: row.tid as string, parts, types: meta.types, digest: meta.digest, redirect: meta.redirect };
+}
+
+/** Renders kept in memory by tid (the page caches hold them): what the store asks before storage. */
+export interface RenderMemory {
+  render(domain: string, tid: string): Render | undefined;
+  rememberRender(domain: string, render: Render): void;
+}
+
+/**
+ * Render storage (the `parsoid` table) with an in-memory cache: renders never change once
+ * stored, so a cached render needs no storage read.
+ */
+export class RenderStore {
+  private readonly tables = new Map<string, TableClient>();
+
+  constructor(private readonly caches: RenderMemory) {}
+
+  table(domain: string): TableClient {
+    let t = this.tables.get(domain);
+    if (!t) this.tables.set(domain, (t = new TableClient(domain, 'parsoid')));
+    return t;
+  }
+
+  async create(ctx: RequestContext, domain: string): Promise<void> {
+    await this.table(domain).create(ctx, RENDERS_SCHEMA);
+  }
+
+  remember(domain: string, render: Render | undefined): Render | undefined {
+    if (render) this.caches.rememberRender(domain, render);
+    return render;
+  }
+
+  async byTid(ctx: RequestContext, domain: string, title: string, tid: string, rev?: number): Promise<Render | undefined> {
+    const cached = this.caches.render(domain, tid);
+    if (cached?.title === title) return cached;
+    // Range keys are matched in order (rev, then tid): without the revision, it is found among
+    // the page's renders first (few: retention keeps the newest).
+    const revision = rev ?? (await this.revisionOf(ctx, domain, title, tid));
+    if (revision === undefined) return undefined;
+    const stored = toRender((await this.table(domain).query(ctx, { attributes: { title, rev: revision, tid }, limit: 1 })).items[0]);
+    // A render copied to a page's new title keeps its tid: the one remembered may be the other copy.
+    return cached ? stored : this.remember(domain, stored);
+  }
+
+  /** The revision of a stored render, from the page's render listing. */
+  private async revisionOf(ctx: RequestContext, domain: string, title: string, tid: string): Promise<number | undefined> {
+    let next: string | undefined;
+    do {
+      const page = await this.table(domain).query(ctx, { attributes: { title }, proj: ['rev', 'tid'], limit: 500, next });
+      const found = page.items.find((r) => r.tid === tid);
+      if (found) return found.rev as number;
+      next = page.next;
+    } while (next);
+    return undefined;
+  }
+
+  /** The newest stored render of a revision. */
+  async newestOf(ctx: RequestContext, domain: string, title: string, rev: number): Promise<Render | undefined> {
+    return this.remember(domain, toRender((await this.table(domain).query(ctx, { attributes: { title, rev }, limit: 1 })).items[0]));
+  }
+
+  async save(ctx: RequestContext, domain: string, render: Render): Promise<void> {
+    const attributes: Record<string, unknown> = {
+      title: render.title,
+      rev: render.rev,
+      tid: render.tid,
+      meta: { types: render.types, digest: render.digest, ...(render.redirect ? { redirect: render.redirect } : {}) },
+    };
+    for (const p of PROPS) attributes[COLUMN[p]] = render.parts[p];
+    await this.table(domain).put(ctx, { attributes, if: 'not exists' });
+    this.remember(domain, render);
+  }
+
+  /** Stored renders of a page, newest first. */
+  async list(ctx: RequestContext, domain: string, title: string, paging: { limit?: number; next?: string }): Promise<{ items: Row[]; next?: string }> {
+    return this.table(domain).query(ctx, { attributes: { title }, proj: ['rev', 'tid'], ...paging });
+  }
+}

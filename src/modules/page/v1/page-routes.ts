@@ -1,0 +1,299 @@
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { HttpError, badRequest } from '../../../errors.js';
+import { pagingFrom } from '../../../router/paging.js';
+import type { Module, RequestContext, Response, RouteRequest } from '../../../router/types.js';
+import { parseTime, tidTime } from '../../../tid.js';
+import type { CachePolicy } from '../model/cache-control.js';
+import { HTML_2_TYPE, negotiateHtml, type Html2Cache } from '../model/html-versions.js';
+import { PageMoved, RevisionMoved } from '../model/page-moves.js';
+import { sectionHtml, sectionWikitext } from '../model/sections.js';
+import { markedIfUnchecked } from '../model/stale-answer.js';
+import { contentKeys, surrogateKeys, tagged } from '../model/surrogate-keys.js';
+import { titleSegment, type NormalizeTitle } from '../model/title-url.js';
+import { displayOptions, type DisplayPages } from '../display/display-pages.js';
+import type { PageCaches } from '../read/page-caches.js';
+import type { PageService } from '../read/page-service.js';
+import { revisionMetadata, type RevisionRow } from '../model/revision.js';
+import { partOf, PROPS, type Prop, type Render } from '../model/render.js';
+import { pageSpecs, REVID } from './spec.js';
+
+const gunzip = promisify(zlib.gunzip);
+
+/** The route's schema admits only these (see v1/spec.ts). */
+const asProp = (prop: string) => prop as Prop;
+
+
+/** An authorised caller's Cache-Control: no-cache asks for the wiki's answer, not storage's. */
+const forced = (req: RouteRequest, ctx: RequestContext) => ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
+
+/** Which URL of content answers: the latest, a revision's, or one render's (by tid). */
+type ContentKind = keyof CachePolicy;
+
+/** How a property is sent: as stored, or (HTML) in 2.x form with data-mw inline, asked by profile or query. */
+type Form = 'stored' | '2-by-profile' | '2-by-query';
+
+function contentHeaders(domain: string, render: Render, prop: Prop, kind: ContentKind, cache: CachePolicy, form: Form, language: string): Record<string, string> {
+  const byTid = kind === 'render';
+  const headers: Record<string, string> = {
+    'content-type': form === 'stored' ? render.types[prop] : HTML_2_TYPE,
+    'content-encoding': 'gzip',
+    etag: `"${render.rev}/${render.tid}"`,
+    'last-modified': new Date(tidTime(render.tid)).toUTCString(),
+    'cache-control': cache[kind],
+  };
+  if (!byTid) headers['content-location'] = `/${domain}/v1/page/${titleSegment(render.title)}/${prop}/${render.tid}${form === '2-by-query' ? '?data-mw=inline' : ''}`;
+  if (prop === 'html') headers.vary = 'Accept';
+  if (prop === 'html' || prop === 'wikitext') headers['content-language'] = language;
+  if (render.redirect) {
+    // Redirects are not followed: the page is served, and says where it points.
+    headers['x-mediawiki-redirect'] = encodeURIComponent(render.redirect);
+    headers.link = `</${domain}/v1/page/${titleSegment(render.redirect.replace(/ /g, '_'))}/${prop}>; rel="mw:PageProp/redirect"`;
+  }
+  return headers;
+}
+
+/** What the read routes are served from; the save and transform routes join them in one module. */
+export interface PageReadParts {
+  domains: string[];
+  service: PageService;
+  caches: PageCaches;
+  cache: CachePolicy;
+  html2: Html2Cache;
+  display: DisplayPages;
+  normalize: NormalizeTitle;
+  /** Routes of the same module (saves, transforms), listed before the read routes. */
+  moreRoutes: Module['routes'];
+  /** Tables the same module creates beside the read side's. */
+  setupDomain: (ctx: RequestContext, domain: string) => Promise<void>;
+}
+
+/**
+ * `/{domain}/v1/page/...` and `/v1/revision/...`: the stored content by title, revision, render
+ * and time, with the save and transform routes of `edit/`.
+ */
+export function pageReadModule({ domains, service, caches, cache, html2, display, normalize, moreRoutes, setupDomain }: PageReadParts): Module {
+  /**
+   * A render's property as the client asked for it: HTML in 2.x form (data-mw inline) for a 2.x
+   * profile or ?data-mw=inline, else as stored. Headers are built once per render and form.
+   */
+  async function content(req: RouteRequest, render: Render, prop: Prop, kind: ContentKind): Promise<Response> {
+    const section = req.query.get('section');
+    if (section !== null) return sectionContent(req, render, prop, kind, Number(section));
+    let form: Form = 'stored';
+    if (prop === 'html') {
+      if (req.query.get('data-mw') === 'inline') form = '2-by-query';
+      else if (negotiateHtml(req.headers.accept, '999') === '2') form = '2-by-profile';
+    }
+    const body = form === 'stored' ? partOf(render, prop) : await html2.of(req.domain, render);
+    const language = (await service.wiki(req.domain).siteInfo()).general.lang;
+    const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form, language));
+    service.reads.note(req.domain, render.title);
+    const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
+    return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body };
+  }
+
+  /**
+   * One section of a render: its HTML (2.x, data-mw inline, so it stands on its own) or its
+   * wikitext, cut at the source range Parsoid recorded for it; without data-parsoid (the core
+   * REST API) the wiki cuts the wikitext itself.
+   */
+  async function sectionContent(req: RouteRequest, render: Render, prop: Prop, kind: ContentKind, id: number): Promise<Response> {
+    if (prop !== 'html' && prop !== 'wikitext') throw badRequest('A section is read as html or wikitext.', 'section-of-property');
+    const html2x = await html2.textOf(req.domain, render);
+    const notFound = () => new HttpError(404, 'section-not-found', `${render.title} (revision ${render.rev}) has no editable section ${id}.`);
+    let body: string | undefined;
+    if (prop === 'html') body = sectionHtml(html2x, id);
+    else if (render.types['data-parsoid'] === '') body = sectionHtml(html2x, id) && (await service.wiki(req.domain).api.sectionWikitext(render.rev, id));
+    else body = sectionWikitext(html2x, JSON.parse((await gunzip(render.parts['data-parsoid'])).toString('utf8')), await gunzip(render.parts.wikitext), id);
+    if (body === undefined) throw notFound();
+    const headers = {
+      'content-type': prop === 'html' ? HTML_2_TYPE : render.types.wikitext,
+      etag: `"${render.rev}/${render.tid}"`,
+      'cache-control': cache[kind],
+    };
+    const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
+    return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body };
+  }
+
+  /**
+   * A render's display HTML (display/): made from the stored render, never a new one, with the link
+   * states of today, so every form of it must be revalidated and is purged when a linked page changes.
+   */
+  async function displayAnswer(req: RouteRequest, ctx: RequestContext, render: Render, kind: ContentKind): Promise<Response> {
+    const options = displayOptions(req.query);
+    const answer = await display.of(ctx, req.domain, render, options, kind === 'latest');
+    const headers: Record<string, string> = {
+      'content-type': 'text/html; charset=utf-8',
+      'content-encoding': 'gzip',
+      etag: `W/"${render.rev}/${render.tid}/${answer.digest}"`,
+      'cache-control': cache.latest,
+      'content-language': (await service.wiki(req.domain).siteInfo()).general.lang,
+    };
+    const keys = [...contentKeys(req.domain, render.title, render.rev, kind === 'latest'), surrogateKeys.display(req.domain, render.title), surrogateKeys.displays(req.domain)];
+    return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body: answer.body };
+  }
+
+  /** The normalized title, or a redirect to the same URL with it. */
+  async function titleOf(req: RouteRequest): Promise<{ title: string } | { redirect: Response }> {
+    const title = await normalize(req);
+    const prefix = `/${req.domain}/v1/page/`;
+    // The title as normalised and spelt as every URL, purge and key of it spells it: another
+    // spelling of the same page (`%28`, lower-case escapes) is redirected, never cached apart.
+    if (title === req.params.title && req.path.slice(prefix.length).split('/', 1)[0] === titleSegment(title)) return { title };
+    const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
+    const query = req.uri.includes('?') ? req.uri.slice(req.uri.indexOf('?')) : '';
+    return { redirect: { status: 301, headers: { location: `${prefix}${titleSegment(title)}${rest}${query}`, 'cache-control': 'max-age=3600' } } };
+  }
+
+  /** Wraps a handler that works on a normalized title; moved revisions become redirects. */
+  const withTitle =
+    (fn: (req: RouteRequest, ctx: RequestContext, title: string) => Promise<Response>) => async (req: RouteRequest, ctx: RequestContext) => {
+      const t = await titleOf(req);
+      if ('redirect' in t) return t.redirect;
+      try {
+        return await fn(req, ctx, t.title);
+      } catch (e) {
+        const prefix = `/${req.domain}/v1/page/`;
+        const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
+        if (e instanceof PageMoved) {
+          // Moved without a redirect left behind: not found here, and where it went.
+          throw new HttpError(404, 'page-moved', e.detail, { headers: { location: `${prefix}${titleSegment(e.target)}${rest}` }, extensions: e.extensions });
+        }
+        if (!(e instanceof RevisionMoved)) throw e;
+        return { status: 302, headers: tagged({ location: `${prefix}${titleSegment(e.title)}${rest}`, 'cache-control': 'no-cache' }, [surrogateKeys.page(req.domain, t.title)]) };
+      }
+    };
+
+  /** The revision whose content is asked for: rendered next, so a miss starts rendering early. */
+  const latestOrAt = async (req: RouteRequest, ctx: RequestContext, title: string): Promise<RevisionRow> => {
+    const ts = req.query.get('ts');
+    if (ts !== null) return service.revisions.revisionAt(ctx, req.domain, title, parseTime(ts));
+    return service.revisions.latest(ctx, req.domain, title, forced(req, ctx), true);
+  };
+
+  return {
+    name: 'page',
+    api: 'v1',
+    tables: ['page_revisions', 'parsoid', 'site_info', 'page_render_leases', 'transform_stash', 'page_links', 'link_states'],
+    async setup(ctx) {
+      for (const domain of domains) await setupDomain(ctx, domain);
+    },
+    close: () => service.drain(),
+    routes: [
+      ...moreRoutes,
+      {
+        method: 'GET',
+        path: '/page/',
+        spec: pageSpecs.listPages,
+        handler: async (req, ctx) => {
+          const ts = req.query.get('ts');
+          const body = await service.listings.listPages(ctx, req.domain, pagingFrom(req), ts === null ? undefined : parseTime(ts));
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}',
+        spec: pageSpecs.pageRedirect,
+        handler: withTitle(async (_req, _ctx, title) => ({ status: 302, headers: { location: `${titleSegment(title)}/html`, 'cache-control': 'max-age=3600' } })),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/',
+        spec: pageSpecs.listProperties,
+        handler: withTitle(async (req, ctx, title) => {
+          await service.revisions.latest(ctx, req.domain, title, false);
+          return { status: 200, body: { items: [...PROPS, 'rev'] } };
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/rev/',
+        spec: pageSpecs.history,
+        handler: withTitle(async (req, ctx, title) => {
+          const { limit, next } = pagingFrom(req);
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: await service.revisions.history(ctx, req.domain, title, limit ?? 20, next) };
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/rev/{revid}',
+        spec: pageSpecs.revisionMetadata,
+        handler: withTitle(async (req, ctx, title) => {
+          const row = await service.revisions.revision(ctx, req.domain, title, Number(req.params.revid), forced(req, ctx));
+          const keys = contentKeys(req.domain, title, row.rev, false);
+          return { status: 200, headers: tagged({ 'cache-control': cache.revision }, keys), body: revisionMetadata(row) };
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/display',
+        spec: pageSpecs.display,
+        handler: withTitle(async (req, ctx, title) => {
+          displayOptions(req.query); // a bad option is a 400 before any work
+          const row = await service.revisions.latest(ctx, req.domain, title, forced(req, ctx), true);
+          return displayAnswer(req, ctx, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), 'latest');
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/display/{revision}',
+        spec: pageSpecs.displayRevision,
+        handler: withTitle(async (req, ctx, title) => {
+          displayOptions(req.query);
+          const revision = req.params.revision!;
+          if (REVID.test(revision)) {
+            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), forced(req, ctx));
+            return displayAnswer(req, ctx, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), 'revision');
+          }
+          return displayAnswer(req, ctx, await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase()), 'render');
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/{prop}',
+        spec: pageSpecs.latest,
+        handler: withTitle(async (req, ctx, title) => {
+          const prop = asProp(req.params.prop!);
+          const row = await latestOrAt(req, ctx, title);
+          return content(req, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), prop, req.query.has('ts') ? 'revision' : 'latest');
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/{prop}/',
+        spec: pageSpecs.listRenders,
+        handler: withTitle(async (req, ctx, title) => {
+          await service.revisions.latest(ctx, req.domain, title, false);
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body: await service.listings.listRenders(ctx, req.domain, title, pagingFrom(req)) };
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/page/{title}/{prop}/{revision}',
+        spec: pageSpecs.byRevision,
+        handler: withTitle(async (req, ctx, title) => {
+          const prop = asProp(req.params.prop!);
+          const revision = req.params.revision!;
+          if (REVID.test(revision)) {
+            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), forced(req, ctx));
+            return content(req, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), prop, 'revision');
+          }
+          const render = await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase());
+          return content(req, render, prop, 'render');
+        }),
+      },
+      {
+        method: 'GET',
+        path: '/revision/{revid}',
+        spec: pageSpecs.revisionLookup,
+        handler: async (req, ctx) => {
+          const body = await service.revisions.lookupRevision(ctx, req.domain, Number(req.params.revid));
+          const keys = contentKeys(req.domain, body.title, body.rev, false);
+          return { status: 200, headers: tagged({ 'cache-control': cache.revision }, keys), body: revisionMetadata(body) };
+        },
+      },
+    ],
+  };
+}

@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { DomUtils, parseDocument } from 'htmlparser2';
+import type { Element } from 'domhandler';
+import { request } from '../helpers.js';
+import { FAST_FOLLOWER, startAgainstWiki, waitFor, WIKI_URL, type AgainstWiki } from '../wiki.js';
+
+const RUN = Date.now().toString(36);
+const seg = (title: string) => encodeURIComponent(title.replace(/ /g, '_'));
+
+/** MediaWiki's own rendering of a page (the legacy parser): its links, sections and whether it shows a TOC. */
+async function mediawikiParse(title: string): Promise<{ links: { title: string; exists: boolean }[]; sections: { number: string; anchor: string; index: string }[]; showsToc: boolean }> {
+  const res = await fetch(`${WIKI_URL}/api.php?action=parse&format=json&formatversion=2&prop=links|sections|text&page=${encodeURIComponent(title)}`);
+  const { parse } = (await res.json()) as { parse: { links: { title: string; exists: boolean }[]; sections: { number: string; anchor: string; index: string }[]; text: string } };
+  return { links: parse.links, sections: parse.sections, showsToc: parse.text.includes('id="toc"') };
+}
+
+const elements = (html: string, test: (e: Element) => boolean) => DomUtils.findAll(test, parseDocument(html).children);
+const classes = (e: Element) => (e.attribs.class ?? '').split(/\s+/).filter(Boolean);
+const wikiLinkTo = (html: string, title: string) =>
+  elements(html, (e) => e.name === 'a' && /mw:WikiLink/.test(e.attribs.rel ?? '') && decodeURIComponent((e.attribs.href ?? '').replace(/^\.\//, '').replace(/[?#].*$/, '')).replace(/_/g, ' ') === title);
+
+describe('display HTML against the real wiki', () => {
+  let env: AgainstWiki;
+  const main = `Display ${RUN} Main`;
+  const target = `Display ${RUN} Target`;
+  const moved = `Display ${RUN} Moved`;
+  const short = `Display ${RUN} Short`;
+  const display = (title: string, query = '') => request(`${env.v1}/page/${seg(title)}/display${query}`);
+
+  before(async () => {
+    env = await startAgainstWiki(FAST_FOLLOWER);
+    await env.wiki.edit(short, 'Tiny.');
+    await env.wiki.edit(main, [
+      `Lead with a link to [[${target}]], to [[${short}]], to [[${main}|itself]] and to [[${main}#Second|its second section]].`,
+      '== First ==', 'One.', '=== First, deeper ===', 'One and a half.', '== Second ==', 'Two.', '== Third ==', 'Three.', '==== Deep ====', 'Deep.', '== Fourth ==', 'Four.',
+    ].join('\n'));
+  });
+  after(() => env.close());
+
+  it('marks links as MediaWiki does: red where the page is missing, self links, the same TOC numbers and section edit links', async () => {
+    const res = await display(main);
+    assert.equal(res.status, 200, res.text);
+    assert.match(String(res.headers['content-type']), /^text\/html/);
+    assert.match(String(res.headers.etag), /^W\/"\d+\/[0-9a-f-]{36}\/[\w-]+"$/);
+    const html = res.text;
+    const mw = await mediawikiParse(main);
+    // Red links: the same targets as MediaWiki's own (links to pages that do not exist).
+    const redHere = new Set(elements(html, (e) => e.name === 'a' && classes(e).includes('new')).map((e) => e.attribs.title!.replace(/ \(page does not exist\)$/, '')));
+    const redThere = new Set(mw.links.filter((l) => !l.exists && l.title !== main).map((l) => l.title));
+    assert.deepEqual(redHere, redThere);
+    const [red] = wikiLinkTo(html, target);
+    assert.equal(red!.attribs.href, `./${seg(target)}?action=edit&redlink=1`);
+    assert.ok(!classes(wikiLinkTo(html, short)[0]!).includes('new'), 'an existing page is a blue link');
+    // Self links: no href, no title; to a fragment, a link to that fragment.
+    const self = elements(html, (e) => e.name === 'a' && classes(e).includes('mw-selflink'));
+    assert.equal(self.length, 1);
+    assert.deepEqual(self[0]!.attribs, { class: 'mw-selflink selflink' });
+    assert.deepEqual(elements(html, (e) => e.name === 'a' && classes(e).includes('mw-selflink-fragment')).map((e) => e.attribs.href), ['#Second']);
+    // TOC: MediaWiki's entries, numbers and anchors.
+    const toc = elements(html, (e) => e.name === 'li' && /^toclevel-/.test(e.attribs.class ?? '')).map((li) => {
+      const a = DomUtils.findOne((e) => e.name === 'a', li.children)!;
+      const number = DomUtils.textContent(DomUtils.findOne((e) => classes(e).includes('tocnumber'), li.children)!);
+      return { number, anchor: a.attribs.href!.slice(1) };
+    });
+    assert.deepEqual(toc, mw.sections.map((s) => ({ number: s.number, anchor: s.anchor })));
+    assert.equal(elements(html, (e) => e.attribs.id === 'toc').length, 1);
+    // Section edit links, one per editable section, to the section MediaWiki numbers the same.
+    const edits = elements(html, (e) => e.name === 'span' && classes(e).includes('mw-editsection')).map((s) => DomUtils.findOne((e) => e.name === 'a', s.children)!.attribs.href!);
+    assert.deepEqual(edits, mw.sections.map((s) => `./${seg(main)}?action=edit&section=${s.index}`));
+    const wrappers = elements(html, (e) => e.name === 'div' && classes(e).includes('mw-heading'));
+    assert.deepEqual(wrappers.map((w) => w.attribs.class), ['mw-heading mw-heading2', 'mw-heading mw-heading3', 'mw-heading mw-heading2', 'mw-heading mw-heading2', 'mw-heading mw-heading4', 'mw-heading mw-heading2']);
+    // Off on request, for clients that do not edit or have their own TOC.
+    const plain = (await display(main, '?sectionedit=false&toc=false')).text;
+    assert.equal(elements(plain, (e) => classes(e).includes('mw-editsection') || e.attribs.id === 'toc').length, 0);
+  });
+
+  it("follows MediaWiki's TOC rules: four headings, __NOTOC__, __FORCETOC__, __TOC__", async () => {
+    const heads = (n: number) => Array.from({ length: n }, (_, i) => `== H${i + 1} ==\nText ${i + 1}.`).join('\n');
+    const cases: [string, string][] = [
+      [`Display ${RUN} Three`, heads(3)],
+      [`Display ${RUN} Four`, heads(4)],
+      [`Display ${RUN} Notoc`, `__NOTOC__\n${heads(5)}`],
+      [`Display ${RUN} Forcetoc`, `__FORCETOC__\n${heads(2)}`],
+      [`Display ${RUN} Placed`, `Intro.\n== H1 ==\nOne.\n__TOC__\nAfter the TOC.\n${heads(4).replace(/H(\d)/g, 'K$1')}`],
+    ];
+    for (const [title, text] of cases) await env.wiki.edit(title, text);
+    for (const [title] of cases) {
+      const html = (await display(title)).text;
+      const mw = await mediawikiParse(title);
+      assert.equal(elements(html, (e) => e.attribs.id === 'toc').length === 1, mw.showsToc, `${title}: a TOC as MediaWiki shows one`);
+    }
+    // __TOC__: the TOC is where the magic word was, after the first section's paragraph.
+    const placed = (await display(`Display ${RUN} Placed`)).text;
+    assert.ok(placed.indexOf('id="toc"') > placed.indexOf('One.') && placed.indexOf('id="toc"') < placed.indexOf('After the TOC.'));
+  });
+
+  it('marks stubs below the reader\'s threshold, and refuses unknown or bad options by name', async () => {
+    const stub = (await display(main, '?stubthreshold=100')).text;
+    assert.ok(classes(wikiLinkTo(stub, short)[0]!).includes('stub'));
+    assert.ok(!classes(wikiLinkTo((await display(main)).text, short)[0]!).includes('stub'));
+    const unknown = await display(main, '?foo=1&toc=false');
+    assert.equal(unknown.status, 400);
+    assert.equal(unknown.headers['content-type'], 'application/problem+json');
+    assert.match(unknown.json.detail, /foo/);
+    assert.equal((await display(main, '?stubthreshold=lots')).status, 400);
+  });
+
+  it('keeps red links fresh without rendering again: created, deleted, moved', async () => {
+    const isRed = async () => classes(wikiLinkTo((await display(main)).text, target)[0]!).includes('new');
+    assert.equal(await isRed(), true);
+    const renderOfMain = String((await display(main)).headers.etag).split('/')[2];
+    await env.wiki.edit(target, 'Now it exists.');
+    const started = Date.now();
+    await waitFor('the link to turn blue', 3000, async () => ((await isRed()) ? undefined : true));
+    assert.ok(Date.now() - started <= 3000);
+    await env.wiki.delete(target);
+    await waitFor('the link to turn red again', 3000, async () => ((await isRed()) ? true : undefined));
+    await env.wiki.undelete(target);
+    await waitFor('the link to turn blue once more', 3000, async () => ((await isRed()) ? undefined : true));
+    await env.wiki.move(target, moved);
+    await waitFor('the link to the old title to show a redirect', 3000, async () =>
+      classes(wikiLinkTo((await display(main)).text, target)[0]!).includes('mw-redirect') ? true : undefined,
+    );
+    // The linking page was never rendered again: the same render, the only one stored.
+    assert.equal(String((await display(main)).headers.etag).split('/')[2], renderOfMain);
+    assert.equal((await request(`${env.v1}/page/${seg(main)}/html/`)).json.items.length, 1);
+  });
+});

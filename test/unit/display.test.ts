@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { HttpError } from '../../src/errors.js';
+import { displayOptions } from '../../src/modules/page/display/display-pages.js';
+import { numberHeadings } from '../../src/modules/page/display/passes/toc.js';
+import type { Heading } from '../../src/modules/page/display/passes/headings.js';
+import { displayHtml } from '../../src/modules/page/display/pipeline.js';
+import type { LinkTargetState } from '../../src/upstream/action-api.js';
+
+const heading = (level: number, i: number) => ({ level, sectionId: i + 1, id: `h${i}`, text: `H${i}` }) as Heading;
+const numbers = (levels: number[]) => numberHeadings(levels.map(heading)).map((e) => `${e.tocLevel}:${e.number}`);
+const state = (title: string, s: Partial<LinkTargetState>): [string, LinkTargetState] => [title, { title, exists: true, redirect: false, disambiguation: false, length: 5000, ns: 0, ...s }];
+const options = { sectionEdit: false, toc: false, stubThreshold: 0 };
+
+describe('display HTML passes', () => {
+  it("numbers TOC entries as MediaWiki's parser does, levels relative to the headings before", () => {
+    assert.deepEqual(numbers([2, 3, 3, 2, 4, 2]), ['1:1', '2:1.1', '2:1.2', '1:2', '2:2.1', '1:3']);
+    // A first heading deeper than a later one: both at the top level.
+    assert.deepEqual(numbers([3, 2, 3]), ['1:1', '1:2', '2:2.1']);
+    // Back up past a level never used: to the nearest shallower one.
+    assert.deepEqual(numbers([2, 4, 3, 2]), ['1:1', '2:1.1', '2:1.2', '1:2']);
+  });
+
+  it('marks links by state anew, clearing what the render marked, and leaves unknown targets as they were', async () => {
+    const html = '<p><a rel="mw:WikiLink" href="./Gone" title="Gone">a</a> <a rel="mw:WikiLink" href="./Back?action=edit&amp;redlink=1" class="new" title="Back (page does not exist)">b</a> ' +
+      '<a rel="mw:WikiLink" href="./Old_name" title="Old name">c</a> <a rel="mw:WikiLink" href="./Short" title="Short">d</a> <a rel="mw:WikiLink" href="./Unknown" class="new">e</a></p>';
+    const states = new Map([state('Gone', { exists: false, length: null }), state('Back', {}), state('Old_name', { redirect: true }), state('Short', { length: 10 })]);
+    const { html: out, targets } = await displayHtml('Page', html, { ...options, stubThreshold: 100 }, async () => states);
+    assert.deepEqual(targets.sort(), ['Back', 'Gone', 'Old_name', 'Short', 'Unknown']);
+    assert.match(out, /<a rel="mw:WikiLink" href="\.\/Gone\?action=edit&amp;redlink=1" title="Gone \(page does not exist\)" class="new">a<\/a>/);
+    assert.match(out, /<a rel="mw:WikiLink" href="\.\/Back" title="Back">b<\/a>/, 'created since the render: a blue link again');
+    assert.match(out, /href="\.\/Old_name" title="Old name" class="mw-redirect"/);
+    assert.match(out, /href="\.\/Short" title="Short" class="stub"/);
+    assert.match(out, /href="\.\/Unknown" class="new"/, 'no state known (the wiki down): the render\'s mark stays');
+  });
+
+  it('refuses unknown options by name and bad values, with defaults for the rest', () => {
+    assert.deepEqual(displayOptions(new URLSearchParams('')), { sectionEdit: true, toc: true, stubThreshold: 0 });
+    assert.deepEqual(displayOptions(new URLSearchParams('toc=false&sectionedit=0&stubthreshold=250')), { sectionEdit: false, toc: false, stubThreshold: 250 });
+    for (const [query, named] of [['foo=1', /foo/], ['toc=maybe', /toc/], ['stubthreshold=-1', /stubthreshold/], ['stubthreshold=99999999999', /stubthreshold/]] as const) {
+      assert.throws(() => displayOptions(new URLSearchParams(query)), (e: unknown) => e instanceof HttpError && e.status === 400 && named.test(e.detail));
+    }
+  });
+});
