@@ -311,6 +311,13 @@ export class ActionApi {
     return ((json.query?.pages ?? []) as ApiPage[]).map((p) => ({ title: p.title, ns: p.ns, lastrevid: p.lastrevid, missing: !!(p.missing || p.invalid) }));
   }
 
+  /** The image PageImages chose to stand for a page (its free image first), if the wiki has the extension and it chose one. */
+  async pageImage(title: string): Promise<string | undefined> {
+    const json = await this.query({ action: 'query', prop: 'pageprops', ppprop: 'page_image_free|page_image', titles: title });
+    const props = (json.query?.pages?.[0] as { pageprops?: Record<string, string> } | undefined)?.pageprops;
+    return props?.page_image_free ?? props?.page_image;
+  }
+
   /** The wikitext of a page's latest revision (a list the wiki keeps as a page), or undefined if there is none. */
   async pageText(title: string): Promise<string | undefined> {
     const json = await this.query({ action: 'query', prop: 'revisions', titles: title, rvprop: 'content', rvslots: 'main' });

@@ -106,6 +106,38 @@ describe('display HTML against the real wiki', () => {
     assert.equal((await display(main, '?stubthreshold=lots')).status, 400);
   });
 
+  it("applies today's bad image list: a file added to it leaves the display within 3 s, except on the page it is allowed on", async () => {
+    const bad = `Wikistore bad ${RUN}.jpg`;
+    const good = `Wikistore good ${RUN}.jpg`;
+    const page = `Display ${RUN} Images`;
+    const allowed = `Display ${RUN} Allowed`;
+    await env.wiki.edit(page, `[[File:${bad}]] and [[File:${good}]].`);
+    await env.wiki.edit(allowed, `[[File:${bad}]] is allowed here.`);
+    const shows = async (title: string, file: string) => (await display(title)).text.includes(`resource="./File:${seg(file)}"`);
+    assert.deepEqual([await shows(page, bad), await shows(page, good), await shows(allowed, bad)], [true, true, true]);
+    const listed = await (await fetch(`${WIKI_URL}/api.php?action=query&prop=revisions&rvprop=content&rvslots=main&titles=MediaWiki:Bad_image_list&format=json&formatversion=2`)).json() as any;
+    const before = listed.query.pages[0].revisions?.[0]?.slots?.main?.content ?? '';
+    await env.wiki.edit('MediaWiki:Bad_image_list', `${before}\n* [[:File:${bad}]] except on [[${allowed}]]`);
+    await waitFor('the bad image to leave the display', 3000, async () => ((await shows(page, bad)) ? undefined : true));
+    assert.equal(await shows(page, good), true, 'other images stay');
+    assert.equal(await shows(allowed, bad), true, 'shown on the page the list allows it on');
+  });
+
+  it('marks the images on the noviewer list noviewer within 3 s of the list naming them', async () => {
+    const file = `Wikistore noviewer ${RUN}.svg`;
+    const page = `Display ${RUN} Icons`;
+    await env.wiki.edit(page, `[[File:${file}]] and [[File:Wikistore other ${RUN}.svg]].`);
+    const marked = async () => {
+      const html = (await display(page)).text;
+      return elements(html, (e) => /mw:File/.test(e.attribs.typeof ?? '') && classes(e).includes('noviewer')).length;
+    };
+    assert.equal(await marked(), 0);
+    const listed = await (await fetch(`${WIKI_URL}/api.php?action=query&prop=revisions&rvprop=content&rvslots=main&titles=MediaWiki:Noviewer_image_list&format=json&formatversion=2`)).json() as any;
+    const before = listed.query.pages[0].revisions?.[0]?.slots?.main?.content ?? '';
+    await env.wiki.edit('MediaWiki:Noviewer_image_list', `${before}\n* [[:File:${file}]]`);
+    await waitFor('the listed image to be marked noviewer', 3000, async () => ((await marked()) === 1 ? true : undefined));
+  });
+
   it('keeps red links fresh without rendering again: created, deleted, moved', async () => {
     const isRed = async () => classes(wikiLinkTo((await display(main)).text, target)[0]!).includes('new');
     assert.equal(await isRed(), true);

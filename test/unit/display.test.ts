@@ -5,6 +5,7 @@ import { displayOptions } from '../../src/modules/page/display/display-pages.js'
 import { numberHeadings } from '../../src/modules/page/display/passes/toc.js';
 import type { Heading } from '../../src/modules/page/display/passes/headings.js';
 import { displayHtml } from '../../src/modules/page/display/pipeline.js';
+import { parseImageList } from '../../src/modules/page/display/image-lists.js';
 import type { LinkTargetState } from '../../src/upstream/action-api.js';
 
 const heading = (level: number, i: number) => ({ level, sectionId: i + 1, id: `h${i}`, text: `H${i}` }) as Heading;
@@ -40,5 +41,41 @@ describe('display HTML passes', () => {
     for (const [query, named] of [['foo=1', /foo/], ['toc=maybe', /toc/], ['stubthreshold=-1', /stubthreshold/], ['stubthreshold=99999999999', /stubthreshold/]] as const) {
       assert.throws(() => displayOptions(new URLSearchParams(query)), (e: unknown) => e instanceof HttpError && e.status === 400 && named.test(e.detail));
     }
+  });
+});
+
+describe('the bad image list', () => {
+  it("reads MediaWiki's format: * lines, the file first, then the pages it is allowed on", () => {
+    const list = parseImageList([
+      'Images listed here are shown only where allowed.',
+      '* [[:File:Bad one.jpg]] except on [[Allowed page]], [[Talk:Other]]',
+      '*[[File:bad_two.png]]',
+      '[[:File:Not a list line.jpg]]',
+      '* no link here',
+    ].join('\n'));
+    assert.deepEqual([...list.files.keys()], ['Bad_one.jpg', 'Bad_two.png']);
+    assert.deepEqual([...list.files.get('Bad_one.jpg')!], ['Allowed_page', 'Talk:Other']);
+    assert.notEqual(list.version, parseImageList('* [[:File:Bad one.jpg]]').version);
+  });
+
+  it('takes images on the list out of the display, except on the pages it names', async () => {
+    const html = '<section data-mw-section-id="0"><figure typeof="mw:File/Thumb"><a href="./File:Bad_one.jpg"><img resource="./File:Bad_one.jpg" src="x"/></a></figure>' +
+      '<span typeof="mw:Error mw:File"><a href="./Special:FilePath/Good.jpg"><span class="mw-file-element mw-broken-media" resource="./File:Good.jpg">File:Good.jpg</span></a></span></section>';
+    const list = parseImageList('* [[:File:Bad one.jpg]] [[Allowed_page]]');
+    const none = async () => new Map<string, LinkTargetState>();
+    const images = { badImages: list, noviewerImages: { files: new Map(), version: '' }, pageImage: undefined };
+    const elsewhere = (await displayHtml('Some_page', html, options, none, images)).html;
+    assert.doesNotMatch(elsewhere, /Bad_one/);
+    assert.match(elsewhere, /resource="\.\/File:Good\.jpg"/);
+    assert.match((await displayHtml('Allowed_page', html, options, none, images)).html, /resource="\.\/File:Bad_one\.jpg"/);
+  });
+
+  it("marks the page's own image and the images on the noviewer list noviewer, and no other", async () => {
+    const media = (file: string) => `<figure typeof="mw:File/Thumb"><a href="./File:${file}"><img resource="./File:${file}" src="x"/></a></figure>`;
+    const html = `<section data-mw-section-id="0">${media('Lead.jpg')}${media('Icon.svg')}${media('Other.jpg')}</section>`;
+    const images = { badImages: { files: new Map(), version: '' }, noviewerImages: parseImageList('* [[:File:Icon.svg]]'), pageImage: 'Lead.jpg' };
+    const out = (await displayHtml('Page', html, options, async () => new Map(), images)).html;
+    const marked = [...out.matchAll(/<figure typeof="mw:File\/Thumb"( class="noviewer")?><a href="\.\/File:([^"]+)"/g)].map((m) => `${m[2]}:${!!m[1]}`);
+    assert.deepEqual(marked, ['Lead.jpg:true', 'Icon.svg:true', 'Other.jpg:false']);
   });
 });

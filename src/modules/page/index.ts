@@ -4,7 +4,8 @@ import { saveRecordsModule } from './edit/save-records.js';
 import { saveRoutes } from './edit/save-routes.js';
 import { transformRoutes } from './edit/transform-routes.js';
 import { Transforms } from './edit/transforms.js';
-import { BAD_IMAGE_LIST, BadImages } from './display/bad-images.js';
+import { BAD_IMAGE_LIST, ImageListPage, NOVIEWER_IMAGE_LIST } from './display/image-lists.js';
+import { PageImages } from './display/page-images.js';
 import { DisplayPages } from './display/display-pages.js';
 import { LinkStates } from './display/link-states.js';
 import { followerModule } from './follow/follower-module.js';
@@ -38,8 +39,14 @@ export function pageModules(options: PageModuleOptions): PageApi {
   const normalize = (req: RouteRequest) => caches.title(req.domain, req.params.title!, () => service.wiki(req.domain).normalize(req.params.title!));
 
   const linkStates = new LinkStates(options.wikis, options.log, options.pageCacheMs);
-  const badImages = new BadImages(options.wikis, options.log);
-  const display = new DisplayPages(linkStates, badImages, Math.floor(options.renderCacheBytes / 4), options.pageCacheMs);
+  const badImages = new ImageListPage(BAD_IMAGE_LIST, options.wikis, options.log);
+  const noviewerImages = new ImageListPage(NOVIEWER_IMAGE_LIST, options.wikis, options.log);
+  const pageImages = new PageImages(options.wikis, options.log);
+  const images = async (domain: string, title: string) => {
+    const [bad, noviewer, pageImage] = await Promise.all([badImages.of(domain), noviewerImages.of(domain), pageImages.of(domain, title)]);
+    return { badImages: bad, noviewerImages: noviewer, pageImage };
+  };
+  const display = new DisplayPages(linkStates, images, Math.floor(options.renderCacheBytes / 4), options.pageCacheMs);
   const page = pageReadModule({
     domains: [...options.wikis.keys()],
     service,
@@ -58,12 +65,14 @@ export function pageModules(options: PageModuleOptions): PageApi {
   // First, so it stops following before the page module waits for pending renders.
   /**
    * Pages the wiki changed: the display HTML of the pages linking to one whose state changed
-   * (created, deleted, moved), and of every page if the bad image list changed.
+   * (created, deleted, moved), and of every page if an image list changed.
    */
   const pagesChanged = async (ctx: RequestContext, domain: string, titles: string[]) => {
-    if (titles.includes(BAD_IMAGE_LIST)) {
-      // Any page may show an image the list names: every display is made again, and purged.
-      badImages.forget(domain);
+    for (const title of titles) pageImages.forget(domain, title);
+    const lists = [badImages, noviewerImages].filter((list) => titles.includes(list.page));
+    if (lists.length) {
+      // Any page may show an image a list names: every display is made again, and purged.
+      for (const list of lists) list.forget(domain);
       display.forgetAll();
       options.purger.purgeLater([], [surrogateKeys.displays(domain)]);
     }

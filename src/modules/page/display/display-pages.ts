@@ -6,10 +6,9 @@ import { badRequest } from '../../../errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { LinkTargetState } from '../../../upstream/action-api.js';
 import type { Render } from '../model/render.js';
-import type { BadImageList, BadImages } from './bad-images.js';
 import type { DisplayOptions } from './display-pass.js';
 import type { LinkStates } from './link-states.js';
-import { displayHtml } from './pipeline.js';
+import { displayHtml, type DisplayImages } from './pipeline.js';
 
 const gunzip = promisify(zlib.gunzip);
 const gzip = promisify(zlib.gzip);
@@ -35,8 +34,8 @@ export function displayOptions(query: URLSearchParams): DisplayOptions {
 }
 
 /** The digest of the link states a display was made with: the same digest, the same HTML. */
-function digestOf(targets: string[], states: ReadonlyMap<string, LinkTargetState>, stubThreshold: number, badImages: BadImageList): string {
-  const hash = createHash('sha1').update(badImages.version).update('\u0000');
+function digestOf(targets: string[], states: ReadonlyMap<string, LinkTargetState>, stubThreshold: number, images: DisplayImages): string {
+  const hash = createHash('sha1').update(`${images.badImages.version}\u0000${images.noviewerImages.version}\u0000${images.pageImage ?? ''}\u0000`);
   for (const t of targets) {
     const s = states.get(t);
     hash.update(t).update(s ? `${+s.exists}${+s.redirect}${+s.disambiguation}${stubThreshold > 0 ? `:${s.length}` : ''}` : '?').update('\u0000');
@@ -58,7 +57,7 @@ interface Cached extends DisplayAnswer {
 
 /**
  * The display HTML of renders (pipeline.ts), kept in memory per render and options: served again
- * as long as the states of its links (and the bad image list) are what it was made with, re-checked after `recheckMs`
+ * as long as the states of its links (and the image lists, the page image) are what it was made with, re-checked after `recheckMs`
  * (states other processes learned are seen by then) and at once when this process learns that a
  * link target changed (`forget`).
  */
@@ -68,7 +67,7 @@ export class DisplayPages {
 
   constructor(
     private readonly linkStates: LinkStates,
-    private readonly badImages: BadImages,
+    private readonly images: (domain: string, title: string) => Promise<DisplayImages>,
     cacheBytes: number,
     private readonly recheckMs: number,
   ) {
@@ -88,18 +87,18 @@ export class DisplayPages {
     const key = `${page}\u0001${render.tid}\u0000${+options.sectionEdit}${+options.toc}${options.stubThreshold}`;
     const cached = this.cache.get(key);
     if (cached && Date.now() - cached.checked <= this.recheckMs) return cached;
-    const badImages = await this.badImages.of(domain);
+    const images = await this.images(domain, render.title);
     if (cached) {
       const states = await this.linkStates.of(ctx, domain, cached.targets);
-      if (digestOf(cached.targets, states, options.stubThreshold, badImages) === cached.digest) {
+      if (digestOf(cached.targets, states, options.stubThreshold, images) === cached.digest) {
         cached.checked = Date.now();
         return cached;
       }
     }
     const html = (await gunzip(render.parts.html)).toString('utf8');
-    const made = await displayHtml(render.title, html, options, (targets) => this.linkStates.of(ctx, domain, targets), badImages);
+    const made = await displayHtml(render.title, html, options, (targets) => this.linkStates.of(ctx, domain, targets), images);
     if (latest) await this.linkStates.record(ctx, domain, render.title, render.tid, made.targets);
-    const answer: Cached = { body: await gzip(made.html, { level: 6 }), digest: digestOf(made.targets, made.states, options.stubThreshold, badImages), targets: made.targets, checked: Date.now() };
+    const answer: Cached = { body: await gzip(made.html, { level: 6 }), digest: digestOf(made.targets, made.states, options.stubThreshold, images), targets: made.targets, checked: Date.now() };
     this.cache.set(key, answer);
     let keys = this.keysOfPage.get(page);
     if (!keys) this.keysOfPage.set(page, (keys = new Set()));
@@ -107,7 +106,7 @@ export class DisplayPages {
     return answer;
   }
 
-  /** Forgets every display (the bad image list changed: any page may show an image it names). */
+  /** Forgets every display (an image list changed: any page may show an image it names). */
   forgetAll(): void {
     this.cache.clear();
     this.keysOfPage.clear();

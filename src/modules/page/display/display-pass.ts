@@ -1,6 +1,6 @@
 import type { Document } from 'domhandler';
 import type { LinkTargetState } from '../../../upstream/action-api.js';
-import type { BadImageList } from './bad-images.js';
+import type { ImageList } from './image-lists.js';
 import type { WikiLink } from './wiki-links.js';
 
 /** What a reader asked of the display HTML (query options). */
@@ -20,7 +20,11 @@ export interface DisplayContext {
   links: WikiLink[];
   states: ReadonlyMap<string, LinkTargetState>;
   /** The wiki's bad image list today. */
-  badImages: BadImageList;
+  badImages: ImageList;
+  /** The wiki's list of images media viewers must not open. */
+  noviewerImages: ImageList;
+  /** The page's own image (PageImages), which viewers must not open either. */
+  pageImage: string | undefined;
 }
 
 /**

@@ -2,8 +2,9 @@ import render from 'dom-serializer';
 import { parseDocument } from 'htmlparser2';
 import type { LinkTargetState } from '../../../upstream/action-api.js';
 import type { DisplayContext, DisplayOptions, DisplayPass } from './display-pass.js';
-import type { BadImageList } from './bad-images.js';
+import type { ImageList } from './image-lists.js';
 import { badImagesPass } from './passes/bad-images.js';
+import { noviewerPass } from './passes/noviewer.js';
 import { linkStatesPass } from './passes/link-states.js';
 import { sectionEditLinksPass } from './passes/section-edit-links.js';
 import { selfLinksPass } from './passes/self-links.js';
@@ -15,9 +16,17 @@ import { wikiLinks } from './wiki-links.js';
  * bad images out first (their links go with them), then links (self links after their states, so a self link is never red), then the TOC from
  * the headings as Parsoid wrote them, then the headings' edit links.
  */
-const PASSES: DisplayPass[] = [badImagesPass, linkStatesPass, selfLinksPass, tocPass, sectionEditLinksPass];
+const PASSES: DisplayPass[] = [badImagesPass, noviewerPass, linkStatesPass, selfLinksPass, tocPass, sectionEditLinksPass];
 
-const NO_BAD_IMAGES: BadImageList = { files: new Map(), version: 'none' };
+const NO_IMAGES: ImageList = { files: new Map(), version: 'none' };
+
+/** What a display depends on besides the render and its links' states. */
+export interface DisplayImages {
+  badImages: ImageList;
+  noviewerImages: ImageList;
+  pageImage: string | undefined;
+}
+export const NO_DISPLAY_IMAGES: DisplayImages = { badImages: NO_IMAGES, noviewerImages: NO_IMAGES, pageImage: undefined };
 
 /**
  * A render's display HTML: parsed once, the states of its link targets looked up, every pass
@@ -28,13 +37,13 @@ export async function displayHtml(
   html: string,
   options: DisplayOptions,
   statesOf: (targets: string[]) => Promise<ReadonlyMap<string, LinkTargetState>>,
-  badImages: BadImageList = NO_BAD_IMAGES,
+  images: DisplayImages = NO_DISPLAY_IMAGES,
 ): Promise<{ html: string; targets: string[]; states: ReadonlyMap<string, LinkTargetState> }> {
   const doc = parseDocument(html);
   const links = wikiLinks(doc);
   const targets = [...new Set(links.map((l) => l.target))];
   const states = await statesOf(targets);
-  const ctx: DisplayContext = { title, options, links, states, badImages };
+  const ctx: DisplayContext = { title, options, links, states, ...images };
   for (const pass of PASSES) if (pass.shouldRun(ctx)) pass.transform(doc, ctx);
   return { html: render(doc, { encodeEntities: 'utf8' }), targets, states };
 }

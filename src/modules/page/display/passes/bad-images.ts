@@ -1,9 +1,15 @@
 import { DomUtils } from 'htmlparser2';
 import type { Element } from 'domhandler';
 import type { DisplayPass } from '../display-pass.js';
-import { fileOf } from '../bad-images.js';
+import { fileOf, listedFor } from '../image-lists.js';
 
-const isMedia = (e: Element) => /(^|\s)mw:(File|Image)(\/|\s|$)/.test(e.attribs.typeof ?? '');
+export const isMedia = (e: Element) => /(^|\s)mw:(File|Image)(\/|\s|$)/.test(e.attribs.typeof ?? '');
+
+/** The file a Parsoid media element shows (its image's `resource`, or a broken-media span's). */
+export function mediaFile(media: Element): string | undefined {
+  const resource = DomUtils.findOne((e) => e.attribs.resource !== undefined, media.children)?.attribs.resource ?? media.attribs.resource;
+  return resource ? fileOf(resource) : undefined;
+}
 
 /**
  * Images on the wiki's bad image list are taken out, except on the pages the list allows them
@@ -14,11 +20,6 @@ export const badImagesPass: DisplayPass = {
   name: 'bad-images',
   shouldRun: (ctx) => ctx.badImages.files.size > 0,
   transform(doc, ctx) {
-    for (const media of DomUtils.findAll(isMedia, doc.children)) {
-      const resource = DomUtils.findOne((e) => e.attribs.resource !== undefined, media.children)?.attribs.resource ?? media.attribs.resource;
-      const file = resource ? fileOf(resource) : undefined;
-      const allowedOn = file ? ctx.badImages.files.get(file) : undefined;
-      if (allowedOn && !allowedOn.has(ctx.title)) DomUtils.removeElement(media);
-    }
+    for (const media of DomUtils.findAll(isMedia, doc.children)) if (listedFor(ctx.badImages, mediaFile(media), ctx.title)) DomUtils.removeElement(media);
   },
 };

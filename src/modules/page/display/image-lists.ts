@@ -4,6 +4,8 @@ import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
 
 /** Where a wiki lists the images that are shown only on the pages named beside them. */
 export const BAD_IMAGE_LIST = 'MediaWiki:Bad_image_list';
+/** Where a wiki lists, in the same format, the images media viewers must not open (`noviewer`). */
+export const NOVIEWER_IMAGE_LIST = 'MediaWiki:Noviewer_image_list';
 /** The list is read again after this long even if no change was seen (following may be off). */
 const LIST_MAX_AGE_MS = 3600_000;
 
@@ -17,18 +19,24 @@ const pageKey = (title: string) => {
   return t.charAt(0).toUpperCase() + t.slice(1);
 };
 
-/** Bad files by name, each with the pages it may still be shown on. */
-export interface BadImageList {
+/** Files by name, each with the pages the list does not apply on. */
+export interface ImageList {
   files: ReadonlyMap<string, ReadonlySet<string>>;
   /** Changes whenever the list does: part of what a display was made with. */
   version: string;
 }
 
+/** Whether a list names `file` for the page `title` (not one of the file's exception pages). */
+export const listedFor = (list: ImageList, file: string | undefined, title: string) => {
+  const except = file === undefined ? undefined : list.files.get(file);
+  return except !== undefined && !except.has(title);
+};
+
 /**
  * MediaWiki's format: only lines starting with `*` count; on each, the first link is the file,
  * the later links the pages where it is allowed.
  */
-export function parseBadImageList(wikitext: string): BadImageList {
+export function parseImageList(wikitext: string): ImageList {
   const files = new Map<string, Set<string>>();
   for (const line of wikitext.split('\n')) {
     if (!line.startsWith('*')) continue;
@@ -49,14 +57,18 @@ export function fileOf(resource: string): string | undefined {
   }
 }
 
-/** Each wiki's bad image list, read from the wiki and kept; read again when it changes. */
-export class BadImages {
-  private readonly lists = new Map<string, { list: BadImageList; read: number }>();
-  private readonly reading = new Map<string, Promise<BadImageList>>();
+/** A list of images each wiki keeps as a page (the bad image list, ...), read from it and kept; read again when it changes. */
+export class ImageListPage {
+  private readonly lists = new Map<string, { list: ImageList; read: number }>();
+  private readonly reading = new Map<string, Promise<ImageList>>();
 
-  constructor(private readonly wikis: Map<string, Wiki>, private readonly log: Logger) {}
+  constructor(
+    readonly page: string,
+    private readonly wikis: Map<string, Wiki>,
+    private readonly log: Logger,
+  ) {}
 
-  async of(domain: string): Promise<BadImageList> {
+  async of(domain: string): Promise<ImageList> {
     const known = this.lists.get(domain);
     if (known && Date.now() - known.read <= LIST_MAX_AGE_MS) return known.list;
     let pending = this.reading.get(domain);
@@ -67,19 +79,19 @@ export class BadImages {
     return pending;
   }
 
-  /** The wiki changed its list: the next display reads it again. */
+  /** The wiki changed the list: the next display reads it again. */
   forget(domain: string): void {
     this.lists.delete(domain);
   }
 
-  private async read(domain: string, previous: BadImageList | undefined): Promise<BadImageList> {
+  private async read(domain: string, previous: ImageList | undefined): Promise<ImageList> {
     try {
-      const list = parseBadImageList((await this.wikis.get(domain)!.api.pageText(BAD_IMAGE_LIST)) ?? '');
+      const list = parseImageList((await this.wikis.get(domain)!.api.pageText(this.page)) ?? '');
       this.lists.set(domain, { list, read: Date.now() });
       return list;
     } catch (err) {
       if (!isUnavailable(err)) throw err;
-      this.log.debug({ err, domain }, 'the bad image list could not be read: the wiki is unreachable');
+      this.log.debug({ err, domain, page: this.page }, 'an image list could not be read: the wiki is unreachable');
       return previous ?? { files: new Map(), version: 'unknown' };
     }
   }
