@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Comparison } from './harness.js';
 import { backfillScenario, dependentsScenario, followerScenario, type BackfillReport, type DependentsReport, type FollowerReport } from './scenarios/follower.js';
 import { httpScenarios } from './scenarios/http.js';
+import { invalidationScenario, type InvalidationReport } from './scenarios/display.js';
 import { pageScenarios, type PageReport } from './scenarios/page.js';
 import { saveScenario, type SaveReport } from './scenarios/save.js';
 import { storageScenarios } from './scenarios/storage.js';
@@ -44,6 +45,7 @@ let save: SaveReport | undefined;
 let follower: FollowerReport | undefined;
 let backfill: BackfillReport | undefined;
 let dependents: DependentsReport | undefined;
+let invalidation: InvalidationReport | undefined;
 let workers: WorkersReport | undefined;
 if (wikiUrl) {
   page = await pageScenarios(wikiUrl, opts);
@@ -54,6 +56,7 @@ if (wikiUrl) {
   follower = await followerScenario(wikiUrl, quick ? 20 : 50);
   backfill = await backfillScenario(wikiUrl, quick ? 40 : 200);
   dependents = await dependentsScenario(wikiUrl, quick ? 100 : 1000);
+  invalidation = await invalidationScenario(wikiUrl, 1000);
 } else console.warn('WIKISTORE_BENCH_WIKI_URL not set: page scenarios skipped');
 
 /** "≥0.5, p99 ≤2× bare": what a comparison is held to. */
@@ -123,6 +126,12 @@ if (page) {
     console.log(
       `backfill: ${backfill.backfillPagesPerSecond.toFixed(1)} pages/s vs the wiki's Parsoid alone ${backfill.directPagesPerSecond.toFixed(1)} pages/s ` +
         `(${backfill.pages} pages, concurrency ${backfill.concurrency}; ratio ${(backfill.backfillPagesPerSecond / backfill.directPagesPerSecond).toFixed(2)})`,
+    );
+  }
+  if (invalidation) {
+    console.log(
+      `display invalidation: ${invalidation.linking} pages linking to a page created on the wiki dropped and purged ${invalidation.seconds.toFixed(2)} s after the wiki's answer ` +
+        `(no render; target ≤2 s: ${verdict(invalidation.seconds <= 2)})`,
     );
   }
   if (dependents) {

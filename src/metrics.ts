@@ -54,6 +54,9 @@ export class Metrics {
   readonly transactionSweepSeconds = this.gauge('transactions_sweep_seconds', 'How long the last completed sweep for unfinished transactions took', ['domain'] as const);
 
   readonly followerLeading = this.gauge('follower_leading', 'Whether this process follows the wiki\'s changes (holds its lease): 1 or 0', ['domain'] as const);
+  readonly displayInvalidations = this.counter(
+    'display_invalidations_total', 'Pages whose display HTML was dropped and purged because a page they link to changed (no render)', ['domain'] as const,
+  );
   readonly followerChanges = this.counter('follower_changes_total', 'The wiki\'s changes followed, by kind (edit, new, delete/delete, move/move, ...)', ['domain', 'kind'] as const);
   readonly followerTasks = this.counter(
     'follower_tasks_total', 'Pages refreshed, revisions re-checked and dependents re-rendered by the follower, by outcome (done, failed)', ['domain', 'task', 'outcome'] as const,

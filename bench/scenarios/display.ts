@@ -1,6 +1,9 @@
 import type { LinkTargetState } from '../../src/upstream/action-api.js';
 import { displayHtml } from '../../src/modules/page/display/pipeline.js';
+import PQueue from 'p-queue';
 import { median } from '../harness.js';
+import { ADMIN_TOKEN, DOMAIN, startService } from '../service.js';
+import { api } from '../wiki-api.js';
 
 export interface DisplayComputeReport {
   htmlBytes: number;
@@ -40,4 +43,47 @@ export async function displayCompute(htmlUrl: string, wikiUrl: string): Promise<
   }
   times.sort((a, b) => a - b);
   return { htmlBytes: Buffer.byteLength(html), links: states.size, medianMs: median(times), p99Ms: times[Math.floor(times.length * 0.99)]!, samples: RUNS };
+}
+
+export interface InvalidationReport {
+  linking: number;
+  /** From the wiki's answer to the creation until every linking page's display was dropped and purged. */
+  seconds: number;
+}
+
+/**
+ * One page created that `linking` stored pages link to: the time from the wiki's answer to the
+ * moment the follower has dropped and purged the display of every one of them (no render).
+ */
+export async function invalidationScenario(wikiUrl: string, linking: number): Promise<InvalidationReport> {
+  const service = await startService('sqlite', wikiUrl, {}, 'follow_changes: true\n');
+  const target = `Bench display target ${Date.now().toString(36)}`.replace(/ /g, '_');
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+  const sys = `${service.base}/${DOMAIN}/sys/table`;
+  try {
+    const metrics = async () => (await fetch(`${service.base}/metrics`)).text();
+    for (let i = 0; !/^follower_leading\{domain="bench.example"\} 1$/m.test(await metrics()); i++) {
+      if (i > 100) throw new Error('the follower did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // As displays of `linking` pages leave them: each page's links recorded, the target's state known (missing).
+    const writes = new PQueue({ concurrency: 16 });
+    await Promise.all(Array.from({ length: linking }, (_, i) => writes.add(async () => {
+      const res = await fetch(`${sys}/page_links/`, { method: 'PUT', headers: admin, body: JSON.stringify({ attributes: { title: `Bench_linking_${i}`, target } }) });
+      if (res.status >= 300) throw new Error(`page_links: ${res.status} ${await res.text()}`);
+    })));
+    const state = { target, exists: false, redirect: false, disambiguation: false, length: null, ns: 0, checked: new Date().toISOString() };
+    await fetch(`${sys}/link_states/`, { method: 'PUT', headers: admin, body: JSON.stringify({ attributes: state }) });
+    const invalidated = async () => Number(/^display_invalidations_total\{domain="bench\.example"\} (\d+)/m.exec(await metrics())?.[1] ?? 0);
+    const before = await invalidated();
+    await api(wikiUrl, { action: 'edit', title: target, text: 'Created.', token: '+\\' }, true);
+    const t0 = performance.now();
+    while ((await invalidated()) - before < linking) {
+      if (performance.now() - t0 > 60_000) throw new Error('the linking pages were not invalidated within a minute');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return { linking, seconds: (performance.now() - t0) / 1000 };
+  } finally {
+    await service.stop();
+  }
 }

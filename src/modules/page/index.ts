@@ -82,6 +82,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
         const purge = displayPurge(domain, title);
         options.purger.purgeLater(purge.urls, purge.keys);
       }
+      options.metrics.displayInvalidations.inc({ domain }, linking.length);
     }
   };
   const follower = followerModule(service, options.follow, options.metrics, options.log, pagesChanged);
