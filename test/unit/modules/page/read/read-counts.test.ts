@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ReadCounts } from '../../src/modules/page/read/read-counts.js';
+import { ReadCounts } from '../../../../../src/modules/page/read/read-counts.js';
 
 describe('read counts', () => {
   it('counts a page once whichever form its title comes in (stored with underscores, listed by the wiki with spaces)', () => {

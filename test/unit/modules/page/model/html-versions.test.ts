@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { negotiateHtml, toHtml2 } from '../../src/modules/page/model/html-versions.js';
+import { negotiateHtml, toHtml2 } from '../../../../../src/modules/page/model/html-versions.js';
 
 describe('HTML versions for rest_v1 clients', () => {
   it('puts data-mw back inline by id, whatever the attribute values hold, and says 2.x in the head', () => {

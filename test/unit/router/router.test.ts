@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { HttpError } from '../../src/errors.js';
-import { Router } from '../../src/router/router.js';
-import type { Module, RouteRequest } from '../../src/router/types.js';
+import { HttpError } from '../../../src/errors.js';
+import { Router } from '../../../src/router/router.js';
+import type { Module, RouteRequest } from '../../../src/router/types.js';
 
 const log = pino({ level: 'silent' });
 

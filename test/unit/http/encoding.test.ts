@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
 import { describe, it } from 'node:test';
-import { encodeBody } from '../../src/http/encoding.js';
+import { encodeBody } from '../../../src/http/encoding.js';
 
 describe('sending stored compressed bodies to clients that do not accept gzip', () => {
   const text = 'A stored render. '.repeat(5000);

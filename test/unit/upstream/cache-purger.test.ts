@@ -3,8 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { CachePurger } from '../../src/upstream/cache-purger.js';
-import { sleep } from '../helpers.js';
+import { CachePurger } from '../../../src/upstream/cache-purger.js';
+import { sleep } from '../../helpers.js';
 
 describe('purging the HTTP caches in front', () => {
   const received: string[] = [];

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { WriteBatch } from '../../src/http/write-batch.js';
+import { WriteBatch } from '../../../src/http/write-batch.js';
 
 describe('write batch', () => {
   it('holds writes until the end of the turn, then makes them in the order given', async () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { openStorage } from '../../src/storage/index.js';
-import { ReadCache } from '../../src/storage/sql/read-cache.js';
-import { freshDomain, tempDir } from '../helpers.js';
+import { openStorage } from '../../../../src/storage/index.js';
+import { ReadCache } from '../../../../src/storage/sql/read-cache.js';
+import { freshDomain, tempDir } from '../../../helpers.js';
 
 describe('the SQLite read cache', () => {
   it('counts the queries naming its answers against its memory, not only the answers', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { relativeLocation } from '../../src/http/relative-location.js';
+import { relativeLocation } from '../../../src/http/relative-location.js';
 
 /** Resolves as a client does, against the URL it asked for behind a proxy's prefix. */
 const behindPrefix = (requestPath: string, location: string) => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { StorageError } from '../../src/storage/errors.js';
-import { SchemaCache } from '../../src/storage/schema-cache.js';
-import { sleep } from '../helpers.js';
+import { StorageError } from '../../../src/storage/errors.js';
+import { SchemaCache } from '../../../src/storage/schema-cache.js';
+import { sleep } from '../../helpers.js';
 
 describe('schema cache: definitions changed by other processes', () => {
   it('asks for the epoch at most once per recheck interval where the engine cannot tell commits, and reloads when it moved', async () => {

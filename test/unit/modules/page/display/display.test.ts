@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HttpError } from '../../src/errors.js';
-import { displayOptions } from '../../src/modules/page/display/display-pages.js';
-import { numberHeadings } from '../../src/modules/page/display/passes/toc.js';
-import type { Heading } from '../../src/modules/page/display/passes/headings.js';
-import { displayHtml } from '../../src/modules/page/display/pipeline.js';
-import { parseImageList } from '../../src/modules/page/display/image-lists.js';
-import type { LinkTargetState } from '../../src/upstream/action-api.js';
+import { HttpError } from '../../../../../src/errors.js';
+import { displayOptions } from '../../../../../src/modules/page/display/display-pages.js';
+import { numberHeadings } from '../../../../../src/modules/page/display/passes/toc.js';
+import type { Heading } from '../../../../../src/modules/page/display/passes/headings.js';
+import { displayHtml } from '../../../../../src/modules/page/display/pipeline.js';
+import { parseImageList } from '../../../../../src/modules/page/display/image-lists.js';
+import type { LinkTargetState } from '../../../../../src/upstream/action-api.js';
 
 const heading = (level: number, i: number) => ({ level, sectionId: i + 1, id: `h${i}`, text: `H${i}` }) as Heading;
 const numbers = (levels: number[]) => numberHeadings(levels.map(heading)).map((e) => `${e.tocLevel}:${e.number}`);

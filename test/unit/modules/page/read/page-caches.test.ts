@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { notFound } from '../../src/errors.js';
-import { PageCaches } from '../../src/modules/page/read/page-caches.js';
-import { SingleFlight } from '../../src/modules/page/model/single-flight.js';
-import type { Render } from '../../src/modules/page/model/render.js';
-import type { RevisionRow } from '../../src/modules/page/model/revision.js';
-import { sleep } from '../helpers.js';
+import { notFound } from '../../../../../src/errors.js';
+import { PageCaches } from '../../../../../src/modules/page/read/page-caches.js';
+import { SingleFlight } from '../../../../../src/modules/page/model/single-flight.js';
+import type { Render } from '../../../../../src/modules/page/model/render.js';
+import type { RevisionRow } from '../../../../../src/modules/page/model/revision.js';
+import { sleep } from '../../../../helpers.js';
 
 const row = (rev: number) => ({ title: 'T', rev }) as RevisionRow;
 const render = (tid: string, bytes = 10): Render => ({

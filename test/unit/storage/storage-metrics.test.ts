@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { admin, request, startServer, type TestServer } from '../helpers.js';
+import { admin, request, startServer, type TestServer } from '../../helpers.js';
 
 /** What storage costs and when it fails, on /metrics: checked against the operations made. */
 describe('storage metrics', () => {

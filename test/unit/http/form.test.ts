@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { request, startServer, type TestServer } from '../helpers.js';
+import { request, startServer, type TestServer } from '../../helpers.js';
 
 /** Form bodies (what HTML forms and MediaWiki's client send), hostile ones included. */
 describe('form bodies', () => {

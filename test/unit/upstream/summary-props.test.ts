@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { ActionApi } from '../../src/upstream/action-api.js';
+import { ActionApi } from '../../../src/upstream/action-api.js';
 
 /**
  * A wiki with Wikibase client and PageImages (Wikipedia's setup): the test wiki has neither, so

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { admin, request, startServer, type TestServer } from '../helpers.js';
+import { admin, request, startServer, type TestServer } from '../../helpers.js';
 
 type Schema = Record<string, unknown>;
 interface Parameter {
@@ -145,7 +145,7 @@ describe('routes validated by their own schemas', () => {
   });
 
   it('leaves no hand-written copy of what the schemas check', () => {
-    const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../src/modules');
+    const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../src/modules');
     const text = fs.readdirSync(src, { recursive: true })
       .filter((f) => String(f).endsWith('.ts'))
       .map((f) => fs.readFileSync(path.join(src, String(f)), 'utf8'))

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { admin, request, startServer, type TestServer } from '../helpers.js';
+import { admin, request, startServer, type TestServer } from '../../helpers.js';
 
 describe('HTTP layer', () => {
   let s: TestServer;

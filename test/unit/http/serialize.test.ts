@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { describe, it } from 'node:test';
-import { bodyToBytes, toJson, toJsonBytes } from '../../src/http/serialize.js';
+import { bodyToBytes, toJson, toJsonBytes } from '../../../src/http/serialize.js';
 
 describe('JSON with blobs as base64', () => {
   const big = crypto.randomBytes(50 * 1024);
