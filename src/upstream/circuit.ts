@@ -12,13 +12,15 @@ export interface CircuitOptions {
 }
 
 /**
- * A wiki that does not answer in time: what opens the circuit. A refused connection is answered
- * at once (a wiki that is down but whose host is up): it costs no one a wait, so it does not count.
+ * A wiki that does not answer in time, or cannot be reached after the retries (a refused
+ * connection is refused at once, but its retries cost each caller half a second): what opens
+ * the circuit.
  */
-const isStall = (e: unknown) => e instanceof HttpError && e.problemType === 'urn:problem:upstream-timeout';
+const STALLS = new Set(['urn:problem:upstream-timeout', 'urn:problem:upstream-unavailable']);
+const isStall = (e: unknown) => e instanceof HttpError && STALLS.has(e.problemType);
 
 /**
- * A circuit per wiki: after `threshold` requests in a row stalled (the wiki black-holed, hung),
+ * A circuit per wiki: after `threshold` requests in a row stalled (the wiki black-holed, hung, down),
  * requests fail at once with 503 and Retry-After instead of each waiting out its timeout, so
  * callers fall back to what is stored without delay. A probe in the background, never a client's
  * request, finds out when the wiki answers again and closes it. A wiki that answers, even with
