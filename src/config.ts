@@ -23,7 +23,7 @@ export interface WikiConfig {
   /** Seconds an Action API read may take (default 15); renders and edits have longer ones of their own. */
   timeout?: number;
   /**
-   * After this many requests in a row time out (default 2; a wiki that does not answer), requests
+   * After this many requests in a row time out or find the wiki unreachable (default 2), requests
    * to it fail at once (503, Retry-After) and stored content is served, until a probe every
    * `circuit_probe_interval` seconds (default 5) finds it answering again.
    */
