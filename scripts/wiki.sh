@@ -117,6 +117,22 @@ import_corpus() {
   touch "$WIKI_DIR/.imported"
 }
 
+# Two tiny images and the bad image list naming one of them (allowed on one page), for the display
+# HTML tests to compare with MediaWiki's own rendering. Set once before the server first runs:
+# MediaWiki caches the bad image list for a minute, so it is there before any parse reads it.
+seed_fixtures() {
+  [ -f "$WIKI_DIR/.fixtures" ] && return 0
+  local dir="$WIKI_DIR/fixture-images"
+  mkdir -p "$dir"
+  base64 -d >"$dir/Wikistore_fixture_bad_image.png" <<<'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGM4IScHAAK2AQU0pnWqAAAAAElFTkSuQmCC'
+  base64 -d >"$dir/Wikistore_fixture_good_image.png" <<<'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGOQW2ADAAHaAPtcEaIXAAAAAElFTkSuQmCC'
+  maint importImages --user Admin --comment 'test fixture' "$dir" >>"$WIKI_DIR/logs/install.log" 2>&1
+  printf '%s\n' 'Images shown only on the pages named after them:' \
+    '* [[:File:Wikistore fixture bad image.png]] except on [[Wikistore fixture bad image exception]]' |
+    maint edit --user Admin --summary 'test fixture' 'MediaWiki:Bad_image_list' >>"$WIKI_DIR/logs/install.log" 2>&1
+  touch "$WIKI_DIR/.fixtures"
+}
+
 start_server() {
   write_extra_settings
   if server_pid >/dev/null && answering; then return 0; fi
@@ -166,6 +182,7 @@ case "${1:-start}" in
     mkdir -p "$WIKI_DIR"
     install_wiki
     import_corpus
+    seed_fixtures
     start_server
     url
     ;;

@@ -109,6 +109,26 @@ describe('display HTML against the real wiki', () => {
     assert.equal((await display(main, '?stubthreshold=lots')).status, 400);
   });
 
+  it("shows the images MediaWiki's own rendering shows under its bad image list, and leaves out those it leaves out", async () => {
+    // Two images on the wiki, the list naming one of them, allowed only on the exception page (scripts/wiki.sh).
+    const bad = 'Wikistore fixture bad image.png';
+    const good = 'Wikistore fixture good image.png';
+    const page = `Display ${RUN} Fixture images`;
+    const exception = 'Wikistore fixture bad image exception';
+    await env.wiki.edit(page, `[[File:${bad}]] and [[File:${good}]].`);
+    await env.wiki.edit(exception, `[[File:${bad}]] and [[File:${good}]], ${RUN}.`);
+    const oursShows = async (title: string, file: string) => (await display(title)).text.includes(`resource="./File:${seg(file)}"`);
+    const mediawikiShows = async (title: string, file: string) => new RegExp(`<img [^>]*src="[^"]*/${seg(file)}"`).test((await mediawikiParse(title)).text);
+    const shown: Record<string, boolean> = {};
+    for (const title of [page, exception]) {
+      for (const file of [bad, good]) {
+        shown[`${title}: ${file}`] = await mediawikiShows(title, file);
+        assert.equal(await oursShows(title, file), shown[`${title}: ${file}`], `${title}: ${file} as MediaWiki shows it`);
+      }
+    }
+    assert.deepEqual(Object.values(shown), [false, true, true, true], 'the bad image only on its exception page, the other everywhere');
+  });
+
   it("applies today's bad image list: a file added to it leaves the display within 3 s, except on the page it is allowed on", async () => {
     const bad = `Wikistore bad ${RUN}.jpg`;
     const good = `Wikistore good ${RUN}.jpg`;
