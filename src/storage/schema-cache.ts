@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { StorageError } from './errors.js';
 
 /** How long a process may go on using table definitions without asking whether they changed. */
@@ -119,8 +120,15 @@ export class SchemaCache<T> {
       try {
         return await operation();
       } catch (err) {
-        if (attempt > MAX_RETRIES) throw err;
-        if (isStale(err) || isDefinitionsChanged(err)) this.invalidate();
+        // Definitions that keep moving (a process creating or migrating tables one after another,
+        // as at start-up) are waited out a little longer, with a pause between tries; the
+        // operation was undone each time, so trying it again is safe.
+        const changing = isDefinitionsChanged(err);
+        if (attempt > (changing ? MAX_CHANGING_RETRIES : MAX_RETRIES)) throw err;
+        if (changing) {
+          this.invalidate();
+          if (attempt > MAX_RETRIES) await sleep(20 * attempt);
+        } else if (isStale(err)) this.invalidate();
         // Refused by definitions that may be out of date (a column another process has just added
         // or retyped): asked again now, not after `recheckMs`, so the client gets no false 400.
         else if (!(isRefused(err) && (await this.changedElsewhere()))) throw err;
@@ -148,6 +156,8 @@ export class SchemaCache<T> {
 const isRefused = (err: unknown) => err instanceof StorageError && err.kind === 'invalid';
 
 const MAX_RETRIES = 2;
+/** Tries for an operation whose definitions changed under it again and again. */
+const MAX_CHANGING_RETRIES = 6;
 
 /** Definitions that changed under an operation again and again: rare enough to ask the client to retry. */
 const definitionsChanged = () => new StorageError('unavailable', 'definitions-changed', 'Table definitions changed during the operation; retry it.');

@@ -2,13 +2,6 @@ import { HttpError } from '../errors.js';
 import type { RequestContext } from '../router/types.js';
 import type { Query, QueryResult, Write } from '../storage/types.js';
 
-/**
- * Table definitions changed under the operation (another process, or this one at start-up,
- * created or migrated a table meanwhile) and storage undid it: tried again, a few times.
- */
-const DEFINITIONS_CHANGED = 'urn:problem:definitions-changed';
-const ATTEMPTS = 5;
-
 /** A conditional write's condition did not hold (nothing was written). */
 const failedCondition = (e: unknown) => e instanceof HttpError && e.status === 412;
 
@@ -24,15 +17,11 @@ export class TableClient {
     this.rowsUri = `${this.uri}/`;
   }
 
-  /** (Without async frames of its own on success: every read of a module's table passes here.) */
-  private call<T>(operation: () => Promise<T>, attempt = 1): Promise<T> {
-    return operation().catch(async (e: unknown) => {
-      if (!(e instanceof HttpError)) throw e;
-      if (e.problemType === DEFINITIONS_CHANGED && attempt < ATTEMPTS) {
-        await new Promise((r) => setTimeout(r, 20 * attempt));
-        return this.call(operation, attempt + 1);
-      }
-      throw e.problemType === 'urn:problem:unknown-table' && this.whenMissing ? this.whenMissing() : e;
+  /** (Without async frames of its own: every read of a module's table passes here.) */
+  private call<T>(operation: Promise<T>): Promise<T> {
+    if (!this.whenMissing) return operation;
+    return operation.catch((e: unknown) => {
+      throw e instanceof HttpError && e.problemType === 'urn:problem:unknown-table' ? this.whenMissing!() : e;
     });
   }
 
@@ -43,15 +32,15 @@ export class TableClient {
 
   /** The table's schema as stored (every default filled in). */
   schema(ctx: RequestContext): Promise<Record<string, unknown>> {
-    return this.call(() => ctx.request({ method: 'GET', uri: this.uri }).then((res) => res.body as Record<string, unknown>));
+    return this.call(ctx.request({ method: 'GET', uri: this.uri }).then((res) => res.body as Record<string, unknown>));
   }
 
   query(ctx: RequestContext, query: Omit<Query, 'table'>): Promise<QueryResult> {
-    return this.call(() => ctx.request({ method: 'GET', uri: this.rowsUri, body: query }).then((res) => res.body as QueryResult));
+    return this.call(ctx.request({ method: 'GET', uri: this.rowsUri, body: query }).then((res) => res.body as QueryResult));
   }
 
   put(ctx: RequestContext, write: Omit<Write, 'table'>): Promise<void> {
-    return this.call(() => ctx.request({ method: 'PUT', uri: this.rowsUri, body: write }).then(() => undefined));
+    return this.call(ctx.request({ method: 'PUT', uri: this.rowsUri, body: write }).then(() => undefined));
   }
 
   /** A conditional write: true if its condition held and it was written, false if not (a 412). */
@@ -66,7 +55,7 @@ export class TableClient {
   }
 
   delete(ctx: RequestContext, attributes: Record<string, unknown>): Promise<void> {
-    return this.call(() => ctx.request({ method: 'DELETE', uri: this.rowsUri, body: { attributes } }).then(() => undefined));
+    return this.call(ctx.request({ method: 'DELETE', uri: this.rowsUri, body: { attributes } }).then(() => undefined));
   }
 }
 

@@ -75,6 +75,21 @@ describe('schema cache: definitions changed by other processes', () => {
     );
   });
 
+  it('waits out definitions that move several times in a row (tables created one after another at start-up)', async () => {
+    const cache = new SchemaCache<string>({ readEpoch: async () => '0', dataVersion: () => 0 });
+    let moves = 0;
+    let attempts = 0;
+    const result = await cache.retryStale(async () => {
+      attempts++;
+      await cache.get('t', async () => 'definition', { confirmedLater: true });
+      // The epoch moves under the first four attempts, then stays.
+      cache.confirm(String(Math.min(++moves, 4)));
+      return 'written';
+    }, () => false);
+    assert.equal(result, 'written');
+    assert.equal(attempts, 5);
+  });
+
   it('retries an operation once when the engine says its table or column is gone, with definitions reloaded', async () => {
     const cache = new SchemaCache<string>({ readEpoch: async () => '1' });
     await cache.get('t', async () => 'stale');
