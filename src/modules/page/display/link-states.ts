@@ -8,6 +8,8 @@ import { PageLinks } from '../tables/page-links.js';
 
 /** Titles per request for their states: the Action API's limit for clients without apihighlimits. */
 const TITLES_PER_REQUEST = 50;
+/** Requests for states in flight at once, per display or change batch. */
+const CONCURRENT_REQUESTS = 4;
 /** A stored state is asked again after this long even if no change was seen (following may be off). */
 const STATE_MAX_AGE_MS = 24 * 3600_000;
 const sameState = (a: LinkTargetState, b: LinkTargetState) =>
@@ -88,11 +90,16 @@ export class LinkStates {
    * their state asked again; answers the pages linking to each target whose state changed.
    */
   async changed(ctx: RequestContext, domain: string, titles: string[]): Promise<{ target: string; linking: string[] }[]> {
-    const tracked = (await Promise.all(titles.map(async (t) => ((await this.states(domain).get(ctx, t)) ? t : undefined)))).filter((t): t is string => !!t);
-    if (!tracked.length) return [];
+    // Only targets some stored page links to have a state stored: the others concern no display.
+    const stored = new Map<string, LinkTargetState>();
+    await Promise.all(titles.map(async (t) => {
+      const state = await this.states(domain).get(ctx, t);
+      if (state) stored.set(t, state);
+    }));
+    if (!stored.size) return [];
     const out: { target: string; linking: string[] }[] = [];
-    for (const state of await this.askWiki(domain, tracked)) {
-      const before = await this.states(domain).get(ctx, state.title);
+    for (const state of await this.askWiki(domain, [...stored.keys()])) {
+      const before = stored.get(state.title);
       await this.remember(ctx, domain, state);
       if (before && sameState(before, state)) continue;
       out.push({ target: state.title, linking: await this.links(domain).linking(ctx, state.title) });
@@ -114,8 +121,14 @@ export class LinkStates {
 
   private async askWiki(domain: string, titles: string[]): Promise<LinkTargetState[]> {
     const api = this.wikis.get(domain)!.api;
-    const batches: string[][] = [];
-    for (let i = 0; i < titles.length; i += TITLES_PER_REQUEST) batches.push(titles.slice(i, i + TITLES_PER_REQUEST));
-    return (await Promise.all(batches.map((batch) => api.linkTargetStates(batch)))).flat();
+    const states: LinkTargetState[] = [];
+    // A page of thousands of links asks a few batches at a time, not every one at once.
+    const step = TITLES_PER_REQUEST * CONCURRENT_REQUESTS;
+    for (let i = 0; i < titles.length; i += step) {
+      const batches: string[][] = [];
+      for (let j = i; j < Math.min(titles.length, i + step); j += TITLES_PER_REQUEST) batches.push(titles.slice(j, j + TITLES_PER_REQUEST));
+      for (const answer of await Promise.all(batches.map((batch) => api.linkTargetStates(batch)))) states.push(...answer);
+    }
+    return states;
   }
 }

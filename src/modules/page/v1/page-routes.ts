@@ -12,6 +12,7 @@ import { markedIfUnchecked } from '../model/stale-answer.js';
 import { contentKeys, surrogateKeys, tagged } from '../model/surrogate-keys.js';
 import { titleSegment, type NormalizeTitle } from '../model/title-url.js';
 import { displayOptions, type DisplayPages } from '../display/display-pages.js';
+import type { DisplayOptions } from '../display/display-pass.js';
 import type { PageCaches } from '../read/page-caches.js';
 import type { PageService } from '../read/page-service.js';
 import { revisionMetadata, type RevisionRow } from '../model/revision.js';
@@ -120,8 +121,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
    * A render's display HTML (display/): made from the stored render, never a new one, with the link
    * states of today, so every form of it must be revalidated and is purged when a linked page changes.
    */
-  async function displayAnswer(req: RouteRequest, ctx: RequestContext, render: Render, kind: ContentKind): Promise<Response> {
-    const options = displayOptions(req.query);
+  async function displayAnswer(req: RouteRequest, ctx: RequestContext, render: Render, kind: ContentKind, options: DisplayOptions): Promise<Response> {
     const answer = await display.of(ctx, req.domain, render, options, kind === 'latest');
     const headers: Record<string, string> = {
       'content-type': 'text/html; charset=utf-8',
@@ -231,9 +231,9 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
         path: '/page/{title}/display',
         spec: pageSpecs.display,
         handler: withTitle(async (req, ctx, title) => {
-          displayOptions(req.query); // a bad option is a 400 before any work
+          const options = displayOptions(req.query); // a bad option is a 400 before any work
           const row = await service.revisions.latest(ctx, req.domain, title, forced(req, ctx), true);
-          return displayAnswer(req, ctx, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), 'latest');
+          return displayAnswer(req, ctx, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), 'latest', options);
         }),
       },
       {
@@ -241,13 +241,13 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
         path: '/page/{title}/display/{revision}',
         spec: pageSpecs.displayRevision,
         handler: withTitle(async (req, ctx, title) => {
-          displayOptions(req.query);
+          const options = displayOptions(req.query);
           const revision = req.params.revision!;
           if (REVID.test(revision)) {
             const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), forced(req, ctx));
-            return displayAnswer(req, ctx, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), 'revision');
+            return displayAnswer(req, ctx, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), 'revision', options);
           }
-          return displayAnswer(req, ctx, await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase()), 'render');
+          return displayAnswer(req, ctx, await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase()), 'render', options);
         }),
       },
       {
