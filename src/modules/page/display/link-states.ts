@@ -1,11 +1,14 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
+import { BoundedMap } from '../../../bounded-map.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { LinkTargetState } from '../../../upstream/action-api.js';
 import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
 import { LinkStateTable } from '../tables/link-state-table.js';
 import { PageLinks } from '../tables/page-links.js';
 
+/** Handles kept per wiki (stateless: one made again after the map starts over costs nothing). */
+const DOMAINS = 1024;
 /** Titles per request for their states: the Action API's limit for clients without apihighlimits. */
 const TITLES_PER_REQUEST = 50;
 /** Requests for states in flight at once, per display or change batch. */
@@ -23,8 +26,8 @@ const sameState = (a: LinkTargetState, b: LinkTargetState) =>
  */
 export class LinkStates {
   private readonly memory: LRUCache<string, LinkTargetState>;
-  private readonly stateTables = new Map<string, LinkStateTable>();
-  private readonly linkTables = new Map<string, PageLinks>();
+  private readonly stateTables = new BoundedMap<string, LinkStateTable>(DOMAINS);
+  private readonly linkTables = new BoundedMap<string, PageLinks>(DOMAINS);
   /** Renders whose links are recorded, by domain and title (so recording is checked once). */
   private readonly recorded = new LRUCache<string, string>({ max: 100_000 });
 
@@ -37,15 +40,11 @@ export class LinkStates {
   }
 
   states(domain: string): LinkStateTable {
-    let t = this.stateTables.get(domain);
-    if (!t) this.stateTables.set(domain, (t = new LinkStateTable(domain)));
-    return t;
+    return this.stateTables.remember(domain, () => new LinkStateTable(domain));
   }
 
   links(domain: string): PageLinks {
-    let t = this.linkTables.get(domain);
-    if (!t) this.linkTables.set(domain, (t = new PageLinks(domain)));
-    return t;
+    return this.linkTables.remember(domain, () => new PageLinks(domain));
   }
 
   async create(ctx: RequestContext, domain: string): Promise<void> {

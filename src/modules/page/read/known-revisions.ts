@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { BoundedMap } from '../../../bounded-map.js';
 import { HttpError, badRequest, notFound } from '../../../errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { ApiPage } from '../../../upstream/action-api.js';
@@ -31,7 +32,8 @@ export type NamedLatestListener = (ctx: RequestContext, domain: string, row: Rev
  * what the wiki says of them since (hidden, deleted, moved), stored and purged as it changes.
  */
 export class KnownRevisions {
-  private readonly tables = new Map<string, PageRevisions>();
+  /** Per wiki (a handle made again after the map starts over shares the wiki's page-state cache). */
+  private readonly tables = new BoundedMap<string, PageRevisions>(1024);
   /**
    * A page's state being written after the wiki named its latest revision, by domain and title: a
    * render started meanwhile writes its pointers after it (they would be overwritten otherwise).
@@ -61,9 +63,7 @@ export class KnownRevisions {
 
   /** The domain's page_revisions table. */
   table(domain: string): PageRevisions {
-    let t = this.tables.get(domain);
-    if (!t) this.tables.set(domain, (t = new PageRevisions(domain, this.caches.rowsOf(domain))));
-    return t;
+    return this.tables.remember(domain, () => new PageRevisions(domain, this.caches.rowsOf(domain)));
   }
 
   /** Resolves once the page's state write in flight, if any, is done (see `stateWrites`). */

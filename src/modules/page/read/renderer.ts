@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { BoundedMap } from '../../../bounded-map.js';
 import { compress } from '../../../http/encoding.js';
 import { HttpError, forbidden, notFound } from '../../../errors.js';
 import type { RequestContext } from '../../../router/types.js';
@@ -40,7 +41,7 @@ const renderKey = (domain: string, title: string, rev: number, force: boolean) =
 export class Renderer {
   /** Renders being stored after their clients were answered, by render key; shutdown waits for them. */
   private readonly storing = new Map<string, Promise<void>>();
-  private readonly leaseTables = new Map<string, RenderLeases>();
+  private readonly leaseTables = new BoundedMap<string, RenderLeases>(1024);
 
   constructor(
     private readonly wikis: Map<string, Wiki>,
@@ -56,9 +57,7 @@ export class Renderer {
   }
 
   renderLeases(domain: string): RenderLeases {
-    let t = this.leaseTables.get(domain);
-    if (!t) this.leaseTables.set(domain, (t = new RenderLeases(domain, this.log)));
-    return t;
+    return this.leaseTables.remember(domain, () => new RenderLeases(domain, this.log));
   }
 
   /** Resolves once every render already handed to clients is stored. */
