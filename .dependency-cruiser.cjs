@@ -45,7 +45,7 @@ module.exports = {
       from: { path: '^src/modules/([^/]+)/' }, to: { path: '^src/modules/', pathNot: '^src/modules/$1/' },
     },
     // Inside the page module, folders in layers (README's Layout section): model/ (types, pure
-    // helpers) < tables/ (one class per table) < read/ < display/ < edit/ and follow/ < v1/ and
+    // helpers) < tables/ (one class per table) < read/ < display/ < edit/ and follow/ < drafts/ (branches, on edit/) < v1/ and
     // rest-v1/ (routes) < index.ts (the composition).
     pageLayer('page-model-at-the-bottom', 'model', '(tables|read|display|edit|follow|v1|rest-v1)/|index\\.ts$|page-api\\.ts$'),
     pageLayer('page-tables-above-model', 'tables', '(read|display|edit|follow|v1|rest-v1)/|index\\.ts$|page-api\\.ts$'),
@@ -53,7 +53,8 @@ module.exports = {
     pageLayer('page-display-above-read', 'display', '(edit|follow|v1|rest-v1)/|index\\.ts$|page-api\\.ts$'),
     pageLayer('page-edit-beside-follow', 'edit', '(follow|v1|rest-v1)/|index\\.ts$|page-api\\.ts$'),
     pageLayer('page-follow-beside-edit', 'follow', '(edit|v1|rest-v1)/|index\\.ts$|page-api\\.ts$'),
-    pageLayer('page-v1-apart-from-rest-v1', 'v1', '(rest-v1|follow)/|index\\.ts$'),
+    pageLayer('page-drafts-above-edit', 'drafts', '(follow|v1|rest-v1)/|index\\.ts$|page-api\\.ts$'),
+    pageLayer('page-v1-apart-from-rest-v1', 'v1', '(rest-v1|follow|drafts)/|index\\.ts$'),
     pageLayer('page-rest-v1-builds-on-the-api-not-the-composition', 'rest-v1', '(v1|follow)/|index\\.ts$'),
   ],
   options: {

@@ -133,6 +133,18 @@ seed_fixtures() {
   touch "$WIKI_DIR/.fixtures"
 }
 
+# A second user, for tests of what one user may see of another's (drafts): a plain editor with a
+# bot password, made once (a wiki installed before it existed gets it on its next start).
+REVIEWER_USER=Reviewer
+REVIEWER_PASSWORD=reviewerbotpassword0123456789abc
+seed_users() {
+  [ -f "$WIKI_DIR/.users" ] && return 0
+  maint createAndPromote --force "$REVIEWER_USER" ReviewerPassword123 >>"$WIKI_DIR/logs/install.log" 2>&1
+  maint createBotPassword --appid="$BOT_APP" --grants=basic,editpage,createeditmovepage \
+    "$REVIEWER_USER" "$REVIEWER_PASSWORD" >>"$WIKI_DIR/logs/install.log" 2>&1 || true
+  touch "$WIKI_DIR/.users"
+}
+
 start_server() {
   write_extra_settings
   if server_pid >/dev/null && answering; then return 0; fi
@@ -177,12 +189,13 @@ stop_server() {
 case "${1:-start}" in
   start)
     # PHP reads the settings on every request: a wiki already running gets new ones too.
-    if answering; then [ -f "$WIKI_DIR/.installed" ] && write_extra_settings; url; exit 0; fi
+    if answering; then [ -f "$WIKI_DIR/.installed" ] && write_extra_settings && seed_users; url; exit 0; fi
     apt_install "${PACKAGES[@]}"
     mkdir -p "$WIKI_DIR"
     install_wiki
     import_corpus
     seed_fixtures
+    seed_users
     start_server
     url
     ;;

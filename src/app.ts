@@ -65,6 +65,8 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     revisionRecheckMs: config.revision_recheck_interval * 1000,
     purger,
     metrics,
+    branchTtlSeconds: Math.ceil(config.branch_ttl),
+    branchSweepMs: config.branch_sweep_interval * 1000,
     follow: config.follow_changes
       ? {
           storedOnly: config.follow_changes === 'stored',

@@ -121,6 +121,10 @@ export interface Config {
   transaction_sweep_interval: number;
   /** Seconds a transaction tid is accepted, and its result kept. */
   transaction_lifetime: number;
+  /** Seconds a branch (a draft) lives after its last update unless merged into the page. */
+  branch_ttl: number;
+  /** Seconds between sweeps of expired branches (0 = never: they still expire, their leftovers stay). */
+  branch_sweep_interval: number;
   /** HTTP caches in front of the service ("host:port"), sent a PURGE for every URL whose answer changed. */
   purge_hosts: string[];
   /**
@@ -214,6 +218,8 @@ export function defaultConfig(dataDir = './data'): Config {
     transaction_lease: 10,
     transaction_sweep_interval: 5,
     transaction_lifetime: 3600,
+    branch_ttl: 30 * 86400,
+    branch_sweep_interval: 3600,
   };
 }
 
@@ -249,10 +255,10 @@ function validate(config: Config): Config {
     if (wiki.circuit_threshold !== undefined && !(Number.isInteger(wiki.circuit_threshold) && wiki.circuit_threshold >= 1)) fail(`wikis.${domain}.circuit_threshold must be a whole number, at least 1`);
   }
   if (!Number.isInteger(config.max_body_bytes) || config.max_body_bytes <= 0) fail('max_body_bytes must be a positive integer');
-  for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval'] as const) {
+  for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval', 'branch_sweep_interval'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] >= 0)) fail(`${key} must be a number of at least 0`);
   }
-  for (const key of ['headers_timeout', 'request_timeout', 'keep_alive_timeout', 'transaction_lease', 'transaction_lifetime'] as const) {
+  for (const key of ['headers_timeout', 'request_timeout', 'keep_alive_timeout', 'transaction_lease', 'transaction_lifetime', 'branch_ttl'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] > 0)) fail(`${key} must be a positive number of seconds`);
   }
   if (config.request_timeout < config.headers_timeout) fail('request_timeout cannot be shorter than headers_timeout');

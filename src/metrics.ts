@@ -57,6 +57,8 @@ export class Metrics {
   readonly displayInvalidations = this.counter(
     'display_invalidations_total', 'Pages whose display HTML was dropped and purged because a page they link to changed (no render)', ['domain'] as const,
   );
+  readonly branchesExpired = this.counter('branches_expired_total', 'Branches (drafts) that expired unmerged, removed by the expiry sweep', ['domain'] as const);
+  readonly branchesExpiring = this.gauge('branches_expiring', 'Open branches that expire within a week unless updated, as the last expiry sweep counted them', ['domain'] as const);
   readonly followerChanges = this.counter('follower_changes_total', 'The wiki\'s changes followed, by kind (edit, new, delete/delete, move/move, ...)', ['domain', 'kind'] as const);
   readonly followerTasks = this.counter(
     'follower_tasks_total', 'Pages refreshed, revisions re-checked and dependents re-rendered by the follower, by outcome (done, failed)', ['domain', 'task', 'outcome'] as const,

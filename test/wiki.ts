@@ -29,9 +29,11 @@ export class WikiAdmin {
     return json;
   }
 
-  async login(): Promise<this> {
+  /** Logs in as the bot (an admin), or as `user` (scripts/wiki.sh makes Reviewer, a plain editor). */
+  async login(user: 'Botuser' | 'Reviewer' = 'Botuser'): Promise<this> {
+    const password = user === 'Botuser' ? 'restbasebotpassword0123456789abc' : 'reviewerbotpassword0123456789abc';
     const token = (await this.call({ action: 'query', meta: 'tokens', type: 'login' })).query.tokens.logintoken;
-    const login = await this.call({ action: 'login', lgname: 'Botuser@restbase', lgpassword: 'restbasebotpassword0123456789abc', lgtoken: token }, true);
+    const login = await this.call({ action: 'login', lgname: `${user}@restbase`, lgpassword: password, lgtoken: token }, true);
     if (login.login.result !== 'Success') throw new Error(`bot login failed: ${JSON.stringify(login)}`);
     this.csrf = (await this.call({ action: 'query', meta: 'tokens' })).query.tokens.csrftoken;
     return this;

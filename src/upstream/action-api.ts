@@ -121,9 +121,16 @@ export class ApiError extends Error {
 }
 
 /** What an edit needs to know first: a CSRF token, who the caller is, and the page's latest revision. */
+/** A user of the wiki, as `meta=userinfo` names them. */
+export interface WikiUser {
+  id: number;
+  name: string;
+  anon: boolean;
+}
+
 export interface EditContext {
   token: string;
-  user: { id: number; name: string; anon: boolean };
+  user: WikiUser;
   page: { exists: boolean; latest?: { revid: number; timestamp: string } };
 }
 
@@ -230,6 +237,28 @@ export class ActionApi {
       user: { id: json.query.userinfo.id as number, name: json.query.userinfo.name as string, anon: !!json.query.userinfo.anon },
       page: { exists: !page.missing && !page.invalid && !!latest, latest: latest && { revid: latest.revid, timestamp: latest.timestamp } },
     };
+  }
+
+  /** Who the credentials belong to on the wiki (anonymous without a session). */
+  async userInfo(credentials: Credentials): Promise<WikiUser> {
+    let json: Record<string, any>;
+    try {
+      json = await this.call({ action: 'query', meta: 'userinfo' }, { credentials });
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      throw new HttpError(502, 'upstream-error', `The Action API failed: ${e.info}`);
+    }
+    const info = json.query.userinfo;
+    return { id: info.id as number, name: info.name as string, anon: !!info.anon };
+  }
+
+  /** Whether `token` is the CSRF token of the credentials' session (the wiki decides). */
+  async checkCsrfToken(token: string, credentials: Credentials): Promise<boolean> {
+    const json = await this.call({ action: 'checktoken', type: 'csrf', token }, { post: true, credentials, timeoutMs: 15_000 }).catch((e: unknown) => {
+      if (e instanceof ApiError) throw new HttpError(502, 'upstream-error', `The Action API failed: ${e.info}`);
+      throw e;
+    });
+    return json.checktoken?.result === 'valid';
   }
 
   /** Saves a page as the caller; the wiki's refusal is an ApiError with its code. */

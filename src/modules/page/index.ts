@@ -9,6 +9,11 @@ import { PageImages } from './display/page-images.js';
 import { DisplayPages } from './display/display-pages.js';
 import { LinkStates } from './display/link-states.js';
 import { followerModule } from './follow/follower-module.js';
+import type { PageMove } from './follow/change-plan.js';
+import { BranchCallers } from './drafts/branch-callers.js';
+import { branchRecordsModule } from './drafts/branch-records.js';
+import { branchRoutes } from './drafts/branch-routes.js';
+import { Branches } from './drafts/branches.js';
 import { cachePolicy } from './model/cache-control.js';
 import { displayPurge } from './model/purge-urls.js';
 import { surrogateKeys } from './model/surrogate-keys.js';
@@ -35,6 +40,8 @@ export function pageModules(options: PageModuleOptions): PageApi {
   const html2 = new Html2Cache(Math.floor(options.renderCacheBytes / 4));
   const saver = new PageSaver(service, locksOf, options.log, html2);
   const transforms = new Transforms(service);
+  const branches = new Branches(service, saver, options.branchTtlSeconds, options.metrics, options.log);
+  const callers = new BranchCallers((domain) => service.wiki(domain));
   /** The normalized title, for writes (never redirected: a redirected POST loses its body). */
   const normalize = (req: RouteRequest) => caches.title(req.domain, req.params.title!, () => service.wiki(req.domain).normalize(req.params.title!));
 
@@ -55,7 +62,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
     html2,
     display,
     normalize,
-    moreRoutes: [...saveRoutes(saver, normalize), ...transformRoutes(transforms, normalize)],
+    moreRoutes: [...saveRoutes(saver, normalize), ...transformRoutes(transforms, normalize), ...branchRoutes({ branches, callers, normalize })],
     setupDomain: async (ctx, domain) => {
       await service.createTables(ctx, domain);
       await transforms.createTables(ctx, domain);
@@ -67,7 +74,9 @@ export function pageModules(options: PageModuleOptions): PageApi {
    * Pages the wiki changed: the display HTML of the pages linking to one whose state changed
    * (created, deleted, moved), and of every page if an image list changed.
    */
-  const pagesChanged = async (ctx: RequestContext, domain: string, titles: string[]) => {
+  const pagesChanged = async (ctx: RequestContext, domain: string, titles: string[], moves: PageMove[]) => {
+    // Open branches go with their page.
+    for (const { from, to } of moves) await branches.pageMoved(ctx, domain, from, to);
     for (const title of titles) pageImages.forget(domain, title);
     const lists = [badImages, noviewerImages].filter((list) => titles.includes(list.page));
     if (lists.length) {
@@ -86,5 +95,6 @@ export function pageModules(options: PageModuleOptions): PageApi {
     }
   };
   const follower = followerModule(service, options.follow, options.metrics, options.log, pagesChanged);
-  return { modules: [follower, page, saveRecordsModule(service, locksOf)], service, transforms, normalize, caches, cache, html2, followers: follower.followers };
+  const branchRecords = branchRecordsModule(branches, { domains: [...options.wikis.keys()], sweepMs: options.branchSweepMs, log: options.log });
+  return { modules: [follower, page, saveRecordsModule(service, locksOf), branchRecords], service, transforms, normalize, caches, cache, html2, followers: follower.followers };
 }

@@ -25,6 +25,9 @@ export interface PageModuleOptions {
   /** How the wikis' changes are followed; absent: they are not. */
   follow?: FollowerOptions;
   metrics: Metrics;
+  /** How long a branch lives after its last update (s), and how often expired ones are swept (ms). */
+  branchTtlSeconds: number;
+  branchSweepMs: number;
 }
 
 /** The page modules and what another face of them (rest_v1) builds on. */

@@ -4,7 +4,7 @@ import type { RequestContext } from '../../../router/types.js';
 import { newTid } from '../../../tid.js';
 import { ApiError, type Credentials, type EditContext, type EditResult } from '../../../upstream/action-api.js';
 import type { Wiki } from '../../../upstream/wiki.js';
-import { renderedTid, saveTransaction } from './save-steps.js';
+import { renderedTid, saveTransaction, type SaveStep } from './save-steps.js';
 import { editRefused } from './edit-errors.js';
 import { htmlToWikitext } from './html-to-wikitext.js';
 import type { PageService } from '../read/page-service.js';
@@ -31,6 +31,8 @@ export interface SaveRequest {
   minor?: boolean;
   bot?: boolean;
   credentials: Credentials;
+  /** More steps of the save's transaction, after the revision and its render are recorded. */
+  alsoRecord?: (rev: number) => SaveStep[];
 }
 
 export interface SaveResult {
@@ -173,6 +175,16 @@ export class PageSaver {
     return newest.latest_rev ?? newest.rev;
   }
 
+  /**
+   * Edited HTML as wikitext, serialised selectively from the render it was edited from (`tid`,
+   * else the base revision's newest), as a save of it would be; a base need not be the latest.
+   */
+  async htmlAsWikitext(ctx: RequestContext, domain: string, req: Pick<SaveRequest, 'title' | 'html' | 'tid' | 'dataMw' | 'baseRevid'>): Promise<string> {
+    const row = req.baseRevid === undefined ? undefined : await this.service.revisions.table(domain).get(ctx, req.title, req.baseRevid);
+    const base = req.baseRevid === undefined ? undefined : { rev: req.baseRevid, timestamp: row?.timestamp ?? undefined, tid: row?.tid ?? null };
+    return this.wikitextOf(ctx, domain, { ...req, credentials: {} }, base);
+  }
+
   /** The wikitext to save: as given, or the edited HTML turned into wikitext (selser from its render). */
   private async wikitextOf(ctx: RequestContext, domain: string, req: SaveRequest, base: Base | undefined): Promise<string> {
     if (req.wikitext !== undefined) return req.wikitext;
@@ -238,7 +250,7 @@ export class PageSaver {
       user_id: context.user.id, user_text: context.user.name, comment: req.comment ?? '', minor: !!req.minor,
       size: Buffer.byteLength(text), content_model: 'wikitext',
     };
-    const txn = saveTransaction({ domain, title: req.title, rev, from: base?.rev ?? null, row, lock, purge: this.service.purger.enabled });
+    const txn = saveTransaction({ domain, title: req.title, rev, from: base?.rev ?? null, row, lock, purge: this.service.purger.enabled, more: req.alsoRecord?.(rev) });
     try {
       const res = await ctx.request({ method: 'PUT', uri: `/${domain}/sys/transactions/${newTid()}`, headers: { 'content-type': 'application/json' }, body: txn });
       return renderedTid(res.body);

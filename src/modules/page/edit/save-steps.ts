@@ -15,9 +15,11 @@ export interface SaveRecord {
   row: Record<string, unknown>;
   lock: string;
   purge: boolean;
+  /** Steps of other modules' records of the save (a branch marked merged), before the purge. */
+  more?: SaveStep[];
 }
 
-interface Step {
+export interface SaveStep {
   name: string;
   method: 'PUT' | 'DELETE';
   uri: string;
@@ -34,11 +36,12 @@ const saveStepUris = (domain: string, title: string) => {
   };
 };
 
-export function saveTransaction({ domain, title, rev, from, row, lock, purge }: SaveRecord) {
+export function saveTransaction({ domain, title, rev, from, row, lock, purge, more = [] }: SaveRecord) {
   const uris = saveStepUris(domain, title);
-  const then: Step[] = [
+  const then: SaveStep[] = [
     { name: 'release', method: 'DELETE', uri: uris.release(lock) },
     { name: 'render', method: 'PUT', uri: uris.render(rev) },
+    ...more,
     // Last: caches forget the old answers once the new ones are stored.
     ...(purge ? [{ name: 'purge', method: 'PUT' as const, uri: uris.purge() }] : []),
   ];

@@ -10,7 +10,7 @@ import { HttpError } from '../../../errors.js';
 import type { RecentChange } from '../../../upstream/action-api.js';
 import { isUnavailable } from '../../../upstream/wiki.js';
 import type { PageService } from '../read/page-service.js';
-import { planChanges, type ChangePlan } from './change-plan.js';
+import { planChanges, type ChangePlan, type PageMove } from './change-plan.js';
 import { failureKind } from './failure-kind.js';
 import type { Cursor, FollowerState } from '../tables/follower-state.js';
 
@@ -43,7 +43,8 @@ const DEPENDENTS_CHUNK = 500;
  * wiki follows at a time (a lease in storage); the others stand by to take over.
  */
 /** Told of every page a batch of the wiki's changes touched (what links to them may show anew). */
-export type PagesChanged = (ctx: RequestContext, domain: string, titles: string[]) => Promise<void>;
+/** Pages the wiki changed (created, deleted, moved, edited) and the moves among those changes. */
+export type PagesChanged = (ctx: RequestContext, domain: string, titles: string[], moves: PageMove[]) => Promise<void>;
 
 export class ChangeFollower {
   readonly holder = `${process.pid}-${randomUUID()}`;
@@ -279,7 +280,7 @@ export class ChangeFollower {
     const touched = [...plan.refresh];
     if (this.options.storedOnly) plan.refresh = await this.storedOrMovedThere(ctx, plan.refresh, normalized);
     await this.refreshPages(ctx, plan);
-    if (this.pagesChanged && touched.length) await this.pagesChanged(ctx, this.domain, touched);
+    if (this.pagesChanged && touched.length) await this.pagesChanged(ctx, this.domain, touched, plan.moves);
     await Promise.all(plan.recheck.map(({ title, revid }) => this.task('recheck', () => this.service.revisions.recheckWithWiki(ctx, this.domain, title, revid))));
     for (const template of plan.dependencies) await this.state.queueDependents(ctx, template);
     if (plan.dependencies.length) this.dependentsQueued = true;

@@ -15,6 +15,13 @@ export interface ChangePlan {
   changedAt: Map<string, number>;
   /** Changes by kind (edit, new, delete, restore, move, ...), for metrics. */
   kinds: Map<string, number>;
+  /** Pages moved, in change order (what goes with a page, its branches, follows these). */
+  moves: PageMove[];
+}
+
+export interface PageMove {
+  from: string;
+  to: string;
 }
 
 /** Log events that change a page's content, existence or place; others (blocks, user rights) do not. */
@@ -34,6 +41,7 @@ export function planChanges(changes: RecentChange[]): ChangePlan {
   const dependencies = new Set<string>();
   const changedAt = new Map<string, number>();
   const kinds = new Map<string, number>();
+  const moves: PageMove[] = [];
   const touch = (title: string, ns: number, at: number) => {
     // Moved to the end: pages are refreshed in the order of their last change.
     refresh.delete(title);
@@ -64,6 +72,7 @@ export function planChanges(changes: RecentChange[]): ChangePlan {
     // A move or merge changes a second page too: where the page went, or what it was merged into.
     const other = (params.target_title ?? params.dest_title) as string | undefined;
     if (typeof other === 'string' && other) touch(other, Number(params.target_ns ?? params.dest_ns ?? change.ns), at);
+    if (change.logtype === 'move' && typeof params.target_title === 'string' && params.target_title) moves.push({ from: change.title, to: params.target_title });
   }
-  return { refresh: [...refresh], recheck: [...recheck.values()], dependencies: [...dependencies], changedAt, kinds };
+  return { refresh: [...refresh], recheck: [...recheck.values()], dependencies: [...dependencies], changedAt, kinds, moves };
 }

@@ -1,0 +1,52 @@
+import type { Logger } from 'pino';
+import type { Module, RequestContext } from '../../../router/types.js';
+import type { Branches } from './branches.js';
+import { branchSpecs } from './branch-spec.js';
+
+export interface BranchRecordOptions {
+  domains: string[];
+  /** How often expired branches are swept (ms); 0: never. */
+  sweepMs: number;
+  log: Logger;
+}
+
+/**
+ * `/{domain}/sys/page_branches/...`: the step of a promote's transaction that marks the branch
+ * merged (idempotent, as a transaction's steps must be), and the branch tables with their
+ * expiry sweep.
+ */
+export function branchRecordsModule(branches: Branches, { domains, sweepMs, log }: BranchRecordOptions): Module {
+  let timer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<unknown> | undefined;
+  const sweep = (ctx: RequestContext) =>
+    (sweeping ??= Promise.all(domains.map((domain) => branches.sweepExpired(ctx, domain).catch((err) => log.warn({ err, domain }, 'sweeping expired branches failed'))))
+      .finally(() => (sweeping = undefined)));
+  return {
+    name: 'page_branches',
+    api: 'sys',
+    tables: ['page_branches', 'page_branch_lists', 'page_branch_expiry'],
+    async setup(ctx) {
+      for (const domain of domains) await branches.createTables(ctx, domain);
+      if (sweepMs > 0) {
+        timer = setInterval(() => void sweep(ctx), sweepMs);
+        timer.unref();
+      }
+    },
+    async close() {
+      if (timer) clearInterval(timer);
+      await sweeping;
+    },
+    routes: [
+      {
+        method: 'PUT',
+        path: '/page_branches/{branch}/merged/{rev}/{tid}',
+        spec: branchSpecs.merged,
+        handler: async (req, ctx) => {
+          const head = await branches.markMerged(ctx, req.domain, req.params.branch!.toLowerCase(), Number(req.params.rev), req.params.tid!.toLowerCase());
+          // A branch gone (expired meanwhile) has nothing to mark: the save stands.
+          return { status: 200, body: { branch: req.params.branch, state: head?.state ?? null, merged_rev: head?.merged_rev ?? null } };
+        },
+      },
+    ],
+  };
+}

@@ -1,0 +1,369 @@
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import type { Logger } from 'pino';
+import { HttpError, badRequest } from '../../../errors.js';
+import type { Metrics } from '../../../metrics.js';
+import type { RequestContext } from '../../../router/types.js';
+import { newTid, tidTime } from '../../../tid.js';
+import { BoundedMap } from '../../../bounded-map.js';
+import type { PageSaver, SaveResult } from '../edit/page-saver.js';
+import type { PageService } from '../read/page-service.js';
+import { partOf } from '../model/render.js';
+import { titleSegment } from '../model/title-url.js';
+import { mergeWikitext, type ConflictHunk } from '../model/three-way-merge.js';
+import { BranchExpiry, dayOf, KEPT_DAYS } from '../tables/branch-expiry.js';
+import { BranchLists, type ListedBranch } from '../tables/branch-lists.js';
+import { BranchTable, type Access, type BranchHead, type BranchVersion, type VersionContent } from '../tables/page-branches.js';
+import type { Caller } from './branch-callers.js';
+
+const gunzip = promisify(zlib.gunzip);
+
+/** What a client sends to make a version: wikitext, or edited HTML (with the render it was edited from). */
+export interface BranchInput {
+  wikitext?: string;
+  html?: string;
+  /** The stored render the HTML was edited from. */
+  tid?: string;
+  dataMw?: Record<string, unknown>;
+  baseRevid?: number;
+  comment?: string;
+}
+
+/** The branch lives under another title now (the page moved): its URLs there answer. */
+export class BranchElsewhere extends Error {
+  constructor(readonly title: string) {
+    super(`The branch belongs to ${title}.`);
+  }
+}
+
+/** The branch's own URL path under `/{domain}/v1`. */
+export const branchPath = (title: string, branch: string) => `/page/${titleSegment(title)}/branches/${branch}`;
+
+const notFound = (branch: string) => new HttpError(404, 'branch-not-found', `There is no branch ${branch} of this page you may see.`);
+const notOpen = (head: BranchHead) => new HttpError(409, 'branch-not-open', `Branch ${head.branch} is ${head.state}: it takes no more changes.`, { extensions: { state: head.state } });
+
+/** What the merge of a branch with the page's current revision needs. */
+interface Merged {
+  text: string;
+  /** The revision the text is based on now. */
+  baseRevid: number | null;
+}
+
+/**
+ * Drafts of pages (docs/architecture.md, "Drafts and branches"): versions kept per branch with
+ * CAS on the branch's latest version, visible to their owner and whom they share them with,
+ * promoted to the wiki through the save path (three-way merged with what the page became
+ * meanwhile), moved with their page, and expired when left alone for the TTL.
+ */
+export class Branches {
+  private readonly tables = new BoundedMap<string, { branches: BranchTable; lists: BranchLists; expiry: BranchExpiry }>(1000);
+  /** Per domain: the first day the expiry sweep has not finished. */
+  private readonly sweptTo = new Map<string, number>();
+
+  constructor(
+    private readonly service: PageService,
+    private readonly saver: PageSaver,
+    private readonly ttlSeconds: number,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+  ) {}
+
+  private of(domain: string) {
+    return this.tables.remember(domain, () => ({
+      branches: new BranchTable(domain, this.ttlSeconds),
+      lists: new BranchLists(domain, this.ttlSeconds),
+      expiry: new BranchExpiry(domain),
+    }));
+  }
+
+  async createTables(ctx: RequestContext, domain: string): Promise<void> {
+    const t = this.of(domain);
+    await t.branches.create(ctx);
+    await t.lists.create(ctx);
+    await t.expiry.create(ctx);
+  }
+
+  /** When a branch updated at `updated` expires. */
+  expiresAt(updated: string): number {
+    return Date.parse(updated) + this.ttlSeconds * 1000;
+  }
+
+  /** May `caller` read (or write) the branch? An anonymous branch is anyone's who has its id. */
+  private access(head: BranchHead, caller: Caller): Access | undefined {
+    if (head.owner === null || head.owner === caller.user) return 'write';
+    return caller.user === null ? undefined : head.shares[caller.user];
+  }
+
+  /**
+   * The branch as `caller` may see it under `title`: 404 if it does not exist or is not theirs to
+   * see, 403 for a change asked by someone it is shared with to read only.
+   */
+  async get(ctx: RequestContext, domain: string, title: string, branch: string, caller: Caller, need: Access): Promise<BranchHead> {
+    const head = await this.of(domain).branches.head(ctx, branch);
+    const access = head && this.access(head, caller);
+    if (!head || !access) throw notFound(branch);
+    if (head.page !== title) throw new BranchElsewhere(head.page);
+    if (need === 'write' && access !== 'write') throw new HttpError(403, 'branch-read-only', `Branch ${branch} is shared with you to read, not to change.`);
+    return head;
+  }
+
+  /** The version content a client's input makes: wikitext as given, HTML kept and turned into wikitext too. */
+  private async contentOf(ctx: RequestContext, domain: string, title: string, input: BranchInput, caller: Caller, baseRevid: number | null): Promise<VersionContent> {
+    if ((input.wikitext === undefined) === (input.html === undefined)) throw badRequest('Give either wikitext or html.', 'invalid-branch');
+    if (input.tid !== undefined && input.html === undefined) throw badRequest('tid names the render HTML was edited from; it goes with html.', 'invalid-branch');
+    const common = { base_revid: baseRevid, author: caller.user, comment: input.comment ?? null };
+    if (input.wikitext !== undefined) return { ...common, base_tid: null, wikitext: input.wikitext, html: null, data_mw: null };
+    const wikitext = await this.saver.htmlAsWikitext(ctx, domain, { title, html: input.html, tid: input.tid, dataMw: input.dataMw, baseRevid: baseRevid ?? undefined });
+    return { ...common, base_tid: input.tid ?? null, wikitext, html: input.html!, data_mw: input.dataMw ?? null };
+  }
+
+  /** The page's latest revision, or null if the page does not exist. */
+  private async currentRevid(ctx: RequestContext, domain: string, title: string, force: boolean): Promise<number | null> {
+    try {
+      return (await this.service.revisions.latest(ctx, domain, title, force)).rev;
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 404) return null;
+      throw e;
+    }
+  }
+
+  /** Starts a branch of `title` from `baseRevid` (default: the latest revision). */
+  async create(ctx: RequestContext, domain: string, title: string, input: BranchInput, caller: Caller): Promise<{ head: BranchHead; version: BranchVersion; others: ListedBranch[] }> {
+    let baseRevid = input.baseRevid ?? null;
+    if (baseRevid === null) baseRevid = await this.currentRevid(ctx, domain, title, false);
+    else {
+      const row = await this.service.revisions.revision(ctx, domain, title, baseRevid, false);
+      if (row.title !== title) throw badRequest(`Revision ${baseRevid} belongs to ${row.title}, not to ${title}.`, 'base-of-another-page');
+    }
+    const content = await this.contentOf(ctx, domain, title, input, caller, baseRevid);
+    const branch = newTid();
+    const tid = branch;
+    const now = new Date(tidTime(tid)).toISOString();
+    const t = this.of(domain);
+    const head = { branch, page: title, owner: caller.user, created: now, updated: now, shares: {} };
+    await t.branches.start(ctx, head, tid, content);
+    const full: BranchHead = { ...head, state: 'open', latest_tid: tid, merged_rev: null, merged_tid: null };
+    await Promise.all([t.lists.record(ctx, full), t.expiry.record(ctx, branch, this.expiresAt(now))]);
+    const others = (await this.visibleOfPage(ctx, domain, title, caller)).filter((b) => b.branch !== branch);
+    return { head: full, version: { tid, ...content }, others };
+  }
+
+  /** The page's open branches `caller` may see: their own, and those shared with them. */
+  async visibleOfPage(ctx: RequestContext, domain: string, title: string, caller: Caller): Promise<ListedBranch[]> {
+    if (caller.user === null) return [];
+    const listed = await this.of(domain).lists.ofPage(ctx, title);
+    return listed.filter((b) => b.owner === caller.user || (caller.user !== null && b.shares[caller.user] !== undefined));
+  }
+
+  /** A user's own branches and those shared with them, on every page. */
+  ofUser(ctx: RequestContext, domain: string, user: string): Promise<{ own: ListedBranch[]; shared: ListedBranch[] }> {
+    return this.of(domain).lists.ofUser(ctx, user);
+  }
+
+  /** A new version over `over` (the version its writer read): 412 if another came first. */
+  async update(ctx: RequestContext, domain: string, head: BranchHead, over: string, input: BranchInput, caller: Caller): Promise<{ head: BranchHead; version: BranchVersion }> {
+    if (head.state !== 'open') throw notOpen(head);
+    const current = await this.version(ctx, domain, head, over);
+    const baseRevid = input.baseRevid ?? current.base_revid;
+    return this.writeVersion(ctx, domain, head, over, await this.contentOf(ctx, domain, head.page, { ...input, baseRevid: baseRevid ?? undefined }, caller, baseRevid));
+  }
+
+  private async writeVersion(ctx: RequestContext, domain: string, head: BranchHead, over: string, content: VersionContent): Promise<{ head: BranchHead; version: BranchVersion }> {
+    const t = this.of(domain);
+    const tid = newTid();
+    const updated = new Date(tidTime(tid)).toISOString();
+    if (!(await t.branches.update(ctx, head.branch, over, tid, content, updated))) {
+      const now = await t.branches.head(ctx, head.branch);
+      if (now && now.state !== 'open') throw notOpen(now);
+      throw new HttpError(412, 'branch-changed', `Branch ${head.branch} has a newer version than ${over}: read it, and edit that.`, { extensions: { latest_tid: now?.latest_tid ?? null } });
+    }
+    const next: BranchHead = { ...head, latest_tid: tid, updated };
+    await Promise.all([t.lists.record(ctx, next, head), t.expiry.record(ctx, head.branch, this.expiresAt(updated), this.expiresAt(head.updated))]);
+    return { head: next, version: { tid, ...content } };
+  }
+
+  /** One version (default: the latest); 404 if the branch has no such version. */
+  async version(ctx: RequestContext, domain: string, head: BranchHead, tid = head.latest_tid): Promise<BranchVersion> {
+    const version = await this.of(domain).branches.version(ctx, head.branch, tid);
+    if (!version) throw new HttpError(404, 'branch-version-not-found', `Branch ${head.branch} has no version ${tid}.`);
+    return version;
+  }
+
+  /** A version's HTML: as edited, or rendered from its wikitext by the wiki's Parsoid once and kept. */
+  async html(ctx: RequestContext, domain: string, head: BranchHead, version: BranchVersion): Promise<string> {
+    if (version.html !== null) return version.html;
+    const part = await this.service.wiki(domain).transform('wikitext', 'html', { title: head.page }, { wikitext: version.wikitext ?? '' });
+    const html = part.body.toString('utf8');
+    await this.of(domain).branches.keepHtml(ctx, head.branch, version, html).catch((err) => this.log.warn({ err, branch: head.branch }, 'keeping a branch version\'s HTML failed'));
+    return html;
+  }
+
+  history(ctx: RequestContext, domain: string, head: BranchHead, limit: number, next?: string) {
+    return this.of(domain).branches.versions(ctx, head.branch, limit, next);
+  }
+
+  /** Abandons the branch: it leaves its page's list; its content stays until it expires. */
+  async abandon(ctx: RequestContext, domain: string, head: BranchHead): Promise<BranchHead> {
+    if (head.state === 'abandoned') return head;
+    if (head.state !== 'open') throw notOpen(head);
+    return this.changeMeta(ctx, domain, head, { state: 'abandoned' });
+  }
+
+  /** Shares the branch with `user` to read or write, or (null) no longer. */
+  async share(ctx: RequestContext, domain: string, head: BranchHead, caller: Caller, user: string, access: Access | null): Promise<BranchHead> {
+    if (head.owner === null || head.owner !== caller.user) throw new HttpError(403, 'not-branch-owner', 'Only the owner of a branch shares it (an anonymous branch is shared by its id).');
+    const shares = { ...head.shares };
+    if (access === null) delete shares[user];
+    else shares[user] = access;
+    return this.changeMeta(ctx, domain, head, { shares });
+  }
+
+  private async changeMeta(ctx: RequestContext, domain: string, head: BranchHead, changes: Partial<BranchHead>): Promise<BranchHead> {
+    const t = this.of(domain);
+    await t.branches.setMeta(ctx, head, changes);
+    const next = { ...head, ...changes };
+    await t.lists.record(ctx, next, head);
+    return next;
+  }
+
+  /** A revision's wikitext, from its stored render (rendered once if it has none). */
+  private async wikitextOf(ctx: RequestContext, domain: string, title: string, rev: number): Promise<string> {
+    const row = await this.service.revisions.revision(ctx, domain, title, rev, false);
+    const render = await this.service.renderer.render(ctx, domain, row, false);
+    return (await gunzip(partOf(render, 'wikitext'))).toString('utf8');
+  }
+
+  /**
+   * The version merged with what the page became since its base: as it is if the page has not
+   * moved on, else the three-way merge of base, branch and current (409 with the hunks where both
+   * changed the same lines).
+   */
+  private async mergedWithCurrent(ctx: RequestContext, domain: string, head: BranchHead, version: BranchVersion): Promise<Merged> {
+    const ours = version.wikitext ?? '';
+    const current = await this.currentRevid(ctx, domain, head.page, true);
+    if (current === version.base_revid) return { text: ours, baseRevid: current };
+    if (current === null) throw new HttpError(409, 'page-deleted', `${head.page} does not exist any more: the branch cannot be merged into it.`);
+    const [base, theirs] = await Promise.all([
+      version.base_revid === null ? Promise.resolve('') : this.wikitextOf(ctx, domain, head.page, version.base_revid),
+      this.wikitextOf(ctx, domain, head.page, current),
+    ]);
+    const merged = mergeWikitext(base, ours, theirs);
+    if (!merged.clean) throw mergeConflict(head, current, merged.conflicts);
+    return { text: merged.text, baseRevid: current };
+  }
+
+  /**
+   * Saves the branch's latest version to the wiki as the caller, through the save path: one
+   * transaction records the revision, its render, and the branch merged. A promote tried again
+   * (after a crash) finds the wiki holding its text already: the wiki changes nothing, and the
+   * branch is marked merged with that revision.
+   */
+  async promote(ctx: RequestContext, domain: string, head: BranchHead, caller: Caller, comment: string | undefined, over?: string): Promise<SaveResult & { branch: string }> {
+    if (head.state !== 'open') throw notOpen(head);
+    if (over !== undefined && over !== head.latest_tid) {
+      throw new HttpError(412, 'branch-changed', `Branch ${head.branch} has a newer version than ${over}.`, { extensions: { latest_tid: head.latest_tid } });
+    }
+    const version = await this.version(ctx, domain, head);
+    const merged = await this.mergedWithCurrent(ctx, domain, head, version);
+    const result = await this.saver.save(ctx, domain, {
+      title: head.page,
+      wikitext: merged.text,
+      baseRevid: merged.baseRevid ?? undefined,
+      comment: comment ?? version.comment ?? undefined,
+      credentials: caller.credentials,
+      alsoRecord: (rev) => [{ name: 'branch', method: 'PUT', uri: `/${domain}/sys/page_branches/${head.branch}/merged/${rev}/${version.tid}` }],
+    });
+    // Nothing new for the wiki (its text is the branch's already): no transaction ran.
+    if (result.status === 200) await this.markMerged(ctx, domain, head.branch, result.rev, version.tid);
+    return { ...result, branch: head.branch };
+  }
+
+  /**
+   * Brings the branch up to the page's current revision (three-way merge): a new version based
+   * on it, or 409 with the conflicting hunks and nothing written.
+   */
+  async rebase(ctx: RequestContext, domain: string, head: BranchHead, caller: Caller, over?: string): Promise<{ head: BranchHead; version: BranchVersion; unchanged: boolean }> {
+    if (head.state !== 'open') throw notOpen(head);
+    const from = over ?? head.latest_tid;
+    const version = await this.version(ctx, domain, head, from);
+    const merged = await this.mergedWithCurrent(ctx, domain, head, version);
+    if (merged.baseRevid === version.base_revid) return { head, version, unchanged: true };
+    const content: VersionContent = { base_revid: merged.baseRevid, base_tid: null, wikitext: merged.text, html: null, data_mw: null, author: caller.user, comment: 'rebase' };
+    return { ...(await this.writeVersion(ctx, domain, head, from, content)), unchanged: false };
+  }
+
+  /**
+   * The save of version `tid` made revision `rev`: the branch is merged (idempotent). If a later
+   * version was written meanwhile, the branch stays open with that work, and says what was merged.
+   */
+  async markMerged(ctx: RequestContext, domain: string, branch: string, rev: number, tid: string): Promise<BranchHead | undefined> {
+    const t = this.of(domain);
+    const head = await t.branches.head(ctx, branch);
+    if (!head || (head.merged_tid === tid && head.merged_rev === rev)) return head;
+    const done = await t.branches.setMeta(ctx, head, { state: 'merged', merged_rev: rev, merged_tid: tid }, tid);
+    const next: BranchHead = done ? { ...head, state: 'merged', merged_rev: rev, merged_tid: tid } : { ...head, merged_rev: rev, merged_tid: tid };
+    if (!done) await t.branches.setMeta(ctx, head, { merged_rev: rev, merged_tid: tid });
+    await t.lists.record(ctx, next, head);
+    return next;
+  }
+
+  /** The page moved: its open branches go with it (their old URLs redirect to the new title). */
+  async pageMoved(ctx: RequestContext, domain: string, from: string, to: string): Promise<number> {
+    const t = this.of(domain);
+    let moved = 0;
+    for (const listed of await t.lists.ofPage(ctx, from)) {
+      const head = await t.branches.head(ctx, listed.branch);
+      if (!head || head.page !== from) continue;
+      await this.changeMeta(ctx, domain, head, { page: to });
+      moved++;
+    }
+    return moved;
+  }
+
+  /**
+   * Removes what is left of expired branches and counts them, reading only the expiry index's
+   * partitions of the days since the last sweep; counts the branches expiring within a week.
+   */
+  async sweepExpired(ctx: RequestContext, domain: string): Promise<{ expired: number; expiring: number }> {
+    const t = this.of(domain);
+    const now = Date.now();
+    const today = dayOf(now);
+    let expired = 0;
+    let day = this.sweptTo.get(domain) ?? today - KEPT_DAYS;
+    for (; day <= today; day++) {
+      let left = 0;
+      for await (const entry of t.expiry.day(ctx, day)) {
+        if (entry.expires > now) {
+          left++;
+          continue;
+        }
+        const head = await t.branches.head(ctx, entry.branch);
+        if (head && this.expiresAt(head.updated) > now) {
+          // Updated since: its entry sits in a later day.
+          await t.expiry.remove(ctx, day, entry.branch);
+          continue;
+        }
+        if (head) await t.lists.removeAll(ctx, head);
+        await t.branches.remove(ctx, entry.branch);
+        await t.expiry.remove(ctx, day, entry.branch);
+        expired++;
+      }
+      if (left > 0 || day === today) break;
+      this.sweptTo.set(domain, day + 1);
+    }
+    let expiring = 0;
+    const week = now + 7 * 86_400_000;
+    for (let d = today; d <= dayOf(week); d++) {
+      for await (const entry of t.expiry.day(ctx, d)) if (entry.expires > now && entry.expires <= week) expiring++;
+    }
+    if (expired) this.metrics.branchesExpired.inc({ domain }, expired);
+    this.metrics.branchesExpiring.set({ domain }, expiring);
+    return { expired, expiring };
+  }
+}
+
+function mergeConflict(head: BranchHead, current: number, conflicts: ConflictHunk[]): HttpError {
+  return new HttpError(409, 'merge-conflict', `The branch and revision ${current} of ${head.page} changed the same lines: resolve the conflicts in the branch, then promote it.`, {
+    extensions: { latest_revid: current, conflicts },
+  });
+}
