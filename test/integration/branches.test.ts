@@ -6,6 +6,7 @@ import { FAST_FOLLOWER, startAgainstWiki, waitFor, WIKI_URL, WikiAdmin, type Aga
 
 const RUN = Date.now().toString(36);
 const JSON_TYPE = { 'content-type': 'application/json' };
+const HTML_2_ACCEPT = 'text/html; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.6.0"';
 
 interface Session {
   /** Headers that make a request this user's: their cookies and CSRF token. */
@@ -91,6 +92,31 @@ for (const backend of BACKENDS) {
       assert.equal((await update(title, branch, meta.headers.etag as string, { wikitext: 'after' })).status, 409);
       // The page's own read is the promoted revision, from storage.
       assert.equal((await request(`${v1}/page/${encodeURIComponent(title)}/wikitext`)).text, 'Line one, final draft.\n\nLine two.');
+    });
+
+    it('keeps edited HTML exactly as sent, turns it into wikitext selectively (untouched text keeps its bytes), and promotes that', async () => {
+      const original = "Intro with  '''bold'''   spacing.\n\n== Section ==\nSecond  paragraph [[Main Page|main]]   kept.";
+      const { title, rev } = await page('html', original);
+      const read = await request(`${v1}/page/${encodeURIComponent(title)}/html`, { headers: { accept: HTML_2_ACCEPT } });
+      assert.equal(read.status, 200, read.text);
+      const tid = /"\d+\/([0-9a-f-]+)"/.exec(String(read.headers.etag))![1]!;
+      const edited = read.text.replace('Intro with', 'Intro, edited, with');
+      assert.notEqual(edited, read.text);
+      const made = await create(title, { html: edited, tid, base_revid: rev });
+      assert.equal(made.status, 201, made.text);
+      const back = await get(`${branches(title)}${made.json.branch}/html`);
+      assert.equal(back.text, edited, 'the editor gets back exactly what they edited');
+      const wikitext = (await get(`${branches(title)}${made.json.branch}/wikitext`)).text;
+      assert.match(wikitext, /^Intro, edited, with/);
+      assert.ok(wikitext.endsWith('\n\n== Section ==\nSecond  paragraph [[Main Page|main]]   kept.'), wikitext);
+      const done = await promote(title, made.json.branch);
+      assert.equal(done.status, 201, done.text);
+      assert.equal(await wiki.wikitext(done.json.rev), wikitext);
+      // A version made from wikitext is rendered by Parsoid, in the 2.x form rest_v1 clients edit.
+      const fromText = await create(title, { wikitext: "A ''draft''.", base_revid: done.json.rev });
+      const html = await get(`${branches(title)}${fromText.json.branch}/html`);
+      assert.match(String(html.headers['content-type']), /Specs\/HTML\/2\./);
+      assert.match(html.text, /<i[^>]*>draft<\/i>/);
     });
 
     it('promotes over a wiki edit to another line (merged), refuses one to the same line (409 with hunks, nothing saved); rebase the same way', async () => {

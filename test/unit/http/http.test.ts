@@ -51,7 +51,7 @@ describe('HTTP layer', () => {
   it('keeps /sys/ for callers with the admin token', async () => {
     problem(await request(`${s.base}/${s.domain}/sys/`), 403);
     problem(await request(`${s.base}/${s.domain}/sys/`, { headers: { authorization: 'Bearer wrong' } }), 403);
-    assert.deepEqual((await request(`${s.base}/${s.domain}/sys/`, { headers: admin })).json, { items: ['key_rev_value', 'key_value', 'page_purges', 'page_renders', 'page_saves', 'revisioned_object', 'table', 'transactions'] });
+    assert.deepEqual((await request(`${s.base}/${s.domain}/sys/`, { headers: admin })).json, { items: ['key_rev_value', 'key_value', 'page_branches', 'page_purges', 'page_renders', 'page_saves', 'revisioned_object', 'table', 'transactions'] });
     problem(await request(`${s.base}/${s.domain}/sys/key_value/`), 403);
     problem(await request(`${s.base}/${s.domain}/sys/no/such/route`), 403);
     const deeper = await request(`${s.base}/${s.domain}/sys/key_value/`, { headers: admin });

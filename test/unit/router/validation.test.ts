@@ -21,7 +21,8 @@ const problemType = (template: string) => (template.includes('/rest_v1/') ? 'htt
 
 const VALID: Record<string, string> = {
   title: 'Bodmin', prop: 'html', revision: '1', revid: '1', rev: '1', table: 't', bucket: 'b', key: 'k', name: 'n', file: 'swagger-ui.css',
-  tid: '0e4f2a10-c8a1-11f1-8000-000000000001', lock: '0e4f2a10-c8a1-11f1-8000-000000000001',
+  tid: '0e4f2a10-c8a1-11f1-8000-000000000001', lock: '0e4f2a10-c8a1-11f1-8000-000000000001', branch: '0e4f2a10-c8a1-11f1-8000-000000000001',
+  format: 'wikitext', user: 'Someone',
 };
 /** Values that break common schema constraints; the first that the schema rejects is used. */
 const CANDIDATES = ['not-a-number', '0', '-1', '99999999999999999999', '!!bad!!', '\u0001control'];

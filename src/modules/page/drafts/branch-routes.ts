@@ -4,6 +4,7 @@ import { withBody } from '../../../router/typed-body.js';
 import type { Handler, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
 import { isTid } from '../../../tid.js';
 import { parseDataMw } from '../edit/save-routes.js';
+import { negotiateHtml } from '../model/html-versions.js';
 import type { NormalizeTitle } from '../model/title-url.js';
 import type { BranchHead, BranchVersion } from '../tables/page-branches.js';
 import type { ListedBranch } from '../tables/branch-lists.js';
@@ -78,10 +79,13 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
 
   const listed = (items: ListedBranch[]) => items.map((b) => ({ ...b, expires: new Date(branches.expiresAt(b.updated)).toISOString() }));
 
-  const content = async (ctx: RequestContext, domain: string, head: BranchHead, version: BranchVersion, format: string, byTid: boolean): Promise<Response> => {
+  const content = async (req: RouteRequest, ctx: RequestContext, head: BranchHead, version: BranchVersion, byTid: boolean): Promise<Response> => {
     const headers = { ...PRIVATE, etag: etag(version.tid), ...(byTid ? { 'cache-control': 'private, max-age=86400, immutable' } : {}) };
-    if (format === 'wikitext') return { status: 200, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' }, body: Buffer.from(version.wikitext ?? '') };
-    return { status: 200, headers: { ...headers, 'content-type': 'text/html; charset=utf-8' }, body: Buffer.from(await branches.html(ctx, domain, head, version)) };
+    if (req.params.format === 'wikitext') return { status: 200, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' }, body: Buffer.from(version.wikitext ?? '') };
+    // As it was made, unless a 2.x client asks for data-mw inline.
+    const want = req.query.get('data-mw') === 'inline' ? '2' : negotiateHtml(req.headers.accept, '999');
+    const { html, type } = await branches.html(ctx, req.domain, head, version, want);
+    return { status: 200, headers: { ...headers, 'content-type': type, vary: `${PRIVATE.vary}, Accept` }, body: Buffer.from(html) };
   };
 
   return [
@@ -163,13 +167,13 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
       method: 'GET',
       path: '/page/{title}/branches/{branch}/{format}',
       spec: branchSpecs.content,
-      handler: ofBranch('read', async (req, ctx, head) => content(ctx, req.domain, head, await branches.version(ctx, req.domain, head), req.params.format!, false)),
+      handler: ofBranch('read', async (req, ctx, head) => content(req, ctx, head, await branches.version(ctx, req.domain, head), false)),
     },
     {
       method: 'GET',
       path: '/page/{title}/branches/{branch}/{format}/{tid}',
       spec: branchSpecs.versionContent,
-      handler: ofBranch('read', async (req, ctx, head) => content(ctx, req.domain, head, await branches.version(ctx, req.domain, head, req.params.tid!.toLowerCase()), req.params.format!, true)),
+      handler: ofBranch('read', async (req, ctx, head) => content(req, ctx, head, await branches.version(ctx, req.domain, head, req.params.tid!.toLowerCase()), true)),
     },
     {
       method: 'POST',

@@ -8,6 +8,10 @@ const TID = { type: 'string', pattern: TID_PATTERN.source } as const;
 const branch = { name: 'branch', in: 'path', required: true, schema: TID, description: 'The branch id (a time-uuid)' };
 const tid = { name: 'tid', in: 'path', required: true, schema: TID, description: 'A version of the branch' };
 const format = { name: 'format', in: 'path', required: true, schema: { enum: ['wikitext', 'html'] } };
+const htmlForm = [
+  { name: 'data-mw', in: 'query', schema: { enum: ['inline'] }, description: 'HTML with data-mw inline (2.x form), when the version was edited with data-mw apart' },
+  { name: 'accept', in: 'header', schema: { type: 'string' }, description: 'A 2.x profile asks for data-mw inline, as for data-mw=inline' },
+];
 const user = { name: 'user', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'A wiki user name' };
 const ifMatch = { name: 'if-match', in: 'header', schema: { type: 'string', maxLength: 200 }, description: 'The ETag of the version edited, "{tid}"' };
 const csrfHeader = { name: 'x-csrf-token', in: 'header', schema: { type: 'string', maxLength: 200 }, description: "The caller's own CSRF token from the wiki; needed when the caller is known by a Cookie (or give csrf_token)" };
@@ -73,10 +77,10 @@ export const branchSpecs = {
   },
   abandon: { tags, summary: 'Abandon the branch (its content is kept until it expires)', parameters: [title, branch, csrfHeader], responses: { 200: metadata, 409: problem('The branch is merged'), ...common } },
   content: {
-    tags, summary: "The branch's latest content", parameters: [title, branch, format],
+    tags, summary: "The branch's latest content", parameters: [title, branch, format, ...htmlForm],
     responses: { 200: { description: 'Wikitext, or HTML (as edited, or rendered by Parsoid from the wikitext); ETag names the version' }, ...common },
   },
-  versionContent: { tags, summary: 'One version of the branch', parameters: [title, branch, format, tid], responses: { 200: { description: 'The content of that version (immutable)' }, ...common } },
+  versionContent: { tags, summary: 'One version of the branch', parameters: [title, branch, format, tid, ...htmlForm], responses: { 200: { description: 'The content of that version (immutable)' }, ...common } },
   history: { tags, summary: "The branch's versions, newest first", parameters: [title, branch, ...paging], responses: { 200: { description: '{items, next?}' }, ...common } },
   promote: {
     tags, summary: 'Save the branch to the wiki as the caller (three-way merged with the revisions made since its base) and mark it merged, in one transaction',

@@ -8,6 +8,7 @@ import { newTid, tidTime } from '../../../tid.js';
 import { BoundedMap } from '../../../bounded-map.js';
 import type { PageSaver, SaveResult } from '../edit/page-saver.js';
 import type { PageService } from '../read/page-service.js';
+import { HTML_2_TYPE, toHtml2, type HtmlVersion } from '../model/html-versions.js';
 import { partOf } from '../model/render.js';
 import { titleSegment } from '../model/title-url.js';
 import { mergeWikitext, type ConflictHunk } from '../model/three-way-merge.js';
@@ -112,9 +113,9 @@ export class Branches {
     if ((input.wikitext === undefined) === (input.html === undefined)) throw badRequest('Give either wikitext or html.', 'invalid-branch');
     if (input.tid !== undefined && input.html === undefined) throw badRequest('tid names the render HTML was edited from; it goes with html.', 'invalid-branch');
     const common = { base_revid: baseRevid, author: caller.user, comment: input.comment ?? null };
-    if (input.wikitext !== undefined) return { ...common, base_tid: null, wikitext: input.wikitext, html: null, data_mw: null };
+    if (input.wikitext !== undefined) return { ...common, base_tid: null, wikitext: input.wikitext, html: null, html_type: null, data_mw: null };
     const wikitext = await this.saver.htmlAsWikitext(ctx, domain, { title, html: input.html, tid: input.tid, dataMw: input.dataMw, baseRevid: baseRevid ?? undefined });
-    return { ...common, base_tid: input.tid ?? null, wikitext, html: input.html!, data_mw: input.dataMw ?? null };
+    return { ...common, base_tid: input.tid ?? null, wikitext, html: input.html!, html_type: null, data_mw: input.dataMw ?? null };
   }
 
   /** The page's latest revision, or null if the page does not exist. */
@@ -189,13 +190,21 @@ export class Branches {
     return version;
   }
 
-  /** A version's HTML: as edited, or rendered from its wikitext by the wiki's Parsoid once and kept. */
-  async html(ctx: RequestContext, domain: string, head: BranchHead, version: BranchVersion): Promise<string> {
-    if (version.html !== null) return version.html;
+  /**
+   * A version's HTML: as it was edited (2.x with data-mw inline on a 2.x client's request, when it
+   * came with data-mw apart), or rendered from its wikitext by the wiki's Parsoid once and kept
+   * (2.x, what a rest_v1 client edits).
+   */
+  async html(ctx: RequestContext, domain: string, head: BranchHead, version: BranchVersion, want: HtmlVersion): Promise<{ html: string; type: string }> {
+    if (version.html !== null) {
+      const dataMw = version.data_mw as { ids?: Record<string, unknown> } | null;
+      if (want === '2' && dataMw?.ids) return { html: toHtml2(version.html, dataMw), type: HTML_2_TYPE };
+      return { html: version.html, type: version.html_type ?? 'text/html; charset=utf-8' };
+    }
     const part = await this.service.wiki(domain).transform('wikitext', 'html', { title: head.page }, { wikitext: version.wikitext ?? '' });
     const html = part.body.toString('utf8');
-    await this.of(domain).branches.keepHtml(ctx, head.branch, version, html).catch((err) => this.log.warn({ err, branch: head.branch }, 'keeping a branch version\'s HTML failed'));
-    return html;
+    await this.of(domain).branches.keepHtml(ctx, head.branch, version, html, part.contentType).catch((err) => this.log.warn({ err, branch: head.branch }, 'keeping a branch version\'s HTML failed'));
+    return { html, type: part.contentType };
   }
 
   history(ctx: RequestContext, domain: string, head: BranchHead, limit: number, next?: string) {
@@ -288,7 +297,7 @@ export class Branches {
     const version = await this.version(ctx, domain, head, from);
     const merged = await this.mergedWithCurrent(ctx, domain, head, version);
     if (merged.baseRevid === version.base_revid) return { head, version, unchanged: true };
-    const content: VersionContent = { base_revid: merged.baseRevid, base_tid: null, wikitext: merged.text, html: null, data_mw: null, author: caller.user, comment: 'rebase' };
+    const content: VersionContent = { base_revid: merged.baseRevid, base_tid: null, wikitext: merged.text, html: null, html_type: null, data_mw: null, author: caller.user, comment: 'rebase' };
     return { ...(await this.writeVersion(ctx, domain, head, from, content)), unchanged: false };
   }
 

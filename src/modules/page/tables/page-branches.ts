@@ -15,7 +15,7 @@ const BRANCHES_SCHEMA = {
     branch: 'timeuuid', tid: 'timeuuid',
     page: 'string', owner: 'string', state: 'string', latest_tid: 'timeuuid', created: 'timestamp', updated: 'timestamp',
     shares: 'json', merged_rev: 'varint', merged_tid: 'timeuuid',
-    base_revid: 'varint', base_tid: 'timeuuid', wikitext: 'string', html: 'string', data_mw: 'json', author: 'string', comment: 'string',
+    base_revid: 'varint', base_tid: 'timeuuid', wikitext: 'string', html: 'string', html_type: 'string', data_mw: 'json', author: 'string', comment: 'string',
   },
   index: [
     { attribute: 'branch', type: 'hash' },
@@ -51,12 +51,15 @@ export interface BranchVersion {
   base_tid: string | null;
   wikitext: string | null;
   html: string | null;
+  /** The HTML's type (its profile names the version), when known. */
+  html_type: string | null;
+  /** The HTML's data-mw, when it travels apart from the HTML (999.x). */
   data_mw: unknown;
   author: string | null;
   comment: string | null;
 }
 
-const VERSION_COLUMNS = ['tid', 'base_revid', 'base_tid', 'wikitext', 'html', 'data_mw', 'author', 'comment'];
+const VERSION_COLUMNS = ['tid', 'base_revid', 'base_tid', 'wikitext', 'html', 'html_type', 'data_mw', 'author', 'comment'];
 const META_COLUMNS = ['branch', 'tid', 'page', 'owner', 'state', 'latest_tid', 'created', 'updated', 'shares', 'merged_rev', 'merged_tid'];
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -72,7 +75,7 @@ function headOf(row: Record<string, unknown>): BranchHead {
 function versionOf(row: Record<string, unknown>): BranchVersion {
   return {
     tid: row.tid as string, base_revid: num(row.base_revid), base_tid: (row.base_tid as string | null) ?? null,
-    wikitext: (row.wikitext as string | null) ?? null, html: (row.html as string | null) ?? null, data_mw: row.data_mw ?? null,
+    wikitext: (row.wikitext as string | null) ?? null, html: (row.html as string | null) ?? null, html_type: (row.html_type as string | null) ?? null, data_mw: row.data_mw ?? null,
     author: (row.author as string | null) ?? null, comment: (row.comment as string | null) ?? null,
   };
 }
@@ -142,9 +145,9 @@ export class BranchTable {
   }
 
   /** A version's HTML made from its wikitext, kept with it (as long as the version lives). */
-  async keepHtml(ctx: RequestContext, branch: string, version: BranchVersion, html: string): Promise<void> {
+  async keepHtml(ctx: RequestContext, branch: string, version: BranchVersion, html: string, type: string): Promise<void> {
     const ttl = Math.max(1, Math.ceil((tidTime(version.tid) + this.ttlSeconds * 1000 - Date.now()) / 1000));
-    await this.table.put(ctx, { attributes: { branch, tid: version.tid, html, _ttl: ttl } });
+    await this.table.put(ctx, { attributes: { branch, tid: version.tid, html, html_type: type, _ttl: ttl } });
   }
 
   /** Removes what is left of an expired branch (engines without native TTL keep its statics). */
