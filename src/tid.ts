@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { v1 as uuidv1 } from 'uuid';
 import { badRequest } from './errors.js';
 import { timeuuidMillis, timeuuidToSortable } from './timeuuid.js';
@@ -14,6 +15,25 @@ const FUTURE_SKEW_MS = 60_000;
 
 export function newTid(): string {
   return uuidv1();
+}
+
+/** A new tid, timed after `previous` even if this process's clock is behind the one that made it. */
+export function tidAfter(previous: string): string {
+  const tid = newTid();
+  const floor = tidTime(previous);
+  return tidTime(tid) > floor ? tid : uuidv1({ msecs: floor + 1, nsecs: 0 });
+}
+
+/**
+ * A time-uuid nobody can guess from others: a fresh random node (multicast bit set, as RFC 9562
+ * has random nodes marked), clock sequence and sub-millisecond part, about 75 random bits. A
+ * plain v1 shares its node and clock sequence across a process, and counts within a millisecond:
+ * whoever holds one can list its neighbours. Still ordered by time, as a timeuuid column needs.
+ */
+export function unguessableTid(): string {
+  const r = randomBytes(10);
+  r[0]! |= 0x01;
+  return uuidv1({ node: r.subarray(0, 6), clockseq: r.readUInt16BE(6) & 0x3fff, msecs: Date.now(), nsecs: r.readUInt16BE(8) % 10_000 });
 }
 
 /** A version-1 time-uuid; `.source` is the pattern the OpenAPI schemas use. */

@@ -240,9 +240,16 @@ describe('branches past their TTL expire, and the sweep reads only the expiry in
     assert.equal(made.status, 201, made.text);
     const url = `${env.v1}/page/${encodeURIComponent(title)}/branches/${made.json.branch}`;
     assert.equal((await request(url)).status, 200);
+    // The owner's view of what expires within a week (the notification the design asks for).
+    const session = { cookie: env.wiki.cookieHeader(), 'x-csrf-token': env.wiki.csrfToken() };
+    const owned = await request(`${env.v1}/page/${encodeURIComponent(title)}/branches/`, { method: 'POST', headers: { ...JSON_TYPE, ...session }, body: { wikitext: 'Mine, soon gone.', base_revid: rev } });
+    const expiring = await request(`${env.v1}/branches/?expiring=week`, { headers: session });
+    assert.ok(expiring.json.items.some((b: { branch: string; expires: string }) => b.branch === owned.json.branch && Date.parse(b.expires) <= Date.now() + 3000), expiring.text);
     assert.ok((await metric(/^branches_expiring\{domain="wiki\.test"\} (\d+)/m)) >= 0);
     await waitFor('the branch expired and was swept', 15_000, async () => ((await metric(/^branches_expired_total\{domain="wiki\.test"\} (\d+)/m)) >= 1 ? true : undefined));
     assert.equal((await request(url)).status, 404);
+    await waitFor('both swept', 10_000, async () => ((await metric(/^branches_expired_total\{domain="wiki\.test"\} (\d+)/m)) >= 2 ? true : undefined));
+    assert.ok(!(await request(`${env.v1}/branches/`, { headers: session })).json.items.some((b: { branch: string }) => b.branch === owned.json.branch), "gone from the owner's list");
     // What the sweep left: no expiry entry, no branch rows (engines without native TTL included).
     const rows = await request(`${s.base}/wiki.test/sys/table/page_branches/_query`, { method: 'POST', headers: { ...admin, ...JSON_TYPE }, body: { attributes: { branch: made.json.branch } } });
     assert.deepEqual(rows.json.items, []);

@@ -40,13 +40,12 @@ export interface BranchRouteParts {
 
 /** `/{domain}/v1/page/{title}/branches/...` and `/{domain}/v1/branches/`: drafts of pages. */
 export function branchRoutes({ branches, callers, normalize }: BranchRouteParts): Route[] {
-  const metadata = async (ctx: RequestContext, domain: string, head: BranchHead, caller: Caller, status = 200, extra: Record<string, unknown> = {}, version?: BranchVersion): Promise<Response> => {
-    const latest = version ?? (await branches.version(ctx, domain, head));
+  const metadata = (head: BranchHead, caller: Caller, status = 200, extra: Record<string, unknown> = {}): Response => {
     return {
       status,
       headers: { ...PRIVATE, etag: etag(head.latest_tid) },
       body: {
-        branch: head.branch, page: head.page, owner: head.owner, state: head.state, base_revid: latest.base_revid, latest_tid: head.latest_tid,
+        branch: head.branch, page: head.page, owner: head.owner, state: head.state, base_revid: head.base_revid, latest_tid: head.latest_tid,
         created: head.created, updated: head.updated, expires: new Date(branches.expiresAt(head.updated)).toISOString(), merged_rev: head.merged_rev,
         // Whom it is shared with is the owner's business.
         ...(head.owner !== null && head.owner === caller.user ? { shares: head.shares } : {}),
@@ -132,7 +131,7 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
       method: 'GET',
       path: '/page/{title}/branches/{branch}',
       spec: branchSpecs.get,
-      handler: ofBranch('read', (req, ctx, head, caller) => metadata(ctx, req.domain, head, caller)),
+      handler: ofBranch('read', async (_req, _ctx, head, caller) => metadata(head, caller)),
     },
     {
       method: 'PUT',
@@ -141,15 +140,15 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
       spec: branchSpecs.update,
       handler: withBody(branchBody, ofBranch('write', async (req, ctx, head, caller) => {
         const over = versionOf(req, true)!;
-        const { head: next, version } = await branches.update(ctx, req.domain, head, over, inputOf(req.body as Parameters<typeof inputOf>[0]), caller);
-        return metadata(ctx, req.domain, next, caller, 200, {}, version);
+        const { head: next } = await branches.update(ctx, req.domain, head, over, inputOf(req.body as Parameters<typeof inputOf>[0]), caller);
+        return metadata(next, caller);
       }, true)),
     },
     {
       method: 'DELETE',
       path: '/page/{title}/branches/{branch}',
       spec: branchSpecs.abandon,
-      handler: ofBranch('write', async (req, ctx, head, caller) => metadata(ctx, req.domain, await branches.abandon(ctx, req.domain, head), caller)),
+      handler: ofBranch('write', async (req, ctx, head, caller) => metadata(await branches.abandon(ctx, req.domain, head), caller)),
     },
     {
       method: 'GET',
@@ -193,8 +192,8 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
       body: 'optional-json',
       spec: branchSpecs.rebase,
       handler: withBody(actionBody, ofBranch('write', async (req, ctx, head, caller) => {
-        const { head: next, version, unchanged } = await branches.rebase(ctx, req.domain, head, caller, versionOf(req, false));
-        return metadata(ctx, req.domain, next, caller, 200, { unchanged }, version);
+        const { head: next, unchanged } = await branches.rebase(ctx, req.domain, head, caller, versionOf(req, false));
+        return metadata(next, caller, 200, { unchanged });
       }, true)),
     },
     {
@@ -205,7 +204,7 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
       handler: withBody(shareBody, ofBranch('write', async (req, ctx, head, caller) => {
         const user = await callers.userName(req.domain, req.params.user!);
         const access = (req.body as { access: 'read' | 'write' }).access;
-        return metadata(ctx, req.domain, await branches.share(ctx, req.domain, head, caller, user, access), caller);
+        return metadata(await branches.share(ctx, req.domain, head, caller, user, access), caller);
       }, true)),
     },
     {
@@ -214,7 +213,7 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
       spec: branchSpecs.unshare,
       handler: ofBranch('write', async (req, ctx, head, caller) => {
         const user = await callers.userName(req.domain, req.params.user!);
-        return metadata(ctx, req.domain, await branches.share(ctx, req.domain, head, caller, user, null), caller);
+        return metadata(await branches.share(ctx, req.domain, head, caller, user, null), caller);
       }),
     },
   ];

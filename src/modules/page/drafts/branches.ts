@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { HttpError, badRequest } from '../../../errors.js';
 import type { Metrics } from '../../../metrics.js';
 import type { RequestContext } from '../../../router/types.js';
-import { newTid, tidTime } from '../../../tid.js';
+import { tidAfter, tidTime, unguessableTid } from '../../../tid.js';
 import { BoundedMap } from '../../../bounded-map.js';
 import type { PageSaver, SaveResult } from '../edit/page-saver.js';
 import type { PageService } from '../read/page-service.js';
@@ -13,7 +13,7 @@ import { partOf } from '../model/render.js';
 import { titleSegment } from '../model/title-url.js';
 import { mergeWikitext, type ConflictHunk } from '../model/three-way-merge.js';
 import { BranchExpiry, dayOf, KEPT_DAYS } from '../tables/branch-expiry.js';
-import { BranchLists, type ListedBranch } from '../tables/branch-lists.js';
+import { BranchLists, listsOf, type ListedBranch } from '../tables/branch-lists.js';
 import { BranchTable, type Access, type BranchHead, type BranchVersion, type VersionContent } from '../tables/page-branches.js';
 import type { Caller } from './branch-callers.js';
 
@@ -137,14 +137,15 @@ export class Branches {
       if (row.title !== title) throw badRequest(`Revision ${baseRevid} belongs to ${row.title}, not to ${title}.`, 'base-of-another-page');
     }
     const content = await this.contentOf(ctx, domain, title, input, caller, baseRevid);
-    const branch = newTid();
+    // Its id is all that reaches an anonymous branch.
+    const branch = unguessableTid();
     const tid = branch;
     const now = new Date(tidTime(tid)).toISOString();
     const t = this.of(domain);
     const head = { branch, page: title, owner: caller.user, created: now, updated: now, shares: {} };
     await t.branches.start(ctx, head, tid, content);
-    const full: BranchHead = { ...head, state: 'open', latest_tid: tid, merged_rev: null, merged_tid: null };
-    await Promise.all([t.lists.record(ctx, full), t.expiry.record(ctx, branch, this.expiresAt(now))]);
+    const full: BranchHead = { ...head, state: 'open', latest_tid: tid, merged_rev: null, merged_tid: null, base_revid: baseRevid };
+    await Promise.all([t.lists.record(ctx, full), t.expiry.record(ctx, branch, this.expiresAt(now), listsOf(full))]);
     const others = (await this.visibleOfPage(ctx, domain, title, caller)).filter((b) => b.branch !== branch);
     return { head: full, version: { tid, ...content }, others };
   }
@@ -164,22 +165,26 @@ export class Branches {
   /** A new version over `over` (the version its writer read): 412 if another came first. */
   async update(ctx: RequestContext, domain: string, head: BranchHead, over: string, input: BranchInput, caller: Caller): Promise<{ head: BranchHead; version: BranchVersion }> {
     if (head.state !== 'open') throw notOpen(head);
-    const current = await this.version(ctx, domain, head, over);
-    const baseRevid = input.baseRevid ?? current.base_revid;
+    // Lost already: no need to make the content of a version that cannot be written.
+    if (over !== head.latest_tid) throw changed(head.branch, over, head.latest_tid);
+    const baseRevid = input.baseRevid ?? head.base_revid;
     return this.writeVersion(ctx, domain, head, over, await this.contentOf(ctx, domain, head.page, { ...input, baseRevid: baseRevid ?? undefined }, caller, baseRevid));
   }
 
   private async writeVersion(ctx: RequestContext, domain: string, head: BranchHead, over: string, content: VersionContent): Promise<{ head: BranchHead; version: BranchVersion }> {
     const t = this.of(domain);
-    const tid = newTid();
+    const tid = tidAfter(over);
     const updated = new Date(tidTime(tid)).toISOString();
     if (!(await t.branches.update(ctx, head.branch, over, tid, content, updated))) {
       const now = await t.branches.head(ctx, head.branch);
       if (now && now.state !== 'open') throw notOpen(now);
-      throw new HttpError(412, 'branch-changed', `Branch ${head.branch} has a newer version than ${over}: read it, and edit that.`, { extensions: { latest_tid: now?.latest_tid ?? null } });
+      throw changed(head.branch, over, now?.latest_tid ?? null);
     }
-    const next: BranchHead = { ...head, latest_tid: tid, updated };
-    await Promise.all([t.lists.record(ctx, next, head), t.expiry.record(ctx, head.branch, this.expiresAt(updated), this.expiresAt(head.updated))]);
+    const next: BranchHead = { ...head, latest_tid: tid, updated, base_revid: content.base_revid };
+    // The lists and the expiry index are moved on when the expiry moves to another day: true to
+    // the day, at one conditional write per update within a day.
+    const [expires, before] = [this.expiresAt(updated), this.expiresAt(head.updated)];
+    if (dayOf(expires) !== dayOf(before)) await Promise.all([t.lists.record(ctx, next, head), t.expiry.record(ctx, head.branch, expires, listsOf(next), before)]);
     return { head: next, version: { tid, ...content } };
   }
 
@@ -231,8 +236,14 @@ export class Branches {
     const t = this.of(domain);
     await t.branches.setMeta(ctx, head, changes);
     const next = { ...head, ...changes };
-    await t.lists.record(ctx, next, head);
+    await this.relist(ctx, domain, next, head);
     return next;
+  }
+
+  /** The branch's lists after a change of its metadata, and the lists its expiry entry names. */
+  private async relist(ctx: RequestContext, domain: string, next: BranchHead, before: BranchHead): Promise<void> {
+    const t = this.of(domain);
+    await Promise.all([t.lists.record(ctx, next, before), t.expiry.record(ctx, next.branch, this.expiresAt(next.updated), listsOf(next))]);
   }
 
   /** A revision's wikitext, from its stored render (rendered once if it has none). */
@@ -269,9 +280,7 @@ export class Branches {
    */
   async promote(ctx: RequestContext, domain: string, head: BranchHead, caller: Caller, comment: string | undefined, over?: string): Promise<SaveResult & { branch: string }> {
     if (head.state !== 'open') throw notOpen(head);
-    if (over !== undefined && over !== head.latest_tid) {
-      throw new HttpError(412, 'branch-changed', `Branch ${head.branch} has a newer version than ${over}.`, { extensions: { latest_tid: head.latest_tid } });
-    }
+    if (over !== undefined && over !== head.latest_tid) throw changed(head.branch, over, head.latest_tid);
     const version = await this.version(ctx, domain, head);
     const merged = await this.mergedWithCurrent(ctx, domain, head, version);
     const result = await this.saver.save(ctx, domain, {
@@ -312,7 +321,7 @@ export class Branches {
     const done = await t.branches.setMeta(ctx, head, { state: 'merged', merged_rev: rev, merged_tid: tid }, tid);
     const next: BranchHead = done ? { ...head, state: 'merged', merged_rev: rev, merged_tid: tid } : { ...head, merged_rev: rev, merged_tid: tid };
     if (!done) await t.branches.setMeta(ctx, head, { merged_rev: rev, merged_tid: tid });
-    await t.lists.record(ctx, next, head);
+    await this.relist(ctx, domain, next, head);
     return next;
   }
 
@@ -348,11 +357,12 @@ export class Branches {
         }
         const head = await t.branches.head(ctx, entry.branch);
         if (head && this.expiresAt(head.updated) > now) {
-          // Updated since: its entry sits in a later day.
-          await t.expiry.remove(ctx, day, entry.branch);
+          // Updated since: within the day it stays; past it, its entry sits in a later day.
+          if (dayOf(this.expiresAt(head.updated)) === day) left++;
+          else await t.expiry.remove(ctx, day, entry.branch);
           continue;
         }
-        if (head) await t.lists.removeAll(ctx, head);
+        await t.lists.forget(ctx, entry.lists, entry.branch);
         await t.branches.remove(ctx, entry.branch);
         await t.expiry.remove(ctx, day, entry.branch);
         expired++;
@@ -370,6 +380,9 @@ export class Branches {
     return { expired, expiring };
   }
 }
+
+const changed = (branch: string, over: string, latest: string | null) =>
+  new HttpError(412, 'branch-changed', `Branch ${branch} has a newer version than ${over}: read it, and edit that.`, { extensions: { latest_tid: latest } });
 
 function mergeConflict(head: BranchHead, current: number, conflicts: ConflictHunk[]): HttpError {
   return new HttpError(409, 'merge-conflict', `The branch and revision ${current} of ${head.page} changed the same lines: resolve the conflicts in the branch, then promote it.`, {

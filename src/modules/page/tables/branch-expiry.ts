@@ -4,11 +4,12 @@ import { TableClient } from '../../../table-access/table-client.js';
 /**
  * The branches by the day they expire (the design's "secondary range key to find old branches"):
  * the expiry sweep reads the few partitions of past days, never the branches. An entry is a
- * pointer, moved on each update (written anew, the old one deleted); the branch is the truth.
+ * pointer with the lists the branch is in (for the sweep to clear), moved when an update moves
+ * the branch's expiry to another day (written anew, the old one deleted); the branch is the truth.
  */
 const EXPIRY_SCHEMA = {
   version: 1,
-  attributes: { day: 'int', branch: 'timeuuid', expires: 'timestamp' },
+  attributes: { day: 'int', branch: 'timeuuid', expires: 'timestamp', lists: 'json' },
   index: [{ attribute: 'day', type: 'hash' }, { attribute: 'branch', type: 'range', order: 'asc' }],
   options: { gc_grace_seconds: 86400, updates: { pattern: 'timeseries' } },
 };
@@ -22,6 +23,7 @@ export interface ExpiryEntry {
   day: number;
   branch: string;
   expires: number;
+  lists: string[];
 }
 
 export class BranchExpiry {
@@ -35,11 +37,11 @@ export class BranchExpiry {
     return this.table.create(ctx, EXPIRY_SCHEMA);
   }
 
-  /** The branch expires at `expires`; `previous` is when it would have before (its entry goes). */
-  async record(ctx: RequestContext, branch: string, expires: number, previous?: number): Promise<void> {
+  /** The branch, in `lists`, expires at `expires`; `previous` is when it would have before (its entry goes). */
+  async record(ctx: RequestContext, branch: string, expires: number, lists: string[], previous?: number): Promise<void> {
     const day = dayOf(expires);
     const ttl = Math.ceil((expires - Date.now()) / 1000) + KEPT_DAYS * 86400;
-    await this.table.put(ctx, { attributes: { day, branch, expires, _ttl: Math.max(1, ttl) } });
+    await this.table.put(ctx, { attributes: { day, branch, expires, lists, _ttl: Math.max(1, ttl) } });
     if (previous !== undefined && dayOf(previous) !== day) await this.remove(ctx, dayOf(previous), branch);
   }
 
@@ -53,7 +55,7 @@ export class BranchExpiry {
     do {
       const page = await this.table.query(ctx, { attributes: { day }, limit: 500, next });
       next = page.next;
-      for (const row of page.items) yield { day, branch: row.branch as string, expires: Date.parse(row.expires as string) };
+      for (const row of page.items) yield { day, branch: row.branch as string, expires: Date.parse(row.expires as string), lists: (row.lists as string[] | null) ?? [] };
     } while (next);
   }
 }

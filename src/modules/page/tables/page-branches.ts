@@ -41,6 +41,8 @@ export interface BranchHead {
   shares: Record<string, Access>;
   merged_rev: number | null;
   merged_tid: string | null;
+  /** The revision its latest version is based on. */
+  base_revid: number | null;
 }
 
 /** One version of a branch. */
@@ -60,7 +62,7 @@ export interface BranchVersion {
 }
 
 const VERSION_COLUMNS = ['tid', 'base_revid', 'base_tid', 'wikitext', 'html', 'html_type', 'data_mw', 'author', 'comment'];
-const META_COLUMNS = ['branch', 'tid', 'page', 'owner', 'state', 'latest_tid', 'created', 'updated', 'shares', 'merged_rev', 'merged_tid'];
+const META_COLUMNS = ['branch', 'tid', 'page', 'owner', 'state', 'latest_tid', 'created', 'updated', 'shares', 'merged_rev', 'merged_tid', 'base_revid'];
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
@@ -69,6 +71,7 @@ function headOf(row: Record<string, unknown>): BranchHead {
     branch: row.branch as string, page: row.page as string, owner: (row.owner as string | null) ?? null, state: row.state as BranchState,
     latest_tid: row.latest_tid as string, created: row.created as string, updated: row.updated as string,
     shares: (row.shares as Record<string, Access> | null) ?? {}, merged_rev: num(row.merged_rev), merged_tid: (row.merged_tid as string | null) ?? null,
+    base_revid: num(row.base_revid),
   };
 }
 
@@ -95,11 +98,15 @@ export class BranchTable {
     return this.table.create(ctx, BRANCHES_SCHEMA);
   }
 
-  /** The branch's metadata, or undefined if there is none (never made, or expired). */
+  /** The branch's metadata with its latest version's base, in one read; undefined if there is none (never made, or expired). */
   async head(ctx: RequestContext, branch: string): Promise<BranchHead | undefined> {
     const [row] = (await this.table.query(ctx, { attributes: { branch }, limit: 1, proj: META_COLUMNS })).items;
     // A partition whose versions expired keeps no branch, whatever statics are left of it.
-    return row?.tid ? headOf(row) : undefined;
+    if (!row?.tid) return undefined;
+    const head = headOf(row);
+    // Versions are written newest-timed (tidAfter), so the newest row is the latest version.
+    if (row.tid !== head.latest_tid) head.base_revid = (await this.version(ctx, branch, head.latest_tid))?.base_revid ?? null;
+    return head;
   }
 
   async version(ctx: RequestContext, branch: string, tid: string): Promise<BranchVersion | undefined> {
@@ -114,7 +121,7 @@ export class BranchTable {
   }
 
   /** A new branch with its first version; false if the id is taken (never, for a fresh timeuuid). */
-  start(ctx: RequestContext, head: Omit<BranchHead, 'latest_tid' | 'merged_rev' | 'merged_tid' | 'state'>, tid: string, content: VersionContent): Promise<boolean> {
+  start(ctx: RequestContext, head: Omit<BranchHead, 'latest_tid' | 'merged_rev' | 'merged_tid' | 'state' | 'base_revid'>, tid: string, content: VersionContent): Promise<boolean> {
     return this.table.putIf(ctx, {
       attributes: { ...head, state: 'open', latest_tid: tid, tid, ...content, _ttl: this.ttlSeconds },
       if: 'not exists',

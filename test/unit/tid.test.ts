@@ -1,0 +1,19 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isTid, newTid, tidTime, unguessableTid } from '../../src/tid.js';
+
+describe('unguessable time-uuids (ids that alone grant access)', () => {
+  it('are version-1 time-uuids of now, whose random parts differ from one to the next', () => {
+    const before = Date.now();
+    const ids = Array.from({ length: 1000 }, unguessableTid);
+    for (const id of ids) {
+      assert.ok(isTid(id), id);
+      assert.ok(tidTime(id) >= before && tidTime(id) <= Date.now());
+    }
+    // Node and clock sequence (the last two groups) are a process's constant in a plain v1.
+    const tails = new Set(ids.map((id) => id.slice(19)));
+    assert.equal(tails.size, ids.length);
+    const plain = Array.from({ length: 10 }, newTid).map((id) => id.slice(19));
+    assert.equal(new Set(plain).size, 1, 'what a plain v1 shares: the reason for unguessable ones');
+  });
+});
