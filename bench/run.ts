@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Comparison } from './harness.js';
+import { branchScenarios } from './scenarios/branches.js';
 import { backfillScenario, dependentsScenario, followerScenario, type BackfillReport, type DependentsReport, type FollowerReport } from './scenarios/follower.js';
 import { httpScenarios } from './scenarios/http.js';
 import { invalidationScenario, type InvalidationReport } from './scenarios/display.js';
@@ -57,6 +58,7 @@ if (wikiUrl) {
   backfill = await backfillScenario(wikiUrl, quick ? 40 : 200);
   dependents = await dependentsScenario(wikiUrl, quick ? 100 : 1000);
   invalidation = await invalidationScenario(wikiUrl, 1000);
+  comparisons.push(...(await branchScenarios(wikiUrl, opts)));
 } else console.warn('WIKISTORE_BENCH_WIKI_URL not set: page scenarios skipped');
 
 /** "≥0.5, p99 ≤2× bare": what a comparison is held to. */

@@ -172,7 +172,7 @@ for (const backend of BACKENDS) {
       assert.equal((await update(title, mine.json.branch, mine.headers.etag as string, { wikitext: 'Reviewed.' }, reviewer)).status, 403);
       assert.equal((await share('Reviewer', 'write')).status, 200);
       assert.equal((await update(title, mine.json.branch, mine.headers.etag as string, { wikitext: 'Reviewed.' }, reviewer)).status, 200);
-      assert.deepEqual((await get(`${v1}/branches/`, reviewer)).json.shared.map((b: { branch: string }) => b.branch), [mine.json.branch]);
+      assert.ok((await get(`${v1}/branches/`, reviewer)).json.shared.some((b: { branch: string }) => b.branch === mine.json.branch), 'listed as shared with them');
       // A change asked with a cookie alone (as a web page could make a browser send) is refused.
       const forged = await request(url, { method: 'PUT', headers: { ...JSON_TYPE, cookie: reviewer.headers.cookie!, 'if-match': '"x"' }, body: { wikitext: 'x' } });
       assert.equal(forged.status, 403);

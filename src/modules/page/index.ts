@@ -14,6 +14,7 @@ import { BranchCallers } from './drafts/branch-callers.js';
 import { branchRecordsModule } from './drafts/branch-records.js';
 import { branchRoutes } from './drafts/branch-routes.js';
 import { Branches } from './drafts/branches.js';
+import { VersionBodies } from './drafts/version-bodies.js';
 import { cachePolicy } from './model/cache-control.js';
 import { displayPurge } from './model/purge-urls.js';
 import { surrogateKeys } from './model/surrogate-keys.js';
@@ -62,7 +63,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
     html2,
     display,
     normalize,
-    moreRoutes: [...saveRoutes(saver, normalize), ...transformRoutes(transforms, normalize), ...branchRoutes({ branches, callers, normalize })],
+    moreRoutes: [...saveRoutes(saver, normalize), ...transformRoutes(transforms, normalize), ...branchRoutes({ branches, callers, normalize, bodies: new VersionBodies(Math.floor(options.renderCacheBytes / 8)) })],
     setupDomain: async (ctx, domain) => {
       await service.createTables(ctx, domain);
       await transforms.createTables(ctx, domain);

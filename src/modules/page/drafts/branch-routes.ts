@@ -4,12 +4,13 @@ import { withBody } from '../../../router/typed-body.js';
 import type { Handler, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
 import { isTid } from '../../../tid.js';
 import { parseDataMw } from '../edit/save-routes.js';
-import { negotiateHtml } from '../model/html-versions.js';
+import { HTML_2_TYPE, negotiateHtml } from '../model/html-versions.js';
 import type { NormalizeTitle } from '../model/title-url.js';
 import type { BranchHead, BranchVersion } from '../tables/page-branches.js';
 import type { ListedBranch } from '../tables/branch-lists.js';
 import type { BranchCallers, Caller } from './branch-callers.js';
 import { BranchElsewhere, branchPath, type BranchInput, type Branches } from './branches.js';
+import type { VersionBodies } from './version-bodies.js';
 import { actionBody, branchBody, branchSpecs, shareBody } from './branch-spec.js';
 
 /** A branch is one person's work (or its sharers'): never kept by a shared cache. */
@@ -36,10 +37,11 @@ export interface BranchRouteParts {
   branches: Branches;
   callers: BranchCallers;
   normalize: NormalizeTitle;
+  bodies: VersionBodies;
 }
 
 /** `/{domain}/v1/page/{title}/branches/...` and `/{domain}/v1/branches/`: drafts of pages. */
-export function branchRoutes({ branches, callers, normalize }: BranchRouteParts): Route[] {
+export function branchRoutes({ branches, callers, normalize, bodies }: BranchRouteParts): Route[] {
   const metadata = (head: BranchHead, caller: Caller, status = 200, extra: Record<string, unknown> = {}): Response => {
     return {
       status,
@@ -58,12 +60,20 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
    * A handler of one branch: the caller identified, the branch found and checked (404 if it is not
    * theirs to see); a branch whose page moved answers a redirect to its new URL.
    */
-  const ofBranch = (need: 'read' | 'write', handle: (req: RouteRequest, ctx: RequestContext, head: BranchHead, caller: Caller) => Promise<Response>, bodyToken = false): Handler =>
+  const ofBranch = (
+    need: 'read' | 'write',
+    handle: (req: RouteRequest, ctx: RequestContext, head: BranchHead, caller: Caller, latest?: BranchVersion) => Promise<Response>,
+    { bodyToken = false, withLatest = false }: { bodyToken?: boolean; withLatest?: boolean } = {},
+  ): Handler =>
     async (req, ctx) => {
       const title = await normalize(req);
       const caller = need === 'read' ? await callers.reader(req, ctx) : await callers.writer(req, ctx, bodyToken ? (req.body as { csrf_token?: unknown } | undefined)?.csrf_token : undefined);
       const id = req.params.branch!.toLowerCase();
       try {
+        if (withLatest) {
+          const { head, latest } = await branches.getWithLatest(ctx, req.domain, title, id, caller);
+          return await handle(req, ctx, head, caller, latest);
+        }
         return await handle(req, ctx, await branches.get(ctx, req.domain, title, id, caller, need), caller);
       } catch (e) {
         if (!(e instanceof BranchElsewhere)) throw e;
@@ -79,12 +89,22 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
   const listed = (items: ListedBranch[]) => items.map((b) => ({ ...b, expires: new Date(branches.expiresAt(b.updated)).toISOString() }));
 
   const content = async (req: RouteRequest, ctx: RequestContext, head: BranchHead, version: BranchVersion, byTid: boolean): Promise<Response> => {
-    const headers = { ...PRIVATE, etag: etag(version.tid), ...(byTid ? { 'cache-control': 'private, max-age=86400, immutable' } : {}) };
-    if (req.params.format === 'wikitext') return { status: 200, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' }, body: Buffer.from(version.wikitext ?? '') };
+    const headers = { ...PRIVATE, etag: etag(version.tid), 'content-encoding': 'gzip', ...(byTid ? { 'cache-control': 'private, max-age=86400, immutable' } : {}) };
+    const key = `${req.domain}\u0000${head.branch}\u0000${version.tid}`;
+    if (req.params.format === 'wikitext') {
+      return { status: 200, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' }, body: await bodies.gzipped(`${key}\u0000wikitext`, () => version.wikitext ?? '') };
+    }
     // As it was made, unless a 2.x client asks for data-mw inline.
     const want = req.query.get('data-mw') === 'inline' ? '2' : negotiateHtml(req.headers.accept, '999');
-    const { html, type } = await branches.html(ctx, req.domain, head, version, want);
-    return { status: 200, headers: { ...headers, 'content-type': type, vary: `${PRIVATE.vary}, Accept` }, body: Buffer.from(html) };
+    let type = '';
+    const body = await bodies.gzipped(`${key}\u0000html\u0000${want}`, async () => {
+      const made = await branches.html(ctx, req.domain, head, version, want);
+      type = made.type;
+      return made.html;
+    });
+    // Kept bodies keep their type too: the version's own, or 2.x where it was made so.
+    if (!type) type = version.html_type ?? (version.html === null || (want === '2' && (version.data_mw as { ids?: unknown } | null)?.ids) ? HTML_2_TYPE : 'text/html; charset=utf-8');
+    return { status: 200, headers: { ...headers, 'content-type': type, vary: `${PRIVATE.vary}, Accept` }, body };
   };
 
   return [
@@ -142,7 +162,7 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
         const over = versionOf(req, true)!;
         const { head: next } = await branches.update(ctx, req.domain, head, over, inputOf(req.body as Parameters<typeof inputOf>[0]), caller);
         return metadata(next, caller);
-      }, true)),
+      }, { bodyToken: true })),
     },
     {
       method: 'DELETE',
@@ -166,7 +186,7 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
       method: 'GET',
       path: '/page/{title}/branches/{branch}/{format}',
       spec: branchSpecs.content,
-      handler: ofBranch('read', async (req, ctx, head) => content(req, ctx, head, await branches.version(ctx, req.domain, head), false)),
+      handler: ofBranch('read', async (req, ctx, head, _caller, latest) => content(req, ctx, head, latest!, false), { withLatest: true }),
     },
     {
       method: 'GET',
@@ -184,7 +204,7 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
         const result = await branches.promote(ctx, req.domain, head, caller, comment, versionOf(req, false));
         const body = { title: result.title, rev: result.rev, tid: result.tid, branch: result.branch, ...(result.status === 200 ? { nochange: true } : {}) };
         return { status: result.status, headers: { 'cache-control': 'no-store' }, body };
-      }, true)),
+      }, { bodyToken: true })),
     },
     {
       method: 'POST',
@@ -194,7 +214,7 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
       handler: withBody(actionBody, ofBranch('write', async (req, ctx, head, caller) => {
         const { head: next, unchanged } = await branches.rebase(ctx, req.domain, head, caller, versionOf(req, false));
         return metadata(next, caller, 200, { unchanged });
-      }, true)),
+      }, { bodyToken: true })),
     },
     {
       method: 'PUT',
@@ -205,7 +225,7 @@ export function branchRoutes({ branches, callers, normalize }: BranchRouteParts)
         const user = await callers.userName(req.domain, req.params.user!);
         const access = (req.body as { access: 'read' | 'write' }).access;
         return metadata(await branches.share(ctx, req.domain, head, caller, user, access), caller);
-      }, true)),
+      }, { bodyToken: true })),
     },
     {
       method: 'DELETE',

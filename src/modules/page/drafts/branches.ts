@@ -100,11 +100,45 @@ export class Branches {
    * see, 403 for a change asked by someone it is shared with to read only.
    */
   async get(ctx: RequestContext, domain: string, title: string, branch: string, caller: Caller, need: Access): Promise<BranchHead> {
-    const head = await this.of(domain).branches.head(ctx, branch);
+    // A change may start from what this process wrote or read a moment ago: its own condition
+    // (the version it is written over) is checked by the write itself.
+    const head = (need === 'write' ? this.recent(domain, branch) : undefined) ?? (await this.of(domain).branches.head(ctx, branch));
+    this.check(head, title, caller, need, branch);
+    this.remember(domain, head!);
+    return head!;
+  }
+
+  /** A branch with its latest version, in one read (what reads of its content need). */
+  async getWithLatest(ctx: RequestContext, domain: string, title: string, branch: string, caller: Caller): Promise<{ head: BranchHead; latest: BranchVersion }> {
+    const found = await this.of(domain).branches.headWithLatest(ctx, branch);
+    this.check(found?.head, title, caller, 'read', branch);
+    this.remember(domain, found!.head);
+    return found!;
+  }
+
+  private check(head: BranchHead | undefined, title: string, caller: Caller, need: Access, branch: string): void {
     const access = head && this.access(head, caller);
     if (!head || !access) throw notFound(branch);
     if (head.page !== title) throw new BranchElsewhere(head.page);
     if (need === 'write' && access !== 'write') throw new HttpError(403, 'branch-read-only', `Branch ${branch} is shared with you to read, not to change.`);
+  }
+
+  /** Heads read or written here lately, for changes (a second at most: shares revoked elsewhere apply within it). */
+  private readonly heads = new BoundedMap<string, { head: BranchHead; at: number }>(10_000);
+
+  private remember(domain: string, head: BranchHead): void {
+    this.heads.set(`${domain}\u0000${head.branch}`, { head, at: Date.now() });
+  }
+
+  private recent(domain: string, branch: string): BranchHead | undefined {
+    const hit = this.heads.get(`${domain}\u0000${branch}`);
+    return hit && Date.now() - hit.at < RECENT_MS ? hit.head : undefined;
+  }
+
+  /** The head as storage has it now (a remembered one was older than the version a change names). */
+  private async freshHead(ctx: RequestContext, domain: string, branch: string): Promise<BranchHead | undefined> {
+    const head = await this.of(domain).branches.head(ctx, branch);
+    if (head) this.remember(domain, head);
     return head;
   }
 
@@ -164,9 +198,14 @@ export class Branches {
 
   /** A new version over `over` (the version its writer read): 412 if another came first. */
   async update(ctx: RequestContext, domain: string, head: BranchHead, over: string, input: BranchInput, caller: Caller): Promise<{ head: BranchHead; version: BranchVersion }> {
+    if (over !== head.latest_tid) {
+      // Remembered from before another process wrote, or lost already (then no content is made).
+      const now = await this.freshHead(ctx, domain, head.branch);
+      if (!now) throw notFound(head.branch);
+      if (over !== now.latest_tid) throw changed(head.branch, over, now.latest_tid);
+      head = now;
+    }
     if (head.state !== 'open') throw notOpen(head);
-    // Lost already: no need to make the content of a version that cannot be written.
-    if (over !== head.latest_tid) throw changed(head.branch, over, head.latest_tid);
     const baseRevid = input.baseRevid ?? head.base_revid;
     return this.writeVersion(ctx, domain, head, over, await this.contentOf(ctx, domain, head.page, { ...input, baseRevid: baseRevid ?? undefined }, caller, baseRevid));
   }
@@ -176,11 +215,12 @@ export class Branches {
     const tid = tidAfter(over);
     const updated = new Date(tidTime(tid)).toISOString();
     if (!(await t.branches.update(ctx, head.branch, over, tid, content, updated))) {
-      const now = await t.branches.head(ctx, head.branch);
+      const now = await this.freshHead(ctx, domain, head.branch);
       if (now && now.state !== 'open') throw notOpen(now);
       throw changed(head.branch, over, now?.latest_tid ?? null);
     }
     const next: BranchHead = { ...head, latest_tid: tid, updated, base_revid: content.base_revid };
+    this.remember(domain, next);
     // The lists and the expiry index are moved on when the expiry moves to another day: true to
     // the day, at one conditional write per update within a day.
     const [expires, before] = [this.expiresAt(updated), this.expiresAt(head.updated)];
@@ -236,6 +276,7 @@ export class Branches {
     const t = this.of(domain);
     await t.branches.setMeta(ctx, head, changes);
     const next = { ...head, ...changes };
+    this.remember(domain, next);
     await this.relist(ctx, domain, next, head);
     return next;
   }
@@ -278,7 +319,9 @@ export class Branches {
    * (after a crash) finds the wiki holding its text already: the wiki changes nothing, and the
    * branch is marked merged with that revision.
    */
-  async promote(ctx: RequestContext, domain: string, head: BranchHead, caller: Caller, comment: string | undefined, over?: string): Promise<SaveResult & { branch: string }> {
+  async promote(ctx: RequestContext, domain: string, remembered: BranchHead, caller: Caller, comment: string | undefined, over?: string): Promise<SaveResult & { branch: string }> {
+    // As storage has it now: a branch merged elsewhere a moment ago is not promoted again.
+    const head = (await this.freshHead(ctx, domain, remembered.branch)) ?? remembered;
     if (head.state !== 'open') throw notOpen(head);
     if (over !== undefined && over !== head.latest_tid) throw changed(head.branch, over, head.latest_tid);
     const version = await this.version(ctx, domain, head);
@@ -300,7 +343,8 @@ export class Branches {
    * Brings the branch up to the page's current revision (three-way merge): a new version based
    * on it, or 409 with the conflicting hunks and nothing written.
    */
-  async rebase(ctx: RequestContext, domain: string, head: BranchHead, caller: Caller, over?: string): Promise<{ head: BranchHead; version: BranchVersion; unchanged: boolean }> {
+  async rebase(ctx: RequestContext, domain: string, remembered: BranchHead, caller: Caller, over?: string): Promise<{ head: BranchHead; version: BranchVersion; unchanged: boolean }> {
+    const head = (await this.freshHead(ctx, domain, remembered.branch)) ?? remembered;
     if (head.state !== 'open') throw notOpen(head);
     const from = over ?? head.latest_tid;
     const version = await this.version(ctx, domain, head, from);
@@ -320,6 +364,7 @@ export class Branches {
     if (!head || (head.merged_tid === tid && head.merged_rev === rev)) return head;
     const done = await t.branches.setMeta(ctx, head, { state: 'merged', merged_rev: rev, merged_tid: tid }, tid);
     const next: BranchHead = done ? { ...head, state: 'merged', merged_rev: rev, merged_tid: tid } : { ...head, merged_rev: rev, merged_tid: tid };
+    this.remember(domain, next);
     if (!done) await t.branches.setMeta(ctx, head, { merged_rev: rev, merged_tid: tid });
     await this.relist(ctx, domain, next, head);
     return next;
@@ -380,6 +425,9 @@ export class Branches {
     return { expired, expiring };
   }
 }
+
+/** How long a head read or written here stands in for storage's, for a change. */
+const RECENT_MS = 1000;
 
 const changed = (branch: string, over: string, latest: string | null) =>
   new HttpError(412, 'branch-changed', `Branch ${branch} has a newer version than ${over}: read it, and edit that.`, { extensions: { latest_tid: latest } });

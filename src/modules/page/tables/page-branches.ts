@@ -109,6 +109,17 @@ export class BranchTable {
     return head;
   }
 
+  /** The branch's metadata and its latest version, in one read. */
+  async headWithLatest(ctx: RequestContext, branch: string): Promise<{ head: BranchHead; latest: BranchVersion } | undefined> {
+    const [row] = (await this.table.query(ctx, { attributes: { branch }, limit: 1, proj: [...META_COLUMNS, ...VERSION_COLUMNS.slice(2)] })).items;
+    if (!row?.tid) return undefined;
+    const head = headOf(row);
+    if (row.tid === head.latest_tid) return { head, latest: versionOf(row) };
+    const latest = await this.version(ctx, branch, head.latest_tid);
+    if (!latest) return undefined;
+    return { head: { ...head, base_revid: latest.base_revid }, latest };
+  }
+
   async version(ctx: RequestContext, branch: string, tid: string): Promise<BranchVersion | undefined> {
     const [row] = (await this.table.query(ctx, { attributes: { branch, tid }, proj: VERSION_COLUMNS })).items;
     return row ? versionOf(row) : undefined;
