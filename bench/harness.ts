@@ -18,8 +18,10 @@ export interface Comparison {
   service: Sample;
   baseline: Sample;
   baselineName: string;
-  /** service / baseline throughput. */
+  /** service / baseline throughput: the median of the rounds' ratios (each round runs both sides back to back). */
   ratio: number;
+  /** The lowest and highest of the rounds' ratios: how far one round can be trusted. */
+  ratioSpread?: [number, number];
   target?: { minRatio?: number; maxP99Ratio?: number };
   met?: boolean;
   note?: string;
@@ -70,13 +72,16 @@ export async function compare(
   }
   const s = medianSample(a);
   const base = medianSample(b);
-  const ratio = s.rps / base.rps;
+  // Ratios of the pairs measured next to each other, not of two medians taken at different moments.
+  const ratios = a.map((x, i) => x.rps / b[i]!.rps);
+  const ratio = median(ratios);
+  const ratioSpread: [number, number] = [Math.min(...ratios), Math.max(...ratios)];
   let met: boolean | undefined;
   if (target) {
     met = (target.minRatio === undefined || ratio >= target.minRatio) &&
       (target.maxP99Ratio === undefined || (s.p99Ms !== undefined && base.p99Ms !== undefined && s.p99Ms <= target.maxP99Ratio * base.p99Ms));
   }
-  return { scenario, service: s, baseline: base, baselineName, ratio, target, met };
+  return { scenario, service: s, baseline: base, baselineName, ratio, ratioSpread, target, met };
 }
 
 /** Runs async operations with a fixed number in flight for `seconds`; returns ops/s. */
@@ -125,6 +130,8 @@ export function waitForLine(child: ChildProcess, pattern: RegExp): Promise<RegEx
 
 export interface LoadRequest {
   url: string;
+  /** Paths sent in turn (see LoadSpec). */
+  paths?: string[];
   method?: string;
   headers?: Record<string, string>;
   body?: string;

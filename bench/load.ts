@@ -12,6 +12,8 @@ import net from 'node:net';
  */
 export interface LoadSpec {
   url: string;
+  /** Paths sent in turn instead of the URL's own (reads spread over many keys, as a store at scale sees them). */
+  paths?: string[];
   method?: string;
   headers?: Record<string, string>;
   body?: string;
@@ -33,9 +35,9 @@ export interface LoadResult {
 const HEADER_END = Buffer.from('\r\n\r\n');
 const CRLF = Buffer.from('\r\n');
 
-function requestBytes(spec: LoadSpec, url: URL): Buffer {
+function requestBytes(spec: LoadSpec, url: URL, path = `${url.pathname}${url.search}`): Buffer {
   const body = spec.body === undefined ? undefined : Buffer.from(spec.body);
-  const lines = [`${spec.method ?? 'GET'} ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`];
+  const lines = [`${spec.method ?? 'GET'} ${path} HTTP/1.1`, `host: ${url.host}`];
   for (const [k, v] of Object.entries(spec.headers ?? {})) lines.push(`${k}: ${v}`);
   if (body) lines.push(`content-length: ${body.length}`);
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body ?? Buffer.alloc(0)]);
@@ -71,7 +73,8 @@ function parseHead(buf: Buffer) {
 
 async function run(spec: LoadSpec): Promise<LoadResult> {
   const url = new URL(spec.url);
-  const request = requestBytes(spec, url);
+  const requests = spec.paths?.length ? spec.paths.map((p) => requestBytes(spec, url, p)) : [requestBytes(spec, url)];
+  let turn = 0;
   const latencies: number[] = [];
   let errors = 0;
   let firstError: string | undefined;
@@ -93,7 +96,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
           return resolve();
         }
         sentAt = performance.now();
-        socket.write(request);
+        socket.write(requests[turn++ % requests.length]!);
       };
       const open = () => {
         buf = undefined;

@@ -9,6 +9,7 @@ import { invalidationScenario, type InvalidationReport } from './scenarios/displ
 import { pageScenarios, type PageReport } from './scenarios/page.js';
 import { saveScenario, type SaveReport } from './scenarios/save.js';
 import { storageScenarios } from './scenarios/storage.js';
+import { scaleScenario, type ScaleRow } from './scenarios/scale.js';
 import { sweepScenario, type SweepRow } from './scenarios/transaction-sweep.js';
 import { workerScenarios, type WorkersReport } from './scenarios/workers.js';
 
@@ -16,6 +17,13 @@ const sweepSizes = process.argv.find((a) => a.startsWith('--sweep='));
 if (sweepSizes) {
   // The transaction sweep as the store grows: `--sweep=1000,100000,1000000`, on each backend set up.
   await runSweep(sweepSizes.slice('--sweep='.length).split(',').map(Number));
+  process.exit(0);
+}
+
+const scaleSizes = process.argv.find((a) => a.startsWith('--scale='));
+if (scaleSizes) {
+  // The store grown to each size in turn, on SQLite and PostgreSQL: `--scale=10000,100000`.
+  await runScale(scaleSizes.slice('--scale='.length).split(',').map(Number));
   process.exit(0);
 }
 
@@ -75,10 +83,10 @@ const rows = comparisons.map((c) => [
   `${c.baselineName} ${fmt(c.baseline.rps)}`,
   fmt(c.baseline.p99Ms, 2),
   fmt(c.baseline.p999Ms, 2),
-  fmt(c.ratio, 2),
+  c.ratioSpread && c.ratioSpread[0] !== c.ratioSpread[1] ? `${fmt(c.ratio, 2)} (${fmt(c.ratioSpread[0], 2)}–${fmt(c.ratioSpread[1], 2)})` : fmt(c.ratio, 2),
   c.target ? `${c.met ? 'met' : 'MISSED'} (${describeTarget(c.target)})` : '',
 ]);
-const header = ['scenario', 'ops/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'baseline ops/s', 'base p99', 'base p99.9', 'ratio', 'target'];
+const header = ['scenario', 'ops/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'baseline ops/s', 'base p99', 'base p99.9', 'ratio (rounds)', 'target'];
 function table(head: string[], body: string[][]): void {
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
@@ -190,5 +198,34 @@ async function runSweep(sizes: number[]): Promise<void> {
       r.coldSweepMs.toFixed(2).padStart(14), r.warmSweepMs.toFixed(2).padStart(14),
       ratio(r.coldSweepMs, smallest.coldSweepMs).padStart(7), ratio(r.warmSweepMs, smallest.warmSweepMs).padStart(7),
     ].join(' '));
+  }
+}
+
+/** `--scale`: what must stay flat as the store grows, each size against the smallest. */
+async function runScale(sizes: number[]): Promise<void> {
+  const wiki = process.env.WIKISTORE_BENCH_WIKI_URL;
+  if (!wiki) throw new Error('--scale needs the wiki (WIKISTORE_BENCH_WIKI_URL) for real renders');
+  const rows: ScaleRow[] = [];
+  rows.push(...(await scaleScenario({ name: 'sqlite' }, sizes, wiki, 2)));
+  const pg = process.env.WIKISTORE_BENCH_PG_URL;
+  if (pg) rows.push(...(await scaleScenario({ name: 'postgres', pgUrl: pg }, sizes, wiki, 2)));
+  const f = (n: number, d = 0) => n.toFixed(d);
+  console.log('\nThe store grown (renders of real corpus pages, 1-20 revisions a page, 2% of pages deleted); ratios against the smallest size:');
+  for (const backend of [...new Set(rows.map((r) => r.backend))]) {
+    const mine = rows.filter((r) => r.backend === backend);
+    const base = mine[0]!;
+    console.log(`\n${backend}`);
+    for (const r of mine) {
+      console.log(`  ${r.renders} renders, ${r.pages} pages: fill ${f(r.fillRendersPerSecond)} renders/s (bare insert of the same bytes ${f(r.bareInsertsPerSecond)}/s, ${f(r.fillRendersPerSecond / r.bareInsertsPerSecond, 2)}); ` +
+        `${f(r.bytesPerRender / 1024, 1)} KB on disk per render (its 4 properties gzipped: ${f(r.gzippedPartsPerRender / 1024, 1)} KB, ${f(r.bytesPerRender / r.gzippedPartsPerRender, 2)}x); ` +
+        `start-up ${f(r.startupMs)} ms (${f(r.startupMs / base.startupMs, 2)}x), RSS ${f(r.rssMb)} MB`);
+      for (const [name, s] of Object.entries(r.reads)) {
+        const b = base.reads[name]!;
+        console.log(`    ${name.padEnd(9)} ${f(s.rps)} req/s (${f(s.rps / b.rps, 2)}x), p50 ${f(s.p50Ms ?? 0, 2)} ms, p99 ${f(s.p99Ms ?? 0, 2)} ms (${f((s.p99Ms ?? 0) / (b.p99Ms ?? 1), 2)}x)`);
+      }
+      console.log(`    page listing, ${r.listing.pages} pages of 1000: first ${f(r.listing.first, 1)} ms, middle ${f(r.listing.middle, 1)} ms, last ${f(r.listing.last, 1)} ms`);
+      console.log(`    renders of a page with 5,000 revisions, ${r.history.pages} pages of 100: first ${f(r.history.first, 1)} ms, middle ${f(r.history.middle, 1)} ms, last ${f(r.history.last, 1)} ms`);
+      console.log(`    TTL sweep ${f(r.ttlSweepMs, 1)} ms, transaction sweep ${f(r.transactionSweepMs, 1)} ms; wiki requests during the reads: ${r.wikiRequestsDuringReads}`);
+    }
   }
 }

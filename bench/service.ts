@@ -30,7 +30,8 @@ async function started(child: ChildProcess, pattern: RegExp): Promise<Running> {
 
 /** The service itself, as `npm start` runs it, pinned to core 0, with its own data dir. */
 export async function startService(
-  storage: 'sqlite' | { url: string },
+  /** SQLite in the service's own dir, SQLite at a path, or PostgreSQL. */
+  storage: 'sqlite' | { path: string } | { url: string },
   wikiUrl = 'http://127.0.0.1:1',
   env: Record<string, string> = {},
   extraYaml = '',
@@ -39,7 +40,8 @@ export async function startService(
 ): Promise<Running & { startupMs: number; dir: string; config: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-bench-'));
   const config = path.join(dir, 'config.yaml');
-  const storageYaml = storage === 'sqlite' ? `  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'db.sqlite3'))}` : `  backend: postgres\n  url: ${JSON.stringify(storage.url)}`;
+  const sqlitePath = storage === 'sqlite' ? path.join(dir, 'db.sqlite3') : 'path' in storage ? storage.path : undefined;
+  const storageYaml = sqlitePath !== undefined ? `  backend: sqlite\n  path: ${JSON.stringify(sqlitePath)}` : `  backend: postgres\n  url: ${JSON.stringify((storage as { url: string }).url)}`;
   fs.writeFileSync(
     config,
     `storage:\n${storageYaml}\nwikis:\n  ${DOMAIN}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\nadmin_token: ${ADMIN_TOKEN}\nlog_level: warn\n${extraYaml.includes('follow_changes') ? '' : 'follow_changes: false\n'}${extraYaml}`,

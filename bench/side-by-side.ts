@@ -15,16 +15,16 @@ export async function sideBySide(
   /** `batchedBare`: the bare server writes its answers as the service does (like for like); `sweep`: also at 1 and 500 connections. */
   { batchedBare = false, sweep = true }: { batchedBare?: boolean; sweep?: boolean } = {},
 ): Promise<Comparison> {
-  const sample = await fetch(`${service.base}${req.path}`, { method: req.method ?? 'GET', headers: req.headers, body: req.body });
-  if (sample.status !== 200) throw new Error(`${name}: ${sample.status} ${await sample.text()}`);
-  const body = Buffer.from(await sample.arrayBuffer());
-  // fetch decompresses: ask again for the raw bytes when the response was encoded.
-  const encoding = sample.headers.get('content-encoding');
-  const raw = encoding ? await rawBytes(`${service.base}${req.path}`, req) : body;
+  // One raw request, as the load generator sends it: the bare server gets these very bytes and the
+  // headers that came with them (a fetch() would ask for gzip on its own and decompress, so the
+  // bytes and the content-encoding copied could disagree).
+  const sample = await rawResponse(`${service.base}${req.path}`, req);
+  if (sample.status !== 200) throw new Error(`${name}: ${sample.status} ${sample.body.toString('utf8').slice(0, 500)}`);
   const headers: Record<string, string> = {};
-  sample.headers.forEach((v, k) => {
-    if (!['content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding'].includes(k)) headers[k] = v;
-  });
+  for (const [k, v] of Object.entries(sample.headers)) {
+    if (v !== undefined && !['content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding'].includes(k)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  const raw = sample.body;
   const bare = await startBare(headers, raw, batchedBare);
   try {
     const serviceReq = { ...req, url: `${service.base}${req.path}` };
@@ -46,15 +46,14 @@ export async function sideBySide(
   }
 }
 
-async function rawBytes(url: string, req: Omit<LoadRequest, 'url'>): Promise<Buffer> {
+async function rawResponse(url: string, req: Omit<LoadRequest, 'url'>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const r = http.request(url, { method: req.method ?? 'GET', headers: req.headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve(Buffer.concat(chunks)));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
     });
     r.on('error', reject);
     r.end(req.body);
   });
 }
-

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import { after, before } from 'node:test';
 import type { Config, WikiConfig } from '../src/config.js';
-import { admin, request, sleep, startServer, type TestServer } from './helpers.js';
+import { admin, processConfig, request, sleep, startProcess, startServer, tempDir, type TestServer } from './helpers.js';
 
 /** The real wiki the test command started (scripts/wiki.sh). */
 export const WIKI_URL = process.env.WIKISTORE_TEST_WIKI_URL ?? 'http://127.0.0.1:8089';
@@ -242,3 +244,25 @@ export async function storedPage(base: string, title: string): Promise<{ latest_
   return res.json.items[0];
 }
 
+
+/**
+ * For tests that kill a service process mid-transaction: a surviving process on the same store and
+ * wiki (started before the tests of the enclosing describe, stopped after), the config of a
+ * process told where to die, and a bot session on the wiki.
+ */
+export function crashTestProcesses(domain: string): { config: (kill?: string) => Record<string, string>; base: () => string; wiki: () => WikiAdmin } {
+  const dir = tempDir();
+  const config = (kill?: string) => processConfig(dir, domain, WIKI_URL, 'latest_check_interval: 3600\n' + (kill ? `fault_injection:\n  transaction_kill: ${kill}\n` : ''));
+  let survivor: { child: ChildProcess; port: Promise<number> } | undefined;
+  let base = '';
+  let wiki: WikiAdmin | undefined;
+  before(async () => {
+    survivor = startProcess(config());
+    base = `http://127.0.0.1:${await survivor.port}`;
+    wiki = await new WikiAdmin().login();
+  });
+  after(() => {
+    survivor?.child.kill('SIGTERM');
+  });
+  return { config, base: () => base, wiki: () => wiki! };
+}

@@ -7,6 +7,7 @@ import type { CassandraStorageConfig } from '../../src/config.js';
 import { keyspaceName, metaKeyspaceName } from '../../src/storage/cassandra/cql-schema.js';
 import { StorageError } from '../../src/storage/errors.js';
 import { openStorage, type TableStorage } from '../../src/storage/index.js';
+import { branchSuite } from '../branch-suite.js';
 import { bucketSuite } from '../bucket-suite.js';
 import { admin, cassandraConfig, freshDomain, request, sleep, startServer } from '../helpers.js';
 import { storageConformance } from '../storage/conformance.js';
@@ -48,6 +49,7 @@ async function withRetries<T>(what: string, op: () => Promise<T>, deadline = Dat
 describe('Cassandra cluster: three nodes, replication factor 3', { skip: CLUSTER ? false : 'the test command starts the cluster for this tier' }, () => {
   storageConformance('cassandra, three nodes', () => clusterConfig());
   bucketSuite({ name: 'cassandra, three nodes', storage: () => clusterConfig() });
+  branchSuite('cassandra, three nodes', () => clusterConfig());
 
   it('starts four processes at once on an empty cluster, five times over, without one failing', async () => {
     for (let round = 0; round < 5; round++) {

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { admin, request, sleep, processConfig, startProcess, tempDir, located } from '../helpers.js';
-import { etagOf, startAgainstWiki, WIKI_URL, WikiAdmin, type AgainstWiki, type SwitchableProxy } from '../wiki.js';
+import { admin, request, sleep, startProcess, located } from '../helpers.js';
+import { crashTestProcesses, etagOf, startAgainstWiki, WikiAdmin, type AgainstWiki, type SwitchableProxy } from '../wiki.js';
 
 const RUN = Date.now().toString(36);
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -291,28 +290,19 @@ describe('saving pages against the real wiki', () => {
 });
 
 describe('a save survives kill -9 between the wiki\'s answer and its dependents (two real processes)', () => {
-  const dir = tempDir();
   const domain = 'save.example';
-  const config = (kill?: string) => processConfig(dir, domain, WIKI_URL, 'latest_check_interval: 3600\n' + (kill ? `fault_injection:\n  transaction_kill: ${kill}\n` : ''));
-  let survivor: { child: ChildProcess; port: Promise<number> };
-  let base: string;
-  let wiki: WikiAdmin;
-  before(async () => {
-    survivor = startProcess(config());
-    base = `http://127.0.0.1:${await survivor.port}`;
-    wiki = await new WikiAdmin().login();
-  });
-  after(() => {
-    survivor.child.kill('SIGTERM');
-  });
+  const processes = crashTestProcesses(domain);
+  const config = processes.config;
 
   const wikiRequests = async () => {
-    const text = (await request(`${base}/metrics`)).text;
+    const text = (await request(`${processes.base()}/metrics`)).text;
     return [...text.matchAll(/^wiki_requests_total\{[^}]*domain="save\.example"[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
   };
 
   for (const kill of ['after-store', 'after-primary']) {
     it(`loses no edit when the saving process dies ${kill.replace('-', ' ')}: another process records it, and serves it from storage`, async () => {
+      const base = processes.base();
+      const wiki = processes.wiki();
       const title = `Save crash ${kill} ${RUN}`.replace(/ /g, '_');
       const rev0 = await wiki.edit(title, 'Before the crash.');
       assert.equal((await request(`${base}/${domain}/v1/page/${title}/html`)).status, 200);

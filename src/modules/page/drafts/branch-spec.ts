@@ -1,8 +1,8 @@
 import { TID_PATTERN } from '../../../tid.js';
+import { formOrJson, problem } from '../edit/write-spec.js';
 
 /** OpenAPI fragments of the branch routes; they validate requests as well as document them. */
 const tags = ['drafts and branches'];
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
 const title = { name: 'title', in: 'path', required: true, schema: { type: 'string' }, description: 'Page title (normalized as the wiki does)' };
 const TID = { type: 'string', pattern: TID_PATTERN.source } as const;
 const branch = { name: 'branch', in: 'path', required: true, schema: TID, description: 'The branch id (a time-uuid)' };
@@ -19,10 +19,6 @@ const paging = [
   { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100 }, description: 'Versions per page (at most 100)' },
   { name: 'next', in: 'query', schema: { type: 'string', maxLength: 8192 }, description: 'Paging token from the previous page' },
 ];
-const formOrJson = (schema: object) => ({
-  required: true,
-  content: { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema }, 'multipart/form-data': { schema } },
-});
 const common = {
   403: problem('A change asked with a Cookie and no valid CSRF token, or by a user the branch is shared with to read'),
   404: problem('No such branch, or not one the caller may see'),

@@ -1,13 +1,13 @@
 import { TID_PATTERN } from '../../../tid.js';
 
 /** OpenAPI fragments of saves and transforms; they validate requests as well as document them. */
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+export const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
 const title = { name: 'title', in: 'path', required: true, schema: { type: 'string' }, description: 'Page title (normalized as the wiki does)' };
 const REVID_SCHEMA = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as const;
 const revid = { name: 'revid', in: 'path', required: true, schema: REVID_SCHEMA, description: 'A MediaWiki revision id' };
 const tid = { type: 'string', pattern: TID_PATTERN.source, description: 'The tid of a stored render (v1 time-uuid)' } as const;
 /** Bodies that travel as JSON, or as the forms HTML clients and MediaWiki send. */
-const formOrJson = (schema: object) => ({
+export const formOrJson = (schema: object) => ({
   required: true,
   content: { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema }, 'multipart/form-data': { schema } },
 });

@@ -1,0 +1,298 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import postgres from 'postgres';
+import type { StorageConfig } from '../../src/config.js';
+import { openStorage } from '../../src/storage/index.js';
+import type { TableStorage } from '../../src/storage/table-storage.js';
+import { newTid } from '../../src/tid.js';
+import { load, median, rssMb, type Sample } from '../harness.js';
+import { DOMAIN, startService } from '../service.js';
+
+/** One backend the store is grown on. */
+export interface ScaleBackend {
+  name: 'sqlite' | 'postgres';
+  /** PostgreSQL's URL (a database of its own); SQLite gets a file in a fresh directory. */
+  pgUrl?: string;
+}
+
+/** What was measured at one size. */
+export interface ScaleRow {
+  backend: string;
+  renders: number;
+  pages: number;
+  fillRendersPerSecond: number;
+  bareInsertsPerSecond: number;
+  bytesPerRender: number;
+  gzippedPartsPerRender: number;
+  startupMs: number;
+  rssMb: number;
+  reads: Record<string, Sample>;
+  /** ms of one request at the first, a middle and the last page of each listing. */
+  listing: { first: number; middle: number; last: number; pages: number };
+  history: { first: number; middle: number; last: number; pages: number };
+  ttlSweepMs: number;
+  transactionSweepMs: number;
+  wikiRequestsDuringReads: number;
+}
+
+interface Parts {
+  html: Buffer;
+  data_parsoid: Buffer;
+  data_mw: Buffer;
+  wikitext: Buffer;
+  types: Record<string, string>;
+}
+
+/** The long history read page by page: this many revisions, each with its render. */
+const LONG_HISTORY = 5000;
+const READ_KEYS = 1000;
+
+const rawGet = (url: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> =>
+  new Promise((resolve, reject) => {
+    http.get(url, { headers: { 'accept-encoding': 'gzip' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    }).on('error', reject);
+  });
+
+/** Real renders: the wiki's Parsoid output for the corpus pages, fetched once through a service and kept as stored (gzipped). */
+async function corpusRenders(wikiUrl: string): Promise<Parts[]> {
+  const titles: string[] = [];
+  const list = (await (await fetch(`${wikiUrl}/api.php?action=query&list=allpages&aplimit=100&apnamespace=0&format=json&formatversion=2`)).json()) as { query: { allpages: { title: string }[] } };
+  for (const p of list.query.allpages) titles.push(p.title.replace(/ /g, '_'));
+  const service = await startService('sqlite', wikiUrl);
+  try {
+    const parts: Parts[] = [];
+    for (const title of titles.slice(0, 40)) {
+      const got: Record<string, Buffer> = {};
+      const types: Record<string, string> = {};
+      for (const prop of ['html', 'data-parsoid', 'data-mw', 'wikitext']) {
+        const res = await rawGet(`${service.base}/${DOMAIN}/v1/page/${encodeURIComponent(title)}/${prop}`);
+        if (res.status !== 200 || res.headers['content-encoding'] !== 'gzip') break;
+        got[prop] = res.body;
+        types[prop] = String(res.headers['content-type']);
+      }
+      if (Object.keys(got).length === 4) parts.push({ html: got.html!, data_parsoid: got['data-parsoid']!, data_mw: got['data-mw']!, wikitext: got.wikitext!, types });
+    }
+    if (parts.length === 0) throw new Error('no render could be read from the wiki');
+    return parts;
+  } finally {
+    await service.stop();
+  }
+}
+
+/** Page i's number of revisions: 1–20, spread evenly. */
+const revisionsOf = (i: number) => 1 + ((i * 7919) % 20);
+
+class Filler {
+  pages = 0;
+  renders = 0;
+  private rev = 1;
+  private readonly t0 = Date.UTC(2020, 0, 1);
+  /** Some pages kept for reads: title, its revisions (rev, tid, timestamp). */
+  readonly sample: { title: string; revs: { rev: number; tid: string; timestamp: string }[] }[] = [];
+
+  constructor(private readonly storage: TableStorage, private readonly parts: Parts[]) {}
+
+  /** Stores one page with `count` revisions, each with its render, as the service would have. */
+  async page(title: string, count: number, deleted: boolean): Promise<void> {
+    const revs: { rev: number; tid: string; timestamp: string }[] = [];
+    for (let r = 0; r < count; r++) {
+      const rev = this.rev++;
+      revs.push({ rev, tid: newTid(), timestamp: new Date(this.t0 + rev * 60_000).toISOString() });
+    }
+    const latest = revs[revs.length - 1]!;
+    const now = new Date().toISOString();
+    const variant = this.parts[(this.pages * 31) % this.parts.length]!;
+    const write = async (i: number) => {
+      const r = revs[i]!;
+      await this.storage.put(DOMAIN, {
+        table: 'parsoid',
+        attributes: {
+          title, rev: r.rev, tid: r.tid, html: variant.html, data_parsoid: variant.data_parsoid, data_mw: variant.data_mw, wikitext: variant.wikitext,
+          meta: { types: variant.types, digest: `d${r.rev}` },
+        },
+      });
+      await this.storage.put(DOMAIN, {
+        table: 'page_revisions',
+        attributes: {
+          title, rev: r.rev, tid: r.tid, page_id: this.pages + 1, timestamp: r.timestamp, user_id: 1, user_text: 'Scale', comment: `revision ${r.rev}`,
+          minor: false, size: variant.wikitext.length, content_model: 'wikitext', text_hidden: i === 0 && count > 2 && this.pages % 30 === 0,
+          user_hidden: false, comment_hidden: false, seen: now, parent_id: i > 0 ? revs[i - 1]!.rev : 0, tags: [],
+          ...(i === count - 1 ? { latest_rev: latest.rev, latest_tid: latest.tid, checked: now, first_seen: now, deleted: deleted ? now : null } : {}),
+        },
+      });
+    };
+    // A page's revisions in order (the statics with the last), pages side by side.
+    for (let i = 0; i < count; i++) await write(i);
+    this.pages++;
+    this.renders += count;
+    if (!deleted && this.sample.length < READ_KEYS && this.pages % 7 === 0) this.sample.push({ title, revs });
+  }
+
+  /** Grows the store to `target` renders, 16 pages at a time; answers renders/s. */
+  async fillTo(target: number): Promise<number> {
+    const start = performance.now();
+    const before = this.renders;
+    while (this.renders < target) {
+      const batch: Promise<void>[] = [];
+      for (let k = 0; k < 16 && this.renders + batch.length * 10 < target; k++) {
+        const i = this.pages + k;
+        batch.push(this.page(`Scale_page_${i}_${'x'.repeat(i % 40)}`, Math.min(revisionsOf(i), Math.max(1, target - this.renders)), i % 50 === 0));
+      }
+      if (batch.length === 0) batch.push(this.page(`Scale_page_${this.pages}`, 1, false));
+      await Promise.all(batch);
+    }
+    return (this.renders - before) / ((performance.now() - start) / 1000);
+  }
+}
+
+/** The engine's own insert rate for rows of the same bytes (no table layer), 16 writers. */
+async function bareInsertRate(backend: ScaleBackend, dir: string, parts: Parts[]): Promise<number> {
+  const n = 3000;
+  const row = (i: number) => { const p = parts[i % parts.length]!; return [`t${i % 500}`, i, newTid(), p.html, p.data_parsoid, p.data_mw, p.wikitext] as const; };
+  if (backend.name === 'sqlite') {
+    const db = new Database(path.join(dir, 'bare.sqlite3'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.exec('CREATE TABLE r (title TEXT, rev INTEGER, tid TEXT, html BLOB, dp BLOB, dm BLOB, wt BLOB, PRIMARY KEY (title, rev, tid))');
+    const insert = db.prepare('INSERT INTO r VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const start = performance.now();
+    for (let i = 0; i < n; i++) insert.run(...row(i));
+    const rate = n / ((performance.now() - start) / 1000);
+    db.close();
+    return rate;
+  }
+  const sql = postgres(backend.pgUrl!, { max: 16, onnotice: () => undefined });
+  try {
+    await sql`DROP TABLE IF EXISTS bare_scale`;
+    await sql`CREATE TABLE bare_scale (title TEXT, rev BIGINT, tid UUID, html BYTEA, dp BYTEA, dm BYTEA, wt BYTEA, PRIMARY KEY (title, rev, tid))`;
+    let next = 0;
+    const start = performance.now();
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      for (let i = next++; i < n; i = next++) {
+        const [t, rev, tid, a, b, c, d] = row(i);
+        await sql`INSERT INTO bare_scale VALUES (${t}, ${rev}, ${tid}, ${a}, ${b}, ${c}, ${d})`;
+      }
+    }));
+    const rate = n / ((performance.now() - start) / 1000);
+    await sql`DROP TABLE bare_scale`;
+    return rate;
+  } finally {
+    await sql.end();
+  }
+}
+
+async function bytesOnDisk(backend: ScaleBackend, sqlitePath: string): Promise<number> {
+  if (backend.name === 'sqlite') {
+    const db = new Database(sqlitePath);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.close();
+    return fs.statSync(sqlitePath).size;
+  }
+  const sql = postgres(backend.pgUrl!, { max: 1, onnotice: () => undefined });
+  try {
+    const [row] = await sql`SELECT sum(pg_total_relation_size(c.oid))::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema')`;
+    return Number(row!.bytes);
+  } finally {
+    await sql.end();
+  }
+}
+
+/** ms of one GET (the median of five). */
+async function timed(url: string): Promise<number> {
+  const ms: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    const res = await rawGet(url);
+    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
+    ms.push(performance.now() - t);
+  }
+  return median(ms);
+}
+
+/** A listing walked to its end: the first, a middle and the last page timed. */
+async function walk(base: string, first: string): Promise<{ first: number; middle: number; last: number; pages: number }> {
+  const urls = [first];
+  for (;;) {
+    const res = await rawGet(urls[urls.length - 1]!);
+    const body = JSON.parse((res.headers['content-encoding'] === 'gzip' ? (await import('node:zlib')).gunzipSync(res.body) : res.body).toString('utf8')) as { next?: string; _links?: { next?: { href: string } } };
+    const next = body.next ?? body._links?.next?.href;
+    if (!next) break;
+    const u = new URL(urls[0]!);
+    u.searchParams.set('next', next);
+    urls.push(u.toString());
+  }
+  void base;
+  return { first: await timed(urls[0]!), middle: await timed(urls[Math.floor(urls.length / 2)]!), last: await timed(urls[urls.length - 1]!), pages: urls.length };
+}
+
+const metric = async (base: string, pattern: RegExp) =>
+  [...(await (await fetch(`${base}/metrics`)).text()).matchAll(pattern)].reduce((n, m) => n + Number(m[1]), 0);
+
+/**
+ * Grows a store to each size in turn (renders written straight through the storage layer, as a
+ * running service leaves them), then starts the service on it and measures what must stay flat.
+ */
+export async function scaleScenario(backend: ScaleBackend, sizes: number[], wikiUrl: string, seconds: number): Promise<ScaleRow[]> {
+  const parts = await corpusRenders(wikiUrl);
+  const gzippedParts = parts.reduce((n, p) => n + p.html.length + p.data_parsoid.length + p.data_mw.length + p.wikitext.length, 0) / parts.length;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-scale-'));
+  const sqlitePath = path.join(dir, 'scale.sqlite3');
+  const where = backend.name === 'sqlite' ? { path: sqlitePath } : { url: backend.pgUrl! };
+  const config: StorageConfig = backend.name === 'sqlite' ? { backend: 'sqlite', path: sqlitePath } : { backend: 'postgres', url: backend.pgUrl!, pool_size: 16 };
+  const yaml = 'latest_check_interval: 86400\nrevision_recheck_interval: 86400\ntransaction_sweep_interval: 1\n';
+  // The service makes its tables once; the store is then filled beside it.
+  await (await startService(where, wikiUrl, {}, yaml)).stop();
+  const storage = await openStorage(config);
+  const filler = new Filler(storage, parts);
+  const rows: ScaleRow[] = [];
+  try {
+    const bareInsertsPerSecond = await bareInsertRate(backend, dir, parts);
+    await filler.page('Scale_long_history', LONG_HISTORY, false);
+    for (const size of sizes) {
+      const fillRendersPerSecond = await filler.fillTo(size);
+      const t = performance.now();
+      await storage.sweepExpired();
+      const ttlSweepMs = performance.now() - t;
+      const bytes = await bytesOnDisk(backend, sqlitePath);
+      const service = await startService(where, wikiUrl, {}, yaml);
+      try {
+        const idle = rssMb(service.child.pid!).rss;
+        const v1 = `/${DOMAIN}/v1/page/`;
+        const keys = filler.sample.slice(0, READ_KEYS);
+        const pick = <T>(revs: T[], i: number) => revs[(i * 13) % revs.length]!;
+        const paths = {
+          latest: keys.map((k) => `${v1}${k.title}/html`),
+          'by revid': keys.map((k, i) => `${v1}${k.title}/html/${pick(k.revs, i).rev}`),
+          'by tid': keys.map((k, i) => `${v1}${k.title}/html/${pick(k.revs, i).tid}`),
+          '?ts=': keys.map((k, i) => `${v1}${k.title}/html?ts=${pick(k.revs, i).timestamp}`),
+        };
+        const wikiBefore = await metric(service.base, /^wiki_requests_total\{[^}]*\} (\d+)/gm);
+        const reads: Record<string, Sample> = {};
+        for (const [name, list] of Object.entries(paths)) {
+          reads[name] = await load({ url: `${service.base}${list[0]}`, paths: list, headers: { 'accept-encoding': 'gzip' } }, seconds);
+        }
+        const wikiRequestsDuringReads = (await metric(service.base, /^wiki_requests_total\{[^}]*\} (\d+)/gm)) - wikiBefore;
+        const listing = await walk(service.base, `${service.base}${v1}?limit=1000`);
+        const history = await walk(service.base, `${service.base}${v1}Scale_long_history/html/?limit=100`);
+        const transactionSweepMs = 1000 * (await metric(service.base, /^transactions_sweep_seconds\{[^}]*\} ([\d.e-]+)/gm));
+        rows.push({
+          backend: backend.name, renders: filler.renders, pages: filler.pages, fillRendersPerSecond, bareInsertsPerSecond,
+          bytesPerRender: bytes / filler.renders, gzippedPartsPerRender: gzippedParts, startupMs: service.startupMs, rssMb: idle,
+          reads, listing, history, ttlSweepMs, transactionSweepMs, wikiRequestsDuringReads,
+        });
+      } finally {
+        await service.stop();
+      }
+    }
+  } finally {
+    await storage.close();
+  }
+  return rows;
+}
