@@ -155,6 +155,13 @@ export function branchSuite(name: string, storage: () => StorageConfig): void {
       assert.equal((await get(`${branches(title)}${made.json.branch}/wikitext`)).text, `Racer ${winner}.`);
       const history = await get(`${branches(title)}${made.json.branch}/history`);
       assert.equal(history.json.items.length, 2, 'losers wrote no version');
+      // Abandoned: out of the page's list, no more versions, its content kept until it expires.
+      const abandoned = await request(`${branches(title)}${made.json.branch}`, { method: 'DELETE', headers: bot.headers });
+      assert.equal(abandoned.status, 200, abandoned.text);
+      assert.equal(abandoned.json.state, 'abandoned');
+      assert.ok(!(await get(branches(title))).json.items.some((b: { branch: string }) => b.branch === made.json.branch));
+      assert.equal((await get(`${branches(title)}${made.json.branch}/wikitext`)).text, `Racer ${winner}.`);
+      assert.equal((await update(title, made.json.branch, abandoned.headers.etag as string, { wikitext: 'Too late.' })).status, 409);
     });
 
     it("keeps a user's branch from others (404), shares it to read (403 on change) or write; an anonymous branch is reachable only by its id", async () => {

@@ -73,6 +73,8 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ CONFIG: file('max_connections: 100000000\n') }), /max_connections/);
     assert.throws(() => loadConfig({ CONFIG: file('workers: -1\n') }), /workers/);
     assert.throws(() => loadConfig({ CONFIG: file('negative_cache_ms: -5\n') }), /negative_cache_ms/);
+    assert.throws(() => loadConfig({ CONFIG: file('branch_ttl: 0\n') }), /branch_ttl/);
+    assert.throws(() => loadConfig({ CONFIG: file('branch_sweep_interval: -1\n') }), /branch_sweep_interval/);
   });
 
   it('bounds connections by the descriptor limit, and takes WORKERS from the environment', () => {

@@ -269,6 +269,8 @@ export class Branches {
     const shares = { ...head.shares };
     if (access === null) delete shares[user];
     else shares[user] = access;
+    // Its metadata is read with every version: a review circle, not a mailing list.
+    if (Object.keys(shares).length > MAX_SHARES) throw badRequest(`A branch is shared with ${MAX_SHARES} users at most.`, 'too-many-shares');
     return this.changeMeta(ctx, domain, head, { shares });
   }
 
@@ -425,6 +427,9 @@ export class Branches {
     return { expired, expiring };
   }
 }
+
+/** Users one branch is shared with, at most. */
+const MAX_SHARES = 50;
 
 /** How long a head read or written here stands in for storage's, for a change. */
 const RECENT_MS = 1000;
