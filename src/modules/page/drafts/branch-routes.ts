@@ -63,7 +63,7 @@ export function branchRoutes({ branches, callers, normalize, bodies }: BranchRou
   const ofBranch = (
     need: 'read' | 'write',
     handle: (req: RouteRequest, ctx: RequestContext, head: BranchHead, caller: Caller, latest?: BranchVersion) => Promise<Response>,
-    { bodyToken = false, withLatest = false }: { bodyToken?: boolean; withLatest?: boolean } = {},
+    { bodyToken = false, withLatest = false, recentOk = false }: { bodyToken?: boolean; withLatest?: boolean; recentOk?: boolean } = {},
   ): Handler =>
     async (req, ctx) => {
       const title = await normalize(req);
@@ -74,7 +74,7 @@ export function branchRoutes({ branches, callers, normalize, bodies }: BranchRou
           const { head, latest } = await branches.getWithLatest(ctx, req.domain, title, id, caller);
           return await handle(req, ctx, head, caller, latest);
         }
-        return await handle(req, ctx, await branches.get(ctx, req.domain, title, id, caller, need), caller);
+        return await handle(req, ctx, await branches.get(ctx, req.domain, title, id, caller, need, { recentOk }), caller);
       } catch (e) {
         if (!(e instanceof BranchElsewhere)) throw e;
         const at = req.path.toLowerCase().indexOf(id);
@@ -162,7 +162,7 @@ export function branchRoutes({ branches, callers, normalize, bodies }: BranchRou
         const over = versionOf(req, true)!;
         const { head: next } = await branches.update(ctx, req.domain, head, over, inputOf(req.body as Parameters<typeof inputOf>[0]), caller);
         return metadata(next, caller);
-      }, { bodyToken: true })),
+      }, { bodyToken: true, recentOk: true })),
     },
     {
       method: 'DELETE',

@@ -99,10 +99,10 @@ export class Branches {
    * The branch as `caller` may see it under `title`: 404 if it does not exist or is not theirs to
    * see, 403 for a change asked by someone it is shared with to read only.
    */
-  async get(ctx: RequestContext, domain: string, title: string, branch: string, caller: Caller, need: Access): Promise<BranchHead> {
-    // A change may start from what this process wrote or read a moment ago: its own condition
-    // (the version it is written over) is checked by the write itself.
-    const head = (need === 'write' ? this.recent(domain, branch) : undefined) ?? (await this.of(domain).branches.head(ctx, branch));
+  async get(ctx: RequestContext, domain: string, title: string, branch: string, caller: Caller, need: Access, { recentOk = false } = {}): Promise<BranchHead> {
+    // A new version may start from what this process wrote or read a moment ago (`recentOk`): its
+    // own condition (the version it is written over, the branch open) is checked by the write.
+    const head = (recentOk ? this.recent(domain, branch) : undefined) ?? (await this.of(domain).branches.head(ctx, branch));
     this.check(head, title, caller, need, branch);
     this.remember(domain, head!);
     return head!;
@@ -260,7 +260,15 @@ export class Branches {
   async abandon(ctx: RequestContext, domain: string, head: BranchHead): Promise<BranchHead> {
     if (head.state === 'abandoned') return head;
     if (head.state !== 'open') throw notOpen(head);
-    return this.changeMeta(ctx, domain, head, { state: 'abandoned' });
+    // Only an open branch: one merged meanwhile stays merged.
+    if (!(await this.of(domain).branches.setMeta(ctx, head, { state: 'abandoned' }, { whileState: 'open' }))) {
+      const now = await this.freshHead(ctx, domain, head.branch);
+      throw notOpen(now ?? head);
+    }
+    const next: BranchHead = { ...head, state: 'abandoned' };
+    this.remember(domain, next);
+    await this.relist(ctx, domain, next, head);
+    return next;
   }
 
   /** Shares the branch with `user` to read or write, or (null) no longer. */
@@ -321,9 +329,7 @@ export class Branches {
    * (after a crash) finds the wiki holding its text already: the wiki changes nothing, and the
    * branch is marked merged with that revision.
    */
-  async promote(ctx: RequestContext, domain: string, remembered: BranchHead, caller: Caller, comment: string | undefined, over?: string): Promise<SaveResult & { branch: string }> {
-    // As storage has it now: a branch merged elsewhere a moment ago is not promoted again.
-    const head = (await this.freshHead(ctx, domain, remembered.branch)) ?? remembered;
+  async promote(ctx: RequestContext, domain: string, head: BranchHead, caller: Caller, comment: string | undefined, over?: string): Promise<SaveResult & { branch: string }> {
     if (head.state !== 'open') throw notOpen(head);
     if (over !== undefined && over !== head.latest_tid) throw changed(head.branch, over, head.latest_tid);
     const version = await this.version(ctx, domain, head);
@@ -345,8 +351,7 @@ export class Branches {
    * Brings the branch up to the page's current revision (three-way merge): a new version based
    * on it, or 409 with the conflicting hunks and nothing written.
    */
-  async rebase(ctx: RequestContext, domain: string, remembered: BranchHead, caller: Caller, over?: string): Promise<{ head: BranchHead; version: BranchVersion; unchanged: boolean }> {
-    const head = (await this.freshHead(ctx, domain, remembered.branch)) ?? remembered;
+  async rebase(ctx: RequestContext, domain: string, head: BranchHead, caller: Caller, over?: string): Promise<{ head: BranchHead; version: BranchVersion; unchanged: boolean }> {
     if (head.state !== 'open') throw notOpen(head);
     const from = over ?? head.latest_tid;
     const version = await this.version(ctx, domain, head, from);
@@ -364,7 +369,7 @@ export class Branches {
     const t = this.of(domain);
     const head = await t.branches.head(ctx, branch);
     if (!head || (head.merged_tid === tid && head.merged_rev === rev)) return head;
-    const done = await t.branches.setMeta(ctx, head, { state: 'merged', merged_rev: rev, merged_tid: tid }, tid);
+    const done = await t.branches.setMeta(ctx, head, { state: 'merged', merged_rev: rev, merged_tid: tid }, { over: tid });
     const next: BranchHead = done ? { ...head, state: 'merged', merged_rev: rev, merged_tid: tid } : { ...head, merged_rev: rev, merged_tid: tid };
     this.remember(domain, next);
     if (!done) await t.branches.setMeta(ctx, head, { merged_rev: rev, merged_tid: tid });

@@ -152,14 +152,18 @@ export class BranchTable {
 
   /**
    * Changes of the branch's metadata alone (state, shares, page), conditional on its latest
-   * version when `over` is given. They live as long as its versions: no longer than the last
-   * update plus the TTL.
+   * version (`over`) and on its state (`whileState`) when given. They live as long as its
+   * versions: no longer than the last update plus the TTL.
    */
-  setMeta(ctx: RequestContext, head: BranchHead, changes: Partial<Pick<BranchHead, 'state' | 'shares' | 'page' | 'merged_rev' | 'merged_tid'>>, over?: string): Promise<boolean> {
+  setMeta(
+    ctx: RequestContext, head: BranchHead, changes: Partial<Pick<BranchHead, 'state' | 'shares' | 'page' | 'merged_rev' | 'merged_tid'>>,
+    { over, whileState }: { over?: string; whileState?: BranchState } = {},
+  ): Promise<boolean> {
     const ttl = Math.max(1, Math.ceil((Date.parse(head.updated) + this.ttlSeconds * 1000 - Date.now()) / 1000));
     const write = { attributes: { branch: head.branch, ...changes, _ttl: ttl } };
-    if (over === undefined) return this.table.put(ctx, write).then(() => true);
-    return this.table.putIf(ctx, { ...write, if: { latest_tid: { eq: over } } });
+    const conditions = { ...(over === undefined ? {} : { latest_tid: { eq: over } }), ...(whileState === undefined ? {} : { state: { eq: whileState } }) };
+    if (Object.keys(conditions).length === 0) return this.table.put(ctx, write).then(() => true);
+    return this.table.putIf(ctx, { ...write, if: conditions });
   }
 
   /** A version's HTML made from its wikitext, kept with it (as long as the version lives). */
