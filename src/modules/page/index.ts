@@ -11,6 +11,7 @@ import { LinkStates } from './display/link-states.js';
 import { followerModule } from './follow/follower-module.js';
 import type { PageMove } from './follow/change-plan.js';
 import { BranchCallers } from './drafts/branch-callers.js';
+import { BranchExpirySweep } from './drafts/branch-expiry-sweep.js';
 import { branchRecordsModule } from './drafts/branch-records.js';
 import { branchRoutes } from './drafts/branch-routes.js';
 import { Branches } from './drafts/branches.js';
@@ -41,7 +42,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
   const html2 = new Html2Cache(Math.floor(options.renderCacheBytes / 4));
   const saver = new PageSaver(service, locksOf, options.log, html2);
   const transforms = new Transforms(service);
-  const branches = new Branches(service, saver, options.branchTtlSeconds, options.metrics, options.log);
+  const branches = new Branches(service, saver, options.branchTtlSeconds, options.log);
   const callers = new BranchCallers((domain) => service.wiki(domain));
   /** The normalized title, for writes (never redirected: a redirected POST loses its body). */
   const normalize = (req: RouteRequest) => caches.title(req.domain, req.params.title!, () => service.wiki(req.domain).normalize(req.params.title!));
@@ -96,6 +97,8 @@ export function pageModules(options: PageModuleOptions): PageApi {
     }
   };
   const follower = followerModule(service, options.follow, options.metrics, options.log, pagesChanged);
-  const branchRecords = branchRecordsModule(branches, { domains: [...options.wikis.keys()], sweepMs: options.branchSweepMs, log: options.log });
+  const branchRecords = branchRecordsModule(branches, {
+    domains: [...options.wikis.keys()], expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
+  });
   return { modules: [follower, page, saveRecordsModule(service, locksOf), branchRecords], service, transforms, normalize, caches, cache, html2, followers: follower.followers };
 }

@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
 import type { Module, RequestContext } from '../../../router/types.js';
+import type { BranchExpirySweep } from './branch-expiry-sweep.js';
 import type { Branches } from './branches.js';
 import { branchSpecs } from './branch-spec.js';
 
 export interface BranchRecordOptions {
   domains: string[];
+  expiry: BranchExpirySweep;
   /** How often expired branches are swept (ms); 0: never. */
   sweepMs: number;
   log: Logger;
@@ -15,11 +17,11 @@ export interface BranchRecordOptions {
  * merged (idempotent, as a transaction's steps must be), and the branch tables with their
  * expiry sweep.
  */
-export function branchRecordsModule(branches: Branches, { domains, sweepMs, log }: BranchRecordOptions): Module {
+export function branchRecordsModule(branches: Branches, { domains, expiry, sweepMs, log }: BranchRecordOptions): Module {
   let timer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> | undefined;
   const sweep = (ctx: RequestContext) =>
-    (sweeping ??= Promise.all(domains.map((domain) => branches.sweepExpired(ctx, domain).catch((err) => log.warn({ err, domain }, 'sweeping expired branches failed'))))
+    (sweeping ??= Promise.all(domains.map((domain) => expiry.run(ctx, domain).catch((err) => log.warn({ err, domain }, 'sweeping expired branches failed'))))
       .finally(() => (sweeping = undefined)));
   return {
     name: 'page_branches',

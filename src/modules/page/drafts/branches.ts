@@ -1,23 +1,17 @@
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
 import type { Logger } from 'pino';
 import { HttpError, badRequest } from '../../../errors.js';
-import type { Metrics } from '../../../metrics.js';
 import type { RequestContext } from '../../../router/types.js';
 import { tidAfter, tidTime, unguessableTid } from '../../../tid.js';
 import { BoundedMap } from '../../../bounded-map.js';
 import type { PageSaver, SaveResult } from '../edit/page-saver.js';
 import type { PageService } from '../read/page-service.js';
 import { HTML_2_TYPE, toHtml2, type HtmlVersion } from '../model/html-versions.js';
-import { partOf } from '../model/render.js';
 import { titleSegment } from '../model/title-url.js';
-import { mergeWikitext, type ConflictHunk } from '../model/three-way-merge.js';
-import { BranchExpiry, dayOf, KEPT_DAYS } from '../tables/branch-expiry.js';
+import { BranchExpiry, dayOf } from '../tables/branch-expiry.js';
 import { BranchLists, listsOf, type ListedBranch } from '../tables/branch-lists.js';
 import { BranchTable, type Access, type BranchHead, type BranchVersion, type VersionContent } from '../tables/page-branches.js';
 import type { Caller } from './branch-callers.js';
-
-const gunzip = promisify(zlib.gunzip);
+import { CurrentMerges } from './current-merges.js';
 
 /** What a client sends to make a version: wikitext, or edited HTML (with the render it was edited from). */
 export interface BranchInput {
@@ -43,13 +37,6 @@ export const branchPath = (title: string, branch: string) => `/page/${titleSegme
 const notFound = (branch: string) => new HttpError(404, 'branch-not-found', `There is no branch ${branch} of this page you may see.`);
 const notOpen = (head: BranchHead) => new HttpError(409, 'branch-not-open', `Branch ${head.branch} is ${head.state}: it takes no more changes.`, { extensions: { state: head.state } });
 
-/** What the merge of a branch with the page's current revision needs. */
-interface Merged {
-  text: string;
-  /** The revision the text is based on now. */
-  baseRevid: number | null;
-}
-
 /**
  * Drafts of pages (docs/architecture.md, "Drafts and branches"): versions kept per branch with
  * CAS on the branch's latest version, visible to their owner and whom they share them with,
@@ -58,18 +45,20 @@ interface Merged {
  */
 export class Branches {
   private readonly tables = new BoundedMap<string, { branches: BranchTable; lists: BranchLists; expiry: BranchExpiry }>(1000);
-  /** Per domain: the first day the expiry sweep has not finished. */
-  private readonly sweptTo = new Map<string, number>();
+
+  private readonly merges: CurrentMerges;
 
   constructor(
     private readonly service: PageService,
     private readonly saver: PageSaver,
     private readonly ttlSeconds: number,
-    private readonly metrics: Metrics,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.merges = new CurrentMerges(service);
+  }
 
-  private of(domain: string) {
+  /** The domain's branch tables. */
+  tablesOf(domain: string) {
     return this.tables.remember(domain, () => ({
       branches: new BranchTable(domain, this.ttlSeconds),
       lists: new BranchLists(domain, this.ttlSeconds),
@@ -78,7 +67,7 @@ export class Branches {
   }
 
   async createTables(ctx: RequestContext, domain: string): Promise<void> {
-    const t = this.of(domain);
+    const t = this.tablesOf(domain);
     await t.branches.create(ctx);
     await t.lists.create(ctx);
     await t.expiry.create(ctx);
@@ -102,7 +91,7 @@ export class Branches {
   async get(ctx: RequestContext, domain: string, title: string, branch: string, caller: Caller, need: Access, { recentOk = false } = {}): Promise<BranchHead> {
     // A new version may start from what this process wrote or read a moment ago (`recentOk`): its
     // own condition (the version it is written over, the branch open) is checked by the write.
-    const head = (recentOk ? this.recent(domain, branch) : undefined) ?? (await this.of(domain).branches.head(ctx, branch));
+    const head = (recentOk ? this.recent(domain, branch) : undefined) ?? (await this.tablesOf(domain).branches.head(ctx, branch));
     this.check(head, title, caller, need, branch);
     this.remember(domain, head!);
     return head!;
@@ -110,7 +99,7 @@ export class Branches {
 
   /** A branch with its latest version, in one read (what reads of its content need). */
   async getWithLatest(ctx: RequestContext, domain: string, title: string, branch: string, caller: Caller): Promise<{ head: BranchHead; latest: BranchVersion }> {
-    const found = await this.of(domain).branches.headWithLatest(ctx, branch);
+    const found = await this.tablesOf(domain).branches.headWithLatest(ctx, branch);
     this.check(found?.head, title, caller, 'read', branch);
     this.remember(domain, found!.head);
     return found!;
@@ -137,7 +126,7 @@ export class Branches {
 
   /** The head as storage has it now (a remembered one was older than the version a change names). */
   private async freshHead(ctx: RequestContext, domain: string, branch: string): Promise<BranchHead | undefined> {
-    const head = await this.of(domain).branches.head(ctx, branch);
+    const head = await this.tablesOf(domain).branches.head(ctx, branch);
     if (head) this.remember(domain, head);
     return head;
   }
@@ -152,20 +141,10 @@ export class Branches {
     return { ...common, base_tid: input.tid ?? null, wikitext, html: input.html!, html_type: null, data_mw: input.dataMw ?? null };
   }
 
-  /** The page's latest revision, or null if the page does not exist. */
-  private async currentRevid(ctx: RequestContext, domain: string, title: string, force: boolean): Promise<number | null> {
-    try {
-      return (await this.service.revisions.latest(ctx, domain, title, force)).rev;
-    } catch (e) {
-      if (e instanceof HttpError && e.status === 404) return null;
-      throw e;
-    }
-  }
-
   /** Starts a branch of `title` from `baseRevid` (default: the latest revision). */
   async create(ctx: RequestContext, domain: string, title: string, input: BranchInput, caller: Caller): Promise<{ head: BranchHead; version: BranchVersion; others: ListedBranch[] }> {
     let baseRevid = input.baseRevid ?? null;
-    if (baseRevid === null) baseRevid = await this.currentRevid(ctx, domain, title, false);
+    if (baseRevid === null) baseRevid = await this.merges.currentRevid(ctx, domain, title, false);
     else {
       const row = await this.service.revisions.revision(ctx, domain, title, baseRevid, false);
       if (row.title !== title) throw badRequest(`Revision ${baseRevid} belongs to ${row.title}, not to ${title}.`, 'base-of-another-page');
@@ -175,7 +154,7 @@ export class Branches {
     const branch = unguessableTid();
     const tid = branch;
     const now = new Date(tidTime(tid)).toISOString();
-    const t = this.of(domain);
+    const t = this.tablesOf(domain);
     const head = { branch, page: title, owner: caller.user, created: now, updated: now, shares: {} };
     await t.branches.start(ctx, head, tid, content);
     const full: BranchHead = { ...head, state: 'open', latest_tid: tid, merged_rev: null, merged_tid: null, base_revid: baseRevid };
@@ -187,13 +166,13 @@ export class Branches {
   /** The page's open branches `caller` may see: their own, and those shared with them. */
   async visibleOfPage(ctx: RequestContext, domain: string, title: string, caller: Caller): Promise<ListedBranch[]> {
     if (caller.user === null) return [];
-    const listed = await this.of(domain).lists.ofPage(ctx, title);
+    const listed = await this.tablesOf(domain).lists.ofPage(ctx, title);
     return listed.filter((b) => b.owner === caller.user || (caller.user !== null && b.shares[caller.user] !== undefined));
   }
 
   /** A user's own branches and those shared with them, on every page. */
   ofUser(ctx: RequestContext, domain: string, user: string): Promise<{ own: ListedBranch[]; shared: ListedBranch[] }> {
-    return this.of(domain).lists.ofUser(ctx, user);
+    return this.tablesOf(domain).lists.ofUser(ctx, user);
   }
 
   /** A new version over `over` (the version its writer read): 412 if another came first. */
@@ -211,7 +190,7 @@ export class Branches {
   }
 
   private async writeVersion(ctx: RequestContext, domain: string, head: BranchHead, over: string, content: VersionContent): Promise<{ head: BranchHead; version: BranchVersion }> {
-    const t = this.of(domain);
+    const t = this.tablesOf(domain);
     const tid = tidAfter(over);
     const updated = new Date(tidTime(tid)).toISOString();
     if (!(await t.branches.update(ctx, head.branch, over, tid, content, updated))) {
@@ -230,7 +209,7 @@ export class Branches {
 
   /** One version (default: the latest); 404 if the branch has no such version. */
   async version(ctx: RequestContext, domain: string, head: BranchHead, tid = head.latest_tid): Promise<BranchVersion> {
-    const version = await this.of(domain).branches.version(ctx, head.branch, tid);
+    const version = await this.tablesOf(domain).branches.version(ctx, head.branch, tid);
     if (!version) throw new HttpError(404, 'branch-version-not-found', `Branch ${head.branch} has no version ${tid}.`);
     return version;
   }
@@ -248,12 +227,12 @@ export class Branches {
     }
     const part = await this.service.wiki(domain).transform('wikitext', 'html', { title: head.page }, { wikitext: version.wikitext ?? '' });
     const html = part.body.toString('utf8');
-    await this.of(domain).branches.keepHtml(ctx, head.branch, version, html, part.contentType).catch((err) => this.log.warn({ err, branch: head.branch }, 'keeping a branch version\'s HTML failed'));
+    await this.tablesOf(domain).branches.keepHtml(ctx, head.branch, version, html, part.contentType).catch((err) => this.log.warn({ err, branch: head.branch }, 'keeping a branch version\'s HTML failed'));
     return { html, type: part.contentType };
   }
 
   history(ctx: RequestContext, domain: string, head: BranchHead, limit: number, next?: string) {
-    return this.of(domain).branches.versions(ctx, head.branch, limit, next);
+    return this.tablesOf(domain).branches.versions(ctx, head.branch, limit, next);
   }
 
   /** Abandons the branch: it leaves its page's list; its content stays until it expires. */
@@ -261,7 +240,7 @@ export class Branches {
     if (head.state === 'abandoned') return head;
     if (head.state !== 'open') throw notOpen(head);
     // Only an open branch: one merged meanwhile stays merged.
-    if (!(await this.of(domain).branches.setMeta(ctx, head, { state: 'abandoned' }, { whileState: 'open' }))) {
+    if (!(await this.tablesOf(domain).branches.setMeta(ctx, head, { state: 'abandoned' }, { whileState: 'open' }))) {
       const now = await this.freshHead(ctx, domain, head.branch);
       throw notOpen(now ?? head);
     }
@@ -283,7 +262,7 @@ export class Branches {
   }
 
   private async changeMeta(ctx: RequestContext, domain: string, head: BranchHead, changes: Partial<BranchHead>): Promise<BranchHead> {
-    const t = this.of(domain);
+    const t = this.tablesOf(domain);
     await t.branches.setMeta(ctx, head, changes);
     const next = { ...head, ...changes };
     this.remember(domain, next);
@@ -293,34 +272,8 @@ export class Branches {
 
   /** The branch's lists after a change of its metadata, and the lists its expiry entry names. */
   private async relist(ctx: RequestContext, domain: string, next: BranchHead, before: BranchHead): Promise<void> {
-    const t = this.of(domain);
+    const t = this.tablesOf(domain);
     await Promise.all([t.lists.record(ctx, next, before), t.expiry.record(ctx, next.branch, this.expiresAt(next.updated), listsOf(next))]);
-  }
-
-  /** A revision's wikitext, from its stored render (rendered once if it has none). */
-  private async wikitextOf(ctx: RequestContext, domain: string, title: string, rev: number): Promise<string> {
-    const row = await this.service.revisions.revision(ctx, domain, title, rev, false);
-    const render = await this.service.renderer.render(ctx, domain, row, false);
-    return (await gunzip(partOf(render, 'wikitext'))).toString('utf8');
-  }
-
-  /**
-   * The version merged with what the page became since its base: as it is if the page has not
-   * moved on, else the three-way merge of base, branch and current (409 with the hunks where both
-   * changed the same lines).
-   */
-  private async mergedWithCurrent(ctx: RequestContext, domain: string, head: BranchHead, version: BranchVersion): Promise<Merged> {
-    const ours = version.wikitext ?? '';
-    const current = await this.currentRevid(ctx, domain, head.page, true);
-    if (current === version.base_revid) return { text: ours, baseRevid: current };
-    if (current === null) throw new HttpError(409, 'page-deleted', `${head.page} does not exist any more: the branch cannot be merged into it.`);
-    const [base, theirs] = await Promise.all([
-      version.base_revid === null ? Promise.resolve('') : this.wikitextOf(ctx, domain, head.page, version.base_revid),
-      this.wikitextOf(ctx, domain, head.page, current),
-    ]);
-    const merged = mergeWikitext(base, ours, theirs);
-    if (!merged.clean) throw mergeConflict(head, current, merged.conflicts);
-    return { text: merged.text, baseRevid: current };
   }
 
   /**
@@ -333,7 +286,7 @@ export class Branches {
     if (head.state !== 'open') throw notOpen(head);
     if (over !== undefined && over !== head.latest_tid) throw changed(head.branch, over, head.latest_tid);
     const version = await this.version(ctx, domain, head);
-    const merged = await this.mergedWithCurrent(ctx, domain, head, version);
+    const merged = await this.merges.withCurrent(ctx, domain, head, version);
     const result = await this.saver.save(ctx, domain, {
       title: head.page,
       wikitext: merged.text,
@@ -355,7 +308,7 @@ export class Branches {
     if (head.state !== 'open') throw notOpen(head);
     const from = over ?? head.latest_tid;
     const version = await this.version(ctx, domain, head, from);
-    const merged = await this.mergedWithCurrent(ctx, domain, head, version);
+    const merged = await this.merges.withCurrent(ctx, domain, head, version);
     if (merged.baseRevid === version.base_revid) return { head, version, unchanged: true };
     const content: VersionContent = { base_revid: merged.baseRevid, base_tid: null, wikitext: merged.text, html: null, html_type: null, data_mw: null, author: caller.user, comment: 'rebase' };
     return { ...(await this.writeVersion(ctx, domain, head, from, content)), unchanged: false };
@@ -366,7 +319,7 @@ export class Branches {
    * version was written meanwhile, the branch stays open with that work, and says what was merged.
    */
   async markMerged(ctx: RequestContext, domain: string, branch: string, rev: number, tid: string): Promise<BranchHead | undefined> {
-    const t = this.of(domain);
+    const t = this.tablesOf(domain);
     const head = await t.branches.head(ctx, branch);
     if (!head || (head.merged_tid === tid && head.merged_rev === rev)) return head;
     const done = await t.branches.setMeta(ctx, head, { state: 'merged', merged_rev: rev, merged_tid: tid }, { over: tid });
@@ -379,7 +332,7 @@ export class Branches {
 
   /** The page moved: its open branches go with it (their old URLs redirect to the new title). */
   async pageMoved(ctx: RequestContext, domain: string, from: string, to: string): Promise<number> {
-    const t = this.of(domain);
+    const t = this.tablesOf(domain);
     let moved = 0;
     for (const listed of await t.lists.ofPage(ctx, from)) {
       const head = await t.branches.head(ctx, listed.branch);
@@ -390,47 +343,6 @@ export class Branches {
     return moved;
   }
 
-  /**
-   * Removes what is left of expired branches and counts them, reading only the expiry index's
-   * partitions of the days since the last sweep; counts the branches expiring within a week.
-   */
-  async sweepExpired(ctx: RequestContext, domain: string): Promise<{ expired: number; expiring: number }> {
-    const t = this.of(domain);
-    const now = Date.now();
-    const today = dayOf(now);
-    let expired = 0;
-    let day = this.sweptTo.get(domain) ?? today - KEPT_DAYS;
-    for (; day <= today; day++) {
-      let left = 0;
-      for await (const entry of t.expiry.day(ctx, day)) {
-        if (entry.expires > now) {
-          left++;
-          continue;
-        }
-        const head = await t.branches.head(ctx, entry.branch);
-        if (head && this.expiresAt(head.updated) > now) {
-          // Updated since: within the day it stays; past it, its entry sits in a later day.
-          if (dayOf(this.expiresAt(head.updated)) === day) left++;
-          else await t.expiry.remove(ctx, day, entry.branch);
-          continue;
-        }
-        await t.lists.forget(ctx, entry.lists, entry.branch);
-        await t.branches.remove(ctx, entry.branch);
-        await t.expiry.remove(ctx, day, entry.branch);
-        expired++;
-      }
-      if (left > 0 || day === today) break;
-      this.sweptTo.set(domain, day + 1);
-    }
-    let expiring = 0;
-    const week = now + 7 * 86_400_000;
-    for (let d = today; d <= dayOf(week); d++) {
-      for await (const entry of t.expiry.day(ctx, d)) if (entry.expires > now && entry.expires <= week) expiring++;
-    }
-    if (expired) this.metrics.branchesExpired.inc({ domain }, expired);
-    this.metrics.branchesExpiring.set({ domain }, expiring);
-    return { expired, expiring };
-  }
 }
 
 /** Users one branch is shared with, at most. */
@@ -442,8 +354,3 @@ const RECENT_MS = 1000;
 const changed = (branch: string, over: string, latest: string | null) =>
   new HttpError(412, 'branch-changed', `Branch ${branch} has a newer version than ${over}: read it, and edit that.`, { extensions: { latest_tid: latest } });
 
-function mergeConflict(head: BranchHead, current: number, conflicts: ConflictHunk[]): HttpError {
-  return new HttpError(409, 'merge-conflict', `The branch and revision ${current} of ${head.page} changed the same lines: resolve the conflicts in the branch, then promote it.`, {
-    extensions: { latest_revid: current, conflicts },
-  });
-}
