@@ -4,6 +4,7 @@ import { HttpError } from '../../../errors.js';
 import type { RequestContext, RouteRequest } from '../../../router/types.js';
 import type { Credentials } from '../../../upstream/action-api.js';
 import type { Wiki } from '../../../upstream/wiki.js';
+import { forwardedCredentials } from '../edit/save-routes.js';
 
 /** Who asks: a wiki user's name, or null (anonymous), with what identifies them to the wiki. */
 export interface Caller {
@@ -29,18 +30,10 @@ export class BranchCallers {
 
   constructor(private readonly wiki: (domain: string) => Wiki) {}
 
-  credentialsOf(req: Pick<RouteRequest, 'headers'>, ctx: RequestContext): Credentials {
-    const credentials: Credentials = {};
-    if (req.headers.cookie) credentials.cookie = req.headers.cookie;
-    if (req.headers.authorization && !ctx.admin) credentials.authorization = req.headers.authorization;
-    if (req.headers['x-forwarded-for']) credentials.forwardedFor = req.headers['x-forwarded-for'];
-    if (req.headers['x-csrf-token']) credentials.csrfToken = req.headers['x-csrf-token'];
-    return credentials;
-  }
-
   /** Who the request's credentials belong to. */
   async reader(req: Pick<RouteRequest, 'headers' | 'domain'>, ctx: RequestContext): Promise<Caller> {
-    const credentials = this.credentialsOf(req, ctx);
+    const credentials = forwardedCredentials(req, ctx);
+    if (req.headers['x-csrf-token']) credentials.csrfToken = req.headers['x-csrf-token'];
     return { user: await this.userOf(req.domain, credentials), credentials };
   }
 

@@ -9,6 +9,15 @@ import { saveBody, saveSpecs } from './write-spec.js';
 
 /** Route parameters are text; the normalised title comes from the page module's rules. */
 
+/** What identifies the caller to the wiki, as they sent it: never the service's admin credential. */
+export function forwardedCredentials(req: Pick<RouteRequest, 'headers'>, ctx: RequestContext): Credentials {
+  const credentials: Credentials = {};
+  if (req.headers.cookie) credentials.cookie = req.headers.cookie;
+  if (req.headers.authorization && !ctx.admin) credentials.authorization = req.headers.authorization;
+  if (req.headers['x-forwarded-for']) credentials.forwardedFor = req.headers['x-forwarded-for'];
+  return credentials;
+}
+
 /**
  * The caller's own credentials for the wiki. The service's admin credential is never passed on:
  * it is ours, not the caller's identity on the wiki (the HTTP front removes it from the headers).
@@ -20,10 +29,7 @@ import { saveBody, saveSpecs } from './write-spec.js';
  * anonymous ones) may have the token fetched for them.
  */
 function credentialsOf(req: Pick<RouteRequest, 'headers'>, ctx: RequestContext, bodyToken?: unknown): Credentials {
-  const credentials: Credentials = {};
-  if (req.headers.cookie) credentials.cookie = req.headers.cookie;
-  if (req.headers.authorization && !ctx.admin) credentials.authorization = req.headers.authorization;
-  if (req.headers['x-forwarded-for']) credentials.forwardedFor = req.headers['x-forwarded-for'];
+  const credentials = forwardedCredentials(req, ctx);
   const token = typeof bodyToken === 'string' ? bodyToken : req.headers['x-csrf-token'];
   if (token) credentials.csrfToken = token;
   else if (credentials.cookie && !credentials.authorization) {
