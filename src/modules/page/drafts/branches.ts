@@ -156,9 +156,12 @@ export class Branches {
     const now = new Date(tidTime(tid)).toISOString();
     const t = this.tablesOf(domain);
     const head = { branch, page: title, owner: caller.user, created: now, updated: now, shares: {} };
-    await t.branches.start(ctx, head, tid, content);
     const full: BranchHead = { ...head, state: 'open', latest_tid: tid, merged_rev: null, merged_tid: null, base_revid: baseRevid };
-    await Promise.all([t.lists.record(ctx, full), t.expiry.record(ctx, branch, this.expiresAt(now), listsOf(full))]);
+    // The expiry pointer first: a process dying before the branch is written leaves a pointer the
+    // sweep drops, never a branch no sweep finds (its lists are written after it, and named here).
+    await t.expiry.record(ctx, branch, this.expiresAt(now), listsOf(full));
+    await t.branches.start(ctx, head, tid, content);
+    await t.lists.record(ctx, full);
     const others = (await this.visibleOfPage(ctx, domain, title, caller)).filter((b) => b.branch !== branch);
     return { head: full, version: { tid, ...content }, others };
   }
