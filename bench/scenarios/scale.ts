@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import type { StorageConfig } from '../../src/config.js';
@@ -219,18 +220,17 @@ async function timed(url: string): Promise<number> {
 }
 
 /** A listing walked to its end: the first, a middle and the last page timed. */
-async function walk(base: string, first: string): Promise<{ first: number; middle: number; last: number; pages: number }> {
+async function walk(first: string): Promise<{ first: number; middle: number; last: number; pages: number }> {
   const urls = [first];
   for (;;) {
     const res = await rawGet(urls[urls.length - 1]!);
-    const body = JSON.parse((res.headers['content-encoding'] === 'gzip' ? (await import('node:zlib')).gunzipSync(res.body) : res.body).toString('utf8')) as { next?: string; _links?: { next?: { href: string } } };
-    const next = body.next ?? body._links?.next?.href;
+    const body = JSON.parse((res.headers['content-encoding'] === 'gzip' ? zlib.gunzipSync(res.body) : res.body).toString('utf8')) as { next?: string };
+    const next = body.next;
     if (!next) break;
     const u = new URL(urls[0]!);
     u.searchParams.set('next', next);
     urls.push(u.toString());
   }
-  void base;
   return { first: await timed(urls[0]!), middle: await timed(urls[Math.floor(urls.length / 2)]!), last: await timed(urls[urls.length - 1]!), pages: urls.length };
 }
 
@@ -286,8 +286,8 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
           reads[name] = await load({ url: `${service.base}${list[0]}`, paths: list, headers: { 'accept-encoding': 'gzip' } }, seconds);
         }
         const wikiRequestsDuringReads = (await metric(service.base, /^wiki_requests_total\{[^}]*\} (\d+)/gm)) - wikiBefore;
-        const listing = await walk(service.base, `${service.base}${v1}?limit=1000`);
-        const history = { ...(await walk(service.base, `${service.base}${v1}Scale_long_history/html/?limit=100`)), revisions: longHistory };
+        const listing = await walk(`${service.base}${v1}?limit=1000`);
+        const history = { ...(await walk(`${service.base}${v1}Scale_long_history/html/?limit=100`)), revisions: longHistory };
         const transactionSweepMs = 1000 * (await metric(service.base, /^transactions_sweep_seconds\{[^}]*\} ([\d.e-]+)/gm));
         rows.push({
           backend: backend.name, renders: filler.renders, pages: filler.pages, fillRendersPerSecond, bareInsertsPerSecond,
