@@ -208,6 +208,40 @@ export function branchSuite(name: string, storage: () => StorageConfig): void {
       assert.deepEqual((await get(branches(title))).json.items, []);
     });
 
+    it('serves branches while the wiki is down: anonymous ones and callers it already knows; an unknown session is a 503, never a 500', async () => {
+      const { title, rev } = await page('outage', 'Before the outage.');
+      const anon = await create(title, { wikitext: 'Anonymous, before.', base_revid: rev }, ANON);
+      const mine = await create(title, { wikitext: 'Mine, before.', base_revid: rev });
+      assert.equal((await get(`${branches(title)}${mine.json.branch}`)).status, 200, 'the caller is known');
+      env.proxy.down();
+      try {
+        assert.equal((await get(`${branches(title)}${anon.json.branch}/wikitext`, ANON)).text, 'Anonymous, before.');
+        const during = await update(title, anon.json.branch, anon.headers.etag as string, { wikitext: 'Anonymous, during.' }, ANON);
+        assert.equal(during.status, 200, during.text);
+        assert.equal((await get(`${branches(title)}${mine.json.branch}/wikitext`)).text, 'Mine, before.', 'an identity asked of the wiki a moment ago');
+        const stranger = await get(`${branches(title)}${mine.json.branch}`, { headers: { cookie: 'my_wiki_session=not-known-yet' } });
+        assert.equal(stranger.status, 503, stranger.text);
+        assert.match(String(stranger.headers['content-type']), /problem\+json/);
+      } finally {
+        env.proxy.up = true;
+      }
+    });
+
+    it('refuses a base revision the wiki does not have, and answers a version edited with data-mw apart in 2.x on request', async () => {
+      const { title, rev } = await page('bases', 'Bases.');
+      const unknown = await create(title, { wikitext: 'x', base_revid: 987654321 });
+      assert.equal(unknown.status, 404, unknown.text);
+      const read = await request(`${v1}/page/${encodeURIComponent(title)}/html`);
+      const dataMw = await request(`${v1}/page/${encodeURIComponent(title)}/data-mw`);
+      const tid = /"\d+\/([0-9a-f-]+)"/.exec(String(read.headers.etag))![1]!;
+      const made = await create(title, { html: read.text.replace('Bases.', 'Bases, drafted.'), 'data-mw': dataMw.json, tid, base_revid: rev });
+      assert.equal(made.status, 201, made.text);
+      assert.equal((await get(`${branches(title)}${made.json.branch}/wikitext`)).text, 'Bases, drafted.');
+      const two = await request(`${branches(title)}${made.json.branch}/html`, { headers: { ...bot.headers, accept: HTML_2_ACCEPT } });
+      assert.match(String(two.headers['content-type']), /Specs\/HTML\/2\./);
+      assert.match(two.text, /Bases, drafted\./);
+    });
+
     it('moves open branches with their page; the old URLs redirect; a promote saves to the new title', async () => {
       const { title, rev } = await page('moving', 'Before the move.');
       const made = await create(title, { wikitext: 'Drafted before the move.', base_revid: rev });
