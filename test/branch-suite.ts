@@ -224,6 +224,8 @@ export function branchSuite(name: string, storage: () => StorageConfig): void {
         assert.match(String(stranger.headers['content-type']), /problem\+json/);
       } finally {
         env.proxy.up = true;
+        // The tests after this one need the wiki: wait until the service's probe finds it again.
+        await waitFor('the wiki reachable again', 30_000, async () => ((await request(`${env.s.base}/_health`)).json?.wikis?.['wiki.test']?.circuit === 'closed' ? true : undefined));
       }
     });
 
