@@ -32,6 +32,9 @@ type CassandraOptions = Omit<CassandraStorageConfig, 'backend'>;
  * secondary indexes as tables of their own (written after the primary row, removed before it, and
  * checked against it on read).
  */
+/** Tries at claiming a new table's definition when a claim's outcome is lost. */
+const CREATE_ATTEMPTS = 4;
+
 export class CassandraTableStorage implements TableStorage {
   readonly backend = 'cassandra';
   readonly expiresNatively = true;
@@ -111,7 +114,7 @@ export class CassandraTableStorage implements TableStorage {
     return this.tables.retryStale(operation, isStaleSchema);
   }
 
-  async createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
+  async createTable(domain: string, name: string, rawSchema: unknown, attempt = 0): Promise<'created' | 'updated' | 'unchanged'> {
     const schema = normalizeSchema(rawSchema, name, domain);
     const next = this.describeTable(domain, name, schema);
     const text = JSON.stringify(schema);
@@ -120,9 +123,18 @@ export class CassandraTableStorage implements TableStorage {
     if (stored === undefined) {
       await this.ensureKeyspace(next.cql.keyspace);
       for (const statement of createTableCql(next.info, next.cql)) await this.session.ddl(statement);
-      const claim = await this.session.runWrites([{ query: `INSERT INTO ${this.meta} (domain, name, definition) VALUES (?, ?, ?) IF NOT EXISTS`, params: [domain, name, text] }]);
+      let claim: Awaited<ReturnType<CqlSession['runWrites']>>;
+      try {
+        claim = await this.session.runWrites([{ query: `INSERT INTO ${this.meta} (domain, name, definition) VALUES (?, ?, ?) IF NOT EXISTS`, params: [domain, name, text] }]);
+      } catch (e) {
+        // Processes creating tables at once contend in Paxos, and a claim may time out with its
+        // outcome unknown. Creating is idempotent: look again at what is stored, a few times.
+        if (!(e instanceof StorageError && e.code === 'write-outcome-unknown') || attempt >= CREATE_ATTEMPTS - 1) throw e;
+        await new Promise((r) => setTimeout(r, 250 * (attempt + 1)));
+        return this.createTable(domain, name, rawSchema, attempt + 1);
+      }
       // Another process created it meanwhile: treat this one as a re-PUT of its schema.
-      if (!claim.wasApplied()) return this.createTable(domain, name, rawSchema);
+      if (!claim.wasApplied()) return this.createTable(domain, name, rawSchema, attempt);
       await this.bumpEpoch();
       outcome = 'created';
     } else {
