@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { freshDomain, parsoidRequests, processConfig, request, sleep, startProcess, tempDir } from '../helpers.js';
+import { freshDomain, parsoidRequests, processConfig, request, sleep, startProcess, startServer, tempDir, type TestServer } from '../helpers.js';
 import { WIKI_URL } from '../wiki.js';
 
 describe('a cold miss of a page\'s latest content (rendering starts while its metadata is written)', () => {
@@ -38,5 +40,97 @@ describe('a cold miss of a page\'s latest content (rendering starts while its me
       assert.equal(again.headers.etag, answers[0]!.headers.etag);
       assert.equal(await parsoidRequests(base, domain), before + 1, 'served from storage afterwards');
     }
+  });
+});
+
+/**
+ * The real wiki behind a proxy that holds the Action API's answer about a revision until Parsoid
+ * is asked to render that revision (or a few seconds have passed): a service asking the two one
+ * after the other is seen waiting out the hold.
+ */
+async function holdingProxy(): Promise<{ url: string; renderedWhileAsked: Set<number>; pagebundles: () => number; close: () => Promise<void> }> {
+  const renderedWhileAsked = new Set<number>();
+  const rendering = new Map<number, () => void>();
+  const asked = new Set<number>();
+  let pagebundles = 0;
+  const server = http.createServer(async (req, res) => {
+    const url = req.url ?? '';
+    const bundle = /\/v3\/page\/pagebundle\/[^/]+\/(\d+)/.exec(url);
+    if (bundle) {
+      pagebundles++;
+      const rev = Number(bundle[1]);
+      if (asked.has(rev)) renderedWhileAsked.add(rev);
+      rendering.get(rev)?.();
+    }
+    const revids = /[?&]revids=(\d+)/.exec(url);
+    if (revids) {
+      const rev = Number(revids[1]);
+      asked.add(rev);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 3000);
+        rendering.set(rev, () => (clearTimeout(timer), resolve()));
+      });
+    }
+    const upstream = await fetch(`${WIKI_URL}${url}`, { headers: { accept: String(req.headers.accept ?? '*/*') }, redirect: 'manual' });
+    const body = Buffer.from(await upstream.arrayBuffer());
+    if (revids) asked.delete(Number(revids[1]));
+    res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' }).end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    renderedWhileAsked,
+    pagebundles: () => pagebundles,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+/** The latest revision id of a page, asked of the wiki directly. */
+async function latestRevid(title: string): Promise<number> {
+  const answer = (await (await fetch(`${WIKI_URL}/api.php?action=query&prop=revisions&rvprop=ids&titles=${encodeURIComponent(title)}&format=json&formatversion=2`)).json()) as { query: { pages: { revisions: { revid: number }[] }[] } };
+  return answer.query.pages[0]!.revisions[0]!.revid;
+}
+
+describe('a cold miss of a revision by id (its render is asked for beside its metadata)', () => {
+  let proxy: Awaited<ReturnType<typeof holdingProxy>>;
+  let s: TestServer;
+  let v1: string;
+  before(async () => {
+    proxy = await holdingProxy();
+    s = await startServer({}, { action_api: `${proxy.url}/api.php`, rest_api: `${proxy.url}/rest.php`, parsoid: 'v3' });
+    v1 = `${s.base}/${s.domain}/v1`;
+  });
+  after(async () => {
+    await s?.close();
+    await proxy?.close();
+  });
+
+  it('asks Parsoid while the Action API question is open, once for many readers, and stores the render', async () => {
+    const rev = await latestRevid('Bodmin');
+    const answers = await Promise.all(Array.from({ length: 5 }, () => request(`${v1}/page/Bodmin/html/${rev}`)));
+    for (const a of answers) assert.equal(a.status, 200, a.text.slice(0, 300));
+    assert.equal(new Set(answers.map((a) => a.headers.etag)).size, 1);
+    assert.match(String(answers[0]!.headers.etag), new RegExp(`^"${rev}/`));
+    assert.ok(proxy.renderedWhileAsked.has(rev), 'Parsoid was asked before the Action API answered');
+    assert.equal(await parsoidRequests(s.base, s.domain), 1, 'one render for five readers');
+    const again = await request(`${v1}/page/Bodmin/data-parsoid/${rev}`);
+    assert.equal(again.status, 200);
+    assert.equal(await parsoidRequests(s.base, s.domain), 1, 'served from storage afterwards');
+  });
+
+  it('a revision named under another page\'s title redirects, and is not rendered early again under a third', async () => {
+    const rev = await latestRevid('Antique (band)');
+    const wrong = await request(`${v1}/page/Bodmin/html/${rev}`);
+    assert.equal(wrong.status, 302, wrong.text.slice(0, 200));
+    assert.match(String(wrong.headers.location), /Antique_\(band\)\/html\//);
+    // The early answer waits unclaimed for its render, then is dropped and its revision remembered.
+    await sleep(5_500);
+    const bundlesBefore = proxy.pagebundles();
+    const third = await request(`${v1}/page/Toronto/html/${rev}`);
+    assert.equal(third.status, 302);
+    assert.equal(proxy.pagebundles(), bundlesBefore, 'no second early render of a revision whose first went unclaimed');
+    const right = await request(`${v1}/page/${encodeURIComponent('Antique_(band)')}/html/${rev}`);
+    assert.equal(right.status, 200, right.text.slice(0, 200));
+    assert.match(String(right.headers.etag), new RegExp(`^"${rev}/`));
   });
 });

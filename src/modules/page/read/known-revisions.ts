@@ -42,6 +42,8 @@ export class KnownRevisions {
   /** Per domain: until when revision re-checks are skipped because the wiki was found down. */
   private readonly recheckPausedUntil = new Map<string, number>();
   onNamedLatest?: NamedLatestListener;
+  /** Told when the wiki is asked about a revision not stored here that the caller renders next. */
+  onAskingRevision?: (domain: string, title: string, revid: number) => void;
 
   /**
    * `caches` hold what is kept in memory; among them the wiki's recent "no such page / revision"
@@ -257,12 +259,17 @@ export class KnownRevisions {
     }
   }
 
-  /** One revision of the page, from storage or, on a miss (or when forced), from the wiki. */
-  async revision(ctx: RequestContext, domain: string, title: string, revid: number, force: boolean): Promise<RevisionRow> {
+  /**
+   * One revision of the page, from storage or, on a miss (or when forced), from the wiki.
+   * `prerender`: the caller renders it next, so on a miss its render is asked for at once, beside
+   * its metadata.
+   */
+  async revision(ctx: RequestContext, domain: string, title: string, revid: number, force: boolean, prerender = false): Promise<RevisionRow> {
     const revs = this.table(domain);
     const row = await revs.get(ctx, title, revid);
     if (row && !force) return this.checkedWithWiki(ctx, domain, row);
-    const fetched = await this.fetchRevision(domain, revid, force);
+    const beside = prerender && !force && !row ? () => this.onAskingRevision?.(domain, title, revid) : undefined;
+    const fetched = await this.fetchRevision(domain, revid, force, beside);
     const owner = await this.wiki(domain).normalize(fetched.title);
     if (owner !== title) {
       await revs.saveFromApi(ctx, owner, fetched, fetched.revisions!);
@@ -274,10 +281,14 @@ export class KnownRevisions {
     return (await revs.get(ctx, title, revid))!;
   }
 
-  /** The wiki's page of a revision id (wherever the page is now); coalesced, and misses remembered. */
-  private fetchRevision(domain: string, revid: number, force: boolean): Promise<ApiPage> {
+  /**
+   * The wiki's page of a revision id (wherever the page is now); coalesced, and misses remembered.
+   * `beside` runs when the wiki is asked (not when it said "no such revision" moments ago).
+   */
+  private fetchRevision(domain: string, revid: number, force: boolean, beside?: () => void): Promise<ApiPage> {
     return this.flights.run(`rev\u0000${domain}\u0000${revid}\u0000${force}`, () =>
       this.caches.unlessMissing(missingRevision(domain, revid), force, async () => {
+        beside?.();
         const page = await this.wiki(domain).api.revision(revid);
         if (!page || page.missing || !page.revisions?.length) throw notFound(`The wiki has no revision ${revid}.`, 'revision-not-found');
         return page;

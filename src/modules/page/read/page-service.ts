@@ -14,8 +14,8 @@ import { Renderer } from './renderer.js';
 /**
  * Page content on top of storage, in its parts: the revisions known and kept in step with the
  * wiki, their renders (made once on a miss), listings of what is stored, and what is read most.
- * The renderer starts a revision's render as soon as the wiki names it latest (it listens to the
- * revisions; they do not call it).
+ * The renderer starts a revision's render as soon as the wiki names it latest, or as the wiki is
+ * asked about a revision a reader wants rendered (it listens to the revisions; they do not call it).
  */
 export class PageService {
   readonly renders: RenderStore;
@@ -38,6 +38,7 @@ export class PageService {
     this.revisions = new KnownRevisions(wikis, caches, flights, this.renders, freshness, log, purger);
     this.renderer = new Renderer(wikis, this.revisions, this.renders, flights, log, purger);
     this.revisions.onNamedLatest = (ctx, domain, row) => this.renderer.startEarly(ctx, domain, row);
+    this.revisions.onAskingRevision = (domain, title, revid) => this.renderer.fetchEarly(domain, title, revid);
     this.listings = new PageListings((domain) => this.revisions.table(domain), this.renders);
   }
 

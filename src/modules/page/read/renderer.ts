@@ -17,6 +17,7 @@ import type { RevisionRow } from '../model/revision.js';
 import { RenderLeases } from '../tables/render-leases.js';
 import type { RenderStore } from '../tables/render-store.js';
 import { fromCore, redirectTarget, UNAVAILABLE } from './core-render.js';
+import { EarlyFetches } from './early-fetches.js';
 import type { KnownRevisions } from './known-revisions.js';
 import type { SingleFlight } from '../model/single-flight.js';
 
@@ -42,6 +43,7 @@ export class Renderer {
   /** Renders being stored after their clients were answered, by render key; shutdown waits for them. */
   private readonly storing = new Map<string, Promise<void>>();
   private readonly leaseTables = new BoundedMap<string, RenderLeases>(1024);
+  private readonly early = new EarlyFetches<{ bundle: PageBundle; wikitext: Part }>();
 
   constructor(
     private readonly wikis: Map<string, Wiki>,
@@ -194,18 +196,35 @@ export class Renderer {
   }
 
 
-  private async renderNow(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<{ render: Render; stored: Promise<void> }> {
+  /** What Parsoid makes of a revision: its page bundle and wikitext, asked for at once. */
+  private fetchParts(domain: string, title: string, rev: number): Promise<{ bundle: PageBundle; wikitext: Part }> {
     const wiki = this.wiki(domain);
+    return wiki.withMode(async (mode) => {
+      if (mode === 'v3') {
+        const [bundle, wikitext] = await Promise.all([wiki.parsoid.pagebundle(title, rev), wiki.parsoid.wikitext(title, rev)]);
+        return { bundle, wikitext };
+      }
+      return fromCore(await wiki.parsoid.core(rev));
+    });
+  }
+
+  /**
+   * Starts asking Parsoid for a revision the caller renders next while its metadata is asked of
+   * the wiki (a cold miss by revision id): the render claims the answer if the revision turns out
+   * to be this page's and visible.
+   */
+  fetchEarly(domain: string, title: string, rev: number): void {
+    this.early.start(domain, title, rev, () => this.fetchParts(domain, title, rev));
+  }
+
+  private async renderNow(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<{ render: Render; stored: Promise<void> }> {
     let bundle: PageBundle;
     let wikitext: Part;
     try {
-      ({ bundle, wikitext } = await wiki.withMode(async (mode) => {
-        if (mode === 'v3') {
-          const [b, w] = await Promise.all([wiki.parsoid.pagebundle(row.title, row.rev), wiki.parsoid.wikitext(row.title, row.rev)]);
-          return { bundle: b, wikitext: w };
-        }
-        return fromCore(await wiki.parsoid.core(row.rev));
-      }));
+      // Asked for beside the revision's metadata when the caller was about to render it; a forced
+      // render asks anew.
+      const early = force ? undefined : this.early.claim(domain, row.title, row.rev);
+      ({ bundle, wikitext } = await (early ?? this.fetchParts(domain, row.title, row.rev)));
     } catch (e) {
       if (e instanceof HttpError && e.problemType === 'urn:problem:revision-hidden') {
         // Hidden or deleted since it was stored: learn which, and remember it.

@@ -244,7 +244,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
           const options = displayOptions(req.query);
           const revision = req.params.revision!;
           if (REVID.test(revision)) {
-            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), forced(req, ctx));
+            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), forced(req, ctx), true);
             return displayAnswer(req, ctx, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), 'revision', options);
           }
           return displayAnswer(req, ctx, await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase()), 'render', options);
@@ -277,7 +277,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
           const prop = asProp(req.params.prop!);
           const revision = req.params.revision!;
           if (REVID.test(revision)) {
-            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), forced(req, ctx));
+            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), forced(req, ctx), true);
             return content(req, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), prop, 'revision');
           }
           const render = await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase());
