@@ -1,20 +1,15 @@
-import { compare, load, median, quartiles, rssMb, type Comparison } from '../harness.js';
+import { compare, load, rssMb, type Comparison } from '../harness.js';
 import { DOMAIN, startService } from '../service.js';
 import { sideBySide } from '../side-by-side.js';
+import { coldMisses, type ColdMissRow } from './cold-miss.js';
 import { displayCompute, type DisplayComputeReport } from './display.js';
 
 const CANDIDATES = ['Arts_Club_of_Chicago', 'Allen_R._Morris', 'Bodmin', 'Raith_rovers', '2008_British_motorcycle_Grand_Prix', 'Antique_(band)'];
-/**
- * Pages missed cold for the median. Parsoid renders each request anew, and its time for one page
- * varies by a tenth or more from one request to the next (several ms on a 70 ms page), so each
- * difference is noisy: 20 left the median swinging by several ms between runs of the same code.
- */
-const COLD_MISSES = 40;
 
 export interface PageReport {
   comparisons: Comparison[];
   article: { title: string; htmlBytes: number };
-  coldMiss: { serviceMs: number; directUpstreamMs: number; overheadMs: number; samples: number; quartilesMs: [number, number] };
+  coldMiss: ColdMissRow[];
   coalescing: { concurrent: number; parsoidRequests: number };
   /** Computing the display HTML of the article from its stored render. */
   display: DisplayComputeReport;
@@ -74,34 +69,7 @@ export async function pageScenarios(wikiUrl: string, opts: { seconds: number; ro
     const restReq = { url: `${service.base}/${DOMAIN}/rest_v1/page/html/${encodeURIComponent(title).replace(/%3A/g, ':')}`, headers: gzip };
     comparisons.push(await compare('rest_v1 page/html (2.x) vs /v1/ page html', opts.rounds, () => load(restReq, opts.seconds), '/v1/', () => load(serviceReq, opts.seconds), { minRatio: 0.9 }));
 
-    // Cold misses: the service's time over the upstream chain it waits for (page info, then Parsoid),
-    // a median of COLD_MISSES pages, alternating which of the two asks first.
-    const diffs: number[] = [];
-    const serviceTimes: number[] = [];
-    const directTimes: number[] = [];
-    const listing = (await (await fetch(`${wikiUrl}/api.php?action=query&list=allpages&apnamespace=0&apfilterredir=nonredirects&apfrom=L&aplimit=${COLD_MISSES}&format=json&formatversion=2`)).json()) as any;
-    const coldPages = (listing.query.allpages as { title: string }[]).map((p) => p.title.replace(/ /g, '_'));
-    const directChain = async (page: string) => {
-      const t0 = performance.now();
-      const info = (await (await fetch(`${wikiUrl}/api.php?action=query&prop=revisions|info&titles=${encodeURIComponent(page)}&rvprop=ids|timestamp|user|userid|size|sha1|comment|flags|contentmodel&rvslots=main&format=json&formatversion=2`)).json()) as any;
-      const revid = info.query.pages[0].revisions[0].revid;
-      await Promise.all([
-        fetch(`${wikiUrl}/rest.php/127.0.0.1/v3/page/pagebundle/${encodeURIComponent(page)}/${revid}`, { headers: { accept: 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/pagebundle/999.0.0"' } }).then((r) => r.arrayBuffer()),
-        fetch(`${wikiUrl}/rest.php/127.0.0.1/v3/page/wikitext/${encodeURIComponent(page)}/${revid}`).then((r) => r.arrayBuffer()),
-      ]);
-      return performance.now() - t0;
-    };
-    for (const [i, page] of coldPages.entries()) {
-      // Alternate which goes first: the wiki's own caches (templates, Lua) favour the second caller.
-      const directFirst = i % 2 === 0;
-      const before = directFirst ? await directChain(page) : 0;
-      const miss = await timed(`${v1}/page/${encodeURIComponent(page)}/html`);
-      const direct = directFirst ? before : await directChain(page);
-      if (miss.status !== 200) continue;
-      serviceTimes.push(miss.ms);
-      directTimes.push(direct);
-      diffs.push(miss.ms - direct);
-    }
+    const coldMiss = await coldMisses(service.base, wikiUrl);
 
     // Coalescing: 100 concurrent misses of one render.
     const before = await parsoidCount(service.base);
@@ -113,7 +81,7 @@ export async function pageScenarios(wikiUrl: string, opts: { seconds: number; ro
     return {
       comparisons,
       article: { title, htmlBytes: bytes },
-      coldMiss: { serviceMs: median(serviceTimes), directUpstreamMs: median(directTimes), overheadMs: median(diffs), samples: diffs.length, quartilesMs: quartiles(diffs) },
+      coldMiss,
       coalescing: { concurrent: 100, parsoidRequests },
       display,
       rss: { idleMb, underLoadPeakMb: rssMb(service.child.pid!).peak },
