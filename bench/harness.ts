@@ -41,7 +41,8 @@ export function quartiles(xs: number[]): [number, number] {
   return [s[Math.floor((s.length - 1) / 4)] ?? NaN, s[Math.ceil((3 * (s.length - 1)) / 4)] ?? NaN];
 }
 
-function medianSample(samples: Sample[]): Sample {
+/** Each figure the median of the samples' (taken on its own). */
+export function medianSample(samples: Sample[]): Sample {
   const pick = (f: (s: Sample) => number | undefined) => {
     const xs = samples.map(f).filter((x): x is number => x !== undefined);
     return xs.length ? median(xs) : undefined;

@@ -13,6 +13,7 @@ import { scaleScenario, type ScaleRow } from './scenarios/scale.js';
 import { sweepScenario, type SweepRow } from './scenarios/transaction-sweep.js';
 import { workerScenarios, type WorkersReport } from './scenarios/workers.js';
 
+const outDir = 'bench-results';
 const sweepSizes = process.argv.find((a) => a.startsWith('--sweep='));
 if (sweepSizes) {
   // The transaction sweep as the store grows: `--sweep=1000,100000,1000000`, on each backend set up.
@@ -20,10 +21,14 @@ if (sweepSizes) {
   process.exit(0);
 }
 
-const scaleSizes = process.argv.find((a) => a.startsWith('--scale='));
-if (scaleSizes) {
-  // The store grown to each size in turn, on SQLite and PostgreSQL: `--scale=10000,100000`.
-  await runScale(scaleSizes.slice('--scale='.length).split(',').map(Number));
+const sizesOf = (flag: string) => process.argv.find((a) => a.startsWith(`${flag}=`))?.slice(flag.length + 1).split(',').map(Number);
+const scaleSizes = sizesOf('--scale');
+const cassandraScaleSizes = sizesOf('--scale-cassandra');
+if (scaleSizes || cassandraScaleSizes) {
+  // The store grown to each size in turn, on SQLite and PostgreSQL (`--scale=10000,100000`) and on
+  // Cassandra (`--scale-cassandra=10000,100000`, on every node named in WIKISTORE_BENCH_CASSANDRA,
+  // comma-separated: scripts/cassandra.sh start 3 makes three).
+  await runScale(scaleSizes ?? [], cassandraScaleSizes ?? []);
   process.exit(0);
 }
 
@@ -169,7 +174,6 @@ for (const c of comparisons.filter((c) => c.met === false)) {
   console.log(`MISSED: ${c.scenario}: ratio ${c.ratio.toFixed(2)}, p99 ${fmt(c.service.p99Ms, 1)} ms vs ${fmt(c.baseline.p99Ms, 1)} ms (target ${describeTarget(c.target!)})`);
 }
 
-const outDir = 'bench-results';
 fs.mkdirSync(outDir, { recursive: true });
 const file = path.join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, comparisons, startupMs: http.startupMs, rss: http.rss, page, save, follower, backfill, workers }, null, 2));
@@ -205,14 +209,25 @@ async function runSweep(sizes: number[]): Promise<void> {
 }
 
 /** `--scale`: what must stay flat as the store grows, each size against the smallest. */
-async function runScale(sizes: number[]): Promise<void> {
+async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void> {
   const wiki = process.env.WIKISTORE_BENCH_WIKI_URL;
   if (!wiki) throw new Error('--scale needs the wiki (WIKISTORE_BENCH_WIKI_URL) for real renders');
   const rows: ScaleRow[] = [];
-  rows.push(...(await scaleScenario({ name: 'sqlite' }, sizes, wiki, 2)));
   const pg = process.env.WIKISTORE_BENCH_PG_URL;
-  if (pg) rows.push(...(await scaleScenario({ name: 'postgres', pgUrl: pg }, sizes, wiki, 2)));
+  const cassandraHosts = process.env.WIKISTORE_BENCH_CASSANDRA?.split(',');
+  if (sizes.length) {
+    rows.push(...(await scaleScenario({ name: 'sqlite' }, sizes, wiki, 2)));
+    if (pg) rows.push(...(await scaleScenario({ name: 'postgres', pgUrl: pg }, sizes, wiki, 2)));
+  }
+  if (cassandraSizes.length) {
+    if (!cassandraHosts) throw new Error('--scale-cassandra needs WIKISTORE_BENCH_CASSANDRA');
+    rows.push(...(await scaleScenario({ name: 'cassandra', cassandraHosts }, cassandraSizes, wiki, 2)));
+  }
+  fs.mkdirSync(outDir, { recursive: true });
+  const file = path.join(outDir, `scale-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), machine: machine(), rows }, null, 2));
   const f = (n: number, d = 0) => n.toFixed(d);
+  console.log(`\nresults: ${file}`);
   console.log('\nThe store grown (renders of real corpus pages, 1-20 revisions a page, 2% of pages deleted); ratios against the smallest size:');
   for (const backend of [...new Set(rows.map((r) => r.backend))]) {
     const mine = rows.filter((r) => r.backend === backend);
@@ -231,4 +246,9 @@ async function runScale(sizes: number[]): Promise<void> {
       console.log(`    TTL sweep ${f(r.ttlSweepMs, 1)} ms, transaction sweep ${f(r.transactionSweepMs, 1)} ms; wiki requests during the reads: ${r.wikiRequestsDuringReads}`);
     }
   }
+}
+
+/** The machine a result was measured on, written beside it. */
+function machine(): Record<string, unknown> {
+  return { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memoryGb: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.type()} ${os.release()}` };
 }

@@ -30,8 +30,8 @@ async function started(child: ChildProcess, pattern: RegExp): Promise<Running> {
 
 /** The service itself, as `npm start` runs it, pinned to core 0, with its own data dir. */
 export async function startService(
-  /** SQLite in the service's own dir, SQLite at a path, or PostgreSQL. */
-  storage: 'sqlite' | { path: string } | { url: string },
+  /** SQLite in the service's own dir, SQLite at a path, PostgreSQL, or Cassandra (its storage section as YAML). */
+  storage: 'sqlite' | { path: string } | { url: string } | { yaml: string },
   wikiUrl = 'http://127.0.0.1:1',
   env: Record<string, string> = {},
   extraYaml = '',
@@ -41,7 +41,10 @@ export async function startService(
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-bench-'));
   const config = path.join(dir, 'config.yaml');
   const sqlitePath = storage === 'sqlite' ? path.join(dir, 'db.sqlite3') : 'path' in storage ? storage.path : undefined;
-  const storageYaml = sqlitePath !== undefined ? `  backend: sqlite\n  path: ${JSON.stringify(sqlitePath)}` : `  backend: postgres\n  url: ${JSON.stringify((storage as { url: string }).url)}`;
+  const storageYaml =
+    sqlitePath !== undefined ? `  backend: sqlite\n  path: ${JSON.stringify(sqlitePath)}`
+    : typeof storage === 'object' && 'yaml' in storage ? storage.yaml
+    : `  backend: postgres\n  url: ${JSON.stringify((storage as { url: string }).url)}`;
   fs.writeFileSync(
     config,
     `storage:\n${storageYaml}\nwikis:\n  ${DOMAIN}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\nadmin_token: ${ADMIN_TOKEN}\nlog_level: warn\n${extraYaml.includes('follow_changes') ? '' : 'follow_changes: false\n'}${extraYaml}`,

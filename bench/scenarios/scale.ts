@@ -1,22 +1,59 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import Database from 'better-sqlite3';
+import cassandra from 'cassandra-driver';
 import postgres from 'postgres';
 import type { StorageConfig } from '../../src/config.js';
 import { openStorage } from '../../src/storage/index.js';
 import type { TableStorage } from '../../src/storage/table-storage.js';
 import { newTid } from '../../src/tid.js';
-import { load, median, rssMb, type Sample } from '../harness.js';
+import { load, median, medianSample, rssMb, type Sample } from '../harness.js';
 import { DOMAIN, startService } from '../service.js';
 
 /** One backend the store is grown on. */
 export interface ScaleBackend {
-  name: 'sqlite' | 'postgres';
+  name: 'sqlite' | 'postgres' | 'cassandra';
   /** PostgreSQL's URL (a database of its own); SQLite gets a file in a fresh directory. */
   pgUrl?: string;
+  /** Cassandra's nodes (every one of them: their data directories are measured on this machine). */
+  cassandraHosts?: string[];
+}
+
+/** Keyspaces of the scale run on Cassandra (dropped before it starts). */
+const CASSANDRA_PREFIX = 'scale';
+/** Where `scripts/cassandra.sh` keeps its nodes' data. */
+const CASSANDRA_ROOT = process.env.CASSANDRA_ROOT ?? path.resolve('.cassandra');
+
+function cassandraStorage(hosts: string[]): StorageConfig {
+  return {
+    backend: 'cassandra', contact_points: hosts, local_data_center: 'datacenter1', keyspace_prefix: CASSANDRA_PREFIX,
+    replication: { datacenter1: Math.min(3, hosts.length) }, consistency: { read: 'local_quorum', write: 'local_quorum', serial: 'serial' },
+  };
+}
+
+const cassandraYaml = (hosts: string[]) =>
+  `  backend: cassandra\n  contact_points: ${JSON.stringify(hosts)}\n  local_data_center: datacenter1\n  keyspace_prefix: ${CASSANDRA_PREFIX}\n  replication: { datacenter1: ${Math.min(3, hosts.length)} }`;
+
+async function withCassandra<T>(hosts: string[], work: (client: cassandra.Client) => Promise<T>): Promise<T> {
+  const client = new cassandra.Client({ contactPoints: hosts, localDataCenter: 'datacenter1' });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.shutdown();
+  }
+}
+
+/** A fresh start: the keyspaces an earlier scale run left are dropped. */
+async function dropScaleKeyspaces(hosts: string[]): Promise<void> {
+  await withCassandra(hosts, async (client) => {
+    const { rows } = await client.execute('SELECT keyspace_name FROM system_schema.keyspaces');
+    for (const { keyspace_name: name } of rows) if (String(name).startsWith(`${CASSANDRA_PREFIX}_`)) await client.execute(`DROP KEYSPACE IF EXISTS "${name}"`);
+  });
 }
 
 /** What was measured at one size. */
@@ -50,6 +87,8 @@ interface Parts {
 /** The long history read page by page: this many revisions (a quarter of the smallest store at most), each with its render. */
 const LONG_HISTORY = 5000;
 const READ_KEYS = 1000;
+const READ_ROUNDS = 3;
+
 
 const rawGet = (url: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> =>
   new Promise((resolve, reject) => {
@@ -171,6 +210,24 @@ async function bareInsertRate(backend: ScaleBackend, dir: string, parts: Parts[]
     db.close();
     return rate;
   }
+  if (backend.name === 'cassandra') {
+    const hosts = backend.cassandraHosts!;
+    return withCassandra(hosts, async (client) => {
+      const ks = `${CASSANDRA_PREFIX}_bare`;
+      await client.execute(`CREATE KEYSPACE IF NOT EXISTS ${ks} WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': ${Math.min(3, hosts.length)}}`);
+      await client.execute(`CREATE TABLE IF NOT EXISTS ${ks}.r (title text, rev bigint, tid timeuuid, html blob, dp blob, dm blob, wt blob, PRIMARY KEY (title, rev, tid))`);
+      const insert = `INSERT INTO ${ks}.r (title, rev, tid, html, dp, dm, wt) VALUES (?, ?, ?, ?, ?, ?, ?)`;
+      const options = { prepare: true, consistency: cassandra.types.consistencies.localQuorum };
+      let next = 0;
+      const start = performance.now();
+      await Promise.all(Array.from({ length: 16 }, async () => {
+        for (let i = next++; i < n; i = next++) await client.execute(insert, [...row(i)], options);
+      }));
+      const rate = n / ((performance.now() - start) / 1000);
+      await client.execute(`DROP KEYSPACE ${ks}`);
+      return rate;
+    });
+  }
   const sql = postgres(backend.pgUrl!, { max: 16, onnotice: () => undefined });
   try {
     await sql`DROP TABLE IF EXISTS bare_scale`;
@@ -191,7 +248,29 @@ async function bareInsertRate(backend: ScaleBackend, dir: string, parts: Parts[]
   }
 }
 
+/** Bytes of every file under `dir`. */
+function treeBytes(dir: string): number {
+  let total = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    total += entry.isDirectory() ? treeBytes(full) : fs.statSync(full).size;
+  }
+  return total;
+}
+
 async function bytesOnDisk(backend: ScaleBackend, sqlitePath: string): Promise<number> {
+  if (backend.name === 'cassandra') {
+    // What the nodes hold once their memtables are flushed, per copy of the data (each row is
+    // kept on as many nodes as the replication factor).
+    const hosts = backend.cassandraHosts!;
+    let total = 0;
+    for (let n = 1; n <= hosts.length; n++) {
+      execFileSync('bash', ['scripts/cassandra.sh', 'nodetool', String(n), 'flush'], { stdio: 'ignore' });
+      const data = path.join(CASSANDRA_ROOT, `node${n}`, 'data');
+      for (const ks of fs.readdirSync(data)) if (ks.startsWith(`${CASSANDRA_PREFIX}_`)) total += treeBytes(path.join(data, ks));
+    }
+    return total / Math.min(3, hosts.length);
+  }
   if (backend.name === 'sqlite') {
     // The database and what its write-ahead log holds that is not in it yet.
     const size = (file: string) => (fs.existsSync(file) ? fs.statSync(file).size : 0);
@@ -245,8 +324,13 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
   const parts = await corpusRenders(wikiUrl);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-scale-'));
   const sqlitePath = path.join(dir, 'scale.sqlite3');
-  const where = backend.name === 'sqlite' ? { path: sqlitePath } : { url: backend.pgUrl! };
-  const config: StorageConfig = backend.name === 'sqlite' ? { backend: 'sqlite', path: sqlitePath } : { backend: 'postgres', url: backend.pgUrl!, pool_size: 16 };
+  const hosts = backend.cassandraHosts ?? [];
+  const where = backend.name === 'sqlite' ? { path: sqlitePath } : backend.name === 'cassandra' ? { yaml: cassandraYaml(hosts) } : { url: backend.pgUrl! };
+  const config: StorageConfig =
+    backend.name === 'sqlite' ? { backend: 'sqlite', path: sqlitePath }
+    : backend.name === 'cassandra' ? cassandraStorage(hosts)
+    : { backend: 'postgres', url: backend.pgUrl!, pool_size: 16 };
+  if (backend.name === 'cassandra') await dropScaleKeyspaces(hosts);
   const yaml = 'latest_check_interval: 86400\nrevision_recheck_interval: 86400\ntransaction_sweep_interval: 1\n';
   // The service makes its tables once; the store is then filled beside it.
   const first = await startService(where, wikiUrl, {}, yaml);
@@ -283,7 +367,10 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
         const wikiBefore = await metric(service.base, /^wiki_requests_total\{[^}]*\} (\d+)/gm);
         const reads: Record<string, Sample> = {};
         for (const [name, list] of Object.entries(paths)) {
-          reads[name] = await load({ url: `${service.base}${list[0]}`, paths: list, headers: { 'accept-encoding': 'gzip' } }, seconds);
+          // Rounds, each over every key: one run's tail is one hiccup of a shared machine.
+          const rounds: Sample[] = [];
+          for (let r = 0; r < READ_ROUNDS; r++) rounds.push(await load({ url: `${service.base}${list[0]}`, paths: list, headers: { 'accept-encoding': 'gzip' } }, seconds));
+          reads[name] = medianSample(rounds);
         }
         const wikiRequestsDuringReads = (await metric(service.base, /^wiki_requests_total\{[^}]*\} (\d+)/gm)) - wikiBefore;
         const listing = await walk(`${service.base}${v1}?limit=1000`);
