@@ -145,10 +145,12 @@ const LOAD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'load.js');
  * told, opened and warmed for a second before measuring), pinned to core 1 when possible.
  */
 export function load(r: LoadRequest, seconds: number, connections = 50, pinned = true): Promise<Sample> {
+  // The spec goes in on stdin: thousands of paths are more than a command line holds.
   const spec = JSON.stringify({ ...r, connections, seconds, warmupSeconds: 1 });
-  const [cmd, a] = hasTaskset && pinned ? ['taskset', ['-c', '1', process.execPath, LOAD, spec]] : [process.execPath, [LOAD, spec]];
+  const [cmd, a] = hasTaskset && pinned ? ['taskset', ['-c', '1', process.execPath, LOAD, '-']] : [process.execPath, [LOAD, '-']];
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, a, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(cmd, a, { stdio: ['pipe', 'pipe', 'inherit'] });
+    child.stdin.end(spec);
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', (code) => {

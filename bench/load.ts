@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import net from 'node:net';
 
 /**
@@ -8,7 +9,7 @@ import net from 'node:net';
  * own (up to half a second, never seen by the server, which answered every connection within
  * 45 ms) into short runs' p99.
  *
- * argv[2] is a JSON LoadSpec; one JSON LoadResult line goes to stdout.
+ * argv[2] is a JSON LoadSpec, or `-` to read it from stdin; one JSON LoadResult line goes to stdout.
  */
 export interface LoadSpec {
   url: string;
@@ -160,7 +161,8 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
 }
 
 if (process.argv[2]) {
-  const result = await run(JSON.parse(process.argv[2]) as LoadSpec);
+  const spec = process.argv[2] === '-' ? fs.readFileSync(0, 'utf8') : process.argv[2];
+  const result = await run(JSON.parse(spec) as LoadSpec);
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.exit(0);
 }

@@ -121,7 +121,7 @@ if (page) {
   const { coldMiss, coalescing, article } = page;
   console.log(`page article: ${article.title} (${(article.htmlBytes / 1024).toFixed(1)} KB of HTML)`);
   for (const c of coldMiss) {
-    const chain = c.chainMs === undefined ? '' : `; vs the wiki's own chain (latest revision named, then rendered) ${c.chainMs.toFixed(1)} ms: ${c.chainRatio!.toFixed(2)}×`;
+    const chain = `; vs the requests it needs made directly (${c.floor}) ${c.floorMs.toFixed(1)} ms: ${c.floorRatio.toFixed(2)}×`;
     console.log(
       `cold miss, ${c.kind}: service ${c.serviceMs.toFixed(1)} ms vs Parsoid's page bundle alone ${c.pagebundleMs.toFixed(1)} ms: ${c.ratio.toFixed(2)}× ` +
         `(median of ${c.samples} pages, quartiles ${c.ratioQuartiles.map((q) => q.toFixed(2)).join('–')}; target ≤1.15×: ${verdict(c.ratio <= 1.15)})${chain}`,

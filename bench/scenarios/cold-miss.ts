@@ -19,9 +19,14 @@ export interface ColdMissRow {
   /** Median of the per-page ratios service / page bundle, with their quartiles. */
   ratio: number;
   ratioQuartiles: [number, number];
-  /** For a page never seen: the wiki's own minimum, its latest revision named, then rendered. */
-  chainMs?: number;
-  chainRatio?: number;
+  /**
+   * The requests the miss needs, made directly as the service makes them: for a page never seen,
+   * its latest revision named, then rendered (Parsoid's page routes answer a title with a redirect
+   * to its latest revision: the wiki has no shorter way); else the render's requests at once.
+   */
+  floor: string;
+  floorMs: number;
+  floorRatio: number;
 }
 
 interface Page {
@@ -51,9 +56,7 @@ async function pagesFrom(wikiUrl: string, from: string): Promise<Page[]> {
 /**
  * Cold misses of three kinds, each page against the same requests made directly, in alternating
  * order (the wiki's own caches of templates and modules favour whoever asks second):
- * - a page never seen: the wiki must name its latest revision before Parsoid can render it
- *   (Parsoid's page routes answer a title with a redirect to its latest revision), so its floor is
- *   that chain;
+ * - a page never seen: the wiki must name its latest revision before Parsoid can render it;
  * - a page whose latest revision is known (listed by the follower, a backfill or an earlier
  *   metadata read) but not rendered: the render alone;
  * - a revision by id never seen: the render is asked for beside the revision's metadata.
@@ -62,40 +65,49 @@ export async function coldMisses(serviceBase: string, wikiUrl: string): Promise<
   const v1 = `${serviceBase}/${DOMAIN}/v1`;
   const rest = `${wikiUrl}/rest.php/127.0.0.1/v3/page`;
   const pagebundle = (p: Page) => ok(`${rest}/pagebundle/${encodeURIComponent(p.title)}/${p.rev}`, { accept: PAGEBUNDLE_ACCEPT });
+  const wikitext = (p: Page) => ok(`${rest}/wikitext/${encodeURIComponent(p.title)}/${p.rev}`);
+  const info = (query: string) => fetch(`${wikiUrl}/api.php?action=query&prop=revisions|info&${query}&rvprop=${INFO_PROPS}&rvslots=main&format=json&formatversion=2`);
+  const render = (p: Page) => Promise.all([pagebundle(p), wikitext(p)]);
   const chain = async (p: Page) => {
-    const info = (await (await fetch(`${wikiUrl}/api.php?action=query&prop=revisions|info&titles=${encodeURIComponent(p.title)}&rvprop=${INFO_PROPS}&rvslots=main&format=json&formatversion=2`)).json()) as { query: { pages: { revisions: { revid: number }[] }[] } };
-    const rev = info.query.pages[0]!.revisions[0]!.revid;
-    await Promise.all([pagebundle({ ...p, rev }), ok(`${rest}/wikitext/${encodeURIComponent(p.title)}/${rev}`)]);
+    const answer = (await (await info(`titles=${encodeURIComponent(p.title)}`)).json()) as { query: { pages: { revisions: { revid: number }[] }[] } };
+    await render({ ...p, rev: answer.query.pages[0]!.revisions[0]!.revid });
   };
-  const kinds: { kind: string; from: string; prepare?: (p: Page) => Promise<void>; miss: (p: Page) => Promise<void>; withChain?: boolean }[] = [
-    { kind: 'latest, page never seen', from: 'L', miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html`), withChain: true },
-    { kind: 'latest, revision known, not rendered', from: 'M', prepare: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/`), miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html`) },
-    { kind: 'by revision id, never seen', from: 'P', miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html/${p.rev}`) },
+  const kinds: { kind: string; from: string; prepare?: (p: Page) => Promise<void>; miss: (p: Page) => Promise<void>; floor: string; direct: (p: Page) => Promise<unknown> }[] = [
+    {
+      kind: 'latest, page never seen', from: 'L', miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html`),
+      floor: 'latest revision named, then page bundle and wikitext at once', direct: chain,
+    },
+    {
+      kind: 'latest, revision known, not rendered', from: 'M', prepare: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/`), miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html`),
+      floor: 'page bundle and wikitext at once', direct: render,
+    },
+    {
+      kind: 'by revision id, never seen', from: 'P', miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html/${p.rev}`),
+      floor: 'revision metadata, page bundle and wikitext at once', direct: (p) => Promise.all([render(p), info(`revids=${p.rev}`).then((r) => r.arrayBuffer())]),
+    },
   ];
   const rows: ColdMissRow[] = [];
   for (const k of kinds) {
     const service: number[] = [];
     const bundles: number[] = [];
-    const chains: number[] = [];
+    const floors: number[] = [];
     const ratios: number[] = [];
     for (const [i, page] of (await pagesFrom(wikiUrl, k.from)).entries()) {
       await k.prepare?.(page);
       const directFirst = i % 2 === 0;
       const direct = async () => {
         bundles.push(await timed(() => pagebundle(page)));
-        if (k.withChain) chains.push(await timed(() => chain(page)));
+        floors.push(await timed(() => k.direct(page)));
       };
       if (directFirst) await direct();
       service.push(await timed(() => k.miss(page)));
       if (!directFirst) await direct();
       ratios.push(service.at(-1)! / bundles.at(-1)!);
     }
-    const row: ColdMissRow = { kind: k.kind, samples: service.length, serviceMs: median(service), pagebundleMs: median(bundles), ratio: median(ratios), ratioQuartiles: quartiles(ratios) };
-    if (k.withChain) {
-      row.chainMs = median(chains);
-      row.chainRatio = median(service.map((s, i) => s / chains[i]!));
-    }
-    rows.push(row);
+    rows.push({
+      kind: k.kind, samples: service.length, serviceMs: median(service), pagebundleMs: median(bundles), ratio: median(ratios), ratioQuartiles: quartiles(ratios),
+      floor: k.floor, floorMs: median(floors), floorRatio: median(service.map((s, i) => s / floors[i]!)),
+    });
   }
   return rows;
 }

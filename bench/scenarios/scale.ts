@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -86,7 +87,20 @@ interface Parts {
 
 /** The long history read page by page: this many revisions (a quarter of the smallest store at most), each with its render. */
 const LONG_HISTORY = 5000;
-const READ_KEYS = 1000;
+const LONG_HISTORY_TITLE = 'Scale_long_history';
+/** Pages read at every size: the same number, spread evenly over the store as it is then. */
+const READ_KEYS = 500;
+/**
+ * Renders read by revision and by tid at every size, spread likewise: more than the service's
+ * render cache holds (32 MB, some 2,000 of these), so most reads are the store's.
+ */
+const READ_RENDERS = 5000;
+
+/** `count` items of `all`, evenly spaced (all of them if there are fewer). */
+function spread<T>(all: T[], count: number): T[] {
+  const n = Math.min(count, all.length);
+  return Array.from({ length: n }, (_, i) => all[Math.floor((i * all.length) / n)]!);
+}
 const READ_ROUNDS = 3;
 
 
@@ -131,17 +145,23 @@ const revisionsOf = (i: number) => 1 + ((i * 7919) % 20);
 class Filler {
   pages = 0;
   renders = 0;
+  /** Pages begun (numbers handed out). */
+  private numbered = 0;
   /** The gzipped properties written, in bytes (what a render's storage is compared with). */
   partBytes = 0;
   private rev = 1;
   private readonly t0 = Date.UTC(2020, 0, 1);
   /** Some pages kept for reads: title, its revisions (rev, tid, timestamp). */
-  readonly sample: { title: string; revs: { rev: number; tid: string; timestamp: string }[] }[] = [];
+  /** Every page that can be read (not deleted), with its visible revisions. */
+  readonly readable: { title: string; revs: { rev: number; tid: string }[] }[] = [];
 
   constructor(private readonly storage: TableStorage, private readonly parts: Parts[]) {}
 
   /** Stores one page with `count` revisions, each with its render, as the service would have. */
   async page(title: string, count: number, deleted: boolean): Promise<void> {
+    // Its number taken now: pages are written side by side, and the count moves meanwhile.
+    const n = this.numbered++;
+    const hidden = count > 2 && n % 30 === 0;
     const revs: { rev: number; tid: string; timestamp: string }[] = [];
     for (let r = 0; r < count; r++) {
       const rev = this.rev++;
@@ -149,9 +169,12 @@ class Filler {
     }
     const latest = revs[revs.length - 1]!;
     const now = new Date().toISOString();
-    const variant = this.parts[(this.pages * 31) % this.parts.length]!;
+    // Each revision another page's render: identical bytes side by side in a partition would let
+    // an engine that compresses its files (Cassandra) store them as one, as real revisions would not.
+    const variantOf = (rev: number) => this.parts[(rev * 31) % this.parts.length]!;
     const write = async (i: number) => {
       const r = revs[i]!;
+      const variant = variantOf(r.rev);
       await this.storage.put(DOMAIN, {
         table: 'parsoid',
         attributes: {
@@ -162,8 +185,8 @@ class Filler {
       await this.storage.put(DOMAIN, {
         table: 'page_revisions',
         attributes: {
-          title, rev: r.rev, tid: r.tid, page_id: this.pages + 1, timestamp: r.timestamp, user_id: 1, user_text: 'Scale', comment: `revision ${r.rev}`,
-          minor: false, size: variant.wikitext.length, content_model: 'wikitext', text_hidden: i === 0 && count > 2 && this.pages % 30 === 0,
+          title, rev: r.rev, tid: r.tid, page_id: n + 1, timestamp: r.timestamp, user_id: 1, user_text: 'Scale', comment: `revision ${r.rev}`,
+          minor: false, size: variant.wikitext.length, content_model: 'wikitext', text_hidden: hidden && i === 0,
           user_hidden: false, comment_hidden: false, seen: now, parent_id: i > 0 ? revs[i - 1]!.rev : 0, tags: [],
           ...(i === count - 1 ? { latest_rev: latest.rev, latest_tid: latest.tid, checked: now, first_seen: now, deleted: deleted ? now : null } : {}),
         },
@@ -171,10 +194,14 @@ class Filler {
     };
     // A page's revisions in order (the statics with the last), pages side by side.
     for (let i = 0; i < count; i++) await write(i);
-    this.partBytes += count * (variant.html.length + variant.data_parsoid.length + variant.data_mw.length + variant.wikitext.length);
+    for (const r of revs) {
+      const variant = variantOf(r.rev);
+      this.partBytes += variant.html.length + variant.data_parsoid.length + variant.data_mw.length + variant.wikitext.length;
+    }
     this.pages++;
     this.renders += count;
-    if (!deleted && this.sample.length < READ_KEYS && this.pages % 7 === 0) this.sample.push({ title, revs });
+    // Read back later: visible revisions only (a hidden one answers 403).
+    if (!deleted && title !== LONG_HISTORY_TITLE) this.readable.push({ title, revs: (hidden ? revs.slice(1) : revs).map(({ rev, tid }) => ({ rev, tid })) });
   }
 
   /** Grows the store to `target` renders, 16 pages at a time; answers renders/s. */
@@ -184,10 +211,10 @@ class Filler {
     while (this.renders < target) {
       const batch: Promise<void>[] = [];
       for (let k = 0; k < 16 && this.renders + batch.length * 10 < target; k++) {
-        const i = this.pages + k;
-        batch.push(this.page(`Scale_page_${i}_${'x'.repeat(i % 40)}`, Math.min(revisionsOf(i), Math.max(1, target - this.renders)), i % 50 === 0));
+        const i = this.numbered;
+        batch.push(this.page(`Scale_page_${i}_${'x'.repeat(1 + (i % 40))}`, Math.min(revisionsOf(i), Math.max(1, target - this.renders)), i % 50 === 0));
       }
-      if (batch.length === 0) batch.push(this.page(`Scale_page_${this.pages}`, 1, false));
+      if (batch.length === 0) batch.push(this.page(`Scale_page_${this.numbered}`, 1, false));
       await Promise.all(batch);
     }
     return (this.renders - before) / ((performance.now() - start) / 1000);
@@ -266,6 +293,11 @@ async function bytesOnDisk(backend: ScaleBackend, sqlitePath: string): Promise<n
     let total = 0;
     for (let n = 1; n <= hosts.length; n++) {
       execFileSync('bash', ['scripts/cassandra.sh', 'nodetool', String(n), 'flush'], { stdio: 'ignore' });
+      // Compactions the fill started run on the cores the reads are measured on: let them finish.
+      for (const deadline = Date.now() + 600_000; Date.now() < deadline; await sleep(5000)) {
+        const stats = execFileSync('bash', ['scripts/cassandra.sh', 'nodetool', String(n), 'compactionstats'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+        if (/pending tasks\s+0\b/.test(stats)) break;
+      }
       const data = path.join(CASSANDRA_ROOT, `node${n}`, 'data');
       for (const ks of fs.readdirSync(data)) if (ks.startsWith(`${CASSANDRA_PREFIX}_`)) total += treeBytes(path.join(data, ks));
     }
@@ -343,9 +375,10 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
   try {
     const bareInsertsPerSecond = await bareInsertRate(backend, dir, parts);
     const longHistory = Math.min(LONG_HISTORY, Math.floor(sizes[0]! / 4));
-    await filler.page('Scale_long_history', longHistory, false);
+    await filler.page(LONG_HISTORY_TITLE, longHistory, false);
     for (const size of sizes) {
       const fillRendersPerSecond = await filler.fillTo(size);
+      console.log(`scale ${backend.name}: ${filler.renders} renders stored (${fillRendersPerSecond.toFixed(0)}/s); measuring`);
       const t = performance.now();
       await storage.sweepExpired();
       const ttlSweepMs = performance.now() - t;
@@ -357,12 +390,12 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
       try {
         const idle = rssMb(service.child.pid!).rss;
         const v1 = `/${DOMAIN}/v1/page/`;
-        const keys = filler.sample.slice(0, READ_KEYS);
-        const pick = <T>(revs: T[], i: number) => revs[(i * 13) % revs.length]!;
+        const pages = spread(filler.readable, READ_KEYS);
+        const renders = spread(filler.readable.flatMap((page) => page.revs.map((r) => ({ title: page.title, ...r }))), READ_RENDERS);
         const paths = {
-          latest: keys.map((k) => `${v1}${k.title}/html`),
-          'by revid': keys.map((k, i) => `${v1}${k.title}/html/${pick(k.revs, i).rev}`),
-          'by tid': keys.map((k, i) => `${v1}${k.title}/html/${pick(k.revs, i).tid}`),
+          latest: pages.map((k) => `${v1}${k.title}/html`),
+          'by revid': renders.map((r) => `${v1}${r.title}/html/${r.rev}`),
+          'by tid': renders.map((r) => `${v1}${r.title}/html/${r.tid}`),
         };
         const wikiBefore = await metric(service.base, /^wiki_requests_total\{[^}]*\} (\d+)/gm);
         const reads: Record<string, Sample> = {};
@@ -374,7 +407,7 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
         }
         const wikiRequestsDuringReads = (await metric(service.base, /^wiki_requests_total\{[^}]*\} (\d+)/gm)) - wikiBefore;
         const listing = await walk(`${service.base}${v1}?limit=1000`);
-        const history = { ...(await walk(`${service.base}${v1}Scale_long_history/html/?limit=100`)), revisions: longHistory };
+        const history = { ...(await walk(`${service.base}${v1}${LONG_HISTORY_TITLE}/html/?limit=100`)), revisions: longHistory };
         const transactionSweepMs = 1000 * (await metric(service.base, /^transactions_sweep_seconds\{[^}]*\} ([\d.e-]+)/gm));
         rows.push({
           backend: backend.name, renders: filler.renders, pages: filler.pages, fillRendersPerSecond, bareInsertsPerSecond,

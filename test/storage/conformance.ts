@@ -439,6 +439,31 @@ export function storageConformance(backend: string, config: () => StorageConfig)
         await rejectsWith(storage.get(d, { table: 'revisions', distinct: true, attributes: { key: 'a', tid: t } }), 400);
       });
 
+      it('pages a partition listing of many partitions in key order, each once, with or without static values', async () => {
+        const d = await table(revisions);
+        const t = tid(Date.now());
+        const keys = Array.from({ length: 25 }, (_, i) => `k${String(i).padStart(2, '0')}`);
+        for (const [i, key] of [...keys].reverse().entries()) {
+          for (let r = 0; r < 1 + (i % 3); r++) await storage.put(d, { table: 'revisions', attributes: { key, tid: tid(Date.now() + r), ...(i % 2 ? { latest: t } : {}) } });
+        }
+        const pages: Record<string, unknown>[][] = [];
+        let next: string | undefined;
+        do {
+          const page = await storage.get(d, { table: 'revisions', distinct: true, limit: 10, next });
+          pages.push(page.items);
+          next = page.next;
+        } while (next && pages.length < 10);
+        assert.deepEqual(pages.map((p) => p.length).filter((n) => n > 0), [10, 10, 5]);
+        const listed = pages.flat();
+        const sorted = [...listed].sort((x, y) => (String(x.key) < String(y.key) ? -1 : 1));
+        if (storage.backend !== 'cassandra') assert.deepEqual(listed.map((r) => r.key), keys, 'in key order');
+        assert.deepEqual(sorted.map((r) => r.key), keys);
+        for (const row of listed) {
+          const i = [...keys].reverse().indexOf(String(row.key));
+          assert.equal(row.latest ?? null, i % 2 ? t : null, `${row.key}'s static value`);
+        }
+      });
+
       it('rejects queries the model cannot answer', async () => {
         await rejectsWith(storage.get(domain, { table: 'grid', attributes: { label: 'x' } }), 400);
         await rejectsWith(storage.get(domain, { table: 'grid', attributes: { p: { gt: 'a' } } }), 400);

@@ -29,6 +29,7 @@ export const EPOCH_COLUMN = '_epoch';
  * so the caller can tell whether the definition it planned on was current without a second read.
  */
 export function selectStatement(info: TableInfo, names: PhysicalNames, plan: QueryPlan, now: number, withEpoch = false): Statement {
+  if (skipsPartitions(info, plan)) return distinctPartitionsStatement(info, names, plan, now, withEpoch);
   const statics = new Set(info.statics);
   const ref = (c: string) => `${statics.has(c) ? 's' : 'm'}.${q(c)}`;
   const params: unknown[] = [];
@@ -65,6 +66,54 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
   if (!point && !(Number.isSafeInteger(plan.limit) && plan.limit > 0)) throw new Error(`invalid limit ${plan.limit}`);
   return {
     sql: `SELECT ${plan.distinct ? 'DISTINCT ' : ''}${columns.join(', ')} FROM ${q(names.main)} m${join} WHERE ${where.join(' AND ')}${orderBy}${point ? '' : ` LIMIT ${plan.limit}`}`,
+    params,
+  };
+}
+
+/** Whether a partition listing (distinct) can be read partition by partition (see `distinctPartitionsStatement`). */
+function skipsPartitions(info: TableInfo, plan: QueryPlan): boolean {
+  const statics = new Set(info.statics);
+  return (
+    plan.distinct && !plan.withTTL && info.hash.length === 1 && plan.order.length === 1 && plan.order[0]!.column === info.hash[0] &&
+    plan.order[0]!.dir === 'asc' && !plan.predicates.some((p) => statics.has(p.column)) && !plan.notNull.some((c) => statics.has(c))
+  );
+}
+
+/**
+ * A page of a table's partitions, each found by one index seek from the one before (a skip scan,
+ * which neither engine does by itself): `SELECT DISTINCT` over the rows read every row after the
+ * page's start (PostgreSQL) or most of them (SQLite), so a listing's first pages cost in
+ * proportion to the whole table. The recursion stops at the page's size.
+ */
+function distinctPartitionsStatement(info: TableInfo, names: PhysicalNames, plan: QueryPlan, now: number, withEpoch: boolean): Statement {
+  const hash = q(info.hash[0]!);
+  const params: unknown[] = [];
+  // The live rows of partitions after `from` (SQL naming the previous partition, or none).
+  const nextPartition = (from: string | undefined, fromParams: unknown[]) => {
+    const where: string[] = [];
+    for (const p of plan.predicates) {
+      where.push(`m.${q(p.column)} ${SQL_OPS[p.op]} ?`);
+      params.push(p.value);
+    }
+    where.push(LIVE('m'));
+    params.push(now);
+    for (const c of plan.notNull) where.push(`m.${q(c)} IS NOT NULL`);
+    if (from !== undefined) {
+      where.push(`m.${hash} > ${from}`);
+      params.push(...fromParams);
+    }
+    return `(SELECT m.${hash} FROM ${q(names.main)} m WHERE ${where.join(' AND ')} ORDER BY m.${hash} ASC LIMIT 1)`;
+  };
+  const first = plan.after ? nextPartition('?', [plan.after[0]]) : nextPartition(undefined, []);
+  const next = nextPartition('k.h', []);
+  const columns = selectedColumns(plan).map((c) => (c === info.hash[0] ? `k.h AS ${q(c)}` : `s.${q(c)} AS ${q(c)}`));
+  const join = info.statics.length > 0 ? ` LEFT JOIN ${q(names.statics)} s ON s.${hash} = k.h` : '';
+  if (withEpoch) columns.push(`(${readSchemaEpochSql()}) AS ${q(EPOCH_COLUMN)}`);
+  if (!(Number.isSafeInteger(plan.limit) && plan.limit > 0)) throw new Error(`invalid limit ${plan.limit}`);
+  return {
+    sql:
+      `WITH RECURSIVE k(h, n) AS (SELECT ${first}, 1 UNION ALL SELECT ${next}, k.n + 1 FROM k WHERE k.h IS NOT NULL AND k.n < ${plan.limit}) ` +
+      `SELECT ${columns.join(', ')} FROM k${join} WHERE k.h IS NOT NULL ORDER BY k.h ASC LIMIT ${plan.limit}`,
     params,
   };
 }

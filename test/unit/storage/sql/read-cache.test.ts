@@ -14,6 +14,14 @@ describe('the SQLite read cache', () => {
     assert.ok(kept >= 1 && kept <= 2, `${kept} answers with 400 KB queries kept in 1 MB`);
   });
 
+  it('keeps small answers, not answers of large values (their readers keep those)', () => {
+    const cache = new ReadCache(16 * 1024 * 1024);
+    cache.set('small', { items: [{ k: 'a', v: Buffer.alloc(1024) }] }, 1, undefined);
+    cache.set('large', { items: [{ k: 'b', v: Buffer.alloc(64 * 1024) }] }, 1, undefined);
+    assert.ok(cache.get('small', 1, Date.now()));
+    assert.equal(cache.get('large', 1, Date.now()), undefined);
+  });
+
   it('takes any size in megabytes, a fraction of a byte meaning none', async () => {
     for (const read_cache_mb of [1e-9, 0.5]) {
       const storage = await openStorage({ backend: 'sqlite', path: path.join(tempDir(), 'db.sqlite3'), read_cache_mb });
