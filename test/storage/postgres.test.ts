@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import postgres from 'postgres';
 import { openStorage } from '../../src/storage/index.js';
+import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
 import { PG_URL, postgresConfig } from '../helpers.js';
 import { storageConformance } from './conformance.js';
 
@@ -22,6 +23,17 @@ describe('postgres: processes starting together on a new database', () => {
     } finally {
       await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
       await admin.end();
+    }
+  });
+});
+
+describe('postgres: the connections the storage layer opens', () => {
+  it('plan without JIT compilation: a statement estimated costly on a table not analyzed yet would compile first', async () => {
+    const driver = new PostgresDriver(PG_URL, 1);
+    try {
+      assert.deepEqual([...(await driver.all('SHOW jit', []))], [{ jit: 'off' }]);
+    } finally {
+      await driver.close();
     }
   });
 });

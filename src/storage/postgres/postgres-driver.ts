@@ -44,6 +44,10 @@ export class PostgresDriver implements SqlDriver {
       onnotice: () => {},
       // int8 and numeric arrive as strings; values.ts converts by attribute type.
       types: {},
+      // Every statement here is a short keyed read or write. The planner compiles one whose
+      // estimate is high (a table just filled, not yet analyzed) to machine code first: measured
+      // on a million-row table, 22 ms to delete nothing where 0.2 ms do, on every TTL sweep.
+      connection: { jit: 'off' },
     });
     this.pool = executor(this.sql);
   }
