@@ -33,7 +33,7 @@ export class PageService {
     log: Logger,
     readonly purger: CachePurger,
   ) {
-    this.renders = new RenderStore(caches);
+    this.renders = new RenderStore(caches, (ctx, domain, title, tid) => this.revisions.table(domain).revisionRendered(ctx, title, tid));
     const flights = new SingleFlight();
     this.revisions = new KnownRevisions(wikis, caches, flights, this.renders, freshness, log, purger);
     this.renderer = new Renderer(wikis, this.revisions, this.renders, flights, log, purger);

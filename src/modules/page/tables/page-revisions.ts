@@ -105,6 +105,22 @@ export class PageRevisions {
     return (await this.table.query(ctx, { index: 'by_rev', attributes: { rev }, proj: ['title'], limit: 10 })).items.map((r) => r.title as string);
   }
 
+  /**
+   * The revision whose render pointer is `tid`, if one of the page's revisions points there: its
+   * rows hold no content, so a page's are read from a few storage pages (its renders span one or
+   * more each).
+   */
+  async revisionRendered(ctx: RequestContext, title: string, tid: string): Promise<number | undefined> {
+    let next: string | undefined;
+    do {
+      const page = await this.table.query(ctx, { attributes: { title }, proj: ['rev', 'tid'], limit: 500, next });
+      const found = page.items.find((r) => r.tid === tid);
+      if (found) return found.rev as number;
+      next = page.next;
+    } while (next);
+    return undefined;
+  }
+
   async range(ctx: RequestContext, title: string, lowRev: number, highRev: number): Promise<RevisionRow[]> {
     const { items } = await this.table.query(ctx, { attributes: { title, rev: { between: [lowRev, highRev] } } });
     return items as unknown as RevisionRow[];

@@ -37,7 +37,15 @@ export interface RenderMemory {
 export class RenderStore {
   private readonly tables = new Map<string, TableClient>();
 
-  constructor(private readonly caches: RenderMemory) {}
+  /**
+   * `revisionRendered`: the revision whose render pointer is a tid, where one is known cheaply (a
+   * page's revision rows); a render found neither there nor in memory is looked for among the
+   * page's stored renders.
+   */
+  constructor(
+    private readonly caches: RenderMemory,
+    private readonly revisionRendered?: (ctx: RequestContext, domain: string, title: string, tid: string) => Promise<number | undefined>,
+  ) {}
 
   table(domain: string): TableClient {
     let t = this.tables.get(domain);
@@ -57,11 +65,13 @@ export class RenderStore {
   async byTid(ctx: RequestContext, domain: string, title: string, tid: string, rev?: number): Promise<Render | undefined> {
     const cached = this.caches.render(domain, tid);
     if (cached?.title === title) return cached;
-    // Range keys are matched in order (rev, then tid): without the revision, it is found among
-    // the page's renders first (few: retention keeps the newest).
-    const revision = rev ?? (await this.revisionOf(ctx, domain, title, tid));
-    if (revision === undefined) return undefined;
-    const stored = toRender((await this.table(domain).query(ctx, { attributes: { title, rev: revision, tid }, limit: 1 })).items[0]);
+    // Range keys are matched in order (rev, then tid): without the revision, it is found first,
+    // from the revision pointing at the render, else among the page's renders (few: retention
+    // keeps the newest, but each is read from storage pages of its own).
+    const read = async (revision: number | undefined) =>
+      revision === undefined ? undefined : toRender((await this.table(domain).query(ctx, { attributes: { title, rev: revision, tid }, limit: 1 })).items[0]);
+    let stored = await read(rev ?? (await this.revisionRendered?.(ctx, domain, title, tid)));
+    if (!stored && rev === undefined) stored = await read(await this.revisionOf(ctx, domain, title, tid));
     // A render copied to a page's new title keeps its tid: the one remembered may be the other copy.
     return cached ? stored : this.remember(domain, stored);
   }
