@@ -420,6 +420,8 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
     }
   } finally {
     await storage.close();
+    // A store of a million renders is some 16 GB: not left behind (the other engines keep theirs).
+    fs.rmSync(dir, { recursive: true, force: true });
   }
   return rows;
 }
