@@ -26,15 +26,15 @@ const { consistencies } = cassandra.types;
 
 type CassandraOptions = Omit<CassandraStorageConfig, 'backend'>;
 
+/** Tries at claiming a new table's definition when a claim's outcome is lost. */
+const CREATE_ATTEMPTS = 4;
+
 /**
  * The table storage API on Apache Cassandra: a keyspace per domain, hash keys as the partition
  * key, range keys as clustering columns, static columns, TTL and lightweight transactions native,
  * secondary indexes as tables of their own (written after the primary row, removed before it, and
  * checked against it on read).
  */
-/** Tries at claiming a new table's definition when a claim's outcome is lost. */
-const CREATE_ATTEMPTS = 4;
-
 export class CassandraTableStorage implements TableStorage {
   readonly backend = 'cassandra';
   readonly expiresNatively = true;
