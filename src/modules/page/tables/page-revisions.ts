@@ -111,14 +111,7 @@ export class PageRevisions {
    * more each).
    */
   async revisionRendered(ctx: RequestContext, title: string, tid: string): Promise<number | undefined> {
-    let next: string | undefined;
-    do {
-      const page = await this.table.query(ctx, { attributes: { title }, proj: ['rev', 'tid'], limit: 500, next });
-      const found = page.items.find((r) => r.tid === tid);
-      if (found) return found.rev as number;
-      next = page.next;
-    } while (next);
-    return undefined;
+    return (await this.table.findInPartition(ctx, { title }, ['rev', 'tid'], (r) => r.tid === tid))?.rev as number | undefined;
   }
 
   async range(ctx: RequestContext, title: string, lowRev: number, highRev: number): Promise<RevisionRow[]> {
@@ -193,13 +186,7 @@ export class PageRevisions {
 
   /** The newest stored revision of a page made at or before `at` (revision time), if any. */
   async currentAt(ctx: RequestContext, title: string, at: number): Promise<RevisionRow | undefined> {
-    let next: string | undefined;
-    do {
-      const page = await this.table.query(ctx, { attributes: { title }, limit: 200, next });
-      const found = (page.items as unknown as RevisionRow[]).find((r) => r.timestamp !== null && Date.parse(r.timestamp) <= at);
-      if (found) return found;
-      next = page.next;
-    } while (next);
-    return undefined;
+    const found = await this.table.findInPartition(ctx, { title }, undefined, (r) => r.timestamp !== null && Date.parse(r.timestamp as string) <= at);
+    return found as unknown as RevisionRow | undefined;
   }
 }

@@ -78,14 +78,7 @@ export class RenderStore {
 
   /** The revision of a stored render, from the page's render listing. */
   private async revisionOf(ctx: RequestContext, domain: string, title: string, tid: string): Promise<number | undefined> {
-    let next: string | undefined;
-    do {
-      const page = await this.table(domain).query(ctx, { attributes: { title }, proj: ['rev', 'tid'], limit: 500, next });
-      const found = page.items.find((r) => r.tid === tid);
-      if (found) return found.rev as number;
-      next = page.next;
-    } while (next);
-    return undefined;
+    return (await this.table(domain).findInPartition(ctx, { title }, ['rev', 'tid'], (r) => r.tid === tid))?.rev as number | undefined;
   }
 
   /** The newest stored render of a revision. */
