@@ -105,6 +105,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     requestTimeout: config.request_timeout,
     keepAliveTimeout: config.keep_alive_timeout,
     maxConnections: config.max_connections,
+    answerMemoBytes: config.answer_cache_bytes,
     renderProblem: config.rest_v1 ? (error, method, path) => (isRestV1Path(path) ? restbaseProblem(error, method, path) : undefined) : undefined,
   });
   let sweeper: NodeJS.Timeout | undefined;

@@ -103,6 +103,11 @@ export interface Config {
   page_cache_ms: number;
   /** Bytes of rendered content kept in memory (renders are immutable by tid). */
   render_cache_bytes: number;
+  /**
+   * Bytes of finished answers kept to be sent again (hot reads whose handler says when they are
+   * still right; see http/answer-memo.ts); 0 turns it off.
+   */
+  answer_cache_bytes: number;
   /** Seconds a client may take to send its request headers. */
   headers_timeout: number;
   /** Seconds a client may take to send its whole request. */
@@ -205,6 +210,7 @@ export function defaultConfig(dataDir = './data'): Config {
     revision_recheck_interval: 300,
     page_cache_ms: 5000,
     render_cache_bytes: 32 * 1024 * 1024,
+    answer_cache_bytes: 32 * 1024 * 1024,
     headers_timeout: 10,
     request_timeout: 60,
     keep_alive_timeout: 65,
@@ -255,7 +261,7 @@ function validate(config: Config): Config {
     if (wiki.circuit_threshold !== undefined && !(Number.isInteger(wiki.circuit_threshold) && wiki.circuit_threshold >= 1)) fail(`wikis.${domain}.circuit_threshold must be a whole number, at least 1`);
   }
   if (!Number.isInteger(config.max_body_bytes) || config.max_body_bytes <= 0) fail('max_body_bytes must be a positive integer');
-  for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval', 'branch_sweep_interval'] as const) {
+  for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'answer_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval', 'branch_sweep_interval'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] >= 0)) fail(`${key} must be a number of at least 0`);
   }
   for (const key of ['headers_timeout', 'request_timeout', 'keep_alive_timeout', 'transaction_lease', 'transaction_lifetime', 'branch_ttl'] as const) {

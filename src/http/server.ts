@@ -5,6 +5,7 @@ import { HttpError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { RouteMatch, Router } from '../router/router.js';
 import type { Response } from '../router/types.js';
+import { AnswerMemo, type MemoEntry } from './answer-memo.js';
 import { drainBody, readBody } from './body.js';
 import { NOT_MODIFIED_HEADERS, notModified } from './conditional.js';
 import { addBrowserHeaders, isPreflight, preflightResponse } from './browser-headers.js';
@@ -23,6 +24,8 @@ export interface HttpOptions {
   keepAliveTimeout: number;
   /** Open connections beyond which requests are answered 503 (load shedding). */
   maxConnections: number;
+  /** Bytes of answers kept to be sent again (see AnswerMemo); 0 or unset: none. */
+  answerMemoBytes?: number;
   /** Error bodies in a surface's own shape, where it has one. */
   renderProblem?: ProblemRenderer;
 }
@@ -96,6 +99,22 @@ function errorResponse(err: unknown, instance: string, log: Logger, method = 'GE
 /** The node:http front: parsing, access, conditional GET, HEAD, compression, problem rendering. */
 export function createHttpServer(router: Router, log: Logger, metrics: Metrics, options: HttpOptions): http.Server {
   const adminToken = options.adminToken ? Buffer.from(options.adminToken) : undefined;
+  const memo = options.answerMemoBytes ? new AnswerMemo(options.answerMemoBytes) : undefined;
+
+  /** A memoised answer sent again: only the request id and the body of a HEAD differ. */
+  function resend(res: ServerResponse, entry: MemoEntry, method: string, requestId: string, started: bigint): void {
+    const headers = { ...entry.headers, 'x-request-id': requestId };
+    writes.send(() => {
+      try {
+        res.writeHead(entry.status, headers);
+        res.end(method === 'HEAD' ? undefined : entry.body);
+      } catch (err) {
+        failed(res, err);
+      }
+      metrics.observe(entry.label, method, entry.status, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = process.hrtime.bigint();
     const method = (req.method ?? 'GET').toUpperCase();
@@ -104,6 +123,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     const requestId = typeof incomingId === 'string' && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
     const headers = flatHeaders(req);
     let match: RouteMatch | undefined;
+    let memoKey: string | undefined;
     let response: Response;
     let body: Buffer = Buffer.alloc(0);
     const internal = isSysPath(uri);
@@ -117,12 +137,15 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       const admin = credential === 'admin';
       // The admin credential stops here: no handler sees it, so none can pass it on.
       if (credential) delete headers.authorization;
+      // The internal API is closed to outsiders as a whole: no route, listing or 404 leaks.
+      if (!admin && internal) throw new HttpError(403, 'admin-required', 'The internal API (/sys/) needs the admin credential.');
+      memoKey = memo && AnswerMemo.keyOf(method, uri, admin, headers);
+      const memoised = memoKey && memo!.get(memoKey, Date.now());
+      if (memoised) return resend(res, memoised, method, requestId, started);
       // Who the client is, for the wiki (anonymous edits): appended, so the wiki believes only
       // the entries its trusted proxies (this service among them) vouch for.
       const peer = req.socket.remoteAddress?.replace(/^::ffff:(?=\d+\.)/, '');
       if (peer) headers['x-forwarded-for'] = headers['x-forwarded-for'] ? `${headers['x-forwarded-for']}, ${peer}` : peer;
-      // The internal API is closed to outsiders as a whole: no route, listing or 404 leaks.
-      if (!admin && internal) throw new HttpError(403, 'admin-required', 'The internal API (/sys/) needs the admin credential.');
       if (!internal && isPreflight(method, headers)) {
         response = preflightResponse();
       } else {
@@ -170,6 +193,10 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       if (declared > cap || !(await drainBody(req, cap))) outHeaders.connection = 'close';
     }
     const payload = method === 'HEAD' || status === 304 ? undefined : body;
+    if (memoKey && status === 200 && response.reuse && outHeaders.connection === undefined) {
+      const { 'x-request-id': _id, ...kept } = outHeaders;
+      memo!.set(memoKey, { status, headers: kept, body, label: match?.label ?? '(unmatched)', reuse: response.reuse });
+    }
     const label = match?.label ?? '(unmatched)';
     writes.send(() => {
       try {

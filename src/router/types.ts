@@ -14,6 +14,22 @@ export interface Response {
   status: number;
   headers?: Record<string, string>;
   body?: unknown;
+  /** For a GET's 200: how long, and while what holds, the same request may be given this answer again. */
+  reuse?: Reuse;
+}
+
+/**
+ * What makes an answer safe to send again without asking its handler (see http/answer-memo.ts).
+ * Only a handler whose answer depends on nothing but the URL, `Accept`, `Accept-Encoding` and the
+ * admin credential may give one.
+ */
+export interface Reuse {
+  /** Time (ms since the epoch) until which it may be reused at most. */
+  until: number;
+  /** Asked on every reuse: whether what the answer was made from is unchanged. */
+  valid?: () => boolean;
+  /** Called on every reuse: what the handler would have done per read besides answering (counts). */
+  onReuse?: () => void;
 }
 
 /** What a handler receives: the request plus what the router matched. */

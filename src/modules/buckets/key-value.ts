@@ -4,6 +4,7 @@ import { newTid } from '../../tid.js';
 import { missingBucket, TableClient } from '../../table-access/table-client.js';
 import { checkedIfMatch, entityFromRequest } from './entity.js';
 import { bucketRoutes, revisionResponse } from './revision-routes.js';
+import { toRevision } from './revision-store.js';
 import { bucketSpecs, withPathParameters } from './spec.js';
 import { perBucket } from './per-bucket.js';
 import { BucketIndexReader, indexColumn, indexSchema, indexValues, parseIndexes, type BucketIndexes } from './bucket-indexes.js';
@@ -87,9 +88,9 @@ export function keyValueModule(): Module {
         spec: bucketSpecs.getValue,
         handler: async (req, ctx) => {
           const key = checked(req);
-          const [row] = (await tableOf(req).query(ctx, { attributes: { key } })).items;
-          if (!row) throw notFound(`No value under '${key}'.`, 'no-value');
-          return revisionResponse({ tid: row.tid as string, value: row.value as Buffer, headers: row.headers as Record<string, string> }, false);
+          const rev = toRevision((await tableOf(req).query(ctx, { attributes: { key } })).items[0]);
+          if (!rev) throw notFound(`No value under '${key}'.`, 'no-value');
+          return revisionResponse(rev, false);
         },
       },
       {

@@ -16,8 +16,11 @@ const lastModified = (tid: string): string => httpDates.remember(tid, () => new 
 
 /** A stored value as its GET: with its entity headers; one stored with a Location is a redirect (302). */
 export function revisionResponse(rev: Revision, immutable: boolean): Response {
+  const status = rev.headers.location ? 302 : 200;
   return {
-    status: rev.headers.location ? 302 : 200,
+    status,
+    // Made from the stored row alone: sent again while the row's answer holds.
+    reuse: status === 200 ? rev.validity : undefined,
     headers: {
       ...rev.headers,
       etag: `"${rev.tid}"`,

@@ -1,5 +1,6 @@
 import { HttpError, preconditionFailed } from '../../errors.js';
 import type { RequestContext } from '../../router/types.js';
+import { validityOf, type AnswerValidity } from '../../storage/answer-validity.js';
 import type { QueryResult, RetentionPolicy, Row } from '../../storage/types.js';
 import { missingBucket, TableClient } from '../../table-access/table-client.js';
 import { compareTids, maxTidAt, newTid } from '../../tid.js';
@@ -10,6 +11,8 @@ export interface Revision {
   tid: string;
   value: Buffer;
   headers: Record<string, string>;
+  /** How long the row read stays current, where the engine knows it (see storage/answer-validity.ts). */
+  validity?: AnswerValidity;
 }
 
 /** A write condition in HTTP terms: If-Match on the latest tid (`*`: any), or If-None-Match: * (no revision yet). */
@@ -164,7 +167,7 @@ export class RevisionStore {
 /** What a revision read needs: not the partition's static latest tid, which would join a second table. */
 const REVISION = ['tid', 'value', 'headers'];
 
-function toRevision(row: Row | undefined): Revision | undefined {
+export function toRevision(row: Row | undefined): Revision | undefined {
   if (!row) return undefined;
-  return { tid: row.tid as string, value: row.value as Buffer, headers: row.headers as Record<string, string> };
+  return { tid: row.tid as string, value: row.value as Buffer, headers: row.headers as Record<string, string>, validity: validityOf(row) };
 }

@@ -1,6 +1,7 @@
 import { HttpError, badRequest, forbidden } from '../../errors.js';
 import { StorageError, type StorageErrorKind } from '../../storage/errors.js';
 import type { Module, RequestContext, RouteRequest } from '../../router/types.js';
+import { validityOf } from '../../storage/answer-validity.js';
 import type { TableStorage } from '../../storage/table-storage.js';
 import { keyPathHandler, keySegmentNames } from './key-paths.js';
 import { keyPathSpec, tableSpecs } from './spec.js';
@@ -41,7 +42,7 @@ function checkNotOwned(req: RouteRequest, ctx: RequestContext, owned: () => Set<
  * `owned` names the tables other modules own.
  */
 export function tableModule(storage: TableStorage, owned: () => Set<string> = () => new Set()): Module {
-  const query = (req: RouteRequest) => mapped(storage.get(req.domain, withTable(req, true))).then((body) => ({ status: 200, body }));
+  const query = (req: RouteRequest) => mapped(storage.get(req.domain, withTable(req, true))).then((body) => ({ status: 200, body, reuse: validityOf(body) }));
   return {
     name: 'table',
     api: 'sys',

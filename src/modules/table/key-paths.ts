@@ -3,6 +3,7 @@ import { badRequest, HttpError, notFound } from '../../errors.js';
 import { notModified } from '../../http/conditional.js';
 import { frozenJsonBytes } from '../../http/serialize.js';
 import type { Response, RouteRequest } from '../../router/types.js';
+import { validityOf } from '../../storage/answer-validity.js';
 import { IMPLICIT_TID } from '../../storage/schema.js';
 import type { TableStorage } from '../../storage/table-storage.js';
 import { tidTime } from '../../tid.js';
@@ -85,13 +86,15 @@ const etagOfBytes = new WeakMap<Buffer, string>();
  * travel gzipped or not), 304 when the client has them.
  */
 function cacheable(req: RouteRequest, body: object, lastModified?: string): Response {
+  // An answer of rows read: sent again while they are what a read would return (where the engine knows).
+  const reuse = validityOf(body);
   const bytes = frozenJsonBytes(body);
   let etag = etagOfBytes.get(bytes);
   if (!etag) etagOfBytes.set(bytes, (etag = `W/"${createHash('sha1').update(bytes).digest('base64url')}"`));
   const headers: Record<string, string> = { etag, 'cache-control': 'no-cache', 'content-type': 'application/json' };
   if (lastModified) headers['last-modified'] = lastModified;
   if (notModified(req.headers, etag, lastModified)) return { status: 304, headers };
-  return { status: 200, headers, body: bytes };
+  return { status: 200, headers, body: bytes, reuse };
 }
 
 /**

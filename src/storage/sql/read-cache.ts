@@ -1,4 +1,6 @@
 import { LRUCache } from 'lru-cache';
+import { BoundedMap } from '../../bounded-map.js';
+import { markValid } from '../answer-validity.js';
 import type { QueryResult } from '../types.js';
 
 /** What one cached answer stays true for: no commit since `version`, and before `until` (ms) if set. */
@@ -18,12 +20,19 @@ const ENTRY_OVERHEAD_BYTES = 200;
 /** Entries bigger than this (query and answer) are not kept: they would push many small ones out. */
 const MAX_ENTRY_BYTES = 1024 * 1024;
 /**
- * Answers whose values are larger than this are read anew each time. Such values are blobs (a
- * render's four parts, a bucket's object): the layers that read them hot keep them already (the
- * render cache), and a second copy here doubled what the garbage collector had to walk when many
- * were read: a read by revision over 5,000 stored renders ran 12% faster without it.
+ * Answers whose values are larger than this are blobs (a render's four parts, a bucket's object),
+ * kept only when asked for again soon (see `LARGE_SEEN`). Kept at once, a scan over more renders
+ * than the render cache holds put a second copy of each here, which only pushed others out and
+ * doubled what the garbage collector walked (reads by revision over 5,000 renders ran 12% slower);
+ * never kept, a hot bucket value was read and decompressed anew for every request (a third of the
+ * throughput).
  */
-const MAX_ANSWER_BYTES = 16 * 1024;
+const LARGE_ANSWER_BYTES = 16 * 1024;
+/**
+ * Queries of large answers remembered once read: a second read among the last this many large ones
+ * keeps the answer (the doorkeeper of TinyLFU). A scan's reads come back further apart than this.
+ */
+const LARGE_SEEN = 1024;
 
 /** Rough bytes held by a value: blobs and strings by length, a little for every container. */
 function approxBytes(value: unknown): number {
@@ -52,6 +61,7 @@ function deepFreeze(value: unknown): void {
  */
 export class ReadCache {
   private readonly entries: LRUCache<string, Entry>;
+  private readonly largeSeen = new BoundedMap<string, true>(LARGE_SEEN);
 
   /** `maxBytes`: what the answers and the queries naming them may hold together, roughly. */
   constructor(maxBytes: number) {
@@ -66,12 +76,20 @@ export class ReadCache {
     return undefined;
   }
 
-  /** Keeps an answer read at `version`; `until` is when the first of the table's live rows expires. */
-  set(key: string, result: QueryResult, version: number, until: number | undefined): void {
-    if (approxBytes(result.items) > MAX_ANSWER_BYTES) return;
+  /**
+   * Keeps an answer read at `version`; `until` is when the first of the table's live rows expires.
+   * `stillAt(version)` says whether the store is still at that version: a kept answer is marked
+   * valid while it is (see answer-validity.ts).
+   */
+  set(key: string, result: QueryResult, version: number, until: number | undefined, stillAt: (version: number) => boolean): void {
+    if (approxBytes(result.items) > LARGE_ANSWER_BYTES && !this.largeSeen.delete(key)) {
+      this.largeSeen.set(key, true);
+      return;
+    }
     // The answer as a whole too: frozen, its JSON is made once (see http/serialize.ts).
     deepFreeze(result.items);
     Object.freeze(result);
+    markValid(result, { until: until ?? Infinity, valid: () => stillAt(version) });
     this.entries.set(key, { result, version, until });
   }
 }

@@ -196,6 +196,9 @@ export class SqlTableStorage implements TableStorage {
     this.tables.delete(`${domain}\u0000${name}`);
   }
 
+  /** Whether nothing was committed since the data version was `version` (engines with a read cache). */
+  private readonly stillAt = (version: number): boolean => this.driver.dataVersion!() === version;
+
   async get(domain: string, query: Query): Promise<QueryResult> {
     if (typeof query !== 'object' || query === null) throw invalidInput('A query must be a JSON object.', 'invalid-query');
     // A TTL in the answer counts down, so such answers are always read anew.
@@ -207,7 +210,7 @@ export class SqlTableStorage implements TableStorage {
     if (cached) return cached;
     return this.fresh(async () => {
       const { table, result } = this.readNow(domain, query) ?? (await this.readConfirmed(domain, query));
-      this.cache!.set(key, result, version, await this.nextExpiry(table, version, now));
+      this.cache!.set(key, result, version, await this.nextExpiry(table, version, now), this.stillAt);
       return result;
     });
   }

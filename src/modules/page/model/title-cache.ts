@@ -24,6 +24,11 @@ export class TitleCache<V> {
     return gen;
   }
 
+  /** Whether the page has not been written (by this process) since `generation` gave `gen`. */
+  unchangedSince(title: string, gen: number): boolean {
+    return this.gens.get(title) === gen;
+  }
+
   get(title: string, sub: string): V | undefined {
     const entry = this.entries.get(`${title}\u0000${sub}`);
     return entry && entry.gen === this.gens.get(title) ? entry.value : undefined;

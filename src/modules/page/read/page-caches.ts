@@ -1,5 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../../../errors.js';
+import type { Reuse } from '../../../router/types.js';
+import type { Wiki } from '../../../upstream/wiki.js';
 import type { Render } from '../model/render.js';
 import type { RevisionRow } from '../model/revision.js';
 import { TitleCache } from '../model/title-cache.js';
@@ -13,6 +15,25 @@ export interface PageCacheOptions {
   missTtlMs: number;
   /** Bytes of normalised titles kept (keys are client text). */
   titleBytes?: number;
+}
+
+/**
+ * How long an answer made from a page's state may be sent again without asking the module, at most
+ * (see http/answer-memo.ts): this process's writes to the page end it at once, and others' are
+ * seen after `rowTtlMs` and this. Short, so the checks a read is due (the wiki asked again once
+ * the latest revision's check is old) are put off by no more.
+ */
+const REUSE_MS = 1000;
+
+/** Makes the `Reuse` of an answer from a page's state as it was before it was read (see `reuseOfPage`). */
+export type PageReuse = (stillValid: () => boolean, onReuse: () => void) => Reuse;
+
+/**
+ * The `Reuse` of a content answer, counted as a read each time it is sent: none while the wiki is
+ * not answering (the answer then says so), and only until it is found not answering.
+ */
+export function contentReuse(make: PageReuse, wiki: Wiki, onReuse: () => void): Reuse | undefined {
+  return wiki.circuit.isOpen ? undefined : make(() => !wiki.circuit.isOpen, onReuse);
 }
 
 const sizeOfRender = (r: Render) => Math.max(1, r.parts.html.length + r.parts['data-parsoid'].length + r.parts['data-mw'].length + r.parts.wikitext.length);
@@ -47,6 +68,18 @@ export class PageCaches {
     let cache = this.rows.get(domain);
     if (!cache) this.rows.set(domain, (cache = new TitleCache(this.options.rowTtlMs)));
     return cache;
+  }
+
+  /**
+   * Taken before a page's state is read: the `Reuse` of an answer made from what is read next,
+   * valid while the page is not written by this process (`stillValid` adds the handler's own
+   * conditions) and for a second at most.
+   */
+  reuseOfPage(domain: string, title: string): PageReuse {
+    const rows = this.rowsOf(domain);
+    const gen = rows.generation(title);
+    const until = Date.now() + Math.min(REUSE_MS, this.options.rowTtlMs);
+    return (stillValid, onReuse) => ({ until, valid: () => rows.unchangedSince(title, gen) && stillValid(), onReuse });
   }
 
   render(domain: string, tid: string): Render | undefined {

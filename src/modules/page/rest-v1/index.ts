@@ -7,6 +7,7 @@ import { withBody } from '../../../router/typed-body.js';
 import type { Module, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
 import type { CachePolicy } from '../model/cache-control.js';
 import type { PageApi } from '../page-api.js';
+import { contentReuse } from '../read/page-caches.js';
 import { RevisionMoved } from '../model/page-moves.js';
 import { partOf, type Render } from '../model/render.js';
 import type { RevisionRow } from '../model/revision.js';
@@ -95,6 +96,7 @@ export function restV1Module(api: PageApi): Module {
     const version = negotiateHtml(req.headers.accept, '2');
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
+    const reuse = caches.reuseOfPage(req.domain, title);
     let found: { render: Render; kind: keyof CachePolicy };
     try {
       found = await renderOf(ctx, req, title);
@@ -109,14 +111,15 @@ export function restV1Module(api: PageApi): Module {
       service.wiki(req.domain),
       caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind, language)),
     );
-    service.reads.note(req.domain, render.title);
+    const note = () => service.reads.note(req.domain, render.title);
+    note();
     const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
     headers = tagged(headers, keys);
     if (render.redirect && req.query.get('redirect') !== 'false') {
       // RESTBase's redirect: 302 to the target's HTML, the redirect page itself in the body.
       return { status: 302, headers: { ...headers, location: `/${req.domain}/rest_v1/page/html/${enc(render.redirect.replace(/ /g, '_'))}` }, body };
     }
-    return { status: 200, headers, body };
+    return { status: 200, headers, body, reuse: contentReuse(reuse, service.wiki(req.domain), note) };
   };
 
   const dataParsoid: Route['handler'] = async (req, ctx) => {

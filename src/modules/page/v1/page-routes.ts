@@ -13,7 +13,7 @@ import { contentKeys, surrogateKeys, tagged } from '../model/surrogate-keys.js';
 import { titleSegment, type NormalizeTitle } from '../model/title-url.js';
 import { displayOptions, type DisplayPages } from '../display/display-pages.js';
 import type { DisplayOptions } from '../display/display-pass.js';
-import type { PageCaches } from '../read/page-caches.js';
+import { contentReuse, type PageCaches, type PageReuse } from '../read/page-caches.js';
 import type { PageService } from '../read/page-service.js';
 import { revisionMetadata, type RevisionRow } from '../model/revision.js';
 import { partOf, PROPS, type Prop, type Render } from '../model/render.js';
@@ -78,7 +78,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
    * A render's property as the client asked for it: HTML in 2.x form (data-mw inline) for a 2.x
    * profile or ?data-mw=inline, else as stored. Headers are built once per render and form.
    */
-  async function content(req: RouteRequest, render: Render, prop: Prop, kind: ContentKind): Promise<Response> {
+  async function content(req: RouteRequest, render: Render, prop: Prop, kind: ContentKind, reuse: PageReuse): Promise<Response> {
     const section = req.query.get('section');
     if (section !== null) return sectionContent(req, render, prop, kind, Number(section));
     let form: Form = 'stored';
@@ -89,9 +89,11 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
     const body = form === 'stored' ? partOf(render, prop) : await html2.of(req.domain, render);
     const language = (await service.wiki(req.domain).siteInfo()).general.lang;
     const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form, language));
-    service.reads.note(req.domain, render.title);
+    const note = () => service.reads.note(req.domain, render.title);
+    note();
     const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
-    return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body };
+    const wiki = service.wiki(req.domain);
+    return { status: 200, headers: tagged(markedIfUnchecked(wiki, headers), keys), body, reuse: contentReuse(reuse, wiki, note) };
   }
 
   /**
@@ -256,8 +258,9 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
         spec: pageSpecs.latest,
         handler: withTitle(async (req, ctx, title) => {
           const prop = asProp(req.params.prop!);
+          const reuse = caches.reuseOfPage(req.domain, title);
           const row = await latestOrAt(req, ctx, title);
-          return content(req, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), prop, req.query.has('ts') ? 'revision' : 'latest');
+          return content(req, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), prop, req.query.has('ts') ? 'revision' : 'latest', reuse);
         }),
       },
       {
@@ -276,12 +279,13 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
         handler: withTitle(async (req, ctx, title) => {
           const prop = asProp(req.params.prop!);
           const revision = req.params.revision!;
+          const reuse = caches.reuseOfPage(req.domain, title);
           if (REVID.test(revision)) {
             const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), forced(req, ctx), true);
-            return content(req, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), prop, 'revision');
+            return content(req, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), prop, 'revision', reuse);
           }
           const render = await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase());
-          return content(req, render, prop, 'render');
+          return content(req, render, prop, 'render', reuse);
         }),
       },
       {

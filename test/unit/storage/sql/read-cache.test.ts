@@ -9,17 +9,23 @@ describe('the SQLite read cache', () => {
   it('counts the queries naming its answers against its memory, not only the answers', () => {
     const cache = new ReadCache(1024 * 1024);
     const longQuery = (i: number) => `${i}:${'x'.repeat(200 * 1024)}`;
-    for (let i = 0; i < 20; i++) cache.set(longQuery(i), { items: [{ k: i }] }, 1, undefined);
+    for (let i = 0; i < 20; i++) cache.set(longQuery(i), { items: [{ k: i }] }, 1, undefined, () => true);
     const kept = Array.from({ length: 20 }, (_, i) => cache.get(longQuery(i), 1, Date.now())).filter(Boolean).length;
     assert.ok(kept >= 1 && kept <= 2, `${kept} answers with 400 KB queries kept in 1 MB`);
   });
 
-  it('keeps small answers, not answers of large values (their readers keep those)', () => {
+  it('keeps small answers at once, answers of large values only when read again soon', () => {
     const cache = new ReadCache(16 * 1024 * 1024);
-    cache.set('small', { items: [{ k: 'a', v: Buffer.alloc(1024) }] }, 1, undefined);
-    cache.set('large', { items: [{ k: 'b', v: Buffer.alloc(64 * 1024) }] }, 1, undefined);
+    const large = (k: string) => ({ items: [{ k, v: Buffer.alloc(64 * 1024) }] });
+    cache.set('small', { items: [{ k: 'a', v: Buffer.alloc(1024) }] }, 1, undefined, () => true);
+    cache.set('large', large('b'), 1, undefined, () => true);
     assert.ok(cache.get('small', 1, Date.now()));
-    assert.equal(cache.get('large', 1, Date.now()), undefined);
+    assert.equal(cache.get('large', 1, Date.now()), undefined, 'a large answer read once is not kept');
+    cache.set('large', large('b'), 1, undefined, () => true);
+    assert.ok(cache.get('large', 1, Date.now()), 'read again at once, it is kept');
+    // A scan: each large answer comes back only after thousands of others.
+    for (let round = 0; round < 2; round++) for (let i = 0; i < 3000; i++) cache.set(`scan${i}`, large(`s${i}`), 1, undefined, () => true);
+    assert.equal(cache.get('scan0', 1, Date.now()), undefined, 'a scan over more than it remembers keeps nothing');
   });
 
   it('takes any size in megabytes, a fraction of a byte meaning none', async () => {

@@ -1,0 +1,64 @@
+import { LRUCache } from 'lru-cache';
+import type { Reuse } from '../router/types.js';
+
+/** A finished answer as it went out, kept to be sent again while its handler's `Reuse` holds. */
+export interface MemoEntry {
+  status: number;
+  /** Final headers, as written (every header the front adds included, but the request id). */
+  headers: Record<string, string>;
+  body: Buffer;
+  /** The route's label, for the request metrics. */
+  label: string;
+  reuse: Reuse;
+}
+
+/** Bytes an entry holds beyond its body and key: its headers and the cache's bookkeeping. */
+const ENTRY_OVERHEAD_BYTES = 1024;
+
+/**
+ * Request headers that change what an answer is (or whether it may be shared): with any of them
+ * the request takes the full path. Conditional requests are answered there too (304s), and an
+ * admin's `Cache-Control: no-cache` asks for the wiki's answer. Cookies and credentials other than
+ * the admin token are never part of an answer a handler lets be reused.
+ */
+const BYPASS = ['cache-control', 'pragma', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'range', 'content-length', 'transfer-encoding'];
+
+/**
+ * Answers to GETs sent again without routing, handling or serialising, while the handler's
+ * `Reuse` says they are what the handler would answer now (SQLite's data version unchanged, the
+ * page's state in memory unchanged, and before a time). The full path costs about as much again as
+ * node:http itself for a hot read; this one a lookup and a check.
+ *
+ * The key is everything a reusable answer may depend on: the path and query as sent, whether the
+ * admin credential came, and the `Accept` and `Accept-Encoding` headers (answers vary by both).
+ */
+export class AnswerMemo {
+  private readonly entries: LRUCache<string, MemoEntry>;
+
+  constructor(maxBytes: number) {
+    this.entries = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (e, key) => ENTRY_OVERHEAD_BYTES + 2 * key.length + e.body.length });
+  }
+
+  /** The key of a request whose answer may be memoised, or undefined when it must take the full path. */
+  static keyOf(method: string, uri: string, admin: boolean, headers: Record<string, string | undefined>): string | undefined {
+    if (method !== 'GET' && method !== 'HEAD') return undefined;
+    for (const name of BYPASS) if (headers[name] !== undefined) return undefined;
+    return `${admin ? 'a' : '-'}${uri}\u0000${headers.accept ?? ''}\u0000${headers['accept-encoding'] ?? ''}`;
+  }
+
+  /** The entry for `key` if it may still be sent; one that may not is dropped. */
+  get(key: string, now: number): MemoEntry | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (now < entry.reuse.until && (entry.reuse.valid?.() ?? true)) {
+      entry.reuse.onReuse?.();
+      return entry;
+    }
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  set(key: string, entry: MemoEntry): void {
+    this.entries.set(key, entry);
+  }
+}

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import zlib from 'node:zlib';
+import { openStorage } from '../../src/storage/index.js';
+import { admin, request, sleep, sqliteConfig, startServer, type TestServer } from '../helpers.js';
+
+/**
+ * Hot answers sent again without handling (http/answer-memo.ts): never one that a read would not
+ * give now, whoever changed what it was made from.
+ */
+describe('answers sent again', () => {
+  const storage = sqliteConfig();
+  let s: TestServer;
+  let bucket: string;
+  const gzip = { ...admin, 'accept-encoding': 'gzip' };
+  const storageReads = async () => {
+    const metric = await s.app.metrics.storageDuration.get();
+    return metric.values.filter((v) => v.metricName === 'storage_operation_seconds_count' && v.labels.operation === 'get').reduce((n, v) => n + v.value, 0);
+  };
+
+  before(async () => {
+    s = await startServer({ storage });
+    bucket = `${s.base}/${s.domain}/sys/key_rev_value/memo`;
+    assert.equal((await request(bucket, { method: 'PUT', headers: admin })).status, 201);
+  });
+  after(() => s.close());
+
+  const put = async (key: string, text: string) => {
+    const res = await request(`${bucket}/${key}`, { method: 'PUT', headers: { ...admin, 'content-type': 'text/html' }, body: text });
+    assert.equal(res.status, 201, res.text);
+  };
+
+  it('sends a hot value again without reading storage, with a request id of its own each time', async () => {
+    const html = `<p>${'memo '.repeat(2000)}</p>`;
+    await put('hot', html);
+    for (let i = 0; i < 3; i++) assert.equal((await request(`${bucket}/hot`, { headers: admin })).text, html);
+    const reads = await storageReads();
+    const answers = await Promise.all(Array.from({ length: 5 }, () => request(`${bucket}/hot`, { headers: admin })));
+    assert.equal(await storageReads(), reads, 'no storage read');
+    assert.ok(answers.every((a) => a.status === 200 && a.text === html));
+    assert.equal(new Set(answers.map((a) => a.headers['x-request-id'])).size, 5);
+    const head = await request(`${bucket}/hot`, { method: 'HEAD', headers: admin });
+    assert.equal(head.status, 200);
+    assert.equal(head.raw.length, 0);
+    assert.equal(head.headers['content-length'], answers[0]!.headers['content-length']);
+  });
+
+  it('keeps encodings apart: gzip to those who accept it, plain bytes to the others', async () => {
+    const html = `<p>${'zip '.repeat(3000)}</p>`;
+    await put('enc', html);
+    for (let i = 0; i < 3; i++) {
+      const zipped = await request(`${bucket}/enc`, { headers: gzip });
+      assert.equal(zipped.headers['content-encoding'], 'gzip');
+      assert.equal(zlib.gunzipSync(zipped.raw).toString(), html);
+      const plain = await request(`${bucket}/enc`, { headers: admin });
+      assert.equal(plain.headers['content-encoding'], undefined);
+      assert.equal(plain.text, html);
+    }
+  });
+
+  it('answers the new value at once after a write through the service', async () => {
+    await put('w', 'one');
+    for (let i = 0; i < 3; i++) assert.equal((await request(`${bucket}/w`, { headers: admin })).text, 'one');
+    await put('w', 'two');
+    assert.equal((await request(`${bucket}/w`, { headers: admin })).text, 'two');
+  });
+
+  it('answers the new value at once after another process writes to the same SQLite file', async () => {
+    await put('other', 'before');
+    for (let i = 0; i < 3; i++) assert.equal((await request(`${bucket}/other`, { headers: admin })).text, 'before');
+    // Another process: its own connections to the file, writing the row directly.
+    const elsewhere = await openStorage(storage);
+    try {
+      const { items } = await elsewhere.get(s.domain, { table: 'key_rev_value.memo', attributes: { key: 'other' }, limit: 1 } as never);
+      assert.equal(items.length, 1, 'the bucket table as named in storage');
+      await elsewhere.put(s.domain, { table: 'key_rev_value.memo', attributes: { ...items[0], value: Buffer.from('after') } } as never);
+    } finally {
+      await elsewhere.close();
+    }
+    assert.equal((await request(`${bucket}/other`, { headers: admin })).text, 'after');
+  });
+
+  it('stops answering a row once its TTL has passed', async () => {
+    const table = `${s.base}/${s.domain}/sys/table/memo_ttl`;
+    const schema = { attributes: { k: 'string', v: 'string' }, index: [{ attribute: 'k', type: 'hash' }] };
+    assert.ok([200, 201].includes((await request(table, { method: 'PUT', headers: admin, body: schema })).status));
+    assert.equal((await request(`${table}/`, { method: 'PUT', headers: admin, body: { table: 'memo_ttl', attributes: { k: 'a', v: 'x', _ttl: 1 } } })).status, 201);
+    for (let i = 0; i < 3; i++) assert.equal((await request(`${table}/a`, { headers: admin })).status, 200);
+    await sleep(1100);
+    assert.equal((await request(`${table}/a`, { headers: admin })).status, 404);
+  });
+
+  it('asks the handler again for conditional requests and for outsiders without the credential', async () => {
+    await put('cond', 'c');
+    const first = await request(`${bucket}/cond`, { headers: admin });
+    const again = await request(`${bucket}/cond`, { headers: { ...admin, 'if-none-match': String(first.headers.etag) } });
+    assert.equal(again.status, 304);
+    assert.equal((await request(`${bucket}/cond`)).status, 403, 'the memo does not open the internal API');
+  });
+});

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AnswerMemo, type MemoEntry } from '../../../src/http/answer-memo.js';
+
+const entry = (reuse: MemoEntry['reuse']): MemoEntry => ({ status: 200, headers: { etag: '"1"' }, body: Buffer.from('x'), label: '/r', reuse });
+
+describe('the answer memo', () => {
+  it('keys GETs and HEADs alike by URI, credential, Accept and Accept-Encoding', () => {
+    const key = (method: string, admin: boolean, headers: Record<string, string>) => AnswerMemo.keyOf(method, '/a?b=1', admin, headers);
+    assert.equal(key('GET', false, {}), key('HEAD', false, {}));
+    assert.notEqual(key('GET', false, {}), key('GET', true, {}));
+    assert.notEqual(key('GET', false, { accept: 'text/html' }), key('GET', false, {}));
+    assert.notEqual(key('GET', false, { 'accept-encoding': 'gzip' }), key('GET', false, {}));
+    assert.notEqual(AnswerMemo.keyOf('GET', '/a', false, {}), key('GET', false, {}));
+  });
+
+  it('sends writes, conditional requests, forced refreshes and requests with a body the full way', () => {
+    assert.equal(AnswerMemo.keyOf('PUT', '/a', false, {}), undefined);
+    for (const header of ['cache-control', 'pragma', 'if-none-match', 'if-modified-since', 'range', 'content-length', 'transfer-encoding']) {
+      assert.equal(AnswerMemo.keyOf('GET', '/a', false, { [header]: '1' }), undefined, header);
+    }
+  });
+
+  it('gives an entry back only before its time and while it is valid, counting each reuse', () => {
+    const memo = new AnswerMemo(1024 * 1024);
+    let valid = true;
+    let reused = 0;
+    memo.set('k', entry({ until: 1000, valid: () => valid, onReuse: () => reused++ }));
+    assert.ok(memo.get('k', 999));
+    assert.equal(reused, 1);
+    valid = false;
+    assert.equal(memo.get('k', 999), undefined);
+    valid = true;
+    assert.equal(memo.get('k', 999), undefined, 'dropped once found invalid');
+    memo.set('k', entry({ until: 1000 }));
+    assert.equal(memo.get('k', 1000), undefined, 'not at its time');
+    assert.equal(reused, 1);
+  });
+
+  it('holds about as many bytes as it is given', () => {
+    const memo = new AnswerMemo(64 * 1024);
+    for (let i = 0; i < 100; i++) memo.set(`k${i}`, { ...entry({ until: Infinity }), body: Buffer.alloc(8 * 1024) });
+    const kept = Array.from({ length: 100 }, (_, i) => memo.get(`k${i}`, 0)).filter(Boolean).length;
+    assert.ok(kept >= 5 && kept <= 8, `${kept} answers of 8 KB kept in 64 KB`);
+  });
+});
