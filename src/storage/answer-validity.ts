@@ -20,6 +20,12 @@ export function markValid(answer: { items: readonly object[] }, validity: Answer
   for (const row of answer.items) validities.set(row, validity);
 }
 
+/** Records that `made` (something made from `answer` alone) holds while `answer` does. */
+export function madeFrom(made: object, answer: object): void {
+  const validity = validities.get(answer);
+  if (validity) validities.set(made, validity);
+}
+
 /** The validity of an answer, or of one of its rows, if the engine knows it. */
 export function validityOf(value: object | undefined): AnswerValidity | undefined {
   return value === undefined ? undefined : validities.get(value);

@@ -165,6 +165,11 @@ for (const { mode, backend, storage } of RUNS) describe(`page content API agains
     assert.equal(etagOf(await get(`/page/Bodmin/wikitext?ts=${new Date(times[2]!).toISOString()}`)).rev, older, 'exactly at a revision');
     assert.equal((await get(`/page/Bodmin/html?ts=${new Date(times[4]! - 1000).toISOString()}`)).status, 404, 'before the first revision');
     assert.equal((await get('/page/Bodmin/html?ts=soon')).status, 400);
+    // The history stored every revision with its parent: which one was current then is known here.
+    const asked = count('action');
+    const later = new Date((times[2]! + times[1]!) / 2 + 1000).toISOString();
+    assert.equal(etagOf(await get(`/page/Bodmin/html?ts=${later}`)).rev, older);
+    assert.equal(count('action'), asked, 'answered from storage, the wiki not asked');
     const renders = await get('/page/Bodmin/html/');
     assert.ok(renders.json.items.some((r: { rev: number; tid: string }) => r.rev === older && r.tid === tid));
   });

@@ -51,6 +51,7 @@ export interface DisplayAnswer {
 }
 
 interface Cached extends DisplayAnswer {
+  key: string;
   targets: string[];
   checked: number;
 }
@@ -98,12 +99,21 @@ export class DisplayPages {
     const html = (await gunzip(render.parts.html)).toString('utf8');
     const made = await displayHtml(render.title, html, options, (targets) => this.linkStates.of(ctx, domain, targets), images);
     if (latest) await this.linkStates.record(ctx, domain, render.title, render.tid, made.targets);
-    const answer: Cached = { body: await gzip(made.html, { level: 6 }), digest: digestOf(made.targets, made.states, options.stubThreshold, images), targets: made.targets, checked: Date.now() };
+    const answer: Cached = { key, body: await gzip(made.html, { level: 6 }), digest: digestOf(made.targets, made.states, options.stubThreshold, images), targets: made.targets, checked: Date.now() };
     this.cache.set(key, answer);
     let keys = this.keysOfPage.get(page);
     if (!keys) this.keysOfPage.set(page, (keys = new Set()));
     keys.add(key);
     return answer;
+  }
+
+  /**
+   * Whether `answer` is still what `of` would give without a look at its links: kept, not forgotten
+   * (a link target or an image list changed) and checked less than `recheckMs` ago.
+   */
+  isCurrent(answer: DisplayAnswer): boolean {
+    const cached = answer as Cached;
+    return this.cache.peek(cached.key) === cached && Date.now() - cached.checked <= this.recheckMs;
   }
 
   /** Forgets every display (an image list changed: any page may show an image it names). */

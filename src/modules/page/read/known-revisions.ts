@@ -363,6 +363,9 @@ export class KnownRevisions {
   /** The revision that was current at `ms` (by revision timestamp). */
   async revisionAt(ctx: RequestContext, domain: string, title: string, ms: number): Promise<RevisionRow> {
     const revs = this.table(domain);
+    // Where storage proves which revision it was, the wiki is not asked (its flags still are, when due).
+    const stored = await revs.provenCurrentAt(ctx, title, ms);
+    if (stored) return this.checkedWithWiki(ctx, domain, stored);
     try {
       const page = await this.caches.unlessMissing(missingPage(domain, title), false, async () => {
         const answer = await this.wiki(domain).api.page(title, { before: new Date(ms).toISOString() });

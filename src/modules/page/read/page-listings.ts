@@ -1,3 +1,4 @@
+import { madeFrom } from '../../../storage/answer-validity.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { Row } from '../../../storage/types.js';
 import { ListingCoverage } from './listing-coverage.js';
@@ -40,6 +41,7 @@ export class PageListings {
       for (const item of listing.items) Object.freeze(item);
       Object.freeze(listing.items);
       this.latestListings.set(stored, Object.freeze(listing));
+      madeFrom(listing, stored);
     }
     return listing;
   }

@@ -189,4 +189,23 @@ export class PageRevisions {
     const found = await this.table.findInPartition(ctx, { title }, undefined, (r) => r.timestamp !== null && Date.parse(r.timestamp as string) <= at);
     return found as unknown as RevisionRow | undefined;
   }
+
+  /**
+   * The revision current at `at`, where what is stored proves it, else undefined (the wiki must be
+   * asked): the newest stored revision of the page made by then, when the next one is stored too
+   * (its parent, made after `at`) or when it is the latest revision and was still the latest when
+   * the wiki was last asked, at or after `at`. Only revisions of the page now at the title count: a
+   * page deleted and made again keeps the rows of the old one in the same partition.
+   */
+  async provenCurrentAt(ctx: RequestContext, title: string, at: number): Promise<RevisionRow | undefined> {
+    const newest = await this.newest(ctx, title);
+    if (!newest || newest.latest_rev === null) return undefined;
+    const row = await this.currentAt(ctx, title, at);
+    if (!row || row.page_id !== newest.page_id) return undefined;
+    if (row.rev === row.latest_rev) return row.checked !== null && Date.parse(row.checked) >= at ? row : undefined;
+    const { items } = await this.table.query(ctx, { attributes: { title, rev: { gt: row.rev } }, order: { rev: 'asc' }, limit: 1 });
+    const next = items[0] as unknown as RevisionRow | undefined;
+    const provesIt = next && next.parent_id === row.rev && next.page_id === row.page_id && next.timestamp !== null && Date.parse(next.timestamp) > at;
+    return provesIt ? row : undefined;
+  }
 }

@@ -2,7 +2,8 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { HttpError, badRequest } from '../../../errors.js';
 import { pagingFrom } from '../../../router/paging.js';
-import type { Module, RequestContext, Response, RouteRequest } from '../../../router/types.js';
+import type { Module, RequestContext, Response, Reuse, RouteRequest } from '../../../router/types.js';
+import { validityOf } from '../../../storage/answer-validity.js';
 import { parseTime, tidTime } from '../../../tid.js';
 import type { CachePolicy } from '../model/cache-control.js';
 import { HTML_2_TYPE, negotiateHtml, type Html2Cache } from '../model/html-versions.js';
@@ -27,6 +28,16 @@ const asProp = (prop: string) => prop as Prop;
 
 /** An authorised caller's Cache-Control: no-cache asks for the wiki's answer, not storage's. */
 const forced = (req: RouteRequest, ctx: RequestContext) => ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
+
+/**
+ * A latest listing is made from one stored answer (and whether the stored pages are all the wiki's,
+ * asked again every few seconds): sent again while that answer holds, for a second at most.
+ */
+function listingReuse(listing: object): Reuse | undefined {
+  const validity = validityOf(listing);
+  return validity && { until: Math.min(validity.until, Date.now() + LISTING_REUSE_MS), valid: validity.valid };
+}
+const LISTING_REUSE_MS = 1000;
 
 /** Which URL of content answers: the latest, a revision's, or one render's (by tid). */
 type ContentKind = keyof CachePolicy;
@@ -123,7 +134,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
    * A render's display HTML (display/): made from the stored render, never a new one, with the link
    * states of today, so every form of it must be revalidated and is purged when a linked page changes.
    */
-  async function displayAnswer(req: RouteRequest, ctx: RequestContext, render: Render, kind: ContentKind, options: DisplayOptions): Promise<Response> {
+  async function displayAnswer(req: RouteRequest, ctx: RequestContext, render: Render, kind: ContentKind, options: DisplayOptions, reuse: PageReuse): Promise<Response> {
     const answer = await display.of(ctx, req.domain, render, options, kind === 'latest');
     const headers: Record<string, string> = {
       'content-type': 'text/html; charset=utf-8',
@@ -133,7 +144,10 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
       'content-language': (await service.wiki(req.domain).siteInfo()).general.lang,
     };
     const keys = [...contentKeys(req.domain, render.title, render.rev, kind === 'latest'), surrogateKeys.display(req.domain, render.title), surrogateKeys.displays(req.domain)];
-    return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body: answer.body };
+    const wiki = service.wiki(req.domain);
+    // Sent again while the page is unchanged and the display is what its links' states made it.
+    const again = wiki.circuit.isOpen ? undefined : reuse(() => !wiki.circuit.isOpen && display.isCurrent(answer), () => {});
+    return { status: 200, headers: tagged(markedIfUnchecked(wiki, headers), keys), body: answer.body, reuse: again };
   }
 
   /** The normalized title, or a redirect to the same URL with it. */
@@ -191,7 +205,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
         handler: async (req, ctx) => {
           const ts = req.query.get('ts');
           const body = await service.listings.listPages(ctx, req.domain, pagingFrom(req), ts === null ? undefined : parseTime(ts));
-          return { status: 200, headers: { 'cache-control': 'no-cache' }, body };
+          return { status: 200, headers: { 'cache-control': 'no-cache' }, body, reuse: listingReuse(body) };
         },
       },
       {
@@ -234,8 +248,9 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
         spec: pageSpecs.display,
         handler: withTitle(async (req, ctx, title) => {
           const options = displayOptions(req.query); // a bad option is a 400 before any work
+          const reuse = caches.reuseOfPage(req.domain, title);
           const row = await service.revisions.latest(ctx, req.domain, title, forced(req, ctx), true);
-          return displayAnswer(req, ctx, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), 'latest', options);
+          return displayAnswer(req, ctx, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), 'latest', options, reuse);
         }),
       },
       {
@@ -245,11 +260,12 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
         handler: withTitle(async (req, ctx, title) => {
           const options = displayOptions(req.query);
           const revision = req.params.revision!;
+          const reuse = caches.reuseOfPage(req.domain, title);
           if (REVID.test(revision)) {
             const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), forced(req, ctx), true);
-            return displayAnswer(req, ctx, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), 'revision', options);
+            return displayAnswer(req, ctx, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), 'revision', options, reuse);
           }
-          return displayAnswer(req, ctx, await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase()), 'render', options);
+          return displayAnswer(req, ctx, await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase()), 'render', options, reuse);
         }),
       },
       {
