@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { BoundedMap } from '../bounded-map.js';
 import type { Reuse } from '../router/types.js';
 
 /** A finished answer as it went out, kept to be sent again while its handler's `Reuse` holds. */
@@ -14,6 +15,12 @@ export interface MemoEntry {
 
 /** Bytes an entry holds beyond its body and key: its headers and the cache's bookkeeping. */
 const ENTRY_OVERHEAD_BYTES = 1024;
+/**
+ * Requests whose answers are kept only once asked again among the last this many: a scan over
+ * thousands of renders, each read once, would otherwise keep every answer it made (and the body
+ * it holds) for nothing, which cost such reads about a sixth of their throughput.
+ */
+const SEEN_KEYS = 4096;
 
 /**
  * Request headers that change what an answer is (or whether it may be shared): with any of them
@@ -34,6 +41,7 @@ const BYPASS = ['cache-control', 'pragma', 'if-none-match', 'if-modified-since',
  */
 export class AnswerMemo {
   private readonly entries: LRUCache<string, MemoEntry>;
+  private readonly seen = new BoundedMap<string, true>(SEEN_KEYS);
 
   constructor(maxBytes: number) {
     this.entries = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (e, key) => ENTRY_OVERHEAD_BYTES + 2 * key.length + e.body.length });
@@ -58,7 +66,12 @@ export class AnswerMemo {
     return undefined;
   }
 
+  /** Keeps an answer, if its request was made before among the last `SEEN_KEYS` (see there). */
   set(key: string, entry: MemoEntry): void {
+    if (!this.seen.delete(key)) {
+      this.seen.set(key, true);
+      return;
+    }
     this.entries.set(key, entry);
   }
 }

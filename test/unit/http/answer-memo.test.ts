@@ -26,6 +26,8 @@ describe('the answer memo', () => {
     let valid = true;
     let reused = 0;
     memo.set('k', entry({ until: 1000, valid: () => valid, onReuse: () => reused++ }));
+    assert.equal(memo.get('k', 999), undefined, 'an answer asked for once is not kept');
+    memo.set('k', entry({ until: 1000, valid: () => valid, onReuse: () => reused++ }));
     assert.ok(memo.get('k', 999));
     assert.equal(reused, 1);
     valid = false;
@@ -33,13 +35,20 @@ describe('the answer memo', () => {
     valid = true;
     assert.equal(memo.get('k', 999), undefined, 'dropped once found invalid');
     memo.set('k', entry({ until: 1000 }));
+    memo.set('k', entry({ until: 1000 }));
     assert.equal(memo.get('k', 1000), undefined, 'not at its time');
     assert.equal(reused, 1);
   });
 
+  it('keeps nothing of a scan over more requests than it remembers', () => {
+    const memo = new AnswerMemo(64 * 1024 * 1024);
+    for (let round = 0; round < 2; round++) for (let i = 0; i < 10_000; i++) memo.set(`scan${i}`, entry({ until: Infinity }));
+    assert.equal(memo.get('scan0', 0), undefined);
+  });
+
   it('holds about as many bytes as it is given', () => {
     const memo = new AnswerMemo(64 * 1024);
-    for (let i = 0; i < 100; i++) memo.set(`k${i}`, { ...entry({ until: Infinity }), body: Buffer.alloc(8 * 1024) });
+    for (let i = 0; i < 100; i++) for (let twice = 0; twice < 2; twice++) memo.set(`k${i}`, { ...entry({ until: Infinity }), body: Buffer.alloc(8 * 1024) });
     const kept = Array.from({ length: 100 }, (_, i) => memo.get(`k${i}`, 0)).filter(Boolean).length;
     assert.ok(kept >= 5 && kept <= 8, `${kept} answers of 8 KB kept in 64 KB`);
   });

@@ -15,7 +15,16 @@ export class ReadCounts {
   private readonly counts = new LRUCache<string, number>({ max: TRACKED_TITLES });
 
   note(domain: string, title: string): void {
+    this.noteKey(keyOf(domain, title));
+  }
+
+  /** `note` for one page, its key made once: for an answer sent again many times. */
+  noter(domain: string, title: string): () => void {
     const key = keyOf(domain, title);
+    return () => this.noteKey(key);
+  }
+
+  private noteKey(key: string): void {
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
   }
 

@@ -111,7 +111,7 @@ export function restV1Module(api: PageApi): Module {
       service.wiki(req.domain),
       caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind, language)),
     );
-    const note = () => service.reads.note(req.domain, render.title);
+    const note = service.reads.noter(req.domain, render.title);
     note();
     const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
     headers = tagged(headers, keys);

@@ -100,7 +100,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
     const body = form === 'stored' ? partOf(render, prop) : await html2.of(req.domain, render);
     const language = (await service.wiki(req.domain).siteInfo()).general.lang;
     const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form, language));
-    const note = () => service.reads.note(req.domain, render.title);
+    const note = service.reads.noter(req.domain, render.title);
     note();
     const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
     const wiki = service.wiki(req.domain);
