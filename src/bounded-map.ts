@@ -20,3 +20,23 @@ export class BoundedMap<K, V> extends Map<K, V> {
     return value;
   }
 }
+
+/**
+ * Admits a key the second time it is offered among the last `remembered` keys offered once (the
+ * doorkeeper of TinyLFU): what a cache keeps only when asked for again soon, so a scan whose keys
+ * come back further apart than that keeps nothing.
+ */
+export class SecondSight {
+  private readonly seen: BoundedMap<string, true>;
+
+  constructor(remembered: number) {
+    this.seen = new BoundedMap(remembered);
+  }
+
+  /** True the second time `key` comes (it is then forgotten); false, and remembered, the first. */
+  admits(key: string): boolean {
+    if (this.seen.delete(key)) return true;
+    this.seen.set(key, true);
+    return false;
+  }
+}

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { BoundedMap } from '../bounded-map.js';
+import { SecondSight } from '../bounded-map.js';
 import type { Reuse } from '../router/types.js';
 
 /** A finished answer as it went out, kept to be sent again while its handler's `Reuse` holds. */
@@ -41,7 +41,7 @@ const BYPASS = ['cache-control', 'pragma', 'if-none-match', 'if-modified-since',
  */
 export class AnswerMemo {
   private readonly entries: LRUCache<string, MemoEntry>;
-  private readonly seen = new BoundedMap<string, true>(SEEN_KEYS);
+  private readonly seen = new SecondSight(SEEN_KEYS);
 
   constructor(maxBytes: number) {
     this.entries = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (e, key) => ENTRY_OVERHEAD_BYTES + 2 * key.length + e.body.length });
@@ -66,12 +66,8 @@ export class AnswerMemo {
     return undefined;
   }
 
-  /** Keeps an answer, if its request was made before among the last `SEEN_KEYS` (see there). */
-  set(key: string, entry: MemoEntry): void {
-    if (!this.seen.delete(key)) {
-      this.seen.set(key, true);
-      return;
-    }
-    this.entries.set(key, entry);
+  /** Keeps an answer, if its request was made before among the last `SEEN_KEYS` (see there) and it may be sent again at all. */
+  set(key: string, entry: MemoEntry, now: number): void {
+    if (now < entry.reuse.until && this.seen.admits(key)) this.entries.set(key, entry);
   }
 }

@@ -195,7 +195,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     const payload = method === 'HEAD' || status === 304 ? undefined : body;
     if (memoKey && status === 200 && response.reuse && outHeaders.connection === undefined) {
       const { 'x-request-id': _id, ...kept } = outHeaders;
-      memo!.set(memoKey, { status, headers: kept, body, label: match?.label ?? '(unmatched)', reuse: response.reuse });
+      memo!.set(memoKey, { status, headers: kept, body, label: match?.label ?? '(unmatched)', reuse: response.reuse }, Date.now());
     }
     const label = match?.label ?? '(unmatched)';
     writes.send(() => {

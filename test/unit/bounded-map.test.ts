@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BoundedMap } from '../../src/bounded-map.js';
+import { BoundedMap, SecondSight } from '../../src/bounded-map.js';
 
 describe('BoundedMap', () => {
   it('holds at most its bound, starting over when a new key would pass it', () => {
@@ -22,5 +22,16 @@ describe('BoundedMap', () => {
     assert.equal(map.remember('b', make), 2);
     assert.equal(map.remember('c', make), 3, 'full: starts over');
     assert.equal(map.remember('a', make), 4, 'forgotten when it started over: made again');
+  });
+});
+
+describe('SecondSight', () => {
+  it('admits a key the second time it comes soon, not the first, nor after more keys than it remembers', () => {
+    const door = new SecondSight(4);
+    assert.equal(door.admits('a'), false);
+    assert.equal(door.admits('a'), true);
+    assert.equal(door.admits('a'), false, 'forgotten once admitted');
+    for (const k of ['b', 'c', 'd', 'e', 'f']) door.admits(k);
+    assert.equal(door.admits('b'), false, 'too long ago');
   });
 });

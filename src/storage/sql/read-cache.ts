@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { BoundedMap } from '../../bounded-map.js';
+import { SecondSight } from '../../bounded-map.js';
 import { markValid } from '../answer-validity.js';
 import type { QueryResult } from '../types.js';
 
@@ -61,7 +61,7 @@ function deepFreeze(value: unknown): void {
  */
 export class ReadCache {
   private readonly entries: LRUCache<string, Entry>;
-  private readonly largeSeen = new BoundedMap<string, true>(LARGE_SEEN);
+  private readonly largeSeen = new SecondSight(LARGE_SEEN);
 
   /** `maxBytes`: what the answers and the queries naming them may hold together, roughly. */
   constructor(maxBytes: number) {
@@ -82,10 +82,7 @@ export class ReadCache {
    * valid while it is (see answer-validity.ts).
    */
   set(key: string, result: QueryResult, version: number, until: number | undefined, stillAt: (version: number) => boolean): void {
-    if (approxBytes(result.items) > LARGE_ANSWER_BYTES && !this.largeSeen.delete(key)) {
-      this.largeSeen.set(key, true);
-      return;
-    }
+    if (approxBytes(result.items) > LARGE_ANSWER_BYTES && !this.largeSeen.admits(key)) return;
     // The answer as a whole too: frozen, its JSON is made once (see http/serialize.ts).
     deepFreeze(result.items);
     Object.freeze(result);

@@ -25,30 +25,36 @@ describe('the answer memo', () => {
     const memo = new AnswerMemo(1024 * 1024);
     let valid = true;
     let reused = 0;
-    memo.set('k', entry({ until: 1000, valid: () => valid, onReuse: () => reused++ }));
+    memo.set('k', entry({ until: 1000, valid: () => valid, onReuse: () => reused++ }), 0);
     assert.equal(memo.get('k', 999), undefined, 'an answer asked for once is not kept');
-    memo.set('k', entry({ until: 1000, valid: () => valid, onReuse: () => reused++ }));
+    memo.set('k', entry({ until: 1000, valid: () => valid, onReuse: () => reused++ }), 0);
     assert.ok(memo.get('k', 999));
     assert.equal(reused, 1);
     valid = false;
     assert.equal(memo.get('k', 999), undefined);
     valid = true;
     assert.equal(memo.get('k', 999), undefined, 'dropped once found invalid');
-    memo.set('k', entry({ until: 1000 }));
-    memo.set('k', entry({ until: 1000 }));
+    memo.set('k', entry({ until: 1000 }), 0);
+    memo.set('k', entry({ until: 1000 }), 0);
     assert.equal(memo.get('k', 1000), undefined, 'not at its time');
     assert.equal(reused, 1);
   });
 
+  it('does not keep an answer that may not be sent again at all', () => {
+    const memo = new AnswerMemo(1024 * 1024);
+    for (let i = 0; i < 3; i++) memo.set('late', entry({ until: 1000 }), 1000);
+    assert.equal(memo.get('late', 0), undefined, 'asked for three times, but past its time when made');
+  });
+
   it('keeps nothing of a scan over more requests than it remembers', () => {
     const memo = new AnswerMemo(64 * 1024 * 1024);
-    for (let round = 0; round < 2; round++) for (let i = 0; i < 10_000; i++) memo.set(`scan${i}`, entry({ until: Infinity }));
+    for (let round = 0; round < 2; round++) for (let i = 0; i < 10_000; i++) memo.set(`scan${i}`, entry({ until: Infinity }), 0);
     assert.equal(memo.get('scan0', 0), undefined);
   });
 
   it('holds about as many bytes as it is given', () => {
     const memo = new AnswerMemo(64 * 1024);
-    for (let i = 0; i < 100; i++) for (let twice = 0; twice < 2; twice++) memo.set(`k${i}`, { ...entry({ until: Infinity }), body: Buffer.alloc(8 * 1024) });
+    for (let i = 0; i < 100; i++) for (let twice = 0; twice < 2; twice++) memo.set(`k${i}`, { ...entry({ until: Infinity }), body: Buffer.alloc(8 * 1024) }, 0);
     const kept = Array.from({ length: 100 }, (_, i) => memo.get(`k${i}`, 0)).filter(Boolean).length;
     assert.ok(kept >= 5 && kept <= 8, `${kept} answers of 8 KB kept in 64 KB`);
   });

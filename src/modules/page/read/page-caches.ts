@@ -29,11 +29,11 @@ const REUSE_MS = 1000;
 export type PageReuse = (stillValid: () => boolean, onReuse: () => void) => Reuse;
 
 /**
- * The `Reuse` of a content answer, counted as a read each time it is sent: none while the wiki is
- * not answering (the answer then says so), and only until it is found not answering.
+ * The `Reuse` of an answer made from a page's stored content: none while the wiki is not answering
+ * (the answer then says so), and only until it is found not answering or `alsoValid` fails.
  */
-export function contentReuse(make: PageReuse, wiki: Wiki, onReuse: () => void): Reuse | undefined {
-  return wiki.circuit.isOpen ? undefined : make(() => !wiki.circuit.isOpen, onReuse);
+export function contentReuse(make: PageReuse, wiki: Wiki, onReuse: () => void, alsoValid: () => boolean = () => true): Reuse | undefined {
+  return wiki.circuit.isOpen ? undefined : make(() => !wiki.circuit.isOpen && alsoValid(), onReuse);
 }
 
 const sizeOfRender = (r: Render) => Math.max(1, r.parts.html.length + r.parts['data-parsoid'].length + r.parts['data-mw'].length + r.parts.wikitext.length);

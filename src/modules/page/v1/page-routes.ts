@@ -146,7 +146,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
     const keys = [...contentKeys(req.domain, render.title, render.rev, kind === 'latest'), surrogateKeys.display(req.domain, render.title), surrogateKeys.displays(req.domain)];
     const wiki = service.wiki(req.domain);
     // Sent again while the page is unchanged and the display is what its links' states made it.
-    const again = wiki.circuit.isOpen ? undefined : reuse(() => !wiki.circuit.isOpen && display.isCurrent(answer), () => {});
+    const again = contentReuse(reuse, wiki, () => {}, () => display.isCurrent(answer));
     return { status: 200, headers: tagged(markedIfUnchecked(wiki, headers), keys), body: answer.body, reuse: again };
   }
 
