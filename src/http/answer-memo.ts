@@ -21,6 +21,11 @@ const ENTRY_OVERHEAD_BYTES = 1024;
  * it holds) for nothing, which cost such reads about a sixth of their throughput.
  */
 const SEEN_KEYS = 4096;
+/**
+ * Longer keys (a URI or `Accept` of kilobytes, which rest_v1's open query string lets through to a
+ * 200) take the full path: remembered, 4,096 of them could hold 60 MB.
+ */
+const MAX_KEY_LENGTH = 1024;
 
 /**
  * Request headers that change what an answer is (or whether it may be shared): with any of them
@@ -51,7 +56,8 @@ export class AnswerMemo {
   static keyOf(method: string, uri: string, admin: boolean, headers: Record<string, string | undefined>): string | undefined {
     if (method !== 'GET' && method !== 'HEAD') return undefined;
     for (const name of BYPASS) if (headers[name] !== undefined) return undefined;
-    return `${admin ? 'a' : '-'}${uri}\u0000${headers.accept ?? ''}\u0000${headers['accept-encoding'] ?? ''}`;
+    const key = `${admin ? 'a' : '-'}${uri}\u0000${headers.accept ?? ''}\u0000${headers['accept-encoding'] ?? ''}`;
+    return key.length <= MAX_KEY_LENGTH ? key : undefined;
   }
 
   /** The entry for `key` if it may still be sent; one that may not is dropped. */

@@ -16,6 +16,7 @@ describe('the answer memo', () => {
 
   it('sends writes, conditional requests, forced refreshes and requests with a body the full way', () => {
     assert.equal(AnswerMemo.keyOf('PUT', '/a', false, {}), undefined);
+    assert.equal(AnswerMemo.keyOf('GET', `/a?x=${'y'.repeat(2000)}`, false, {}), undefined, 'a key of kilobytes is not remembered');
     for (const header of ['cache-control', 'pragma', 'if-none-match', 'if-modified-since', 'range', 'content-length', 'transfer-encoding']) {
       assert.equal(AnswerMemo.keyOf('GET', '/a', false, { [header]: '1' }), undefined, header);
     }
