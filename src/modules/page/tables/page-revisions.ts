@@ -7,7 +7,7 @@ import type { RevisionRow } from '../model/revision.js';
 
 /** One revision of a page as stored, with the page's static state joined to it. */
 export const PAGE_REVISIONS_SCHEMA = {
-  version: 3,
+  version: 4,
   attributes: {
     title: 'string', rev: 'varint', tid: 'timeuuid', page_id: 'varint', timestamp: 'timestamp', user_id: 'varint', user_text: 'string',
     comment: 'string', minor: 'boolean', size: 'varint', sha1: 'string', content_model: 'string',
@@ -26,7 +26,11 @@ export const PAGE_REVISIONS_SCHEMA = {
     { attribute: 'moved_page', type: 'static' },
     { attribute: 'rev', type: 'range', order: 'desc' },
   ],
-  secondaryIndexes: { by_rev: [{ attribute: 'rev', type: 'hash' }, { attribute: 'title', type: 'proj' }] },
+  secondaryIndexes: {
+    by_rev: [{ attribute: 'rev', type: 'hash' }, { attribute: 'title', type: 'proj' }],
+    // The revision current at a time (`?ts=`) in one indexed read, however long the page's history.
+    by_time: [{ attribute: 'title', type: 'hash' }, { attribute: 'timestamp', type: 'range', order: 'desc' }, { attribute: 'rev', type: 'range', order: 'desc' }],
+  },
 };
 
 function fromApi(title: string, page: ApiPage, r: ApiRevision): Record<string, unknown> {
@@ -184,10 +188,14 @@ export class PageRevisions {
     return this.table.query(ctx, { distinct: true, ...paging });
   }
 
-  /** The newest stored revision of a page made at or before `at` (revision time), if any. */
+  /**
+   * The newest stored revision of a page made at or before `at` (revision time), if any: by time,
+   * then by id among revisions of the same second, as the wiki orders a page's history.
+   */
   async currentAt(ctx: RequestContext, title: string, at: number): Promise<RevisionRow | undefined> {
-    const found = await this.table.findInPartition(ctx, { title }, undefined, (r) => r.timestamp !== null && Date.parse(r.timestamp as string) <= at);
-    return found as unknown as RevisionRow | undefined;
+    const { items } = await this.table.query(ctx, { index: 'by_time', attributes: { title, timestamp: { le: at } }, proj: ['rev'], limit: 1 });
+    const rev = items[0]?.rev as number | undefined;
+    return rev === undefined ? undefined : this.get(ctx, title, rev);
   }
 
   /**
