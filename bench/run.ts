@@ -215,9 +215,11 @@ async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void
   const rows: ScaleRow[] = [];
   const pg = process.env.WIKISTORE_BENCH_PG_URL;
   const cassandraHosts = process.env.WIKISTORE_BENCH_CASSANDRA?.split(',');
+  // `--scale-on=postgres` (or sqlite): one of the two only.
+  const only = process.argv.find((a) => a.startsWith('--scale-on='))?.slice('--scale-on='.length);
   if (sizes.length) {
-    rows.push(...(await scaleScenario({ name: 'sqlite' }, sizes, wiki, 2)));
-    if (pg) rows.push(...(await scaleScenario({ name: 'postgres', pgUrl: pg }, sizes, wiki, 2)));
+    if (only !== 'postgres') rows.push(...(await scaleScenario({ name: 'sqlite' }, sizes, wiki, 2)));
+    if (pg && only !== 'sqlite') rows.push(...(await scaleScenario({ name: 'postgres', pgUrl: pg }, sizes, wiki, 2)));
   }
   if (cassandraSizes.length) {
     if (!cassandraHosts) throw new Error('--scale-cassandra needs WIKISTORE_BENCH_CASSANDRA');
@@ -243,6 +245,7 @@ async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void
       }
       console.log(`    page listing, ${r.listing.pages} pages of 1000: first ${f(r.listing.first, 1)} ms, middle ${f(r.listing.middle, 1)} ms, last ${f(r.listing.last, 1)} ms`);
       console.log(`    renders of a page with ${r.history.revisions} revisions, ${r.history.pages} pages of 100: first ${f(r.history.first, 1)} ms, middle ${f(r.history.middle, 1)} ms, last ${f(r.history.last, 1)} ms`);
+      if (r.vacuumMs !== undefined) console.log(`    VACUUM (ANALYZE) after the fill: ${f(r.vacuumMs / 1000, 1)} s`);
       console.log(`    TTL sweep ${f(r.ttlSweepMs, 1)} ms, transaction sweep ${f(r.transactionSweepMs, 1)} ms; wiki requests during the reads: ${r.wikiRequestsDuringReads}`);
     }
   }

@@ -54,7 +54,8 @@ export async function startService(
   // collected before it grows far past the live data (about 20 MB of 128 MB allowed) keep RSS down under load.
   const child = spawnPinned(
     process.execPath,
-    ['--max-semi-space-size=4', '--max-old-space-size=128', path.join(HERE, '../src/main.js')],
+    // WIKISTORE_BENCH_NODE_ARGS: more node flags for the service (e.g. --cpu-prof, to see where a scenario's time goes).
+    ['--max-semi-space-size=4', '--max-old-space-size=128', ...(process.env.WIKISTORE_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), path.join(HERE, '../src/main.js')],
     {
       CONFIG: config,
       PORT: '0',

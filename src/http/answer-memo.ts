@@ -33,7 +33,9 @@ const MAX_KEY_LENGTH = 1024;
  * admin's `Cache-Control: no-cache` asks for the wiki's answer. Cookies and credentials other than
  * the admin token are never part of an answer a handler lets be reused.
  */
-const BYPASS = ['cache-control', 'pragma', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'range', 'content-length', 'transfer-encoding'];
+const BYPASS = ['cache-control', 'pragma', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'range'];
+/** A GET or HEAD with a body takes the full path: its answer is not for the body-less request. */
+const BODY = ['content-length', 'transfer-encoding'];
 
 /**
  * Answers to GETs sent again without routing, handling or serialising, while the handler's
@@ -55,8 +57,22 @@ export class AnswerMemo {
   /** The key of a request whose answer may be memoised, or undefined when it must take the full path. */
   static keyOf(method: string, uri: string, admin: boolean, headers: Record<string, string | undefined>): string | undefined {
     if (method !== 'GET' && method !== 'HEAD') return undefined;
+    for (const name of BODY) if (headers[name] !== undefined) return undefined;
+    return AnswerMemo.key(admin ? 'a' : '-', uri, headers, '');
+  }
+
+  /**
+   * The key of a POST that only reads (a query sent in its body; see `Route.readsOnly`): its
+   * body and type are part of it, and a body of over 1 KB takes the full path.
+   */
+  static keyOfRead(uri: string, admin: boolean, headers: Record<string, string | undefined>, body: Buffer): string | undefined {
+    if (body.length > MAX_KEY_LENGTH) return undefined;
+    return AnswerMemo.key(admin ? 'A' : 'P', uri, headers, `\u0000${headers['content-type'] ?? ''}\u0000${body.toString('latin1')}`);
+  }
+
+  private static key(kind: string, uri: string, headers: Record<string, string | undefined>, rest: string): string | undefined {
     for (const name of BYPASS) if (headers[name] !== undefined) return undefined;
-    const key = `${admin ? 'a' : '-'}${uri}\u0000${headers.accept ?? ''}\u0000${headers['accept-encoding'] ?? ''}`;
+    const key = `${kind}${uri}\u0000${headers.accept ?? ''}\u0000${headers['accept-encoding'] ?? ''}${rest}`;
     return key.length <= MAX_KEY_LENGTH ? key : undefined;
   }
 

@@ -48,11 +48,10 @@ function consume(req: IncomingMessage, maxBytes: number, keep: boolean): Promise
 }
 
 /**
- * Reads the body of a route that takes one: JSON (parsed within `jsonLimits`), a form's fields
- * (`form` routes), or raw bytes.
- * Routes that take no body never read it; node discards it after the answer.
+ * The bytes of the body of a route that takes one, undefined if none came. Routes that take no
+ * body never read it; node discards it after the answer.
  */
-export async function readBody(req: IncomingMessage, kind: BodyKind | undefined, limit: number, jsonLimits?: JsonLimits): Promise<unknown> {
+export async function readBodyBytes(req: IncomingMessage, kind: BodyKind | undefined, limit: number): Promise<Buffer | undefined> {
   if (!kind) return undefined;
   const declared = req.headers['content-length'];
   if (declared === undefined && req.headers['transfer-encoding'] === undefined) return undefined;
@@ -60,9 +59,16 @@ export async function readBody(req: IncomingMessage, kind: BodyKind | undefined,
   const { outcome, bytes } = await consume(req, limit, true);
   if (outcome === 'over') throw tooLarge(limit);
   if (outcome === 'aborted') throw new HttpError(400, 'body-aborted', 'The request body ended before it was complete.');
-  if (bytes.length === 0) return undefined;
+  return bytes.length === 0 ? undefined : bytes;
+}
+
+/**
+ * A body as its route takes it: JSON (parsed within `jsonLimits`), a form's fields (`form`
+ * routes), or raw bytes.
+ */
+export function parseBody(bytes: Buffer | undefined, kind: BodyKind | undefined, contentType: string | undefined, jsonLimits?: JsonLimits): unknown {
+  if (!kind || bytes === undefined) return undefined;
   if (kind === 'raw') return bytes;
-  const contentType = req.headers['content-type'];
   const form = kind === 'form' ? formTypeOf(contentType) : undefined;
   if (form) return parseForm(bytes, form, contentType!);
   if (!isJsonType(contentType)) {

@@ -6,7 +6,7 @@ import type { Metrics } from '../metrics.js';
 import type { RouteMatch, Router } from '../router/router.js';
 import type { Response } from '../router/types.js';
 import { AnswerMemo, type MemoEntry } from './answer-memo.js';
-import { drainBody, readBody } from './body.js';
+import { drainBody, parseBody, readBodyBytes } from './body.js';
 import { NOT_MODIFIED_HEADERS, notModified } from './conditional.js';
 import { addBrowserHeaders, isPreflight, preflightResponse } from './browser-headers.js';
 import { encodeBody, varyForEncoding } from './encoding.js';
@@ -150,7 +150,13 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
         response = preflightResponse();
       } else {
         match = router.resolve(method, uri);
-        const reqBody = await readBody(req, match.route?.body, options.maxBodyBytes);
+        const bytes = await readBodyBytes(req, match.route?.body, options.maxBodyBytes);
+        if (memo && bytes && method === 'POST' && match.route?.readsOnly) {
+          memoKey = AnswerMemo.keyOfRead(uri, admin, headers, bytes);
+          const memoised = memoKey && memo.get(memoKey, Date.now());
+          if (memoised) return resend(res, memoised, method, requestId, started);
+        }
+        const reqBody = parseBody(bytes, match.route?.body, headers['content-type']);
         const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri } });
         response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
       }

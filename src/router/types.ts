@@ -70,6 +70,11 @@ export interface Route {
   handler: Handler;
   /** Whether and how the route reads a body; routes without one never read it. */
   body?: BodyKind;
+  /**
+   * A POST that only reads (a query too long or too structured for a URL): its answers may be
+   * kept and sent again by their body, as a GET's are by their URL.
+   */
+  readsOnly?: boolean;
   spec?: OperationSpec;
 }
 

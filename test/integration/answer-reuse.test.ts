@@ -97,4 +97,24 @@ describe('answers sent again', () => {
     assert.equal(again.status, 304);
     assert.equal((await request(`${bucket}/cond`)).status, 403, 'the memo does not open the internal API');
   });
+
+  it('sends a query by POST again by its body, and the new rows at once after a write', async () => {
+    const table = `${s.base}/${s.domain}/sys/table/memo_query`;
+    const schema = { attributes: { k: 'string', v: 'string' }, index: [{ attribute: 'k', type: 'hash' }] };
+    assert.ok([200, 201].includes((await request(table, { method: 'PUT', headers: admin, body: schema })).status));
+    const write = async (k: string, v: string) => assert.equal((await request(`${table}/`, { method: 'PUT', headers: admin, body: { attributes: { k, v } } })).status, 201);
+    const query = (k: string) => request(`${table}/_query`, { method: 'POST', headers: admin, body: { attributes: { k } } });
+    await write('a', 'one');
+    await write('b', 'bee');
+    for (let i = 0; i < 3; i++) assert.equal((await query('a')).json.items[0].v, 'one');
+    const reads = await storageReads();
+    const answers = await Promise.all([query('a'), query('a'), query('b')]);
+    assert.deepEqual(answers.map((a) => a.json.items[0].v), ['one', 'one', 'bee'], 'each body its own answer');
+    assert.equal(await storageReads(), reads + 1, 'only the query not asked before reads storage');
+    await write('a', 'two');
+    assert.equal((await query('a')).json.items[0].v, 'two');
+    const bad = await request(`${table}/_query`, { method: 'POST', headers: admin, body: { attributes: { nope: 1 } } });
+    assert.equal(bad.status, 400, 'a query the table refuses is refused each time');
+    assert.equal((await request(`${table}/_query`, { method: 'POST', headers: admin, body: { attributes: { nope: 1 } } })).status, 400);
+  });
 });

@@ -96,7 +96,7 @@ export function tableModule(storage: TableStorage, owned: () => Set<string> = ()
           { method: 'GET' as const, path: `/table/{table}//{index}/${keys}`, spec: keyPathSpec(i + 1, true), handler: keyPathHandler(storage, true, mapped) },
         ];
       }),
-      { method: 'POST', path: '/table/{table}/_query', body: 'optional-json', spec: tableSpecs.postQuery, handler: query },
+      { method: 'POST', path: '/table/{table}/_query', body: 'optional-json', readsOnly: true, spec: tableSpecs.postQuery, handler: query },
       {
         method: 'DELETE',
         path: '/table/{table}/',

@@ -22,6 +22,20 @@ describe('the answer memo', () => {
     }
   });
 
+  it('keys a POST that only reads by its body and type too, apart from any GET', () => {
+    const body = Buffer.from('{"attributes":{"k":"a"}}');
+    const json = { 'content-type': 'application/json' };
+    const key = AnswerMemo.keyOfRead('/t/_query', false, json, body);
+    assert.ok(key);
+    assert.equal(AnswerMemo.keyOfRead('/t/_query', false, json, Buffer.from(body)), key, 'the same bytes, the same key');
+    assert.notEqual(AnswerMemo.keyOfRead('/t/_query', false, json, Buffer.from('{"attributes":{"k":"b"}}')), key);
+    assert.notEqual(AnswerMemo.keyOfRead('/t/_query', false, { 'content-type': 'text/plain' }, body), key);
+    assert.notEqual(AnswerMemo.keyOfRead('/t/_query', true, json, body), key);
+    assert.notEqual(AnswerMemo.keyOf('GET', '/t/_query', false, json), key);
+    assert.equal(AnswerMemo.keyOfRead('/t/_query', false, json, Buffer.alloc(2000, 32)), undefined, 'a body of kilobytes is not remembered');
+    assert.equal(AnswerMemo.keyOfRead('/t/_query', false, { ...json, 'cache-control': 'no-cache' }, body), undefined);
+  });
+
   it('gives an entry back only before its time and while it is valid, counting each reuse', () => {
     const memo = new AnswerMemo(1024 * 1024);
     let valid = true;
