@@ -68,7 +68,9 @@ function adminCredential(authorization: string | undefined, expected: Buffer | u
 /** How many times a header came (node keeps only the first `Authorization` of several). */
 function countHeader(req: IncomingMessage, name: string): number {
   let n = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === name) n++;
+  const raw = req.rawHeaders;
+  // Lower-cased only when the length matches: every request with a credential passes here.
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) n++;
   return n;
 }
 
