@@ -66,7 +66,7 @@ export async function readBodyBytes(req: IncomingMessage, kind: BodyKind | undef
  * A body as its route takes it: JSON (parsed within `jsonLimits`), a form's fields (`form`
  * routes), or raw bytes.
  */
-export function parseBody(bytes: Buffer | undefined, kind: BodyKind | undefined, contentType: string | undefined, jsonLimits?: JsonLimits): unknown {
+export async function parseBody(bytes: Buffer | undefined, kind: BodyKind | undefined, contentType: string | undefined, jsonLimits?: JsonLimits): Promise<unknown> {
   if (!kind || bytes === undefined) return undefined;
   if (kind === 'raw') return bytes;
   const form = kind === 'form' ? formTypeOf(contentType) : undefined;

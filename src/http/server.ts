@@ -158,7 +158,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
           const memoised = memoKey && memo.get(memoKey, Date.now());
           if (memoised) return resend(res, memoised, method, requestId, started);
         }
-        const reqBody = parseBody(bytes, match.route?.body, headers['content-type']);
+        const reqBody = await parseBody(bytes, match.route?.body, headers['content-type']);
         const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri } });
         response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
       }
