@@ -137,10 +137,10 @@ export function located(res: HttpResult, header: 'location' | 'content-location'
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Parsoid requests a service process has made for a domain, from its metrics. */
-export async function parsoidRequests(base: string, domain: string): Promise<number> {
+/** Requests a service process has made to a wiki endpoint (Parsoid renders unless told), from its metrics. */
+export async function parsoidRequests(base: string, domain: string, endpoint = 'parsoid'): Promise<number> {
   const text = (await request(`${base}/metrics`)).text;
-  const m = new RegExp(`wiki_requests_total\\{domain="${domain.replace(/\./g, '\\.')}",endpoint="parsoid"\\} (\\d+)`).exec(text);
+  const m = new RegExp(`wiki_requests_total\\{domain="${domain.replace(/\./g, '\\.')}",endpoint="${endpoint}"\\} (\\d+)`).exec(text);
   return m ? Number(m[1]) : 0;
 }
 

@@ -21,8 +21,9 @@ export interface ColdMissRow {
   ratioQuartiles: [number, number];
   /**
    * The requests the miss needs, made directly as the service makes them: for a page never seen,
-   * its latest revision named, then rendered (Parsoid's page routes answer a title with a redirect
-   * to its latest revision: the wiki has no shorter way); else the render's requests at once.
+   * its latest revision named (with its wikitext), then its page bundle (Parsoid's page routes
+   * answer a title with a redirect to its latest revision: the wiki has no shorter way); else the
+   * render's requests at once.
    */
   floor: string;
   floorMs: number;
@@ -66,16 +67,17 @@ export async function coldMisses(serviceBase: string, wikiUrl: string): Promise<
   const rest = `${wikiUrl}/rest.php/127.0.0.1/v3/page`;
   const pagebundle = (p: Page) => ok(`${rest}/pagebundle/${encodeURIComponent(p.title)}/${p.rev}`, { accept: PAGEBUNDLE_ACCEPT });
   const wikitext = (p: Page) => ok(`${rest}/wikitext/${encodeURIComponent(p.title)}/${p.rev}`);
-  const info = (query: string) => fetch(`${wikiUrl}/api.php?action=query&prop=revisions|info&${query}&rvprop=${INFO_PROPS}&rvslots=main&format=json&formatversion=2`);
+  // A miss that asks the Action API anyway asks it for the wikitext too (not Parsoid).
+  const infoWithText = (query: string) => fetch(`${wikiUrl}/api.php?action=query&prop=revisions|info&${query}&rvprop=${INFO_PROPS}|content&rvslots=main&format=json&formatversion=2`);
   const render = (p: Page) => Promise.all([pagebundle(p), wikitext(p)]);
   const chain = async (p: Page) => {
-    const answer = (await (await info(`titles=${encodeURIComponent(p.title)}`)).json()) as { query: { pages: { revisions: { revid: number }[] }[] } };
-    await render({ ...p, rev: answer.query.pages[0]!.revisions[0]!.revid });
+    const answer = (await (await infoWithText(`titles=${encodeURIComponent(p.title)}`)).json()) as { query: { pages: { revisions: { revid: number }[] }[] } };
+    await pagebundle({ ...p, rev: answer.query.pages[0]!.revisions[0]!.revid });
   };
   const kinds: { kind: string; from: string; prepare?: (p: Page) => Promise<void>; miss: (p: Page) => Promise<void>; floor: string; direct: (p: Page) => Promise<unknown> }[] = [
     {
       kind: 'latest, page never seen', from: 'L', miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html`),
-      floor: 'latest revision named, then page bundle and wikitext at once', direct: chain,
+      floor: 'latest revision named with its wikitext, then page bundle', direct: chain,
     },
     {
       kind: 'latest, revision known, not rendered', from: 'M', prepare: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/`), miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html`),
@@ -83,7 +85,7 @@ export async function coldMisses(serviceBase: string, wikiUrl: string): Promise<
     },
     {
       kind: 'by revision id, never seen', from: 'P', miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html/${p.rev}`),
-      floor: 'revision metadata, page bundle and wikitext at once', direct: (p) => Promise.all([render(p), info(`revids=${p.rev}`).then((r) => r.arrayBuffer())]),
+      floor: 'revision metadata with its wikitext, and page bundle, at once', direct: (p) => Promise.all([pagebundle(p), infoWithText(`revids=${p.rev}`).then((r) => r.arrayBuffer())]),
     },
   ];
   const rows: ColdMissRow[] = [];

@@ -15,7 +15,8 @@ export interface ApiRevision {
   comment?: string;
   commenthidden?: boolean;
   tags?: string[];
-  slots?: { main?: { contentmodel?: string; texthidden?: boolean } };
+  /** `content` only where it was asked for (`withText`). */
+  slots?: { main?: { contentmodel?: string; texthidden?: boolean; content?: string } };
 }
 
 export interface ApiPage {

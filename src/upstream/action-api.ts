@@ -8,6 +8,7 @@ export type { ApiRevision, ApiPage, SiteInfo, RecentChange, ListedPage, LinkTarg
 const SESSION_COOKIE = /(?:^|;)\s*[^=;]*(?:_session|UserID|UserName|Token)=/i;
 
 const RVPROP = 'ids|timestamp|user|userid|size|sha1|comment|flags|contentmodel|tags';
+const rvprop = (withText = false) => (withText ? `${RVPROP}|content` : RVPROP);
 
 /**
  * The one page a query by title answers. A title with an interwiki prefix (`Google:Foo`) names a
@@ -156,16 +157,19 @@ export class ActionApi {
     return json.query as SiteInfo;
   }
 
-  /** A page with its newest revision, or the revision current at `before` (ISO time). */
-  async page(title: string, options: { before?: string } = {}): Promise<ApiPage> {
-    const params: Record<string, string> = { action: 'query', prop: 'revisions|info', titles: title, rvprop: RVPROP, rvslots: 'main', rvlimit: '1' };
+  /**
+   * A page with its newest revision, or the revision current at `before` (ISO time). `withText`:
+   * with the revision's wikitext too (for a revision rendered next: Parsoid need not be asked for it).
+   */
+  async page(title: string, options: { before?: string; withText?: boolean } = {}): Promise<ApiPage> {
+    const params: Record<string, string> = { action: 'query', prop: 'revisions|info', titles: title, rvprop: rvprop(options.withText), rvslots: 'main', rvlimit: '1' };
     if (options.before) Object.assign(params, { rvstart: options.before, rvdir: 'older' });
     return onlyPage(await this.query(params));
   }
 
   /** The page a revision belongs to now (after moves), with that revision; undefined if unknown. */
-  async revision(revid: number): Promise<ApiPage | undefined> {
-    const json = await this.query({ action: 'query', prop: 'revisions|info', revids: String(revid), rvprop: RVPROP, rvslots: 'main' });
+  async revision(revid: number, options: { withText?: boolean } = {}): Promise<ApiPage | undefined> {
+    const json = await this.query({ action: 'query', prop: 'revisions|info', revids: String(revid), rvprop: rvprop(options.withText), rvslots: 'main' });
     if (json.query?.badrevids) return undefined;
     return json.query?.pages?.[0] as ApiPage | undefined;
   }

@@ -48,6 +48,9 @@ export class RoutesMissing extends HttpError {
   }
 }
 
+/** What Parsoid's wikitext endpoints and the core REST API label a revision's wikitext. */
+export const WIKITEXT_TYPE = 'text/plain; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/wikitext/1.0.0"';
+
 /** A page (and revision) a transform is done for: links, templates and selser depend on it. */
 export interface TransformTarget {
   title?: string;
@@ -144,7 +147,7 @@ export class ParsoidClient {
     if (typeof described.source !== 'string') throw new HttpError(502, 'upstream-error', `The core REST API gave no wikitext for revision ${revid}.`);
     return {
       html: html.body.toString('utf8'),
-      wikitext: { contentType: 'text/plain; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/wikitext/1.0.0"', body: Buffer.from(described.source) },
+      wikitext: { contentType: WIKITEXT_TYPE, body: Buffer.from(described.source) },
     };
   }
 

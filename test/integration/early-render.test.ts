@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { freshDomain, parsoidRequests, processConfig, request, sleep, startProcess, startServer, tempDir, type TestServer } from '../helpers.js';
-import { WIKI_URL } from '../wiki.js';
+import { WIKI_URL, WikiAdmin } from '../wiki.js';
 
 describe('a cold miss of a page\'s latest content (rendering starts while its metadata is written)', () => {
   const domain = freshDomain();
@@ -132,5 +132,40 @@ describe('a cold miss of a revision by id (its render is asked for beside its me
     const right = await request(`${v1}/page/${encodeURIComponent('Antique_(band)')}/html/${rev}`);
     assert.equal(right.status, 200, right.text.slice(0, 200));
     assert.match(String(right.headers.etag), new RegExp(`^"${rev}/`));
+  });
+});
+
+describe('the wikitext of a cold miss comes with the Action API answer the miss asks anyway', () => {
+  let s: TestServer;
+  let v1: string;
+  before(async () => {
+    s = await startServer({}, { action_api: `${WIKI_URL}/api.php`, rest_api: `${WIKI_URL}/rest.php`, parsoid: 'v3' });
+    v1 = `${s.base}/${s.domain}/v1`;
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  /** Parsoid's own wikitext of a revision, as the service asked for it before. */
+  const parsoidWikitext = async (title: string, rev: number) => {
+    const res = await fetch(`${WIKI_URL}/rest.php/${new URL(WIKI_URL).hostname}/v3/page/wikitext/${encodeURIComponent(title)}/${rev}`);
+    assert.equal(res.status, 200);
+    return { type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()) };
+  };
+
+  it('stores the bytes Parsoid would have sent, without asking Parsoid for them (latest, and by revision id)', async () => {
+    const latest = await latestRevid('Toronto');
+    const older = (await new WikiAdmin().history('Bodmin', 5)).at(-1)!.revid;
+    for (const [title, path, rev] of [['Toronto', '/page/Toronto/html', latest], ['Bodmin', `/page/Bodmin/html/${older}`, older]] as const) {
+      const html = await request(`${v1}${path}`);
+      assert.equal(html.status, 200, html.text.slice(0, 300));
+      const wikitext = await request(`${v1}/page/${title}/wikitext/${rev}`);
+      assert.equal(wikitext.status, 200);
+      const direct = await parsoidWikitext(title, rev);
+      assert.equal(wikitext.headers['content-type'], direct.type);
+      assert.ok(Buffer.from(wikitext.text).equals(direct.body), `the wikitext of ${title} ${rev} is Parsoid's, byte for byte`);
+    }
+    assert.equal(await parsoidRequests(s.base, s.domain, 'parsoid-wikitext'), 0, 'no wikitext request to Parsoid');
+    assert.equal(await parsoidRequests(s.base, s.domain), 2, 'one page bundle per render');
   });
 });

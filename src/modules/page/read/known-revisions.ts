@@ -4,6 +4,8 @@ import { HttpError, badRequest, notFound } from '../../../errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { ApiPage } from '../../../upstream/action-api.js';
 import type { CachePurger } from '../../../upstream/cache-purger.js';
+import type { Part } from '../../../upstream/parsoid.js';
+import { revisionText, type KnownWikitext } from '../../../upstream/revision-text.js';
 import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
 import { pagePurge, latestPurge, revisionPurge, type Purge } from '../model/purge-urls.js';
@@ -24,7 +26,7 @@ const RECHECK_PAUSE_MS = 10_000;
  * is written; the state write waits for it (the renderer starts the revision's render here, so a
  * cold miss waits for one of the two, not both).
  */
-export type NamedLatestListener = (ctx: RequestContext, domain: string, row: RevisionRow) => Promise<void>;
+export type NamedLatestListener = (ctx: RequestContext, domain: string, row: RevisionRow, wikitext?: Part) => Promise<void>;
 
 /**
  * The revisions the service knows, kept in step with the wiki: a page's latest revision (from
@@ -43,7 +45,7 @@ export class KnownRevisions {
   private readonly recheckPausedUntil = new Map<string, number>();
   onNamedLatest?: NamedLatestListener;
   /** Told when the wiki is asked about a revision not stored here that the caller renders next. */
-  onAskingRevision?: (domain: string, title: string, revid: number) => void;
+  onAskingRevision?: (domain: string, title: string, revid: number, wikitext: KnownWikitext) => void;
 
   /**
    * `caches` hold what is kept in memory; among them the wiki's recent "no such page / revision"
@@ -212,7 +214,8 @@ export class KnownRevisions {
   private async askWikiForLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined, prerender = false): Promise<RevisionRow> {
     const revs = this.table(domain);
     const wiki = this.wiki(domain);
-    const page = await wiki.api.page(title);
+    // A page never seen here is rendered next: its wikitext comes with the answer.
+    const page = await wiki.api.page(title, { withText: prerender && !current });
     const gone = page.missing || page.invalid || !page.revisions?.length;
     // The page stored here is not the one the wiki has here now: moved away, or deleted.
     if (current?.page_id && (gone || page.pageid !== current.page_id) && current.moved_page !== current.page_id) {
@@ -236,7 +239,7 @@ export class KnownRevisions {
     return this.writingState(domain, title, async () => {
       const named = latestFromApi(title, page, latest);
       // Never a revision whose text is hidden; one rendered before is found stored, not rendered again.
-      if (prerender && !named.text_hidden && current?.rev !== latest.revid) await this.onNamedLatest?.(ctx, domain, named);
+      if (prerender && !named.text_hidden && current?.rev !== latest.revid) await this.onNamedLatest?.(ctx, domain, named, revisionText(page, latest.revid));
       await revs.saveFromApi(ctx, title, page, [latest]);
       const stored = await revs.get(ctx, title, latest.revid);
       await revs.markLatest(ctx, title, latest.revid, stored?.tid ?? null, current);
@@ -268,7 +271,7 @@ export class KnownRevisions {
     const revs = this.table(domain);
     const row = await revs.get(ctx, title, revid);
     if (row && !force) return this.checkedWithWiki(ctx, domain, row);
-    const beside = prerender && !force && !row ? () => this.onAskingRevision?.(domain, title, revid) : undefined;
+    const beside = prerender && !force && !row ? (wikitext: KnownWikitext) => this.onAskingRevision?.(domain, title, revid, wikitext) : undefined;
     const fetched = await this.fetchRevision(domain, revid, force, beside);
     const owner = await this.wiki(domain).normalize(fetched.title);
     if (owner !== title) {
@@ -283,13 +286,17 @@ export class KnownRevisions {
 
   /**
    * The wiki's page of a revision id (wherever the page is now); coalesced, and misses remembered.
-   * `beside` runs when the wiki is asked (not when it said "no such revision" moments ago).
+   * `beside` runs when the wiki is asked (not when it said "no such revision" moments ago), with
+   * the revision's wikitext to come: the wiki is asked for it too.
    */
-  private fetchRevision(domain: string, revid: number, force: boolean, beside?: () => void): Promise<ApiPage> {
+  private fetchRevision(domain: string, revid: number, force: boolean, beside?: (wikitext: KnownWikitext) => void): Promise<ApiPage> {
     return this.flights.run(`rev\u0000${domain}\u0000${revid}\u0000${force}`, () =>
       this.caches.unlessMissing(missingRevision(domain, revid), force, async () => {
-        beside?.();
-        const page = await this.wiki(domain).api.revision(revid);
+        let give: ((wikitext: Part | undefined) => void) | undefined;
+        beside?.(new Promise((resolve) => (give = resolve)));
+        const asked = this.wiki(domain).api.revision(revid, { withText: beside !== undefined });
+        asked.then((page) => give?.(revisionText(page, revid)), () => give?.(undefined));
+        const page = await asked;
         if (!page || page.missing || !page.revisions?.length) throw notFound(`The wiki has no revision ${revid}.`, 'revision-not-found');
         return page;
       }),

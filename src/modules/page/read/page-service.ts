@@ -37,8 +37,8 @@ export class PageService {
     const flights = new SingleFlight();
     this.revisions = new KnownRevisions(wikis, caches, flights, this.renders, freshness, log, purger);
     this.renderer = new Renderer(wikis, this.revisions, this.renders, flights, log, purger);
-    this.revisions.onNamedLatest = (ctx, domain, row) => this.renderer.startEarly(ctx, domain, row);
-    this.revisions.onAskingRevision = (domain, title, revid) => this.renderer.fetchEarly(domain, title, revid);
+    this.revisions.onNamedLatest = (ctx, domain, row, wikitext) => this.renderer.startEarly(ctx, domain, row, wikitext);
+    this.revisions.onAskingRevision = (domain, title, revid, wikitext) => this.renderer.fetchEarly(domain, title, revid, wikitext);
     this.listings = new PageListings((domain) => this.revisions.table(domain), this.renders);
   }
 

@@ -9,6 +9,7 @@ import { newTid } from '../../../tid.js';
 import type { CachePurger } from '../../../upstream/cache-purger.js';
 import { requestMark, requestsWritten } from '../../../upstream/fetch.js';
 import type { PageBundle, Part } from '../../../upstream/parsoid.js';
+import type { KnownWikitext } from '../../../upstream/revision-text.js';
 import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
 import { RevisionMoved } from '../model/page-moves.js';
 import { latestPurge, type Purge } from '../model/purge-urls.js';
@@ -73,9 +74,9 @@ export class Renderer {
    * otherwise hold them up, though nothing needs the state before Parsoid answers. On SQLite the
    * render has begun them by the next turn.
    */
-  async startEarly(ctx: RequestContext, domain: string, row: RevisionRow): Promise<void> {
+  async startEarly(ctx: RequestContext, domain: string, row: RevisionRow, wikitext?: Part): Promise<void> {
     const mark = requestMark();
-    this.render(ctx, domain, row, false).catch((err) => this.log.debug({ err, domain, title: row.title }, 'an early render failed; the read renders again'));
+    this.render(ctx, domain, row, false, wikitext && Promise.resolve(wikitext)).catch((err) => this.log.debug({ err, domain, title: row.title }, 'an early render failed; the read renders again'));
     await nextTurn();
     await requestsWritten(mark);
   }
@@ -151,8 +152,11 @@ export class Renderer {
     return render;
   }
 
-  /** The newest render of a revision; rendered now (once for all waiting callers) on a miss. */
-  async render(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<Render> {
+  /**
+   * The newest render of a revision; rendered now (once for all waiting callers) on a miss.
+   * `wikitext`: the revision's wikitext where the wiki's Action API is giving it anyway.
+   */
+  async render(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, wikitext?: KnownWikitext): Promise<Render> {
     if (row.text_hidden) throw forbidden(`The text of revision ${row.rev} is hidden.`, 'revision-hidden');
     const stored = async () =>
       (row.tid ? await this.renders.byTid(ctx, domain, row.title, row.tid, row.rev) : undefined) ??
@@ -168,7 +172,7 @@ export class Renderer {
     };
     try {
       return await this.renderOnce(renderKey(domain, row.title, row.rev, force), () =>
-        this.renderLeases(domain).once(ctx, String(row.rev), () => this.renderNow(ctx, domain, row, force), madeElsewhere),
+        this.renderLeases(domain).once(ctx, String(row.rev), () => this.renderNow(ctx, domain, row, force, wikitext), madeElsewhere),
       );
     } catch (e) {
       // A forced re-render the wiki cannot answer falls back to what is stored.
@@ -196,12 +200,17 @@ export class Renderer {
   }
 
 
-  /** What Parsoid makes of a revision: its page bundle and wikitext, asked for at once. */
-  private fetchParts(domain: string, title: string, rev: number): Promise<{ bundle: PageBundle; wikitext: Part }> {
+  /**
+   * What Parsoid makes of a revision: its page bundle and wikitext, asked for at once; the
+   * wikitext from Parsoid only where the Action API is not giving it (one request fewer to a wiki
+   * whose cores the page bundle needs).
+   */
+  private fetchParts(domain: string, title: string, rev: number, known?: KnownWikitext): Promise<{ bundle: PageBundle; wikitext: Part }> {
     const wiki = this.wiki(domain);
     return wiki.withMode(async (mode) => {
       if (mode === 'v3') {
-        const [bundle, wikitext] = await Promise.all([wiki.parsoid.pagebundle(title, rev), wiki.parsoid.wikitext(title, rev)]);
+        const wikitextOf = async () => (await known?.catch(() => undefined)) ?? wiki.parsoid.wikitext(title, rev);
+        const [bundle, wikitext] = await Promise.all([wiki.parsoid.pagebundle(title, rev), wikitextOf()]);
         return { bundle, wikitext };
       }
       return fromCore(await wiki.parsoid.core(rev));
@@ -213,18 +222,18 @@ export class Renderer {
    * the wiki (a cold miss by revision id): the render claims the answer if the revision turns out
    * to be this page's and visible.
    */
-  fetchEarly(domain: string, title: string, rev: number): void {
-    this.early.start(domain, title, rev, () => this.fetchParts(domain, title, rev));
+  fetchEarly(domain: string, title: string, rev: number, wikitext?: KnownWikitext): void {
+    this.early.start(domain, title, rev, () => this.fetchParts(domain, title, rev, wikitext));
   }
 
-  private async renderNow(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<{ render: Render; stored: Promise<void> }> {
+  private async renderNow(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, known?: KnownWikitext): Promise<{ render: Render; stored: Promise<void> }> {
     let bundle: PageBundle;
     let wikitext: Part;
     try {
       // Asked for beside the revision's metadata when the caller was about to render it; a forced
       // render asks anew.
       const early = force ? undefined : this.early.claim(domain, row.title, row.rev);
-      ({ bundle, wikitext } = await (early ?? this.fetchParts(domain, row.title, row.rev)));
+      ({ bundle, wikitext } = await (early ?? this.fetchParts(domain, row.title, row.rev, force ? undefined : known)));
     } catch (e) {
       if (e instanceof HttpError && e.problemType === 'urn:problem:revision-hidden') {
         // Hidden or deleted since it was stored: learn which, and remember it.
