@@ -199,6 +199,31 @@ export function branchSuite(name: string, storage: () => StorageConfig): void {
       assert.equal((await get(`${branches(title)}not-a-branch`)).status, 400);
     });
 
+    it("sends a draft read again to its reader alone, and never after a change, an unshare or a version's replacement", async () => {
+      const { title, rev } = await page('again', 'Again.');
+      const mine = await create(title, { wikitext: 'Read often.', base_revid: rev });
+      const url = `${branches(title)}${mine.json.branch}`;
+      const storageReads = async () => [...(await request(`${env.s.base}/metrics`)).text.matchAll(/^storage_operation_seconds_count\{operation="get",table="[^"]*branch[^"]*"\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+      for (let i = 0; i < 3; i++) assert.equal((await get(`${url}/wikitext`)).text, 'Read often.');
+      const reads = await storageReads();
+      for (let i = 0; i < 3; i++) assert.equal((await get(`${url}/wikitext`)).text, 'Read often.');
+      // Only SQLite says cheaply whether anything was written since (storage/answer-validity.ts).
+      if (name === 'sqlite') assert.equal(await storageReads(), reads, 'sent again without reading the branch');
+      assert.ok(reads > 0, 'the reads counted are the branch\'s');
+      for (let i = 0; i < 3; i++) {
+        assert.equal((await get(`${url}/wikitext`, reviewer)).status, 404, "not to another user's session");
+        assert.equal((await get(`${url}/wikitext`, ANON)).status, 404, 'nor to a caller without one');
+      }
+      const share = (access: string | null) => request(`${url}/shares/Reviewer`, access ? { method: 'PUT', headers: { ...JSON_TYPE, ...bot.headers }, body: { access } } : { method: 'DELETE', headers: { ...bot.headers } });
+      assert.equal((await share('read')).status, 200);
+      for (let i = 0; i < 3; i++) assert.equal((await get(`${url}/wikitext`, reviewer)).text, 'Read often.', 'shared: theirs to read');
+      assert.equal((await share(null)).status, 200);
+      assert.equal((await get(`${url}/wikitext`, reviewer)).status, 404, 'unshared: at once');
+      const next = await update(title, mine.json.branch, mine.headers.etag as string, { wikitext: 'Changed.' });
+      assert.equal(next.status, 200, next.text);
+      assert.equal((await get(`${url}/wikitext`)).text, 'Changed.', 'the new version at once');
+    });
+
     it('refuses bodies over the size limit (413) and bad bodies (400), writing nothing', async () => {
       const { title, rev } = await page('bad', 'Bad.');
       assert.equal((await create(title, { base_revid: rev })).status, 400);

@@ -45,13 +45,15 @@ const BODY = ['content-length', 'transfer-encoding'];
  *
  * The key is everything a reusable answer may depend on: the path and query as sent, whether the
  * admin credential came, and the `Accept` and `Accept-Encoding` headers (answers vary by both).
+ * An answer that depends on who asks too (a private draft) is kept per caller, under that key and
+ * the `Cookie` and `Authorization` sent.
  */
 export class AnswerMemo {
-  private readonly entries: LRUCache<string, MemoEntry>;
+  private readonly entries: LRUCache<string, Kept>;
   private readonly seen = new SecondSight(SEEN_KEYS);
 
   constructor(maxBytes: number) {
-    this.entries = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (e, key) => ENTRY_OVERHEAD_BYTES + 2 * key.length + e.body.length });
+    this.entries = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (e, key) => ENTRY_OVERHEAD_BYTES + 2 * key.length + (isMark(e) ? 0 : e.body.length) });
   }
 
   /** The key of a request whose answer may be memoised, or undefined when it must take the full path. */
@@ -77,19 +79,49 @@ export class AnswerMemo {
   }
 
   /** The entry for `key` if it may still be sent; one that may not is dropped. */
-  get(key: string, now: number): MemoEntry | undefined {
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (now < entry.reuse.until && (entry.reuse.valid?.() ?? true)) {
-      entry.reuse.onReuse?.();
-      return entry;
+  get(key: string, now: number, headers: Record<string, string | undefined>): MemoEntry | undefined {
+    let found = this.entries.get(key);
+    if (found && isMark(found)) {
+      key = callerKey(key, headers) ?? '';
+      found = key ? this.entries.get(key) : undefined;
+    }
+    if (!found || isMark(found)) return undefined;
+    if (now < found.reuse.until && (found.reuse.valid?.() ?? true)) {
+      found.reuse.onReuse?.();
+      return found;
     }
     this.entries.delete(key);
     return undefined;
   }
 
-  /** Keeps an answer, if its request was made before among the last `SEEN_KEYS` (see there) and it may be sent again at all. */
-  set(key: string, entry: MemoEntry, now: number): void {
-    if (now < entry.reuse.until && this.seen.admits(key)) this.entries.set(key, entry);
+  /**
+   * Keeps an answer, if its request was made before among the last `SEEN_KEYS` (see there) and it
+   * may be sent again at all; one that depends on its caller under the caller's own key, the
+   * request's key marking that answers to it are kept so.
+   */
+  set(key: string, entry: MemoEntry, now: number, headers: Record<string, string | undefined>): void {
+    if (!(now < entry.reuse.until)) return;
+    if (!entry.reuse.perCaller) {
+      if (this.seen.admits(key)) this.entries.set(key, entry);
+      return;
+    }
+    const own = callerKey(key, headers);
+    if (own === undefined || !this.seen.admits(own)) return;
+    this.entries.set(key, PER_CALLER);
+    this.entries.set(own, entry);
   }
+}
+
+/** Kept under a request's key where its answers depend on who asks (see `Reuse.perCaller`). */
+const PER_CALLER = Object.freeze({ perCaller: true as const });
+type Kept = MemoEntry | typeof PER_CALLER;
+const isMark = (kept: Kept): kept is typeof PER_CALLER => kept === PER_CALLER;
+
+/** Cookies and a token can be long: a caller's key may be, up to this. */
+const MAX_CALLER_KEY_LENGTH = 4096;
+
+/** The key of one caller's answer: the request's key and the credentials it carried, as sent. */
+function callerKey(key: string, headers: Record<string, string | undefined>): string | undefined {
+  const own = `${key}\u0001${headers.cookie ?? ''}\u0000${headers.authorization ?? ''}`;
+  return own.length <= MAX_CALLER_KEY_LENGTH ? own : undefined;
 }

@@ -142,7 +142,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       // The internal API is closed to outsiders as a whole: no route, listing or 404 leaks.
       if (!admin && internal) throw new HttpError(403, 'admin-required', 'The internal API (/sys/) needs the admin credential.');
       memoKey = memo && AnswerMemo.keyOf(method, uri, admin, headers);
-      const memoised = memoKey && memo!.get(memoKey, Date.now());
+      const memoised = memoKey && memo!.get(memoKey, Date.now(), headers);
       if (memoised) return resend(res, memoised, method, requestId, started);
       // Who the client is, for the wiki (anonymous edits): appended, so the wiki believes only
       // the entries its trusted proxies (this service among them) vouch for.
@@ -155,7 +155,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
         const bytes = await readBodyBytes(req, match.route?.body, options.maxBodyBytes);
         if (memo && bytes && method === 'POST' && match.route?.readsOnly) {
           memoKey = AnswerMemo.keyOfRead(uri, admin, headers, bytes);
-          const memoised = memoKey && memo.get(memoKey, Date.now());
+          const memoised = memoKey && memo.get(memoKey, Date.now(), headers);
           if (memoised) return resend(res, memoised, method, requestId, started);
         }
         const reqBody = await parseBody(bytes, match.route?.body, headers['content-type']);
@@ -203,7 +203,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     const payload = method === 'HEAD' || status === 304 ? undefined : body;
     if (memoKey && status === 200 && response.reuse && outHeaders.connection === undefined) {
       const { 'x-request-id': _id, ...kept } = outHeaders;
-      memo!.set(memoKey, { status, headers: kept, body, label: match?.label ?? '(unmatched)', reuse: response.reuse }, Date.now());
+      memo!.set(memoKey, { status, headers: kept, body, label: match?.label ?? '(unmatched)', reuse: response.reuse }, Date.now(), headers);
     }
     const label = match?.label ?? '(unmatched)';
     writes.send(() => {

@@ -21,11 +21,16 @@ export interface Response {
 /**
  * What makes an answer safe to send again without asking its handler (see http/answer-memo.ts).
  * Only a handler whose answer depends on nothing but the URL, `Accept`, `Accept-Encoding` and the
- * admin credential may give one.
+ * admin credential may give one; or on the caller's credentials too, if it says so (`perCaller`).
  */
 export interface Reuse {
   /** Time (ms since the epoch) until which it may be reused at most. */
   until: number;
+  /**
+   * The answer depends on who asks (their `Cookie` and `Authorization`): it is sent again only to
+   * requests carrying the same ones, and `until` is no later than the caller's identity is known.
+   */
+  perCaller?: boolean;
   /** Asked on every reuse: whether what the answer was made from is unchanged. */
   valid?: () => boolean;
   /** Called on every reuse: what the handler would have done per read besides answering (counts). */

@@ -40,37 +40,58 @@ describe('the answer memo', () => {
     const memo = new AnswerMemo(1024 * 1024);
     let valid = true;
     let reused = 0;
-    memo.set('k', entry({ until: 1000, valid: () => valid, onReuse: () => reused++ }), 0);
-    assert.equal(memo.get('k', 999), undefined, 'an answer asked for once is not kept');
-    memo.set('k', entry({ until: 1000, valid: () => valid, onReuse: () => reused++ }), 0);
-    assert.ok(memo.get('k', 999));
+    memo.set('k', entry({ until: 1000, valid: () => valid, onReuse: () => reused++ }), 0, {});
+    assert.equal(memo.get('k', 999, {}), undefined, 'an answer asked for once is not kept');
+    memo.set('k', entry({ until: 1000, valid: () => valid, onReuse: () => reused++ }), 0, {});
+    assert.ok(memo.get('k', 999, {}));
     assert.equal(reused, 1);
     valid = false;
-    assert.equal(memo.get('k', 999), undefined);
+    assert.equal(memo.get('k', 999, {}), undefined);
     valid = true;
-    assert.equal(memo.get('k', 999), undefined, 'dropped once found invalid');
-    memo.set('k', entry({ until: 1000 }), 0);
-    memo.set('k', entry({ until: 1000 }), 0);
-    assert.equal(memo.get('k', 1000), undefined, 'not at its time');
+    assert.equal(memo.get('k', 999, {}), undefined, 'dropped once found invalid');
+    memo.set('k', entry({ until: 1000 }), 0, {});
+    memo.set('k', entry({ until: 1000 }), 0, {});
+    assert.equal(memo.get('k', 1000, {}), undefined, 'not at its time');
     assert.equal(reused, 1);
   });
 
   it('does not keep an answer that may not be sent again at all', () => {
     const memo = new AnswerMemo(1024 * 1024);
-    for (let i = 0; i < 3; i++) memo.set('late', entry({ until: 1000 }), 1000);
-    assert.equal(memo.get('late', 0), undefined, 'asked for three times, but past its time when made');
+    for (let i = 0; i < 3; i++) memo.set('late', entry({ until: 1000 }), 1000, {});
+    assert.equal(memo.get('late', 0, {}), undefined, 'asked for three times, but past its time when made');
   });
 
   it('keeps nothing of a scan over more requests than it remembers', () => {
     const memo = new AnswerMemo(64 * 1024 * 1024);
-    for (let round = 0; round < 2; round++) for (let i = 0; i < 10_000; i++) memo.set(`scan${i}`, entry({ until: Infinity }), 0);
-    assert.equal(memo.get('scan0', 0), undefined);
+    for (let round = 0; round < 2; round++) for (let i = 0; i < 10_000; i++) memo.set(`scan${i}`, entry({ until: Infinity }), 0, {});
+    assert.equal(memo.get('scan0', 0, {}), undefined);
   });
 
   it('holds about as many bytes as it is given', () => {
     const memo = new AnswerMemo(64 * 1024);
-    for (let i = 0; i < 100; i++) for (let twice = 0; twice < 2; twice++) memo.set(`k${i}`, { ...entry({ until: Infinity }), body: Buffer.alloc(8 * 1024) }, 0);
-    const kept = Array.from({ length: 100 }, (_, i) => memo.get(`k${i}`, 0)).filter(Boolean).length;
+    for (let i = 0; i < 100; i++) for (let twice = 0; twice < 2; twice++) memo.set(`k${i}`, { ...entry({ until: Infinity }), body: Buffer.alloc(8 * 1024) }, 0, {});
+    const kept = Array.from({ length: 100 }, (_, i) => memo.get(`k${i}`, 0, {})).filter(Boolean).length;
     assert.ok(kept >= 5 && kept <= 8, `${kept} answers of 8 KB kept in 64 KB`);
+  });
+
+  it('keeps an answer that depends on its caller for that caller alone', () => {
+    const memo = new AnswerMemo(1024 * 1024);
+    const alice = { cookie: 'session=alice' };
+    const bob = { cookie: 'session=bob' };
+    const mine = { ...entry({ until: 1000, perCaller: true }), body: Buffer.from('alice\'s draft') };
+    memo.set('k', mine, 0, alice);
+    memo.set('k', mine, 0, alice);
+    assert.equal(memo.get('k', 1, alice)?.body.toString(), 'alice\'s draft');
+    for (const other of [bob, {}, { authorization: 'Bearer alice' }, { cookie: 'session=alice', authorization: 'Bearer x' }]) {
+      assert.equal(memo.get('k', 1, other), undefined, JSON.stringify(other));
+    }
+    memo.set('k', { ...mine, body: Buffer.from('bob\'s view') }, 0, bob);
+    memo.set('k', { ...mine, body: Buffer.from('bob\'s view') }, 0, bob);
+    assert.equal(memo.get('k', 1, bob)?.body.toString(), 'bob\'s view');
+    assert.equal(memo.get('k', 1, alice)?.body.toString(), 'alice\'s draft', 'each kept apart');
+    assert.equal(memo.get('k', 1, { cookie: `session=${'x'.repeat(5000)}` }), undefined);
+    for (let i = 0; i < 2; i++) memo.set('k', entry({ until: 1000 }), 0, bob);
+    assert.equal(memo.get('k', 1, bob)?.body.toString(), 'x', 'an answer for everyone replaces the per-caller ones');
+    assert.equal(memo.get('k', 1, alice)?.body.toString(), 'x');
   });
 });

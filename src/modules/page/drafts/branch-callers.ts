@@ -10,6 +10,8 @@ import { forwardedCredentials } from '../edit/save-routes.js';
 export interface Caller {
   user: string | null;
   credentials: Credentials;
+  /** Until when (ms since the epoch) the wiki's word on who they are is taken as it stands. */
+  knownUntil: number;
 }
 
 /** How long the wiki's word on who a session is, or on its token, is kept. */
@@ -34,7 +36,8 @@ export class BranchCallers {
   async reader(req: Pick<RouteRequest, 'headers' | 'domain'>, ctx: RequestContext): Promise<Caller> {
     const credentials = forwardedCredentials(req, ctx);
     if (req.headers['x-csrf-token']) credentials.csrfToken = req.headers['x-csrf-token'];
-    return { user: await this.userOf(req.domain, credentials), credentials };
+    const { user, until } = this.userOf(req.domain, credentials);
+    return { user: await user, credentials, knownUntil: until };
   }
 
   /** Who asks for a change; a Cookie session must prove it meant to (its CSRF token). */
@@ -71,16 +74,16 @@ export class BranchCallers {
     return createHash('sha256').update(`${domain}\u0000${credentials.cookie ?? ''}\u0000${credentials.authorization ?? ''}\u0000${extra}`).digest('base64url');
   }
 
-  private userOf(domain: string, credentials: Credentials): Promise<string | null> {
-    if (!credentials.cookie && !credentials.authorization) return Promise.resolve(null);
+  private userOf(domain: string, credentials: Credentials): { user: Promise<string | null>; until: number } {
+    if (!credentials.cookie && !credentials.authorization) return { user: Promise.resolve(null), until: Infinity };
     const key = this.keyOf(domain, credentials);
     const now = Date.now();
     const hit = this.known.get(key);
-    if (hit && hit.until > now) return hit.user;
-    const user = this.wiki(domain).api.userInfo(credentials).then((u) => (u.anon ? null : u.name));
-    this.known.set(key, { user, until: now + KNOWN_MS });
-    user.catch(() => this.known.delete(key));
-    return user;
+    if (hit && hit.until > now) return hit;
+    const known = { user: this.wiki(domain).api.userInfo(credentials).then((u) => (u.anon ? null : u.name)), until: now + KNOWN_MS };
+    this.known.set(key, known);
+    known.user.catch(() => this.known.delete(key));
+    return known;
   }
 
   private tokenValid(domain: string, credentials: Credentials, token: string): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { HttpError, badRequest } from '../../../errors.js';
 import { pagingFrom } from '../../../router/paging.js';
 import { withBody } from '../../../router/typed-body.js';
-import type { Handler, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
+import type { Handler, RequestContext, Response, Reuse, Route, RouteRequest } from '../../../router/types.js';
 import { isTid } from '../../../tid.js';
 import { parseDataMw } from '../edit/save-routes.js';
 import { HTML_2_TYPE, negotiateHtml } from '../model/html-versions.js';
@@ -62,7 +62,7 @@ export function branchRoutes({ branches, callers, normalize, bodies }: BranchRou
    */
   const ofBranch = (
     need: 'read' | 'write',
-    handle: (req: RouteRequest, ctx: RequestContext, head: BranchHead, caller: Caller, latest?: BranchVersion) => Promise<Response>,
+    handle: (req: RouteRequest, ctx: RequestContext, head: BranchHead, caller: Caller, latest?: { version: BranchVersion; reuse?: Reuse }) => Promise<Response>,
     { bodyToken = false, withLatest = false, recentOk = false }: { bodyToken?: boolean; withLatest?: boolean; recentOk?: boolean } = {},
   ): Handler =>
     async (req, ctx) => {
@@ -71,8 +71,10 @@ export function branchRoutes({ branches, callers, normalize, bodies }: BranchRou
       const id = req.params.branch!.toLowerCase();
       try {
         if (withLatest) {
-          const { head, latest } = await branches.getWithLatest(ctx, req.domain, title, id, caller);
-          return await handle(req, ctx, head, caller, latest);
+          const { head, latest, validity } = await branches.getWithLatest(ctx, req.domain, title, id, caller);
+          // Sent again to the same caller while nothing was written and who they are is known.
+          const reuse = validity && { until: Math.min(validity.until, caller.knownUntil), valid: validity.valid, perCaller: true };
+          return await handle(req, ctx, head, caller, { version: latest, reuse });
         }
         return await handle(req, ctx, await branches.get(ctx, req.domain, title, id, caller, need, { recentOk }), caller);
       } catch (e) {
@@ -88,11 +90,11 @@ export function branchRoutes({ branches, callers, normalize, bodies }: BranchRou
 
   const listed = (items: ListedBranch[]) => items.map((b) => ({ ...b, expires: new Date(branches.expiresAt(b.updated)).toISOString() }));
 
-  const content = async (req: RouteRequest, ctx: RequestContext, head: BranchHead, version: BranchVersion, byTid: boolean): Promise<Response> => {
+  const content = async (req: RouteRequest, ctx: RequestContext, head: BranchHead, version: BranchVersion, byTid: boolean, reuse?: Reuse): Promise<Response> => {
     const headers = { ...PRIVATE, etag: etag(version.tid), 'content-encoding': 'gzip', ...(byTid ? { 'cache-control': 'private, max-age=86400, immutable' } : {}) };
     const key = `${req.domain}\u0000${head.branch}\u0000${version.tid}`;
     if (req.params.format === 'wikitext') {
-      return { status: 200, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' }, body: await bodies.gzipped(`${key}\u0000wikitext`, () => version.wikitext ?? '') };
+      return { status: 200, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' }, body: await bodies.gzipped(`${key}\u0000wikitext`, () => version.wikitext ?? ''), reuse };
     }
     // As it was made, unless a 2.x client asks for data-mw inline.
     const want = req.query.get('data-mw') === 'inline' ? '2' : negotiateHtml(req.headers.accept, '999');
@@ -104,7 +106,7 @@ export function branchRoutes({ branches, callers, normalize, bodies }: BranchRou
     });
     // Kept bodies keep their type too: the version's own, or 2.x where it was made so.
     if (!type) type = version.html_type ?? (version.html === null || (want === '2' && (version.data_mw as { ids?: unknown } | null)?.ids) ? HTML_2_TYPE : 'text/html; charset=utf-8');
-    return { status: 200, headers: { ...headers, 'content-type': type, vary: `${PRIVATE.vary}, Accept` }, body };
+    return { status: 200, headers: { ...headers, 'content-type': type, vary: `${PRIVATE.vary}, Accept` }, body, reuse };
   };
 
   return [
@@ -186,7 +188,7 @@ export function branchRoutes({ branches, callers, normalize, bodies }: BranchRou
       method: 'GET',
       path: '/page/{title}/branches/{branch}/{format}',
       spec: branchSpecs.content,
-      handler: ofBranch('read', async (req, ctx, head, _caller, latest) => content(req, ctx, head, latest!, false), { withLatest: true }),
+      handler: ofBranch('read', async (req, ctx, head, _caller, latest) => content(req, ctx, head, latest!.version, false, latest!.reuse), { withLatest: true }),
     },
     {
       method: 'GET',

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { HttpError, badRequest } from '../../../errors.js';
 import type { RequestContext } from '../../../router/types.js';
+import type { AnswerValidity } from '../../../storage/answer-validity.js';
 import { tidAfter, tidTime, unguessableTid } from '../../../tid.js';
 import { BoundedMap } from '../../../bounded-map.js';
 import type { PageSaver, SaveResult } from '../edit/page-saver.js';
@@ -97,8 +98,11 @@ export class Branches {
     return head!;
   }
 
-  /** A branch with its latest version, in one read (what reads of its content need). */
-  async getWithLatest(ctx: RequestContext, domain: string, title: string, branch: string, caller: Caller): Promise<{ head: BranchHead; latest: BranchVersion }> {
+  /**
+   * A branch with its latest version, in one read (what reads of its content need), and how long
+   * what was read holds where the engine knows (storage/answer-validity.ts).
+   */
+  async getWithLatest(ctx: RequestContext, domain: string, title: string, branch: string, caller: Caller): Promise<{ head: BranchHead; latest: BranchVersion; validity?: AnswerValidity }> {
     const found = await this.tablesOf(domain).branches.headWithLatest(ctx, branch);
     this.check(found?.head, title, caller, 'read', branch);
     this.remember(domain, found!.head);

@@ -1,4 +1,5 @@
 import type { RequestContext } from '../../../router/types.js';
+import { validityOf, type AnswerValidity } from '../../../storage/answer-validity.js';
 import { TableClient } from '../../../table-access/table-client.js';
 import { tidTime } from '../../../tid.js';
 
@@ -110,14 +111,20 @@ export class BranchTable {
   }
 
   /** The branch's metadata and its latest version, in one read. */
-  async headWithLatest(ctx: RequestContext, branch: string): Promise<{ head: BranchHead; latest: BranchVersion } | undefined> {
+  /**
+   * The branch with its latest version, in one read where the newest row is that version; with
+   * how long the answer holds, where the engine knows (see storage/answer-validity.ts): what is
+   * read after it holds at least as long.
+   */
+  async headWithLatest(ctx: RequestContext, branch: string): Promise<{ head: BranchHead; latest: BranchVersion; validity?: AnswerValidity } | undefined> {
     const [row] = (await this.table.query(ctx, { attributes: { branch }, limit: 1, proj: [...META_COLUMNS, ...VERSION_COLUMNS.slice(2)] })).items;
     if (!row?.tid) return undefined;
     const head = headOf(row);
-    if (row.tid === head.latest_tid) return { head, latest: versionOf(row) };
+    const validity = validityOf(row);
+    if (row.tid === head.latest_tid) return { head, latest: versionOf(row), validity };
     const latest = await this.version(ctx, branch, head.latest_tid);
     if (!latest) return undefined;
-    return { head: { ...head, base_revid: latest.base_revid }, latest };
+    return { head: { ...head, base_revid: latest.base_revid }, latest, validity };
   }
 
   async version(ctx: RequestContext, branch: string, tid: string): Promise<BranchVersion | undefined> {
