@@ -81,16 +81,34 @@ export interface ValidatorOptions {
 }
 
 /**
- * Compiles a route's OpenAPI parameters and JSON request body into one validator, once, at start.
+ * Validators compiled so far, by the schemas' components, engine and text: routes of every domain
+ * and API share most schemas, and each compilation walks the components too.
+ */
+const compiledSchemas = new WeakMap<Record<string, unknown>, Map<string, ValidateFunction>>();
+
+/**
+ * Compiles a route's OpenAPI parameters and JSON request body into one validator, once, at the
+ * route's first request: compiling every route's schemas took the larger part of start-up.
  * `components` resolve `#/components/schemas/...` references. Boolean query parameters and form
  * fields take `true/false/1/0/yes/no/on/off` and reach the handler as `true`/`false`.
  */
 export function compileValidator(route: Route, components: Record<string, unknown>, options: ValidatorOptions = {}): RequestValidator | undefined {
-  const spec = route.spec;
-  if (!spec) return undefined;
+  if (!route.spec) return undefined;
+  let validate: RequestValidator | undefined;
+  return (req) => (validate ??= compileNow(route.spec!, route, components, options))(req);
+}
+
+function compileNow(spec: Record<string, unknown>, route: Route, components: Record<string, unknown>, options: ValidatorOptions): RequestValidator {
   const parameters = (spec.parameters as Parameter[] | undefined) ?? [];
-  const withComponents = (schema: Record<string, unknown> | undefined) => schema && { ...schema, components: { schemas: components } };
-  const compile = (ajv: Ajv2020, schema: Record<string, unknown> | undefined) => (schema ? ajv.compile(withComponents(schema)!) : undefined);
+  let known = compiledSchemas.get(components);
+  if (!known) compiledSchemas.set(components, (known = new Map()));
+  const compile = (ajv: Ajv2020, schema: Record<string, unknown> | undefined) => {
+    if (!schema) return undefined;
+    const key = `${ajv === exact ? 'e' : 'c'}${JSON.stringify(schema)}`;
+    let validate = known.get(key);
+    if (!validate) known.set(key, (validate = ajv.compile({ ...schema, components: { schemas: components } })));
+    return validate;
+  };
   const path = compile(coercing, objectSchema(parameters, 'path', false));
   const query = compile(coercing, objectSchema(parameters, 'query', !options.openQuery));
   const headers = compile(coercing, objectSchema(parameters, 'header', false));
