@@ -40,3 +40,12 @@ export class SecondSight {
     return false;
   }
 }
+
+/**
+ * lru-cache options bounding a cache to `entries` entries without allocating for them up front:
+ * its `max` fills arrays of that length when the cache is made, which for the caches of a few
+ * hundred thousand entries here cost start-up time and memory before any entry was kept.
+ */
+export function atMostEntries(entries: number): { maxSize: number; sizeCalculation: () => number } {
+  return { maxSize: entries, sizeCalculation: () => 1 };
+}

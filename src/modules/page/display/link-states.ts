@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { BoundedMap } from '../../../bounded-map.js';
+import { atMostEntries, BoundedMap } from '../../../bounded-map.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { LinkTargetState } from '../../../upstream/action-api.js';
 import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
@@ -29,14 +29,14 @@ export class LinkStates {
   private readonly stateTables = new BoundedMap<string, LinkStateTable>(DOMAINS);
   private readonly linkTables = new BoundedMap<string, PageLinks>(DOMAINS);
   /** Renders whose links are recorded, by domain and title (so recording is checked once). */
-  private readonly recorded = new LRUCache<string, string>({ max: 100_000 });
+  private readonly recorded = new LRUCache<string, string>(atMostEntries(100_000));
 
   constructor(
     private readonly wikis: Map<string, Wiki>,
     private readonly log: Logger,
     memoryMs: number,
   ) {
-    this.memory = new LRUCache({ max: 200_000, ttl: Math.max(1, memoryMs) });
+    this.memory = new LRUCache({ ...atMostEntries(200_000), ttl: Math.max(1, memoryMs) });
   }
 
   states(domain: string): LinkStateTable {

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { atMostEntries } from '../../../bounded-map.js';
 import type { Logger } from 'pino';
 import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
 
@@ -7,7 +8,7 @@ const MAX_AGE_MS = 3600_000;
 
 /** The image each page stands for (PageImages), asked of the wiki once and kept until the page changes. */
 export class PageImages {
-  private readonly known = new LRUCache<string, { file: string | undefined }>({ max: 100_000, ttl: MAX_AGE_MS });
+  private readonly known = new LRUCache<string, { file: string | undefined }>({ ...atMostEntries(100_000), ttl: MAX_AGE_MS });
 
   constructor(private readonly wikis: Map<string, Wiki>, private readonly log: Logger) {}
 

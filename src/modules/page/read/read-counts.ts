@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { atMostEntries } from '../../../bounded-map.js';
 
 /** Titles whose reads are counted, per process: the most-read of them, recently. */
 const TRACKED_TITLES = 100_000;
@@ -12,7 +13,7 @@ const keyOf = (domain: string, title: string) => `${domain}\u0000${title.replace
  * and a page not read for a while drops out.
  */
 export class ReadCounts {
-  private readonly counts = new LRUCache<string, number>({ max: TRACKED_TITLES });
+  private readonly counts = new LRUCache<string, number>(atMostEntries(TRACKED_TITLES));
 
   note(domain: string, title: string): void {
     this.noteKey(keyOf(domain, title));
