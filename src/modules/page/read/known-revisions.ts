@@ -24,7 +24,8 @@ const RECHECK_PAUSE_MS = 10_000;
 /**
  * Told when the wiki names a page's latest revision that is not stored as such, before its state
  * is written; the state write waits for it (the renderer starts the revision's render here, so a
- * cold miss waits for one of the two, not both).
+ * cold miss waits for one of the two, not both). `wikitext`: the revision's, where the wiki's
+ * answer carried it.
  */
 export type NamedLatestListener = (ctx: RequestContext, domain: string, row: RevisionRow, wikitext?: Part) => Promise<void>;
 
