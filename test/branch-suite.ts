@@ -203,12 +203,13 @@ export function branchSuite(name: string, storage: () => StorageConfig): void {
       const { title, rev } = await page('again', 'Again.');
       const mine = await create(title, { wikitext: 'Read often.', base_revid: rev });
       const url = `${branches(title)}${mine.json.branch}`;
-      const storageReads = async () => [...(await request(`${env.s.base}/metrics`)).text.matchAll(/^storage_operation_seconds_count\{operation="get",table="[^"]*branch[^"]*"\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+      const storageReads = async () => [...(await request(`${env.s.base}/metrics`)).text.matchAll(/^storage_operation_seconds_count\{operation="get",table="page_branches"\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
       for (let i = 0; i < 3; i++) assert.equal((await get(`${url}/wikitext`)).text, 'Read often.');
       const reads = await storageReads();
-      for (let i = 0; i < 3; i++) assert.equal((await get(`${url}/wikitext`)).text, 'Read often.');
-      // Only SQLite says cheaply whether anything was written since (storage/answer-validity.ts).
-      if (name === 'sqlite') assert.equal(await storageReads(), reads, 'sent again without reading the branch');
+      for (let i = 0; i < 10; i++) assert.equal((await get(`${url}/wikitext`)).text, 'Read often.');
+      // Only SQLite says cheaply whether anything was written since (storage/answer-validity.ts);
+      // a background job's write (the follower, the sweeps) makes the next read take the full path.
+      if (name === 'sqlite') assert.ok((await storageReads()) - reads <= 2, 'ten reads sent again, with at most two reads of the branch');
       assert.ok(reads > 0, 'the reads counted are the branch\'s');
       for (let i = 0; i < 3; i++) {
         assert.equal((await get(`${url}/wikitext`, reviewer)).status, 404, "not to another user's session");
