@@ -205,12 +205,18 @@ export function branchSuite(name: string, storage: () => StorageConfig): void {
       const url = `${branches(title)}${mine.json.branch}`;
       const storageReads = async () => [...(await request(`${env.s.base}/metrics`)).text.matchAll(/^storage_operation_seconds_count\{operation="get",table="page_branches"\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
       for (let i = 0; i < 3; i++) assert.equal((await get(`${url}/wikitext`)).text, 'Read often.');
-      const reads = await storageReads();
-      for (let i = 0; i < 10; i++) assert.equal((await get(`${url}/wikitext`)).text, 'Read often.');
       // Only SQLite says cheaply whether anything was written since (storage/answer-validity.ts);
-      // a background job's write (the follower, the sweeps) makes the next read take the full path.
-      if (name === 'sqlite') assert.ok((await storageReads()) - reads <= 2, 'ten reads sent again, with at most two reads of the branch');
-      assert.ok(reads > 0, 'the reads counted are the branch\'s');
+      // a background job's write (the follower's lease and its work on the page just edited, the
+      // sweeps) makes the next read take the full path, so ten reads may meet a few such writes on
+      // a slow machine. Without the reuse every read reads the branch: ten of ten in every round.
+      const rounds: number[] = [];
+      for (let round = 0; round < (name === 'sqlite' ? 5 : 1) && !(rounds.at(-1)! <= 2); round++) {
+        const reads = await storageReads();
+        for (let i = 0; i < 10; i++) assert.equal((await get(`${url}/wikitext`)).text, 'Read often.');
+        rounds.push((await storageReads()) - reads);
+      }
+      if (name === 'sqlite') assert.ok(rounds.at(-1)! <= 2, `ten reads sent again with at most two reads of the branch, in one of five rounds: ${rounds.join(', ')}`);
+      assert.ok((await storageReads()) > 0, 'the reads counted are the branch\'s');
       for (let i = 0; i < 3; i++) {
         assert.equal((await get(`${url}/wikitext`, reviewer)).status, 404, "not to another user's session");
         assert.equal((await get(`${url}/wikitext`, ANON)).status, 404, 'nor to a caller without one');
