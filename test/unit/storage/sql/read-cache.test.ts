@@ -38,4 +38,26 @@ describe('the SQLite read cache', () => {
       await storage.close();
     }
   });
+
+  it("sees its own writes at once, and another process's once it has committed", async () => {
+    const file = path.join(tempDir(), 'db.sqlite3');
+    const [ours, theirs] = [await openStorage({ backend: 'sqlite', path: file }), await openStorage({ backend: 'sqlite', path: file })];
+    try {
+      const domain = freshDomain();
+      await ours.createTable(domain, 't', { attributes: { k: 'string', v: 'int' }, index: [{ attribute: 'k', type: 'hash' }] });
+      const read = async (storage = ours) => (await storage.get(domain, { table: 't', attributes: { k: 'a' } })).items[0]?.v;
+      await ours.put(domain, { table: 't', attributes: { k: 'a', v: 1 } });
+      assert.equal(await read(), 1);
+      for (let v = 2; v < 6; v++) {
+        await ours.put(domain, { table: 't', attributes: { k: 'a', v } });
+        assert.equal(await read(), v, 'its own write, read at once');
+      }
+      await read(theirs);
+      await theirs.put(domain, { table: 't', attributes: { k: 'a', v: 10 } });
+      assert.equal(await read(), 10, "another process's write, once committed");
+    } finally {
+      await ours.close();
+      await theirs.close();
+    }
+  });
 });
