@@ -80,18 +80,35 @@ export class AnswerMemo {
 
   /** The entry for `key` if it may still be sent; one that may not is dropped. */
   get(key: string, now: number, headers: Record<string, string | undefined>): MemoEntry | undefined {
+    const found = this.find(key, now, headers);
+    return found && this.confirm(found) ? found.entry : undefined;
+  }
+
+  /**
+   * The entry for `key` if its time has not run out, before asking whether what it was made from
+   * is unchanged (`confirm`): the question can then be asked once the answer is about to go out,
+   * which, for answers written together, is once for all of them (see `Reuse.valid`).
+   */
+  find(key: string, now: number, headers: Record<string, string | undefined>): Found | undefined {
     let found = this.entries.get(key);
     if (found && isMark(found)) {
       key = callerKey(key, headers) ?? '';
       found = key ? this.entries.get(key) : undefined;
     }
     if (!found || isMark(found)) return undefined;
-    if (now < found.reuse.until && (found.reuse.valid?.() ?? true)) {
-      found.reuse.onReuse?.();
-      return found;
-    }
+    if (now < found.reuse.until) return { key, entry: found };
     this.entries.delete(key);
     return undefined;
+  }
+
+  /** Whether a found entry may be sent now; one that may not is dropped (unless replaced since). */
+  confirm({ key, entry }: Found): boolean {
+    if (entry.reuse.valid?.() ?? true) {
+      entry.reuse.onReuse?.();
+      return true;
+    }
+    if (this.entries.peek(key) === entry) this.entries.delete(key);
+    return false;
   }
 
   /**
@@ -110,6 +127,12 @@ export class AnswerMemo {
     this.entries.set(key, PER_CALLER);
     this.entries.set(own, entry);
   }
+}
+
+/** An entry found, under the key it was kept under (the caller's own, for a per-caller answer). */
+export interface Found {
+  key: string;
+  entry: MemoEntry;
 }
 
 /** Kept under a request's key where its answers depend on who asks (see `Reuse.perCaller`). */

@@ -5,7 +5,7 @@ import { HttpError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { RouteMatch, Router } from '../router/router.js';
 import type { Response } from '../router/types.js';
-import { AnswerMemo, type MemoEntry } from './answer-memo.js';
+import { AnswerMemo, type Found } from './answer-memo.js';
 import { drainBody, parseBody, readBodyBytes } from './body.js';
 import { NOT_MODIFIED_HEADERS, notModified } from './conditional.js';
 import { addBrowserHeaders, isPreflight, preflightResponse } from './browser-headers.js';
@@ -79,6 +79,19 @@ function flatHeaders(req: IncomingMessage): Record<string, string> {
   return req.headers as Record<string, string>;
 }
 
+/** A request as it arrived, with what the front made of it before answering. */
+interface Arrival {
+  started: bigint;
+  method: string;
+  uri: string;
+  requestId: string;
+  /** The request's headers, as handlers will see them (the admin credential taken out). */
+  headers: Record<string, string>;
+  /** Whether it asks for the internal API (/sys/). */
+  internal: boolean;
+  path: string;
+}
+
 /** A surface of its own may render errors in its own shape (e.g. RESTBase's); else RFC 9457. */
 export type ProblemRenderer = (error: HttpError, method: string, path: string) => Record<string, unknown> | undefined;
 
@@ -103,68 +116,114 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
   const adminToken = options.adminToken ? Buffer.from(options.adminToken) : undefined;
   const memo = options.answerMemoBytes ? new AnswerMemo(options.answerMemoBytes) : undefined;
 
-  /** A memoised answer sent again: only the request id and the body of a HEAD differ. */
-  function resend(res: ServerResponse, entry: MemoEntry, method: string, requestId: string, started: bigint): void {
-    const headers = { ...entry.headers, 'x-request-id': requestId };
+  /**
+   * A memoised answer sent again (only the request id and the body of a HEAD differ), if it still
+   * holds when the batch it joins is written: asked then, the question whether anything changed
+   * since it was made comes after every request of the batch arrived, and is asked once for all
+   * of them (see `SqliteDriver.dataVersion`). One that no longer holds is answered in full.
+   */
+  function resend(res: ServerResponse, found: Found, arrival: Arrival, inFull: () => Promise<void>): void {
+    const { entry } = found;
+    const headers = { ...entry.headers, 'x-request-id': arrival.requestId };
     writes.send(() => {
+      if (!memo!.confirm(found)) {
+        inFull().catch((err) => failed(res, err));
+        return;
+      }
       try {
         res.writeHead(entry.status, headers);
-        res.end(method === 'HEAD' ? undefined : entry.body);
+        res.end(arrival.method === 'HEAD' ? undefined : entry.body);
       } catch (err) {
         failed(res, err);
       }
-      metrics.observe(entry.label, method, entry.status, Number(process.hrtime.bigint() - started) / 1e9);
+      metrics.observe(entry.label, arrival.method, entry.status, Number(process.hrtime.bigint() - arrival.started) / 1e9);
     });
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const started = process.hrtime.bigint();
     const method = (req.method ?? 'GET').toUpperCase();
     const uri = req.url ?? '/';
     const incomingId = req.headers['x-request-id'];
-    const requestId = typeof incomingId === 'string' && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
-    const headers = flatHeaders(req);
-    let match: RouteMatch | undefined;
+    const arrival: Arrival = {
+      started: process.hrtime.bigint(),
+      method,
+      uri,
+      requestId: typeof incomingId === 'string' && REQUEST_ID.test(incomingId) ? incomingId : randomUUID(),
+      headers: flatHeaders(req),
+      internal: isSysPath(uri),
+      path: uri.split('?', 1)[0]!,
+    };
+    const { headers } = arrival;
+    let admin: boolean;
     let memoKey: string | undefined;
-    let response: Response;
-    let body: Buffer = Buffer.alloc(0);
-    const internal = isSysPath(uri);
-    const path = uri.split('?', 1)[0]!;
     try {
       // Two credentials leave it open which one a request acts with: refused, not guessed.
       if (headers.authorization !== undefined && countHeader(req, 'authorization') > 1) {
         throw new HttpError(400, 'duplicate-authorization', 'A request may carry one Authorization header.');
       }
       const credential = adminCredential(headers.authorization, adminToken);
-      const admin = credential === 'admin';
+      admin = credential === 'admin';
       // The admin credential stops here: no handler sees it, so none can pass it on.
       if (credential) delete headers.authorization;
       // The internal API is closed to outsiders as a whole: no route, listing or 404 leaks.
-      if (!admin && internal) throw new HttpError(403, 'admin-required', 'The internal API (/sys/) needs the admin credential.');
+      if (!admin && arrival.internal) throw new HttpError(403, 'admin-required', 'The internal API (/sys/) needs the admin credential.');
       memoKey = memo && AnswerMemo.keyOf(method, uri, admin, headers);
-      const memoised = memoKey && memo!.get(memoKey, Date.now(), headers);
-      if (memoised) return resend(res, memoised, method, requestId, started);
+      const found = memoKey ? memo!.find(memoKey, Date.now(), headers) : undefined;
+      if (found) return resend(res, found, arrival, () => answer(req, res, arrival, admin, memoKey));
+    } catch (err) {
+      return finish(req, res, arrival, errorResponse(err, arrival.path, log, method, options.renderProblem));
+    }
+    await answer(req, res, arrival, admin, memoKey);
+  }
+
+  /** A request answered by its handler (or the front's own preflight answer). */
+  async function answer(req: IncomingMessage, res: ServerResponse, arrival: Arrival, admin: boolean, memoKey: string | undefined): Promise<void> {
+    const { method, uri, headers } = arrival;
+    let match: RouteMatch | undefined;
+    let response: Response;
+    try {
       // Who the client is, for the wiki (anonymous edits): appended, so the wiki believes only
       // the entries its trusted proxies (this service among them) vouch for.
       const peer = req.socket.remoteAddress?.replace(/^::ffff:(?=\d+\.)/, '');
       if (peer) headers['x-forwarded-for'] = headers['x-forwarded-for'] ? `${headers['x-forwarded-for']}, ${peer}` : peer;
-      if (!internal && isPreflight(method, headers)) {
+      if (!arrival.internal && isPreflight(method, headers)) {
         response = preflightResponse();
       } else {
-        match = router.resolve(method, uri);
-        const bytes = await readBodyBytes(req, match.route?.body, options.maxBodyBytes);
-        if (memo && bytes && method === 'POST' && match.route?.readsOnly) {
-          memoKey = AnswerMemo.keyOfRead(uri, admin, headers, bytes);
-          const memoised = memoKey && memo.get(memoKey, Date.now(), headers);
-          if (memoised) return resend(res, memoised, method, requestId, started);
+        const matched = router.resolve(method, uri);
+        match = matched;
+        const bytes = await readBodyBytes(req, matched.route?.body, options.maxBodyBytes);
+        if (memo && bytes && method === 'POST' && matched.route?.readsOnly) {
+          const readKey = AnswerMemo.keyOfRead(uri, admin, headers, bytes);
+          const found = readKey ? memo.find(readKey, Date.now(), headers) : undefined;
+          if (found) return resend(res, found, arrival, () => invoke(req, res, arrival, admin, readKey, matched, bytes));
+          memoKey = readKey;
         }
-        const reqBody = await parseBody(bytes, match.route?.body, headers['content-type']);
-        const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri } });
-        response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
+        return await invoke(req, res, arrival, admin, memoKey, matched, bytes);
       }
     } catch (err) {
-      response = errorResponse(err, path, log, method, options.renderProblem);
+      response = errorResponse(err, arrival.path, log, method, options.renderProblem);
     }
+    await finish(req, res, arrival, response, match, memoKey);
+  }
+
+  /** The matched route's handler called with the body read. */
+  async function invoke(req: IncomingMessage, res: ServerResponse, arrival: Arrival, admin: boolean, memoKey: string | undefined, match: RouteMatch, bytes: Buffer | undefined): Promise<void> {
+    const { method, uri, headers, requestId } = arrival;
+    let response: Response;
+    try {
+      const reqBody = await parseBody(bytes, match.route?.body, headers['content-type']);
+      const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri } });
+      response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
+    } catch (err) {
+      response = errorResponse(err, arrival.path, log, method, options.renderProblem);
+    }
+    await finish(req, res, arrival, response, match, memoKey);
+  }
+
+  /** Headers made final, the body encoded, the answer kept to be sent again if it may be, and written. */
+  async function finish(req: IncomingMessage, res: ServerResponse, arrival: Arrival, response: Response, match?: RouteMatch, memoKey?: string): Promise<void> {
+    const { method, path, headers, requestId, started } = arrival;
+    let body: Buffer = Buffer.alloc(0);
     const outHeaders: Record<string, string> = {};
     const given = response.headers;
     for (const k in given) outHeaders[k.toLowerCase()] = String(given[k]);
@@ -191,7 +250,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       Object.assign(outHeaders, failure.headers, { 'content-length': String(body.length) });
     }
     outHeaders['x-request-id'] = requestId;
-    addBrowserHeaders(outHeaders, internal);
+    addBrowserHeaders(outHeaders, arrival.internal);
     // An unread body (a route without one, or one rejected early) is read before the answer goes
     // out, so the answer survives a close; one far over the limit is not worth reading: the answer
     // then closes the connection and may be lost to the reset, which such a client has earned.

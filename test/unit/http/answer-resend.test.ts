@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
+import { createHttpServer } from '../../../src/http/server.js';
+import { Metrics } from '../../../src/metrics.js';
+import { Router } from '../../../src/router/router.js';
+
+/**
+ * The front's answers sent again, against a route whose answers hold while a version in memory is
+ * unchanged: whether they still hold is asked when they are written, not when they arrived.
+ */
+describe('answers sent again by the HTTP front', () => {
+  let version = 1;
+  let handled = 0;
+  let base: string;
+  const router = new Router((domain) => domain === 'x.test');
+  router.register({
+    name: 'probe',
+    api: 'v1',
+    routes: [
+      {
+        method: 'GET',
+        path: '/probe',
+        handler: () => {
+          handled++;
+          const made = version;
+          return { status: 200, headers: { 'content-type': 'text/plain' }, body: `version ${made}`, reuse: { until: Infinity, valid: () => version === made } };
+        },
+      },
+    ],
+  });
+  const server = createHttpServer(router, pino({ level: 'silent' }), new Metrics(), {
+    maxBodyBytes: 1024,
+    adminToken: undefined,
+    headersTimeout: 10,
+    requestTimeout: 10,
+    keepAliveTimeout: 5,
+    maxConnections: 100,
+    answerMemoBytes: 1024 * 1024,
+  });
+  before(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/x.test/v1/probe`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const read = async () => (await fetch(base)).text();
+
+  it('sends a kept answer again while it holds, and answers in full once it does not', async () => {
+    // Kept once asked for a second time (a scan's single reads are not kept).
+    for (let i = 0; i < 2; i++) assert.equal(await read(), 'version 1');
+    const before = handled;
+    for (let i = 0; i < 5; i++) assert.equal(await read(), 'version 1');
+    assert.equal(handled, before, 'sent again without the handler');
+    version = 2;
+    assert.equal(await read(), 'version 2');
+    assert.equal(handled, before + 1);
+  });
+
+  it('asks whether a kept answer holds when it is written: a change after the request arrived and before then is seen', async () => {
+    for (let i = 0; i < 3; i++) await read();
+    const made = version;
+    const before = handled;
+    assert.equal(await read(), `version ${made}`);
+    assert.equal(handled, before, 'kept');
+    // The change lands once the request has arrived and before the batch of answers is written
+    // (both wait for the end of the turn in which the request arrived; this one was queued first).
+    const arrived = () => setImmediate(() => (version = made + 1));
+    server.prependOnceListener('request', arrived);
+    assert.equal(await read(), `version ${made + 1}`, 'not the answer made before the change');
+    assert.equal(handled, before + 1, 'answered in full');
+  });
+});
