@@ -126,7 +126,14 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     const { entry } = found;
     const headers = { ...entry.headers, 'x-request-id': arrival.requestId };
     writes.send(() => {
-      if (!memo!.confirm(found)) {
+      let holds = false;
+      try {
+        holds = memo!.confirm(found);
+      } catch (err) {
+        // The question itself failed (storage closing, say): the full path answers, or says why not.
+        log.warn({ err }, 'asking whether a kept answer holds failed');
+      }
+      if (!holds) {
         inFull().catch((err) => failed(res, err));
         return;
       }

@@ -13,12 +13,23 @@ import { Router } from '../../../src/router/router.js';
 describe('answers sent again by the HTTP front', () => {
   let version = 1;
   let handled = 0;
+  /** Whether the failing route's answers hold: yes, then the question fails (storage closing, say). */
+  const failing = { fails: false, next: () => { if (failing.fails) throw new Error('the store is closing'); return true; } };
   let base: string;
+  let failingUrl: string;
   const router = new Router((domain) => domain === 'x.test');
   router.register({
     name: 'probe',
     api: 'v1',
     routes: [
+      {
+        method: 'GET',
+        path: '/failing',
+        handler: () => {
+          handled++;
+          return { status: 200, headers: { 'content-type': 'text/plain' }, body: `made ${handled}`, reuse: { until: Infinity, valid: () => failing.next() } };
+        },
+      },
       {
         method: 'GET',
         path: '/probe',
@@ -42,6 +53,7 @@ describe('answers sent again by the HTTP front', () => {
   before(async () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/x.test/v1/probe`;
+    failingUrl = base.replace(/probe$/, 'failing');
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
@@ -70,5 +82,14 @@ describe('answers sent again by the HTTP front', () => {
     server.prependOnceListener('request', arrived);
     assert.equal(await read(), `version ${made + 1}`, 'not the answer made before the change');
     assert.equal(handled, before + 1, 'answered in full');
+  });
+
+  it('answers in full when asking whether a kept answer holds fails, rather than leaving the request unanswered', async () => {
+    for (let i = 0; i < 3; i++) assert.equal((await fetch(failingUrl)).status, 200);
+    const before = handled;
+    failing.fails = true;
+    const res = await fetch(failingUrl, { signal: AbortSignal.timeout(5000) });
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), `made ${before + 1}`, 'made anew');
   });
 });
