@@ -22,8 +22,9 @@ export interface ColdMissRow {
   /**
    * The requests the miss needs, made directly as the service makes them: for a page never seen,
    * its latest revision named (with its wikitext), then its page bundle (Parsoid's page routes
-   * answer a title with a redirect to its latest revision: the wiki has no shorter way); else the
-   * render's requests at once.
+   * answer a title with a redirect to its latest revision: the wiki has no shorter way); for a
+   * revision known, its page bundle alone (its readers are answered before the wikitext is asked
+   * for); by revision id, the revision's metadata and its page bundle at once.
    */
   floor: string;
   floorMs: number;
@@ -66,10 +67,8 @@ export async function coldMisses(serviceBase: string, wikiUrl: string): Promise<
   const v1 = `${serviceBase}/${DOMAIN}/v1`;
   const rest = `${wikiUrl}/rest.php/127.0.0.1/v3/page`;
   const pagebundle = (p: Page) => ok(`${rest}/pagebundle/${encodeURIComponent(p.title)}/${p.rev}`, { accept: PAGEBUNDLE_ACCEPT });
-  const wikitext = (p: Page) => ok(`${rest}/wikitext/${encodeURIComponent(p.title)}/${p.rev}`);
   // A miss that asks the Action API anyway asks it for the wikitext too (not Parsoid).
   const infoWithText = (query: string) => fetch(`${wikiUrl}/api.php?action=query&prop=revisions|info&${query}&rvprop=${INFO_PROPS}|content&rvslots=main&format=json&formatversion=2`);
-  const render = (p: Page) => Promise.all([pagebundle(p), wikitext(p)]);
   const chain = async (p: Page) => {
     const answer = (await (await infoWithText(`titles=${encodeURIComponent(p.title)}`)).json()) as { query: { pages: { revisions: { revid: number }[] }[] } };
     await pagebundle({ ...p, rev: answer.query.pages[0]!.revisions[0]!.revid });
@@ -81,7 +80,7 @@ export async function coldMisses(serviceBase: string, wikiUrl: string): Promise<
     },
     {
       kind: 'latest, revision known, not rendered', from: 'M', prepare: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/`), miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html`),
-      floor: 'page bundle and wikitext at once', direct: render,
+      floor: 'page bundle (the wikitext is asked for after it, not waited for)', direct: pagebundle,
     },
     {
       kind: 'by revision id, never seen', from: 'P', miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html/${p.rev}`),

@@ -169,3 +169,103 @@ describe('the wikitext of a cold miss comes with the Action API answer the miss 
     assert.equal(await parsoidRequests(s.base, s.domain), 2, 'one page bundle per render');
   });
 });
+
+/**
+ * The real wiki behind a proxy that holds Parsoid's wikitext answers while `holding` is set (until
+ * released, or three seconds), and notes when page bundles were answered and wikitext asked for.
+ */
+async function wikitextHoldingProxy() {
+  const events: { what: 'bundle answered' | 'wikitext asked'; rev: number }[] = [];
+  const held: (() => void)[] = [];
+  const state = { holding: false };
+  const server = http.createServer(async (req, res) => {
+    const url = req.url ?? '';
+    const wikitext = /\/v3\/page\/wikitext\/[^/]+\/(\d+)/.exec(url);
+    if (wikitext) {
+      events.push({ what: 'wikitext asked', rev: Number(wikitext[1]) });
+      if (state.holding) {
+        await new Promise<void>((resolve) => {
+          const go = () => (clearTimeout(timer), resolve());
+          const timer = setTimeout(() => (held.splice(held.indexOf(go), 1), resolve()), 3000);
+          held.push(go);
+        });
+      }
+    }
+    const upstream = await fetch(`${WIKI_URL}${url}`, { headers: { accept: String(req.headers.accept ?? '*/*') }, redirect: 'manual' });
+    const body = Buffer.from(await upstream.arrayBuffer());
+    const bundle = /\/v3\/page\/pagebundle\/[^/]+\/(\d+)/.exec(url);
+    if (bundle) events.push({ what: 'bundle answered', rev: Number(bundle[1]) });
+    res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' }).end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    state,
+    events,
+    /** Wikitext answers being held now. */
+    held: () => held.length,
+    release: () => held.splice(0).forEach((go) => go()),
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+describe('a known revision not yet rendered: its page bundle\'s readers do not wait for its wikitext', () => {
+  let proxy: Awaited<ReturnType<typeof wikitextHoldingProxy>>;
+  let s: TestServer;
+  let v1: string;
+  before(async () => {
+    proxy = await wikitextHoldingProxy();
+    s = await startServer({}, { action_api: `${proxy.url}/api.php`, rest_api: `${proxy.url}/rest.php`, parsoid: 'v3' });
+    v1 = `${s.base}/${s.domain}/v1`;
+  });
+  after(async () => {
+    proxy?.release();
+    await s?.close();
+    await proxy?.close();
+  });
+
+  /** Parsoid's own wikitext of a revision. */
+  const parsoidWikitext = async (title: string, rev: number) => Buffer.from(await (await fetch(`${WIKI_URL}/rest.php/${new URL(WIKI_URL).hostname}/v3/page/wikitext/${encodeURIComponent(title)}/${rev}`)).arrayBuffer());
+
+  it('answers the HTML before the wikitext is asked for, and a read by its tid meanwhile waits for the whole render', async () => {
+    const rev = await latestRevid('Bodmin');
+    // Its latest revision named (stored), not rendered.
+    assert.equal((await request(`${v1}/page/Bodmin/`)).status, 200);
+    proxy.state.holding = true;
+    const html = await request(`${v1}/page/Bodmin/html`);
+    assert.equal(html.status, 200, html.text.slice(0, 300));
+    assert.equal(proxy.held(), 1, 'answered while its wikitext is being asked for');
+    const mine = proxy.events.filter((e) => e.rev === rev).map((e) => e.what);
+    assert.deepEqual(mine, ['bundle answered', 'wikitext asked'], 'the wikitext is asked for once the page bundle is in');
+    const tid = JSON.parse(html.headers.etag!).split('/')[1];
+    let settled = false;
+    const byTid = request(`${v1}/page/Bodmin/wikitext/${tid}`).finally(() => (settled = true));
+    await sleep(200);
+    assert.equal(settled, false, 'the read by tid waits for the wikitext');
+    proxy.state.holding = false;
+    proxy.release();
+    const wikitext = await byTid;
+    assert.equal(wikitext.status, 200, wikitext.text.slice(0, 300));
+    assert.equal(wikitext.headers.etag, html.headers.etag, 'the render whose HTML was served');
+    assert.ok(Buffer.from(wikitext.text).equals(await parsoidWikitext('Bodmin', rev)), 'Parsoid\'s wikitext, byte for byte');
+    // Stored: read again from storage, not rendered again.
+    let latest: { title: string; tid: string | null } | undefined;
+    for (let i = 0; i < 40 && latest?.tid !== tid; i++) {
+      await sleep(50);
+      latest = (await request(`${v1}/page/`)).json.items.find((p: { title: string }) => p.title === 'Bodmin');
+    }
+    assert.equal(latest?.tid, tid, 'the stored render is the one served');
+    assert.equal((await request(`${v1}/page/Bodmin/data-parsoid/${tid}`)).status, 200);
+    assert.equal(await parsoidRequests(s.base, s.domain), 1, 'one page bundle');
+  });
+
+  it('a reader of the wikitext has it asked for beside the page bundle', async () => {
+    const rev = await latestRevid('Antique (band)');
+    assert.equal((await request(`${v1}/page/${encodeURIComponent('Antique_(band)')}/`)).status, 200);
+    const wikitext = await request(`${v1}/page/${encodeURIComponent('Antique_(band)')}/wikitext`);
+    assert.equal(wikitext.status, 200, wikitext.text.slice(0, 300));
+    const mine = proxy.events.filter((e) => e.rev === rev).map((e) => e.what);
+    assert.deepEqual(mine, ['wikitext asked', 'bundle answered']);
+    assert.ok(Buffer.from(wikitext.text).equals(await parsoidWikitext('Antique (band)', rev)));
+  });
+});

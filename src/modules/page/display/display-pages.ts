@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { badRequest } from '../../../errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { LinkTargetState } from '../../../upstream/action-api.js';
-import type { Render } from '../model/render.js';
+import type { BundleRender } from '../model/render.js';
 import type { DisplayOptions } from './display-pass.js';
 import type { LinkStates } from './link-states.js';
 import { displayHtml, type DisplayImages } from './pipeline.js';
@@ -83,7 +83,7 @@ export class DisplayPages {
   }
 
   /** The display HTML of `render`; `latest`: its links are recorded as the page's current links. */
-  async of(ctx: RequestContext, domain: string, render: Render, options: DisplayOptions, latest: boolean): Promise<DisplayAnswer> {
+  async of(ctx: RequestContext, domain: string, render: BundleRender, options: DisplayOptions, latest: boolean): Promise<DisplayAnswer> {
     const page = `${domain}\u0000${render.title}`;
     const key = `${page}\u0001${render.tid}\u0000${+options.sectionEdit}${+options.toc}${options.stubThreshold}`;
     const cached = this.cache.get(key);

@@ -3,7 +3,7 @@ import zlib from 'node:zlib';
 import { Parser } from 'htmlparser2';
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../../../errors.js';
-import type { Render } from './render.js';
+import type { BundleRender } from './render.js';
 
 const gzip = promisify(zlib.gzip);
 const gunzip = promisify(zlib.gunzip);
@@ -97,12 +97,12 @@ export class Html2Cache {
   }
 
   /** The render's HTML in 2.x form, as text. */
-  async textOf(domain: string, render: Render): Promise<string> {
+  async textOf(domain: string, render: BundleRender): Promise<string> {
     return (await gunzip(await this.of(domain, render))).toString('utf8');
   }
 
   /** The render's HTML in 2.x form, gzipped (as it is sent). */
-  async of(domain: string, render: Render): Promise<Buffer> {
+  async of(domain: string, render: BundleRender): Promise<Buffer> {
     const key = `${domain}\u0000${render.tid}`;
     const hit = this.made.get(key);
     if (hit) return hit;

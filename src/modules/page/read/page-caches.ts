@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { HttpError } from '../../../errors.js';
 import type { Reuse } from '../../../router/types.js';
 import type { Wiki } from '../../../upstream/wiki.js';
-import type { Render } from '../model/render.js';
+import type { BundleRender, Render } from '../model/render.js';
 import type { RevisionRow } from '../model/revision.js';
 import { TitleCache } from '../model/title-cache.js';
 
@@ -51,7 +51,7 @@ const sizeOfRender = (r: Render) => Math.max(1, r.parts.html.length + r.parts['d
 export class PageCaches {
   private readonly rows = new Map<string, TitleCache<RevisionRow | undefined>>();
   private readonly renders: LRUCache<string, Render>;
-  private readonly headers = new WeakMap<Render, Map<string, Record<string, string>>>();
+  private readonly headers = new WeakMap<BundleRender, Map<string, Record<string, string>>>();
   private readonly misses: LRUCache<string, HttpError> | undefined;
   private readonly titles: LRUCache<string, string>;
 
@@ -91,7 +91,7 @@ export class PageCaches {
   }
 
   /** The response headers of `render` under `key`, built on first use. */
-  headersFor(render: Render, key: string, build: () => Record<string, string>): Record<string, string> {
+  headersFor(render: BundleRender, key: string, build: () => Record<string, string>): Record<string, string> {
     let perRender = this.headers.get(render);
     if (!perRender) this.headers.set(render, (perRender = new Map()));
     let headers = perRender.get(key);

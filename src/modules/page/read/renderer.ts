@@ -13,7 +13,7 @@ import type { KnownWikitext } from '../../../upstream/revision-text.js';
 import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
 import { RevisionMoved } from '../model/page-moves.js';
 import { latestPurge, type Purge } from '../model/purge-urls.js';
-import { PROPS, type Prop, type Render } from '../model/render.js';
+import { PROPS, type BundleProp, type BundleRender, type Prop, type PropRender, type Render } from '../model/render.js';
 import type { RevisionRow } from '../model/revision.js';
 import { RenderLeases } from '../tables/render-leases.js';
 import type { RenderStore } from '../tables/render-store.js';
@@ -33,6 +33,28 @@ async function afterAnswersOfThisTurn(): Promise<void> {
   await nextTurn();
 }
 
+/** The parts of a render that Parsoid's page bundle gives. */
+const BUNDLE_PROPS = PROPS.filter((p): p is BundleProp => p !== 'wikitext');
+
+/** What Parsoid gave for a revision: its page bundle, and its wikitext (perhaps still on its way). */
+interface Fetched {
+  bundle: PageBundle;
+  wikitext: Promise<Part>;
+}
+
+/**
+ * A render in the making: its page bundle's parts as soon as Parsoid gave them (what most readers
+ * need), the whole render once its wikitext is there too, and `stored` once that is stored.
+ */
+interface Rendering {
+  bundle: BundleRender;
+  render: Promise<Render>;
+  stored: Promise<void>;
+}
+
+/** A render already made, as a `Rendering`. */
+const finished = (render: Render): Rendering => ({ bundle: render, render: Promise.resolve(render), stored: Promise.resolve() });
+
 /** Key of one render in progress (coalesced, then tracked until stored). */
 const renderKey = (domain: string, title: string, rev: number, force: boolean) => `render\u0000${domain}\u0000${title}\u0000${rev}\u0000${force}`;
 
@@ -44,7 +66,7 @@ export class Renderer {
   /** Renders being stored after their clients were answered, by render key; shutdown waits for them. */
   private readonly storing = new Map<string, Promise<void>>();
   private readonly leaseTables = new BoundedMap<string, RenderLeases>(1024);
-  private readonly early = new EarlyFetches<{ bundle: PageBundle; wikitext: Part }>();
+  private readonly early = new EarlyFetches<Fetched>();
 
   constructor(
     private readonly wikis: Map<string, Wiki>,
@@ -157,63 +179,98 @@ export class Renderer {
    * `wikitext`: the revision's wikitext where the wiki's Action API is giving it anyway.
    */
   async render(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, wikitext?: KnownWikitext): Promise<Render> {
-    if (row.text_hidden) throw forbidden(`The text of revision ${row.rev} is hidden.`, 'revision-hidden');
-    const stored = async () =>
-      (row.tid ? await this.renders.byTid(ctx, domain, row.title, row.tid, row.rev) : undefined) ??
-      (await this.renders.newestOf(ctx, domain, row.title, row.rev));
-    if (!force) {
-      const render = await stored();
-      if (render) return render;
-    }
-    // A render another process made while this one waited: the newest, forced or not.
-    const madeElsewhere = async () => {
-      const render = await this.renders.newestOf(ctx, domain, row.title, row.rev);
-      return render && { render, stored: Promise.resolve() };
-    };
     try {
-      return await this.renderOnce(renderKey(domain, row.title, row.rev, force), () =>
-        this.renderLeases(domain).once(ctx, String(row.rev), () => this.renderNow(ctx, domain, row, force, wikitext), madeElsewhere),
-      );
+      return await (await this.rendering(ctx, domain, row, force, wikitext, true)).render;
     } catch (e) {
-      // A forced re-render the wiki cannot answer falls back to what is stored.
-      const fallback = force && isUnavailable(e) ? await stored() : undefined;
-      if (fallback) return fallback;
-      throw e;
+      return this.storedInstead(ctx, domain, row, force, e);
     }
   }
 
   /**
-   * Coalesces renders, answering waiters as soon as the render exists; the key stays taken until
-   * it is stored, so requests arriving meanwhile join it instead of rendering again.
+   * The newest render's page bundle: on a miss, the reader is answered as soon as Parsoid gave it,
+   * and the wikitext is asked for only then (at the same time, the two requests share the wiki's
+   * cores and the page bundle comes later); the render is stored once it is whole.
    */
-  private renderOnce(key: string, make: () => Promise<{ render: Render; stored: Promise<void> }>): Promise<Render> {
+  async renderBundle(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<BundleRender> {
+    try {
+      return (await this.rendering(ctx, domain, row, force, undefined, false)).bundle;
+    } catch (e) {
+      return this.storedInstead(ctx, domain, row, force, e);
+    }
+  }
+
+  /** The render a property is read from: its page bundle's, or (wikitext) the whole render. */
+  async renderFor(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, prop: Prop): Promise<PropRender> {
+    if (prop === 'wikitext') return { prop, render: await this.render(ctx, domain, row, force) };
+    return { prop, render: await this.renderBundle(ctx, domain, row, force) };
+  }
+
+  /** The revision's stored render, by the tid its row points to or else its newest. */
+  private async stored(ctx: RequestContext, domain: string, row: RevisionRow): Promise<Render | undefined> {
+    return (row.tid ? await this.renders.byTid(ctx, domain, row.title, row.tid, row.rev) : undefined) ?? (await this.renders.newestOf(ctx, domain, row.title, row.rev));
+  }
+
+  /** A forced re-render the wiki cannot answer falls back to what is stored; any other failure stands. */
+  private async storedInstead(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, e: unknown): Promise<Render> {
+    const render = force && isUnavailable(e) ? await this.stored(ctx, domain, row) : undefined;
+    if (!render) throw e;
+    return render;
+  }
+
+  /** A stored render, or one being made (`wikitextAtOnce`: its first reader needs the wikitext too). */
+  private async rendering(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, wikitext: KnownWikitext | undefined, wikitextAtOnce: boolean): Promise<Rendering> {
+    if (row.text_hidden) throw forbidden(`The text of revision ${row.rev} is hidden.`, 'revision-hidden');
+    if (!force) {
+      const render = await this.stored(ctx, domain, row);
+      if (render) return finished(render);
+    }
+    // A render another process made while this one waited: the newest, forced or not.
+    const madeElsewhere = async () => {
+      const render = await this.renders.newestOf(ctx, domain, row.title, row.rev);
+      return render && finished(render);
+    };
+    return this.renderOnce(renderKey(domain, row.title, row.rev, force), () =>
+      this.renderLeases(domain).once(ctx, String(row.rev), () => this.renderNow(ctx, domain, row, force, wikitext, wikitextAtOnce), madeElsewhere),
+    );
+  }
+
+  /**
+   * Coalesces renders, answering waiters as soon as the render (or its page bundle) exists; the key
+   * stays taken until it is stored, so requests arriving meanwhile join it instead of rendering again.
+   */
+  private renderOnce(key: string, make: () => Promise<Rendering>): Promise<Rendering> {
     return this.flights.runUntil(key, async () => {
-      const { render, stored } = await make();
-      const tracked: Promise<void> = stored
-        .catch((err) => this.log.error({ err, title: render.title, rev: render.rev }, 'storing a render failed'))
+      const made = await make();
+      const tracked: Promise<void> = made.stored
+        .catch((err) => this.log.error({ err, title: made.bundle.title, rev: made.bundle.rev }, 'storing a render failed'))
         .finally(() => {
           if (this.storing.get(key) === tracked) this.storing.delete(key);
         });
       this.storing.set(key, tracked);
-      return { value: render, settled: tracked };
+      return { value: made, settled: tracked };
     });
   }
 
 
   /**
-   * What Parsoid makes of a revision: its page bundle and wikitext, asked for at once; the
-   * wikitext from Parsoid only where the Action API is not giving it (one request fewer to a wiki
-   * whose cores the page bundle needs).
+   * What Parsoid makes of a revision: its page bundle, and its wikitext from the Action API where
+   * that is giving it anyway (one request fewer to a wiki whose cores the page bundle needs), else
+   * from Parsoid: beside the bundle when `wikitextAtOnce`, after it otherwise.
    */
-  private fetchParts(domain: string, title: string, rev: number, known?: KnownWikitext): Promise<{ bundle: PageBundle; wikitext: Part }> {
+  private fetchParts(domain: string, title: string, rev: number, known: KnownWikitext | undefined, wikitextAtOnce: boolean): Promise<Fetched> {
     const wiki = this.wiki(domain);
     return wiki.withMode(async (mode) => {
-      if (mode === 'v3') {
-        const wikitextOf = async () => (await known?.catch(() => undefined)) ?? wiki.parsoid.wikitext(title, rev);
-        const [bundle, wikitext] = await Promise.all([wiki.parsoid.pagebundle(title, rev), wikitextOf()]);
-        return { bundle, wikitext };
+      if (mode !== 'v3') {
+        const { bundle, wikitext } = fromCore(await wiki.parsoid.core(rev));
+        return { bundle, wikitext: Promise.resolve(wikitext) };
       }
-      return fromCore(await wiki.parsoid.core(rev));
+      const fromParsoid = () => wiki.parsoid.wikitext(title, rev);
+      let wikitext = known ? known.then((k) => k ?? fromParsoid(), fromParsoid) : wikitextAtOnce ? fromParsoid() : undefined;
+      // Its readers see it fail; a page bundle failing first leaves it unread, which is no error.
+      wikitext?.catch(() => {});
+      const bundle = await wiki.parsoid.pagebundle(title, rev);
+      if (!wikitext) (wikitext = fromParsoid()).catch(() => {});
+      return { bundle, wikitext };
     });
   }
 
@@ -223,17 +280,16 @@ export class Renderer {
    * to be this page's and visible.
    */
   fetchEarly(domain: string, title: string, rev: number, wikitext?: KnownWikitext): void {
-    this.early.start(domain, title, rev, () => this.fetchParts(domain, title, rev, wikitext));
+    this.early.start(domain, title, rev, () => this.fetchParts(domain, title, rev, wikitext, true));
   }
 
-  private async renderNow(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, known?: KnownWikitext): Promise<{ render: Render; stored: Promise<void> }> {
-    let bundle: PageBundle;
-    let wikitext: Part;
+  private async renderNow(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, known: KnownWikitext | undefined, wikitextAtOnce: boolean): Promise<Rendering> {
+    let fetched: Fetched;
     try {
       // Asked for beside the revision's metadata when the caller was about to render it; a forced
-      // render asks anew.
+      // render asks anew, and waits for the whole render (it may keep the stored one and its tid).
       const early = force ? undefined : this.early.claim(domain, row.title, row.rev);
-      ({ bundle, wikitext } = await (early ?? this.fetchParts(domain, row.title, row.rev, force ? undefined : known)));
+      fetched = await (early ?? this.fetchParts(domain, row.title, row.rev, force ? undefined : known, wikitextAtOnce || force));
     } catch (e) {
       if (e instanceof HttpError && e.problemType === 'urn:problem:revision-hidden') {
         // Hidden or deleted since it was stored: learn which, and remember it.
@@ -242,36 +298,61 @@ export class Renderer {
       }
       throw e;
     }
-    const raw: Record<Prop, Part> = { html: bundle.html, 'data-parsoid': bundle.dataParsoid ?? UNAVAILABLE, 'data-mw': bundle.dataMw, wikitext };
-    const hash = createHash('sha256');
-    for (const p of PROPS) hash.update(raw[p].contentType).update('\u0000').update(raw[p].body).update('\u0000');
-    const digest = hash.digest('hex');
-    // A forced re-render that changed nothing keeps the stored render and its tid.
-    const previous = force ? await this.renders.newestOf(ctx, domain, row.title, row.rev) : undefined;
-    if (previous?.digest === digest) return { render: previous, stored: Promise.resolve() };
-
+    const { bundle } = fetched;
+    const raw: Record<BundleProp, Part> = { html: bundle.html, 'data-parsoid': bundle.dataParsoid ?? UNAVAILABLE, 'data-mw': bundle.dataMw };
     // Small parts are compressed on this thread (for them the thread pool's hand-off costs more
     // than the work), large ones on the pool, all at once.
-    const zipped = await Promise.all(PROPS.map((p) => compress(raw[p].body, 'gzip')));
-    const render: Render = {
+    const zipped = await Promise.all(BUNDLE_PROPS.map((p) => compress(raw[p].body, 'gzip')));
+    const made: BundleRender = {
       title: row.title,
       rev: row.rev,
       tid: newTid(),
-      parts: Object.fromEntries(PROPS.map((p, i) => [p, zipped[i]!])) as Record<Prop, Buffer>,
-      types: Object.fromEntries(PROPS.map((p) => [p, raw[p].contentType])) as Record<Prop, string>,
-      digest,
+      parts: Object.fromEntries(BUNDLE_PROPS.map((p, i) => [p, zipped[i]!])) as Record<BundleProp, Buffer>,
+      types: Object.fromEntries(BUNDLE_PROPS.map((p) => [p, raw[p].contentType])) as Record<BundleProp, string>,
       redirect: redirectTarget(bundle.html.body.toString('utf8')),
     };
+    const whole = this.completed(ctx, domain, row, force, made, raw, fetched.wikitext);
+    const render = whole.then((w) => w.render);
+    // Its bundle's readers need not wait for it; a failure is reported through `stored`.
+    render.catch(() => {});
     // Waiting clients are answered from memory while it is stored: the render first, then the
     // pointers to it, so a crash in between leaves only an unused render. Storing starts once the
     // answer has gone out (see `afterAnswersOfThisTurn`).
-    this.renders.remember(domain, render);
-    const stored = (async () => {
+    const stored = whole.then(async ({ render, fresh }) => {
+      if (!fresh) return;
       await afterAnswersOfThisTurn();
       await this.renders.save(ctx, domain, render);
       await this.revisions.stateWritten(domain, row.title);
       await this.revisions.table(domain).setRenderTid(ctx, row.title, row.rev, render.tid, row.latest_rev === row.rev);
-    })();
-    return { render, stored };
+    });
+    if (force) {
+      // A forced re-render that changed nothing keeps the stored render and its tid: its readers wait to know.
+      const done = await render.catch(async (e) => {
+        await stored.catch(() => {});
+        throw e;
+      });
+      return { bundle: done, render, stored };
+    }
+    // Its tid is handed out with the page bundle: a read by tid meanwhile waits for the whole.
+    this.renders.completing(domain, made.tid, render);
+    return { bundle: made, render, stored };
+  }
+
+  /** The whole render once its wikitext has come (or, re-rendered unchanged, the stored one). */
+  private async completed(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, made: BundleRender, raw: Record<BundleProp, Part>, wikitext: Promise<Part>): Promise<{ render: Render; fresh: boolean }> {
+    const parts: Record<Prop, Part> = { ...raw, wikitext: await wikitext };
+    const hash = createHash('sha256');
+    for (const p of PROPS) hash.update(parts[p].contentType).update('\u0000').update(parts[p].body).update('\u0000');
+    const digest = hash.digest('hex');
+    const previous = force ? await this.renders.newestOf(ctx, domain, row.title, row.rev) : undefined;
+    if (previous?.digest === digest) return { render: previous, fresh: false };
+    const render: Render = {
+      ...made,
+      parts: { ...made.parts, wikitext: await compress(parts.wikitext.body, 'gzip') },
+      types: { ...made.types, wikitext: parts.wikitext.contentType },
+      digest,
+    };
+    this.renders.remember(domain, render);
+    return { render, fresh: true };
   }
 }

@@ -9,7 +9,7 @@ import type { CachePolicy } from '../model/cache-control.js';
 import type { PageApi } from '../page-api.js';
 import { contentReuse } from '../read/page-caches.js';
 import { RevisionMoved } from '../model/page-moves.js';
-import { partOf, type Render } from '../model/render.js';
+import { partOf, type BundleRender, type Render } from '../model/render.js';
 import type { RevisionRow } from '../model/revision.js';
 import { parseDataMw, parseJsonField } from '../edit/save-routes.js';
 import { targetOf, threePaths } from '../edit/transform-routes.js';
@@ -59,7 +59,7 @@ export function restV1Module(api: PageApi): Module {
   }
 
   /** The render a path names: latest, of a revision, or one render by tid (checked to be of that revision). */
-  async function renderOf(ctx: RequestContext, req: RouteRequest, title: string): Promise<{ render: Render; kind: keyof CachePolicy }> {
+  async function renderOf(ctx: RequestContext, req: RouteRequest, title: string): Promise<{ render: BundleRender; kind: keyof CachePolicy }> {
     const { revision, tid } = req.params;
     const force = ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
     if (tid !== undefined) {
@@ -68,7 +68,7 @@ export function restV1Module(api: PageApi): Module {
       return { render, kind: 'render' };
     }
     const row = revision === undefined ? await service.revisions.latest(ctx, req.domain, title, force, true) : await service.revisions.revision(ctx, req.domain, title, Number(revision), force, true);
-    return { render: await service.renderer.render(ctx, req.domain, row, force), kind: revision === undefined ? 'latest' : 'revision' };
+    return { render: await service.renderer.renderBundle(ctx, req.domain, row, force), kind: revision === undefined ? 'latest' : 'revision' };
   }
 
   /** A revision that moved to another page: the same rest_v1 URL under its new title. */
@@ -78,7 +78,7 @@ export function restV1Module(api: PageApi): Module {
     return { status: 302, headers: tagged({ location: segments.join('/'), 'cache-control': 'no-cache' }, [surrogateKeys.page(req.domain, req.params.title!)]) };
   }
 
-  function htmlHeaders(domain: string, render: Render, version: HtmlVersion, kind: keyof CachePolicy, language: string): Record<string, string> {
+  function htmlHeaders(domain: string, render: BundleRender, version: HtmlVersion, kind: keyof CachePolicy, language: string): Record<string, string> {
     const headers: Record<string, string> = {
       'content-language': language,
       'content-type': version === '2' ? HTML_2_TYPE : render.types.html,
@@ -97,7 +97,7 @@ export function restV1Module(api: PageApi): Module {
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
     const reuse = caches.reuseOfPage(req.domain, title);
-    let found: { render: Render; kind: keyof CachePolicy };
+    let found: { render: BundleRender; kind: keyof CachePolicy };
     try {
       found = await renderOf(ctx, req, title);
     } catch (e) {

@@ -36,6 +36,8 @@ export interface RenderMemory {
  */
 export class RenderStore {
   private readonly tables = new Map<string, TableClient>();
+  /** Renders whose tid was handed out with their page bundle while their wikitext is fetched. */
+  private readonly incomplete = new Map<string, Promise<Render>>();
 
   /**
    * `revisionRendered`: the revision whose render pointer is a tid, where one is known cheaply (a
@@ -62,9 +64,19 @@ export class RenderStore {
     return render;
   }
 
+  /** A render whose tid is known before the render is whole: a read by that tid waits for it. */
+  completing(domain: string, tid: string, render: Promise<Render>): void {
+    const key = `${domain}\u0000${tid}`;
+    this.incomplete.set(key, render);
+    const done = () => {
+      if (this.incomplete.get(key) === render) this.incomplete.delete(key);
+    };
+    render.then(done, done);
+  }
+
   async byTid(ctx: RequestContext, domain: string, title: string, tid: string, rev?: number): Promise<Render | undefined> {
-    const cached = this.caches.render(domain, tid);
-    if (cached?.title === title) return cached;
+    const cached = this.caches.render(domain, tid) ?? (await this.incomplete.get(`${domain}\u0000${tid}`)?.catch(() => undefined));
+    if (cached?.title === title && cached.tid === tid) return cached;
     // Range keys are matched in order (rev, then tid): without the revision, it is found first,
     // from the revision pointing at the render, else among the page's renders (few: retention
     // keeps the newest, but each is read from storage pages of its own).

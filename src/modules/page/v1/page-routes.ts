@@ -17,7 +17,7 @@ import type { DisplayOptions } from '../display/display-pass.js';
 import { contentReuse, type PageCaches, type PageReuse } from '../read/page-caches.js';
 import type { PageService } from '../read/page-service.js';
 import { revisionMetadata, type RevisionRow } from '../model/revision.js';
-import { partOf, PROPS, type Prop, type Render } from '../model/render.js';
+import { propOf, propRender, PROPS, type BundleRender, type Prop, type PropRender } from '../model/render.js';
 import { pageSpecs, REVID } from './spec.js';
 
 const gunzip = promisify(zlib.gunzip);
@@ -45,10 +45,10 @@ type ContentKind = keyof CachePolicy;
 /** How a property is sent: as stored, or (HTML) in 2.x form with data-mw inline, asked by profile or query. */
 type Form = 'stored' | '2-by-profile' | '2-by-query';
 
-function contentHeaders(domain: string, render: Render, prop: Prop, kind: ContentKind, cache: CachePolicy, form: Form, language: string): Record<string, string> {
+function contentHeaders(domain: string, render: BundleRender, prop: Prop, type: string, kind: ContentKind, cache: CachePolicy, form: Form, language: string): Record<string, string> {
   const byTid = kind === 'render';
   const headers: Record<string, string> = {
-    'content-type': form === 'stored' ? render.types[prop] : HTML_2_TYPE,
+    'content-type': form === 'stored' ? type : HTML_2_TYPE,
     'content-encoding': 'gzip',
     etag: `"${render.rev}/${render.tid}"`,
     'last-modified': new Date(tidTime(render.tid)).toUTCString(),
@@ -89,17 +89,19 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
    * A render's property as the client asked for it: HTML in 2.x form (data-mw inline) for a 2.x
    * profile or ?data-mw=inline, else as stored. Headers are built once per render and form.
    */
-  async function content(req: RouteRequest, render: Render, prop: Prop, kind: ContentKind, reuse: PageReuse): Promise<Response> {
+  async function content(req: RouteRequest, found: PropRender, kind: ContentKind, reuse: PageReuse): Promise<Response> {
+    const { render, prop } = found;
     const section = req.query.get('section');
-    if (section !== null) return sectionContent(req, render, prop, kind, Number(section));
+    if (section !== null) return sectionContent(req, found, kind, Number(section));
     let form: Form = 'stored';
     if (prop === 'html') {
       if (req.query.get('data-mw') === 'inline') form = '2-by-query';
       else if (negotiateHtml(req.headers.accept, '999') === '2') form = '2-by-profile';
     }
-    const body = form === 'stored' ? partOf(render, prop) : await html2.of(req.domain, render);
+    const stored = propOf(found);
+    const body = form === 'stored' ? stored.body : await html2.of(req.domain, render);
     const language = (await service.wiki(req.domain).siteInfo()).general.lang;
-    const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, kind, cache, form, language));
+    const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, stored.type, kind, cache, form, language));
     const note = service.reads.noter(req.domain, render.title);
     note();
     const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
@@ -112,17 +114,23 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
    * wikitext, cut at the source range Parsoid recorded for it; without data-parsoid (the core
    * REST API) the wiki cuts the wikitext itself.
    */
-  async function sectionContent(req: RouteRequest, render: Render, prop: Prop, kind: ContentKind, id: number): Promise<Response> {
-    if (prop !== 'html' && prop !== 'wikitext') throw badRequest('A section is read as html or wikitext.', 'section-of-property');
+  async function sectionContent(req: RouteRequest, found: PropRender, kind: ContentKind, id: number): Promise<Response> {
+    const { render } = found;
+    if (found.prop !== 'html' && found.prop !== 'wikitext') throw badRequest('A section is read as html or wikitext.', 'section-of-property');
     const html2x = await html2.textOf(req.domain, render);
     const notFound = () => new HttpError(404, 'section-not-found', `${render.title} (revision ${render.rev}) has no editable section ${id}.`);
     let body: string | undefined;
-    if (prop === 'html') body = sectionHtml(html2x, id);
-    else if (render.types['data-parsoid'] === '') body = sectionHtml(html2x, id) && (await service.wiki(req.domain).api.sectionWikitext(render.rev, id));
-    else body = sectionWikitext(html2x, JSON.parse((await gunzip(render.parts['data-parsoid'])).toString('utf8')), await gunzip(render.parts.wikitext), id);
+    let type = HTML_2_TYPE;
+    if (found.prop !== 'wikitext') body = sectionHtml(html2x, id);
+    else {
+      const whole = found.render;
+      type = whole.types.wikitext;
+      if (whole.types['data-parsoid'] === '') body = sectionHtml(html2x, id) && (await service.wiki(req.domain).api.sectionWikitext(render.rev, id));
+      else body = sectionWikitext(html2x, JSON.parse((await gunzip(whole.parts['data-parsoid'])).toString('utf8')), await gunzip(whole.parts.wikitext), id);
+    }
     if (body === undefined) throw notFound();
     const headers = {
-      'content-type': prop === 'html' ? HTML_2_TYPE : render.types.wikitext,
+      'content-type': type,
       etag: `"${render.rev}/${render.tid}"`,
       'cache-control': cache[kind],
     };
@@ -134,7 +142,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
    * A render's display HTML (display/): made from the stored render, never a new one, with the link
    * states of today, so every form of it must be revalidated and is purged when a linked page changes.
    */
-  async function displayAnswer(req: RouteRequest, ctx: RequestContext, render: Render, kind: ContentKind, options: DisplayOptions, reuse: PageReuse): Promise<Response> {
+  async function displayAnswer(req: RouteRequest, ctx: RequestContext, render: BundleRender, kind: ContentKind, options: DisplayOptions, reuse: PageReuse): Promise<Response> {
     const answer = await display.of(ctx, req.domain, render, options, kind === 'latest');
     const headers: Record<string, string> = {
       'content-type': 'text/html; charset=utf-8',
@@ -250,7 +258,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
           const options = displayOptions(req.query); // a bad option is a 400 before any work
           const reuse = caches.reuseOfPage(req.domain, title);
           const row = await service.revisions.latest(ctx, req.domain, title, forced(req, ctx), true);
-          return displayAnswer(req, ctx, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), 'latest', options, reuse);
+          return displayAnswer(req, ctx, await service.renderer.renderBundle(ctx, req.domain, row, forced(req, ctx)), 'latest', options, reuse);
         }),
       },
       {
@@ -263,7 +271,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
           const reuse = caches.reuseOfPage(req.domain, title);
           if (REVID.test(revision)) {
             const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), forced(req, ctx), true);
-            return displayAnswer(req, ctx, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), 'revision', options, reuse);
+            return displayAnswer(req, ctx, await service.renderer.renderBundle(ctx, req.domain, row, forced(req, ctx)), 'revision', options, reuse);
           }
           return displayAnswer(req, ctx, await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase()), 'render', options, reuse);
         }),
@@ -276,7 +284,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
           const prop = asProp(req.params.prop!);
           const reuse = caches.reuseOfPage(req.domain, title);
           const row = await latestOrAt(req, ctx, title);
-          return content(req, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), prop, req.query.has('ts') ? 'revision' : 'latest', reuse);
+          return content(req, await service.renderer.renderFor(ctx, req.domain, row, forced(req, ctx), prop), req.query.has('ts') ? 'revision' : 'latest', reuse);
         }),
       },
       {
@@ -298,10 +306,10 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
           const reuse = caches.reuseOfPage(req.domain, title);
           if (REVID.test(revision)) {
             const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), forced(req, ctx), true);
-            return content(req, await service.renderer.render(ctx, req.domain, row, forced(req, ctx)), prop, 'revision', reuse);
+            return content(req, await service.renderer.renderFor(ctx, req.domain, row, forced(req, ctx), prop), 'revision', reuse);
           }
           const render = await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase());
-          return content(req, render, prop, 'render', reuse);
+          return content(req, propRender(render, prop), 'render', reuse);
         }),
       },
       {
