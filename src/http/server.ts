@@ -187,14 +187,16 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
   async function answer(req: IncomingMessage, res: ServerResponse, arrival: Arrival, admin: boolean, memoKey: string | undefined): Promise<void> {
     const { method, uri, headers } = arrival;
     let match: RouteMatch | undefined;
-    let response: Response;
+    // An answer made here (a preflight, a failure before the handler), or the handler to call:
+    // each request is finished once, by exactly one of the two.
+    let next: { response: Response } | { call: RouteMatch; bytes: Buffer | undefined };
     try {
       // Who the client is, for the wiki (anonymous edits): appended, so the wiki believes only
       // the entries its trusted proxies (this service among them) vouch for.
       const peer = req.socket.remoteAddress?.replace(/^::ffff:(?=\d+\.)/, '');
       if (peer) headers['x-forwarded-for'] = headers['x-forwarded-for'] ? `${headers['x-forwarded-for']}, ${peer}` : peer;
       if (!arrival.internal && isPreflight(method, headers)) {
-        response = preflightResponse();
+        next = { response: preflightResponse() };
       } else {
         const matched = router.resolve(method, uri);
         match = matched;
@@ -205,12 +207,13 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
           if (found) return resend(res, found, arrival, () => invoke(req, res, arrival, admin, readKey, matched, bytes));
           memoKey = readKey;
         }
-        return await invoke(req, res, arrival, admin, memoKey, matched, bytes);
+        next = { call: matched, bytes };
       }
     } catch (err) {
-      response = errorResponse(err, arrival.path, log, method, options.renderProblem);
+      next = { response: errorResponse(err, arrival.path, log, method, options.renderProblem) };
     }
-    await finish(req, res, arrival, response, match, memoKey);
+    if ('call' in next) return invoke(req, res, arrival, admin, memoKey, next.call, next.bytes);
+    return finish(req, res, arrival, next.response, match, memoKey);
   }
 
   /** The matched route's handler called with the body read. */
