@@ -325,14 +325,11 @@ export class Renderer {
       await this.revisions.stateWritten(domain, row.title);
       await this.revisions.table(domain).setRenderTid(ctx, row.title, row.rev, render.tid, row.latest_rev === row.rev);
     });
-    if (force) {
-      // A forced re-render that changed nothing keeps the stored render and its tid: its readers wait to know.
-      const done = await render.catch(async (e) => {
-        await stored.catch(() => {});
-        throw e;
-      });
-      return { bundle: done, render, stored };
-    }
+    // Its failure is reported where it is handed over (`renderOnce`); one never handed over (a
+    // forced render that failed) is the thrown error's.
+    stored.catch(() => {});
+    // A forced re-render that changed nothing keeps the stored render and its tid: its readers wait to know.
+    if (force) return { bundle: await render, render, stored };
     // Its tid is handed out with the page bundle: a read by tid meanwhile waits for the whole.
     this.renders.completing(domain, made.tid, render);
     return { bundle: made, render, stored };

@@ -75,7 +75,9 @@ export class RenderStore {
   }
 
   async byTid(ctx: RequestContext, domain: string, title: string, tid: string, rev?: number): Promise<Render | undefined> {
-    const cached = this.caches.render(domain, tid) ?? (await this.incomplete.get(`${domain}\u0000${tid}`)?.catch(() => undefined));
+    // Only a render still being completed is waited for: a plain miss goes on to storage at once.
+    const completing = this.incomplete.get(`${domain}\u0000${tid}`);
+    const cached = this.caches.render(domain, tid) ?? (completing && (await completing.catch(() => undefined)));
     if (cached?.title === title && cached.tid === tid) return cached;
     // Range keys are matched in order (rev, then tid): without the revision, it is found first,
     // from the revision pointing at the render, else among the page's renders (few: retention
