@@ -102,4 +102,9 @@ export class Metrics {
   observe(route: string, method: string, status: number, seconds: number, origin: 'external' | 'internal' = 'external'): void {
     this.requests.observe(route, method, status, seconds, origin);
   }
+
+  /** `observe` for one label set, its series found once (see `RequestMetrics.recorder`). */
+  recorder(route: string, method: string, status: number, origin: 'external' | 'internal' = 'external'): (seconds: number) => void {
+    return this.requests.recorder(route, method, status, origin);
+  }
 }

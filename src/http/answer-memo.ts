@@ -11,6 +11,26 @@ export interface MemoEntry {
   /** The route's label, for the request metrics. */
   label: string;
   reuse: Reuse;
+  /**
+   * The headers as written again: name, value, ..., with the request id's pair last, its value
+   * set for each answer just before it is written (made at the first reuse; see `wireHeaders`).
+   */
+  wire?: string[];
+  /** The request metrics' recorder of its answers sent again, for one method (GET or HEAD). */
+  record?: { method: string; observe: (seconds: number) => void };
+}
+
+/** An entry's headers as `writeHead` takes them, read without copying (see `MemoEntry.wire`). */
+export function wireHeaders(entry: MemoEntry, requestId: string): string[] {
+  let wire = entry.wire;
+  if (!wire) {
+    wire = [];
+    for (const name in entry.headers) wire.push(name, entry.headers[name]!);
+    wire.push('x-request-id', '');
+    entry.wire = wire;
+  }
+  wire[wire.length - 1] = requestId;
+  return wire;
 }
 
 /** Bytes an entry holds beyond its body and key: its headers and the cache's bookkeeping. */

@@ -5,7 +5,7 @@ import { HttpError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { RouteMatch, Router } from '../router/router.js';
 import type { Response } from '../router/types.js';
-import { AnswerMemo, type Found } from './answer-memo.js';
+import { AnswerMemo, wireHeaders, type Found } from './answer-memo.js';
 import { drainBody, parseBody, readBodyBytes } from './body.js';
 import { NOT_MODIFIED_HEADERS, notModified } from './conditional.js';
 import { addBrowserHeaders, isPreflight, preflightResponse } from './browser-headers.js';
@@ -44,6 +44,8 @@ function isSysPath(uri: string): boolean {
   }
 }
 
+const secondsSince = (started: number) => (performance.now() - started) / 1000;
+
 /** Past this many unread body bytes, draining the rest costs more than resetting the connection. */
 const MAX_DRAIN_FACTOR = 4;
 
@@ -81,7 +83,8 @@ function flatHeaders(req: IncomingMessage): Record<string, string> {
 
 /** A request as it arrived, with what the front made of it before answering. */
 interface Arrival {
-  started: bigint;
+  /** `performance.now()` when it arrived. */
+  started: number;
   method: string;
   uri: string;
   requestId: string;
@@ -124,7 +127,6 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
    */
   function resend(res: ServerResponse, found: Found, arrival: Arrival, inFull: () => Promise<void>): void {
     const { entry } = found;
-    const headers = { ...entry.headers, 'x-request-id': arrival.requestId };
     writes.send(() => {
       let holds = false;
       try {
@@ -138,27 +140,35 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
         return;
       }
       try {
-        res.writeHead(entry.status, headers);
+        // The entry's own header list, its request id set for this answer: writeHead copies it at once.
+        res.writeHead(entry.status, wireHeaders(entry, arrival.requestId));
         res.end(arrival.method === 'HEAD' ? undefined : entry.body);
       } catch (err) {
         failed(res, err);
       }
-      metrics.observe(entry.label, arrival.method, entry.status, Number(process.hrtime.bigint() - arrival.started) / 1e9);
+      let record = entry.record;
+      if (record?.method !== arrival.method) record = entry.record = { method: arrival.method, observe: metrics.recorder(entry.label, arrival.method, entry.status) };
+      record.observe(secondsSince(arrival.started));
     });
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * Takes a request in: refused, sent a kept answer again, or handed to `answer`. Synchronous, so
+   * that an answer sent again costs no promise of its own (a hot read is mostly such answers).
+   */
+  function handle(req: IncomingMessage, res: ServerResponse): void {
     const method = (req.method ?? 'GET').toUpperCase();
     const uri = req.url ?? '/';
     const incomingId = req.headers['x-request-id'];
+    const query = uri.indexOf('?');
     const arrival: Arrival = {
-      started: process.hrtime.bigint(),
+      started: performance.now(),
       method,
       uri,
       requestId: typeof incomingId === 'string' && REQUEST_ID.test(incomingId) ? incomingId : randomUUID(),
       headers: flatHeaders(req),
       internal: isSysPath(uri),
-      path: uri.split('?', 1)[0]!,
+      path: query < 0 ? uri : uri.slice(0, query),
     };
     const { headers } = arrival;
     let admin: boolean;
@@ -178,9 +188,10 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       const found = memoKey ? memo!.find(memoKey, Date.now(), headers) : undefined;
       if (found) return resend(res, found, arrival, () => answer(req, res, arrival, admin, memoKey));
     } catch (err) {
-      return finish(req, res, arrival, errorResponse(err, arrival.path, log, method, options.renderProblem));
+      finish(req, res, arrival, errorResponse(err, arrival.path, log, method, options.renderProblem)).catch((e) => failed(res, e));
+      return;
     }
-    await answer(req, res, arrival, admin, memoKey);
+    answer(req, res, arrival, admin, memoKey).catch((err) => failed(res, err));
   }
 
   /** A request answered by its handler (or the front's own preflight answer). */
@@ -282,7 +293,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       } catch (err) {
         failed(res, err);
       }
-      metrics.observe(label, method, status, Number(process.hrtime.bigint() - started) / 1e9);
+      metrics.observe(label, method, status, secondsSince(started));
     });
   }
 
@@ -311,7 +322,11 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     },
     (req, res) => {
       if (open > options.maxConnections) return shed(res);
-      handle(req, res).catch((err) => failed(res, err));
+      try {
+        handle(req, res);
+      } catch (err) {
+        failed(res, err);
+      }
     },
   );
   // Beyond the shedding threshold node refuses connections outright, before descriptors run out.

@@ -40,4 +40,22 @@ describe('request metrics', () => {
     registry.resetMetrics();
     assert.doesNotMatch(await registry.metrics(), /route="\/a"/);
   });
+
+  it('count through a recorder as through observe, before and after a reset', async () => {
+    const registry = new Registry();
+    const requests = new RequestMetrics(registry, { count: 'reqs_total', duration: 'req_seconds' }, { count: 'c', duration: 'd' }, BUCKETS);
+    const record = requests.recorder('/a', 'GET', 200, 'external');
+    record(0.0005);
+    requests.observe('/a', 'GET', 200, 0.05, 'external');
+    record(0.5);
+    let text = await registry.metrics();
+    assert.match(text, /reqs_total\{route="\/a",method="GET",status="200",origin="external"\} 3/);
+    assert.match(text, /req_seconds_bucket\{le="0.001",route="\/a",method="GET",status="200",origin="external"\} 1/);
+    assert.match(text, /req_seconds_bucket\{le="0.1",route="\/a",method="GET",status="200",origin="external"\} 2/);
+    registry.resetMetrics();
+    record(0.002);
+    text = await registry.metrics();
+    assert.match(text, /reqs_total\{route="\/a",method="GET",status="200",origin="external"\} 1/);
+    assert.match(text, /req_seconds_sum\{route="\/a",method="GET",status="200",origin="external"\} 0.002/);
+  });
 });
