@@ -112,6 +112,13 @@ const READ_ROUNDS = 3;
  */
 const TIMINGS = 5;
 
+/** The median of `TIMINGS` runs of `time` (each gives its own measure, in ms). */
+async function medianTiming(time: (run: number) => Promise<number>): Promise<number> {
+  const timings: number[] = [];
+  for (let run = 0; run < TIMINGS; run++) timings.push(await time(run));
+  return median(timings);
+}
+
 
 const rawGet = (url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> =>
   new Promise((resolve, reject) => {
@@ -411,26 +418,24 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
     for (const size of sizes) {
       const fillRendersPerSecond = await filler.fillTo(size);
       console.log(`scale ${backend.name}: ${filler.renders} renders stored (${fillRendersPerSecond.toFixed(0)}/s); measuring`);
-      const ttlSweeps: number[] = [];
-      for (let i = 0; i < TIMINGS; i++) {
+      const ttlSweepMs = await medianTiming(async () => {
         const t = performance.now();
         await storage.sweepExpired();
-        ttlSweeps.push(performance.now() - t);
-      }
-      const ttlSweepMs = median(ttlSweeps);
+        return performance.now() - t;
+      });
       const bytes = await bytesOnDisk(backend, sqlitePath);
       const vacuumMs = backend.name === 'postgres' ? await vacuumAfterFill(backend.pgUrl!) : undefined;
       // Served from the store alone: the wiki is not reachable (its site info is stored), and any
       // request a read makes of it is counted. Every revision is stored with its parent, so ?ts=
       // is answered from storage too.
-      const startups: number[] = [];
-      for (let i = 1; i < TIMINGS; i++) {
-        const once = await startService(where, 'http://127.0.0.1:1', {}, yaml);
-        startups.push(once.startupMs);
-        await once.stop();
-      }
-      const service = await startService(where, 'http://127.0.0.1:1', {}, yaml);
-      startups.push(service.startupMs);
+      // Started five times; the last one started is measured.
+      let service!: Awaited<ReturnType<typeof startService>>;
+      const startupMs = await medianTiming(async (run) => {
+        const started = await startService(where, 'http://127.0.0.1:1', {}, yaml);
+        if (run < TIMINGS - 1) await started.stop();
+        else service = started;
+        return started.startupMs;
+      });
       try {
         const idle = rssMb(service.child.pid!).rss;
         const v1 = `/${DOMAIN}/v1/page/`;
@@ -454,15 +459,13 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
         const listing = await walk(`${service.base}${v1}?limit=1000`);
         const history = { ...(await walk(`${service.base}${v1}${LONG_HISTORY_TITLE}/html/?limit=100`)), revisions: longHistory };
         // The gauge holds the last sweep's time; sweeps run every second, so one sample a second.
-        const transactionSweeps: number[] = [];
-        for (let i = 0; i < TIMINGS; i++) {
-          if (i > 0) await new Promise((resolve) => setTimeout(resolve, 1100));
-          transactionSweeps.push(1000 * (await metric(service.base, /^transactions_sweep_seconds\{[^}]*\} ([\d.e-]+)/gm)));
-        }
-        const transactionSweepMs = median(transactionSweeps);
+        const transactionSweepMs = await medianTiming(async (run) => {
+          if (run > 0) await sleep(1100);
+          return 1000 * (await metric(service.base, /^transactions_sweep_seconds\{[^}]*\} ([\d.e-]+)/gm));
+        });
         rows.push({
           backend: backend.name, renders: filler.renders, pages: filler.pages, fillRendersPerSecond, bareInsertsPerSecond,
-          bytesPerRender: bytes / filler.renders, gzippedPartsPerRender: filler.partBytes / filler.renders, startupMs: median(startups), rssMb: idle,
+          bytesPerRender: bytes / filler.renders, gzippedPartsPerRender: filler.partBytes / filler.renders, startupMs, rssMb: idle,
           reads, listing, history, ttlSweepMs, vacuumMs, transactionSweepMs, wikiRequestsDuringReads,
         });
       } finally {

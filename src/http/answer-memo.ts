@@ -5,32 +5,34 @@ import type { Reuse } from '../router/types.js';
 /** A finished answer as it went out, kept to be sent again while its handler's `Reuse` holds. */
 export interface MemoEntry {
   status: number;
-  /** Final headers, as written (every header the front adds included, but the request id). */
-  headers: Record<string, string>;
+  /**
+   * Final headers as written (every header the front adds included), as `writeHead` takes them:
+   * name, value, ..., the request id's pair last, its value set for each answer (`headersFor`).
+   */
+  headers: string[];
   body: Buffer;
   /** The route's label, for the request metrics. */
   label: string;
   reuse: Reuse;
-  /**
-   * The headers as written again: name, value, ..., with the request id's pair last, its value
-   * set for each answer just before it is written (made at the first reuse; see `wireHeaders`).
-   */
-  wire?: string[];
   /** The request metrics' recorder of its answers sent again, for one method (GET or HEAD). */
   record?: { method: string; observe: (seconds: number) => void };
 }
 
-/** An entry's headers as `writeHead` takes them, read without copying (see `MemoEntry.wire`). */
-export function wireHeaders(entry: MemoEntry, requestId: string): string[] {
-  let wire = entry.wire;
-  if (!wire) {
-    wire = [];
-    for (const name in entry.headers) wire.push(name, entry.headers[name]!);
-    wire.push('x-request-id', '');
-    entry.wire = wire;
-  }
-  wire[wire.length - 1] = requestId;
-  return wire;
+/** The header list of an answer to keep: its headers but the request id, whose slot comes last. */
+export function keptHeaders(headers: Record<string, string>): string[] {
+  const list: string[] = [];
+  for (const name in headers) if (name !== 'x-request-id') list.push(name, headers[name]!);
+  list.push('x-request-id', '');
+  return list;
+}
+
+/**
+ * An entry's headers for one answer, its request id set in place: `writeHead` copies them before it
+ * returns, so one list serves every answer sent from the entry, one at a time.
+ */
+export function headersFor(entry: MemoEntry, requestId: string): string[] {
+  entry.headers[entry.headers.length - 1] = requestId;
+  return entry.headers;
 }
 
 /** Bytes an entry holds beyond its body and key: its headers and the cache's bookkeeping. */

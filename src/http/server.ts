@@ -5,7 +5,7 @@ import { HttpError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { RouteMatch, Router } from '../router/router.js';
 import type { Response } from '../router/types.js';
-import { AnswerMemo, wireHeaders, type Found } from './answer-memo.js';
+import { AnswerMemo, headersFor, keptHeaders, type Found } from './answer-memo.js';
 import { drainBody, parseBody, readBodyBytes } from './body.js';
 import { NOT_MODIFIED_HEADERS, notModified } from './conditional.js';
 import { addBrowserHeaders, isPreflight, preflightResponse } from './browser-headers.js';
@@ -140,8 +140,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
         return;
       }
       try {
-        // The entry's own header list, its request id set for this answer: writeHead copies it at once.
-        res.writeHead(entry.status, wireHeaders(entry, arrival.requestId));
+        res.writeHead(entry.status, headersFor(entry, arrival.requestId));
         res.end(arrival.method === 'HEAD' ? undefined : entry.body);
       } catch (err) {
         failed(res, err);
@@ -282,8 +281,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     }
     const payload = method === 'HEAD' || status === 304 ? undefined : body;
     if (memoKey && status === 200 && response.reuse && outHeaders.connection === undefined) {
-      const { 'x-request-id': _id, ...kept } = outHeaders;
-      memo!.set(memoKey, { status, headers: kept, body, label: match?.label ?? '(unmatched)', reuse: response.reuse }, Date.now(), headers);
+      memo!.set(memoKey, { status, headers: keptHeaders(outHeaders), body, label: match?.label ?? '(unmatched)', reuse: response.reuse }, Date.now(), headers);
     }
     const label = match?.label ?? '(unmatched)';
     writes.send(() => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AnswerMemo, type MemoEntry } from '../../../src/http/answer-memo.js';
 
-const entry = (reuse: MemoEntry['reuse']): MemoEntry => ({ status: 200, headers: { etag: '"1"' }, body: Buffer.from('x'), label: '/r', reuse });
+const entry = (reuse: MemoEntry['reuse']): MemoEntry => ({ status: 200, headers: ['etag', '"1"', 'x-request-id', ''], body: Buffer.from('x'), label: '/r', reuse });
 
 describe('the answer memo', () => {
   it('keys GETs and HEADs alike by URI, credential, Accept and Accept-Encoding', () => {

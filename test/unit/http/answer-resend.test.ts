@@ -41,7 +41,8 @@ describe('answers sent again by the HTTP front', () => {
       },
     ],
   });
-  const server = createHttpServer(router, pino({ level: 'silent' }), new Metrics(), {
+  const metrics = new Metrics(false);
+  const server = createHttpServer(router, pino({ level: 'silent' }), metrics, {
     maxBodyBytes: 1024,
     adminToken: undefined,
     headersTimeout: 10,
@@ -91,5 +92,24 @@ describe('answers sent again by the HTTP front', () => {
     const res = await fetch(failingUrl, { signal: AbortSignal.timeout(5000) });
     assert.equal(res.status, 200);
     assert.equal(await res.text(), `made ${before + 1}`, 'made anew');
+  });
+
+  it('counts every answer sent again in the request metrics, under its own method', async () => {
+    const count = async (method: string) => {
+      // Route labels hold braces (`/{domain}/...`): the line is matched whole.
+      const m = new RegExp(`^http_requests_total\\{.*,method="${method}",status="200",.*\\} (\\d+)$`, 'gm');
+      return [...(await metrics.registry.metrics()).matchAll(m)].reduce((n, x) => n + Number(x[1]), 0);
+    };
+    for (let i = 0; i < 2; i++) await read();
+    const [gets, heads, made] = [await count('GET'), await count('HEAD'), handled];
+    // GETs and HEADs in turn: each method's recorder is made again when the other was last.
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await fetch(base)).status, 200);
+      assert.equal((await fetch(base, { method: 'HEAD' })).status, 200);
+      assert.equal((await fetch(base, { method: 'HEAD' })).status, 200);
+    }
+    assert.equal(handled, made, 'all sent again');
+    assert.equal(await count('GET'), gets + 3);
+    assert.equal(await count('HEAD'), heads + 6);
   });
 });
