@@ -122,7 +122,8 @@ if (page) {
   const { coldMiss, coalescing, article } = page;
   console.log(`page article: ${article.title} (${(article.htmlBytes / 1024).toFixed(1)} KB of HTML)`);
   for (const c of coldMiss) {
-    const chain = `; vs the requests it needs made directly (${c.floor}) ${c.floorMs.toFixed(1)} ms: ${c.floorRatio.toFixed(2)}×`;
+    const chain = `; vs the requests it needs made directly (${c.floor}) ${c.floorMs.toFixed(1)} ms: ${c.floorRatio.toFixed(2)}×` +
+      (c.byTitle ? `; vs Parsoid's page bundle by title (its redirect to the latest revision followed) ${c.byTitle.ms.toFixed(1)} ms: ${c.byTitle.ratio.toFixed(2)}×` : '');
     console.log(
       `cold miss, ${c.kind}: service ${c.serviceMs.toFixed(1)} ms vs Parsoid's page bundle alone ${c.pagebundleMs.toFixed(1)} ms: ${c.ratio.toFixed(2)}× ` +
         `(median of ${c.samples} pages, quartiles ${c.ratioQuartiles.map((q) => q.toFixed(2)).join('–')}; target ≤1.15×: ${verdict(c.ratio <= 1.15)})${chain}`,

@@ -11,6 +11,8 @@ WIKI_DIR=$(realpath -m "${WIKI_DIR:-.wiki}")
 WIKI_PORT=${WIKI_PORT:-8089}
 MW=/usr/share/mediawiki
 MAX_EXEC=${MAX_EXEC:-120}
+# PHP workers: requests the wiki answers at once.
+PHP_WORKERS=${PHP_WORKERS:-4}
 PACKAGES=(mediawiki php8.2-cli php8.2-fpm php8.2-sqlite3 php8.2-intl php8.2-mbstring php8.2-xml php8.2-curl
   php-apcu php8.2-gmp php8.2-readline php-luasandbox lua5.1 nginx sqlite3 curl)
 BOT_USER=Botuser
@@ -61,6 +63,9 @@ write_extra_settings() {
 wfLoadExtension( 'Parsoid', "\$IP/vendor/wikimedia/parsoid/extension.json" );
 \$wgParsoidSettings = [ 'useSelser' => true, 'linting' => false ];
 \$wgScribuntoDefaultEngine = 'luasandbox';
+// Article paths as /index.php/Title under PHP-FPM too (MediaWiki assumes no PATH_INFO under CGI).
+\$wgUsePathInfo = true;
+\$wgArticlePath = '/index.php/\$1';
 // The tests' bot edits the wiki's lists kept as interface pages (the bad image list).
 \$wgGrantPermissions['editprotected']['editinterface'] = true;
 // The ltgwiki corpus links with Latgalian namespace names.
@@ -145,6 +150,68 @@ seed_users() {
   touch "$WIKI_DIR/.users"
 }
 
+# The wiki is served as MediaWiki is in production: nginx in front of a PHP-FPM pool, each worker
+# one request at a time. PHP's built-in server (the other option) lets one worker accept two
+# requests arriving together and answer them one after the other, so requests a client makes at
+# once (a revision's metadata beside its render) would wait for each other.
+write_server_config() {
+  mkdir -p "$WIKI_DIR/serve/tmp"
+  cat >"$WIKI_DIR/serve/php-fpm.conf" <<CONF
+[global]
+pid = $WIKI_DIR/serve/php-fpm.pid
+error_log = $WIKI_DIR/logs/php-fpm.log
+daemonize = no
+[wiki]
+; root only when the script runs as root (started with -R); ignored otherwise
+user = root
+group = root
+listen = $WIKI_DIR/serve/php-fpm.sock
+listen.mode = 0600
+pm = static
+pm.max_children = $PHP_WORKERS
+env[MW_CONFIG_FILE] = $WIKI_DIR/LocalSettings.php
+; a slow Parsoid transform of the longest pages takes over 30 s (php.ini's limit)
+php_admin_value[max_execution_time] = $MAX_EXEC
+php_admin_value[memory_limit] = -1
+request_terminate_timeout = $((MAX_EXEC + 10))
+catch_workers_output = yes
+CONF
+  cat >"$WIKI_DIR/serve/nginx.conf" <<CONF
+user root;
+worker_processes 1;
+pid $WIKI_DIR/serve/nginx.pid;
+error_log $WIKI_DIR/logs/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  include /etc/nginx/mime.types;
+  access_log off;
+  client_body_temp_path $WIKI_DIR/serve/tmp/body;
+  fastcgi_temp_path $WIKI_DIR/serve/tmp/fastcgi;
+  proxy_temp_path $WIKI_DIR/serve/tmp/proxy;
+  uwsgi_temp_path $WIKI_DIR/serve/tmp/uwsgi;
+  scgi_temp_path $WIKI_DIR/serve/tmp/scgi;
+  client_max_body_size 64m;
+  # Action API reads name up to 50 titles in the URL.
+  large_client_header_buffers 8 64k;
+  # The second value is sent as Keep-Alive: timeout=75, so clients drop an idle connection first.
+  keepalive_timeout 75s 75s;
+  keepalive_requests 100000;
+  server {
+    listen 127.0.0.1:$WIKI_PORT;
+    root $MW;
+    location ~ ^(?<script>/[^/]+\\.php)(?<pathinfo>/.*)?\$ {
+      include /etc/nginx/fastcgi_params;
+      fastcgi_param SCRIPT_FILENAME \$document_root\$script;
+      fastcgi_param SCRIPT_NAME \$script;
+      fastcgi_param PATH_INFO \$pathinfo;
+      fastcgi_read_timeout $((MAX_EXEC + 10))s;
+      fastcgi_pass unix:$WIKI_DIR/serve/php-fpm.sock;
+    }
+  }
+}
+CONF
+}
+
 start_server() {
   write_extra_settings
   if server_pid >/dev/null && answering; then return 0; fi
@@ -159,14 +226,17 @@ start_server() {
     return 1
   fi
   write_port_settings
+  write_server_config
   log "starting MediaWiki on $(url)"
-  # setsid makes the server its own process group, so stop can end its forked workers too;
-  # the exec'ing shell writes its own pid ($$), which becomes the server's.
+  # setsid makes nginx one process group with a waiting shell, so stop ends them all (PHP-FPM's
+  # master makes a group of its own: stop ends it by its pid file); the shell writes its own pid
+  # ($$) as the server's.
   # Every descriptor of the background job is redirected: one left on a caller's pipe would keep
   # `$(scripts/wiki.sh start)` waiting for as long as the server runs.
-  (cd "$MW" && PHP_CLI_SERVER_WORKERS=4 exec setsid bash -c \
-    "echo \$\$ > '$WIKI_DIR/server.pid'; exec php -d max_execution_time=$MAX_EXEC -S 127.0.0.1:$WIKI_PORT -t $MW $MW/maintenance/dev/includes/router.php") \
-    >>"$WIKI_DIR/logs/server.log" 2>&1 </dev/null &
+  setsid bash -c "echo \$\$ > '$WIKI_DIR/server.pid'
+    /usr/sbin/php-fpm8.2 -R -F -y '$WIKI_DIR/serve/php-fpm.conf' &
+    /usr/sbin/nginx -c '$WIKI_DIR/serve/nginx.conf' -g 'daemon off;' &
+    wait" >>"$WIKI_DIR/logs/server.log" 2>&1 </dev/null &
   for _ in $(seq 1 100); do
     answering && return 0
     sleep 0.2
@@ -176,11 +246,12 @@ start_server() {
 }
 
 stop_server() {
-  local pid
-  pid=$(server_pid) || { rm -f "$WIKI_DIR/server.pid"; return 0; }
-  kill -TERM -- "-$pid" 2>/dev/null || true
+  local pid fpm
+  fpm=$(cat "$WIKI_DIR/serve/php-fpm.pid" 2>/dev/null) || fpm=
+  if [ -n "$fpm" ] && kill -0 "$fpm" 2>/dev/null; then kill -TERM "$fpm" 2>/dev/null || true; fi
+  if pid=$(server_pid); then kill -TERM -- "-$pid" 2>/dev/null || true; fi
   for _ in $(seq 1 50); do
-    kill -0 "$pid" 2>/dev/null || break
+    { [ -n "${pid:-}" ] && kill -0 "$pid" 2>/dev/null; } || { [ -n "$fpm" ] && kill -0 "$fpm" 2>/dev/null; } || break
     sleep 0.1
   done
   rm -f "$WIKI_DIR/server.pid"

@@ -191,11 +191,18 @@ export interface AgainstWiki {
 export async function startAgainstWiki(overrides: Partial<Config> = {}, wikiOverrides: Partial<WikiConfig> = {}): Promise<AgainstWiki> {
   const proxy = await new SwitchableProxy().start();
   const wikiUrl = `http://127.0.0.1:${proxy.port}`;
-  const s = await startServer({
-    wikis: { 'wiki.test': { action_api: `${wikiUrl}/api.php`, rest_api: `${wikiUrl}/rest.php`, ...wikiOverrides } },
-    latest_check_interval: 3600,
-    ...overrides,
-  });
+  let s: TestServer;
+  try {
+    s = await startServer({
+      wikis: { 'wiki.test': { action_api: `${wikiUrl}/api.php`, rest_api: `${wikiUrl}/rest.php`, ...wikiOverrides } },
+      latest_check_interval: 3600,
+      ...overrides,
+    });
+  } catch (e) {
+    // A service that cannot start (its backend down) leaves no relay listening to keep the test process alive.
+    await proxy.stop();
+    throw e;
+  }
   const wiki = await new WikiAdmin().login();
   const wikiRequests = (endpoint?: string) => {
     const metric = (s.app.metrics.wikiRequests as unknown as { hashMap: Record<string, { value: number; labels: Record<string, string> }> }).hashMap;

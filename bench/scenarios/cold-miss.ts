@@ -29,6 +29,12 @@ export interface ColdMissRow {
   floor: string;
   floorMs: number;
   floorRatio: number;
+  /**
+   * A page never seen: Parsoid's page bundle asked for by title (its redirect to the latest
+   * revision followed), what a client of Parsoid itself waits for the latest render; with the
+   * service's time against it (median of the per-page ratios).
+   */
+  byTitle?: { ms: number; ratio: number };
 }
 
 interface Page {
@@ -73,10 +79,11 @@ export async function coldMisses(serviceBase: string, wikiUrl: string): Promise<
     const answer = (await (await infoWithText(`titles=${encodeURIComponent(p.title)}`)).json()) as { query: { pages: { revisions: { revid: number }[] }[] } };
     await pagebundle({ ...p, rev: answer.query.pages[0]!.revisions[0]!.revid });
   };
-  const kinds: { kind: string; from: string; prepare?: (p: Page) => Promise<void>; miss: (p: Page) => Promise<void>; floor: string; direct: (p: Page) => Promise<unknown> }[] = [
+  const byTitle = (p: Page) => ok(`${rest}/pagebundle/${encodeURIComponent(p.title)}`, { accept: PAGEBUNDLE_ACCEPT });
+  const kinds: { kind: string; from: string; prepare?: (p: Page) => Promise<void>; miss: (p: Page) => Promise<void>; floor: string; direct: (p: Page) => Promise<unknown>; byTitle?: (p: Page) => Promise<void> }[] = [
     {
       kind: 'latest, page never seen', from: 'L', miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html`),
-      floor: 'latest revision named with its wikitext, then page bundle', direct: chain,
+      floor: 'latest revision named with its wikitext, then page bundle', direct: chain, byTitle,
     },
     {
       kind: 'latest, revision known, not rendered', from: 'M', prepare: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/`), miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html`),
@@ -93,12 +100,14 @@ export async function coldMisses(serviceBase: string, wikiUrl: string): Promise<
     const bundles: number[] = [];
     const floors: number[] = [];
     const ratios: number[] = [];
+    const titled: number[] = [];
     for (const [i, page] of (await pagesFrom(wikiUrl, k.from)).entries()) {
       await k.prepare?.(page);
       const directFirst = i % 2 === 0;
       const direct = async () => {
         bundles.push(await timed(() => pagebundle(page)));
         floors.push(await timed(() => k.direct(page)));
+        if (k.byTitle) titled.push(await timed(() => k.byTitle!(page)));
       };
       if (directFirst) await direct();
       service.push(await timed(() => k.miss(page)));
@@ -108,6 +117,7 @@ export async function coldMisses(serviceBase: string, wikiUrl: string): Promise<
     rows.push({
       kind: k.kind, samples: service.length, serviceMs: median(service), pagebundleMs: median(bundles), ratio: median(ratios), ratioQuartiles: quartiles(ratios),
       floor: k.floor, floorMs: median(floors), floorRatio: median(service.map((s, i) => s / floors[i]!)),
+      byTitle: titled.length ? { ms: median(titled), ratio: median(service.map((s, i) => s / titled[i]!)) } : undefined,
     });
   }
   return rows;
