@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { admin, request, sleep, startProcess, located } from '../helpers.js';
-import { crashTestProcesses, etagOf, startAgainstWiki, WikiAdmin, type AgainstWiki, type SwitchableProxy } from '../wiki.js';
+import { crashTestProcesses, etagOf, startAgainstWiki, WIKI_URL, WikiAdmin, type AgainstWiki, type SwitchableProxy } from '../wiki.js';
 
 const RUN = Date.now().toString(36);
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -52,6 +52,20 @@ describe('saving pages against the real wiki', () => {
     const meta = await request(`${v1}/page/${encodeURIComponent(page.title)}/rev/${res.json.rev}`);
     assert.equal(meta.json.comment, 'through the service');
     assert.equal(count(), before, 'reads after the save never touched the wiki');
+  });
+
+  it('stores the wikitext as the wiki keeps it after its pre-save transform, asked with the metadata (not of Parsoid)', async () => {
+    const page = await freshPage('pre-save transform', 'Before.');
+    const before = env.wikiRequests('parsoid-wikitext');
+    const res = await save(page.title, { wikitext: 'Named {{subst:PAGENAME}} on save.   \n\n', base_revid: page.rev });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(env.wikiRequests('parsoid-wikitext'), before, 'no wikitext request to Parsoid');
+    const stored = await request(`${v1}/page/${encodeURIComponent(page.title)}/wikitext/${res.json.rev}`);
+    assert.equal(stored.status, 200);
+    const parsoid = await fetch(`${WIKI_URL}/rest.php/${new URL(WIKI_URL).hostname}/v3/page/wikitext/${encodeURIComponent(page.title)}/${res.json.rev}`);
+    assert.equal(stored.headers['content-type'], parsoid.headers.get('content-type'));
+    assert.equal(stored.text, await parsoid.text(), "Parsoid's bytes");
+    assert.equal(stored.text, `Named ${page.title.replace(/_/g, ' ')} on save.`);
   });
 
   it('creates a page without base_revid; a second creation is a 409', async () => {
