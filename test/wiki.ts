@@ -8,6 +8,13 @@ import { admin, processConfig, request, sleep, startProcess, startServer, tempDi
 /** The real wiki the test command started (scripts/wiki.sh). */
 export const WIKI_URL = process.env.WIKISTORE_TEST_WIKI_URL ?? 'http://127.0.0.1:8089';
 
+/** A revision's wikitext straight from the wiki's Parsoid, as its content type and bytes. */
+export async function parsoidWikitext(title: string, rev: number): Promise<{ type: string | null; body: Buffer }> {
+  const res = await fetch(`${WIKI_URL}/rest.php/${new URL(WIKI_URL).hostname}/v3/page/wikitext/${encodeURIComponent(title)}/${rev}`);
+  assert.equal(res.status, 200, `Parsoid's wikitext of ${title} ${rev}`);
+  return { type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()) };
+}
+
 /** A session on the real wiki's Action API: bot login, then edits, moves, deletions, revision deletions. */
 export class WikiAdmin {
   private cookies = new Map<string, string>();

@@ -14,3 +14,8 @@ export function revisionText(page: ApiPage | undefined, revid: number): Part | u
   if (!main || main.texthidden || main.contentmodel !== 'wikitext' || typeof main.content !== 'string') return undefined;
   return { contentType: WIKITEXT_TYPE, body: Buffer.from(main.content) };
 }
+
+/** The wikitext of revision `revid` in an Action API answer still on its way (undefined if it fails). */
+export function wikitextIn(answer: Promise<ApiPage | undefined>, revid: number): KnownWikitext {
+  return answer.then((page) => revisionText(page, revid), () => undefined);
+}

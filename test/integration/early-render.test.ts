@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { freshDomain, parsoidRequests, processConfig, request, sleep, startProcess, startServer, tempDir, type TestServer } from '../helpers.js';
-import { WIKI_URL, WikiAdmin } from '../wiki.js';
+import { parsoidWikitext, WIKI_URL, WikiAdmin } from '../wiki.js';
 
 describe('a cold miss of a page\'s latest content (rendering starts while its metadata is written)', () => {
   const domain = freshDomain();
@@ -146,13 +146,6 @@ describe('the wikitext of a cold miss comes with the Action API answer the miss 
     await s?.close();
   });
 
-  /** Parsoid's own wikitext of a revision, as the service asked for it before. */
-  const parsoidWikitext = async (title: string, rev: number) => {
-    const res = await fetch(`${WIKI_URL}/rest.php/${new URL(WIKI_URL).hostname}/v3/page/wikitext/${encodeURIComponent(title)}/${rev}`);
-    assert.equal(res.status, 200);
-    return { type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()) };
-  };
-
   it('stores the bytes Parsoid would have sent, without asking Parsoid for them (latest, and by revision id)', async () => {
     const latest = await latestRevid('Toronto');
     const older = (await new WikiAdmin().history('Bodmin', 5)).at(-1)!.revid;
@@ -224,9 +217,6 @@ describe('a known revision not yet rendered: its page bundle\'s readers do not w
     await proxy?.close();
   });
 
-  /** Parsoid's own wikitext of a revision. */
-  const parsoidWikitext = async (title: string, rev: number) => Buffer.from(await (await fetch(`${WIKI_URL}/rest.php/${new URL(WIKI_URL).hostname}/v3/page/wikitext/${encodeURIComponent(title)}/${rev}`)).arrayBuffer());
-
   it('answers the HTML before the wikitext is asked for, and a read by its tid meanwhile waits for the whole render', async () => {
     const rev = await latestRevid('Bodmin');
     // Its latest revision named (stored), not rendered.
@@ -247,7 +237,7 @@ describe('a known revision not yet rendered: its page bundle\'s readers do not w
     const wikitext = await byTid;
     assert.equal(wikitext.status, 200, wikitext.text.slice(0, 300));
     assert.equal(wikitext.headers.etag, html.headers.etag, 'the render whose HTML was served');
-    assert.ok(Buffer.from(wikitext.text).equals(await parsoidWikitext('Bodmin', rev)), 'Parsoid\'s wikitext, byte for byte');
+    assert.ok(Buffer.from(wikitext.text).equals((await parsoidWikitext('Bodmin', rev)).body), 'Parsoid\'s wikitext, byte for byte');
     // Stored: read again from storage, not rendered again.
     let latest: { title: string; tid: string | null } | undefined;
     for (let i = 0; i < 40 && latest?.tid !== tid; i++) {
@@ -266,6 +256,6 @@ describe('a known revision not yet rendered: its page bundle\'s readers do not w
     assert.equal(wikitext.status, 200, wikitext.text.slice(0, 300));
     const mine = proxy.events.filter((e) => e.rev === rev).map((e) => e.what);
     assert.deepEqual(mine, ['wikitext asked', 'bundle answered']);
-    assert.ok(Buffer.from(wikitext.text).equals(await parsoidWikitext('Antique (band)', rev)));
+    assert.ok(Buffer.from(wikitext.text).equals((await parsoidWikitext('Antique (band)', rev)).body));
   });
 });

@@ -5,7 +5,7 @@ import type { RequestContext } from '../../../router/types.js';
 import type { ApiPage } from '../../../upstream/action-api.js';
 import type { CachePurger } from '../../../upstream/cache-purger.js';
 import type { Part } from '../../../upstream/parsoid.js';
-import { revisionText, type KnownWikitext } from '../../../upstream/revision-text.js';
+import { revisionText, wikitextIn, type KnownWikitext } from '../../../upstream/revision-text.js';
 import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
 import { pagePurge, latestPurge, revisionPurge, type Purge } from '../model/purge-urls.js';
@@ -293,10 +293,8 @@ export class KnownRevisions {
   private fetchRevision(domain: string, revid: number, force: boolean, beside?: (wikitext: KnownWikitext) => void): Promise<ApiPage> {
     return this.flights.run(`rev\u0000${domain}\u0000${revid}\u0000${force}`, () =>
       this.caches.unlessMissing(missingRevision(domain, revid), force, async () => {
-        let give: ((wikitext: Part | undefined) => void) | undefined;
-        beside?.(new Promise((resolve) => (give = resolve)));
         const asked = this.wiki(domain).api.revision(revid, { withText: beside !== undefined });
-        asked.then((page) => give?.(revisionText(page, revid)), () => give?.(undefined));
+        beside?.(wikitextIn(asked, revid));
         const page = await asked;
         if (!page || page.missing || !page.revisions?.length) throw notFound(`The wiki has no revision ${revid}.`, 'revision-not-found');
         return page;

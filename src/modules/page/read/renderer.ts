@@ -9,7 +9,7 @@ import { newTid } from '../../../tid.js';
 import type { CachePurger } from '../../../upstream/cache-purger.js';
 import { requestMark, requestsWritten } from '../../../upstream/fetch.js';
 import type { PageBundle, Part } from '../../../upstream/parsoid.js';
-import { revisionText, type KnownWikitext } from '../../../upstream/revision-text.js';
+import { wikitextIn, type KnownWikitext } from '../../../upstream/revision-text.js';
 import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
 import { RevisionMoved } from '../model/page-moves.js';
 import { latestPurge, type Purge } from '../model/purge-urls.js';
@@ -143,8 +143,7 @@ export class Renderer {
     if (!row) throw notFound(`Revision ${rev} of ${title} is not stored.`, 'revision-not-found');
     // The metadata question asks for the wikitext too: one request to the wiki fewer beside the page bundle.
     const metadata = row.sha1 === null ? this.wiki(domain).api.revision(rev, { withText: true }) : undefined;
-    const wikitext = metadata?.then((page) => revisionText(page, rev), () => undefined);
-    const [, page] = await Promise.all([this.render(ctx, domain, row, false, wikitext), metadata]);
+    const [, page] = await Promise.all([this.render(ctx, domain, row, false, metadata && wikitextIn(metadata, rev)), metadata]);
     await this.storing.get(renderKey(domain, title, rev, false));
     if (page?.revisions?.length) await revs.saveFromApi(ctx, title, page, page.revisions);
     // Storing a render reports failures only to the log: whether it landed is read back.
