@@ -14,11 +14,14 @@ apt_install() {
     return 1
   fi
   log "installing ${missing[*]}"
+  # A fresh machine may be running apt already (unattended upgrades at boot): wait for its lock
+  # rather than fail.
+  local wait_lock=(-o DPkg::Lock::Timeout=600)
   if [ -z "${APT_UPDATED:-}" ]; then
-    apt-get update -qq >&2
+    apt-get "${wait_lock[@]}" update -qq >&2
     APT_UPDATED=1
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get "${wait_lock[@]}" install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
 # ensure_postgres: PostgreSQL installed, a cluster running and accepting connections on 127.0.0.1.

@@ -41,6 +41,17 @@ const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new htt
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 class Timeout extends Error {}
+/**
+ * A kept-alive connection the wiki (or a proxy before it) had closed as idle just as a request
+ * was sent on it: reset before any answer came. The request never reached the wiki's handler, so
+ * it is sent again on a new connection, edits too (the pattern node documents for `reusedSocket`).
+ */
+class StaleConnection extends Error {
+  constructor(cause: unknown) {
+    super('a kept-alive connection was closed by the wiki', { cause });
+  }
+}
+const STALE_CONNECTION_ERRORS = new Set(['ECONNRESET', 'EPIPE']);
 class TooLarge extends Error {
   constructor(readonly limit: number) {
     super(`larger than ${limit} bytes`);
@@ -80,7 +91,7 @@ function headersOf(raw: IncomingHttpHeaders): AnswerHeaders {
  * One exchange through node's own client: a wiki request costs about a third of the CPU of
  * `fetch` and answers sooner (on a cold page miss three of them wait in line).
  */
-function exchange(url: string, userAgent: string, options: FetchOptions, timeoutMs: number): Promise<UpstreamResponse> {
+function exchange(url: string, userAgent: string, options: FetchOptions, timeoutMs: number, fresh = false): Promise<UpstreamResponse> {
   const maxBytes = options.maxBytes ?? MAX_ANSWER_BYTES;
   return new Promise((resolve, reject) => {
     const target = new URL(url);
@@ -90,7 +101,8 @@ function exchange(url: string, userAgent: string, options: FetchOptions, timeout
     const body = options.body === undefined ? undefined : Buffer.from(options.body);
     const req = client.request(target, {
       method: options.method ?? 'GET',
-      agent,
+      // `fresh`: a connection of its own, closed after the answer.
+      agent: fresh ? false : agent,
       headers: {
         'user-agent': userAgent,
         'accept-encoding': 'gzip',
@@ -104,6 +116,7 @@ function exchange(url: string, userAgent: string, options: FetchOptions, timeout
     void writing.then(() => unwritten.delete(writing));
     req.once('finish', written);
     let settled = false;
+    let answered = false;
     const settle = (outcome: () => void) => {
       if (settled) return;
       settled = true;
@@ -118,8 +131,9 @@ function exchange(url: string, userAgent: string, options: FetchOptions, timeout
       req.destroy();
     }, timeoutMs);
     // Not once: a request destroyed after failing may report its socket's end as one more error.
-    req.on('error', fail);
+    req.on('error', (err: NodeJS.ErrnoException) => fail(!answered && req.reusedSocket && STALE_CONNECTION_ERRORS.has(err.code ?? '') ? new StaleConnection(err) : err));
     req.once('response', (res) => {
+      answered = true;
       const chunks: Buffer[] = [];
       let received = 0;
       res.on('data', (chunk: Buffer) => {
@@ -148,13 +162,22 @@ function exchange(url: string, userAgent: string, options: FetchOptions, timeout
 export async function upstreamFetch(url: string, userAgent: string, options: FetchOptions = {}): Promise<UpstreamResponse> {
   const retries = options.retries ?? 2;
   const timeoutMs = options.timeoutMs ?? 30_000;
+  let fresh = false;
   for (let attempt = 0; ; attempt++) {
     let failure: HttpError;
     try {
-      const res = await exchange(url, userAgent, options, timeoutMs);
+      const res = await exchange(url, userAgent, options, timeoutMs, fresh);
       if (res.status < 500) return res;
       failure = new HttpError(502, 'upstream-error', `The wiki answered ${res.status} for ${new URL(url).pathname}.`);
     } catch (err) {
+      // Sent again at once on a connection of its own (the other kept ones may be as stale), not
+      // counted as an attempt: the wiki never saw it.
+      if (err instanceof StaleConnection && !fresh) {
+        fresh = true;
+        attempt--;
+        continue;
+      }
+      if (err instanceof StaleConnection) err = err.cause;
       if (err instanceof Timeout) throw new HttpError(504, 'upstream-timeout', `The wiki did not answer within ${timeoutMs} ms.`);
       if (err instanceof TooLarge) throw new HttpError(502, 'upstream-too-large', `The wiki's answer is larger than ${err.limit} bytes.`);
       if (!CONNECTION_ERRORS.has((err as { code?: string }).code ?? '')) throw new HttpError(502, 'upstream-error', `Talking to the wiki failed: ${(err as Error).message}`);

@@ -137,3 +137,48 @@ describe('upstream client', () => {
     assert.equal(await refused, 'refused');
   });
 });
+
+/**
+ * A wiki (or a proxy before it) closing kept-alive connections it deems idle: a request sent on
+ * one just then is reset before any answer. The closing is simulated by hanging up on a
+ * connection's second request.
+ */
+describe('upstream client on connections the wiki closed', () => {
+  let server: http.Server;
+  let base: string;
+  const seen: { url: string; body: string; nth: number }[] = [];
+  before(async () => {
+    const served = new WeakMap<object, number>();
+    server = http.createServer((req, res) => {
+      const nth = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, nth);
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c));
+      req.on('end', () => {
+        seen.push({ url: req.url!, body, nth });
+        if (req.url === '/hangup' || nth > 1) return void req.socket.destroy();
+        res.end(`answered ${body}`);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise((r) => server.close(r)));
+
+  it('sends a request again, once, on a new connection when its kept-alive one was closed, edits too', async () => {
+    const edit = { method: 'POST', body: 'text=x', retries: 0 };
+    assert.equal((await upstreamFetch(`${base}/edit`, 'ua', edit)).body.toString(), 'answered text=x');
+    seen.length = 0;
+    // The same connection again: hung up on, then the edit goes on a connection of its own.
+    assert.equal((await upstreamFetch(`${base}/edit`, 'ua', edit)).body.toString(), 'answered text=x');
+    assert.deepEqual(seen.map((s) => s.nth), [2, 1]);
+  });
+
+  it('does not send again a request hung up on over a new connection: that is the wiki failing', async () => {
+    seen.length = 0;
+    await assert.rejects(upstreamFetch(`${base}/hangup`, 'ua', { method: 'POST', body: 'text=y', retries: 0 }), (e: HttpError) => e instanceof HttpError && e.status === 503);
+    // The first attempt may have gone on a kept connection (then one more on a new one): never more.
+    assert.ok(seen.length >= 1 && seen.length <= 2, `sent ${seen.length} times`);
+    assert.equal(seen.at(-1)!.nth, 1, 'the last attempt went on a new connection');
+  });
+});
