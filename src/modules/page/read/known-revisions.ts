@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { BoundedMap } from '../../../bounded-map.js';
 import { HttpError, badRequest, notFound } from '../../../errors.js';
@@ -293,7 +294,10 @@ export class KnownRevisions {
   private fetchRevision(domain: string, revid: number, force: boolean, beside?: (wikitext: KnownWikitext) => void): Promise<ApiPage> {
     return this.flights.run(`rev\u0000${domain}\u0000${revid}\u0000${force}`, () =>
       this.caches.unlessMissing(missingRevision(domain, revid), force, async () => {
-        const asked = this.wiki(domain).api.revision(revid, { withText: beside !== undefined });
+        const ask = () => this.wiki(domain).api.revision(revid, { withText: beside !== undefined });
+        // With its render asked for beside it, the question goes out a turn later: the page
+        // bundle, the slower of the two and the one the miss waits for, is begun first.
+        const asked = beside ? nextTurn().then(ask) : ask();
         beside?.(wikitextIn(asked, revid));
         const page = await asked;
         if (!page || page.missing || !page.revisions?.length) throw notFound(`The wiki has no revision ${revid}.`, 'revision-not-found');

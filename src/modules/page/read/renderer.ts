@@ -313,7 +313,8 @@ export class Renderer {
       types: Object.fromEntries(BUNDLE_PROPS.map((p) => [p, raw[p].contentType])) as Record<BundleProp, string>,
       redirect: redirectTarget(bundle.html.body.toString('utf8')),
     };
-    const whole = this.completed(ctx, domain, row, force, made, raw, fetched.wikitext);
+    // Made whole (hashed, its wikitext compressed) once the page bundle's readers were answered.
+    const whole = afterAnswersOfThisTurn().then(() => this.completed(ctx, domain, row, force, made, raw, fetched.wikitext));
     const render = whole.then((w) => w.render);
     // Its bundle's readers need not wait for it; a failure is reported through `stored`.
     render.catch(() => {});
