@@ -195,6 +195,12 @@ export class ActionApi {
     return { changes: (json.query?.recentchanges ?? []) as RecentChange[], cont: json.continue?.rccontinue as string | undefined };
   }
 
+  /** The wiki's newest recent changes of the kinds `recentChanges` lists, newest first. */
+  async newestChanges(limit: number): Promise<RecentChange[]> {
+    const json = await this.query({ action: 'query', list: 'recentchanges', rcdir: 'older', rclimit: String(limit), rcprop: 'title|ids|timestamp', rctype: 'edit|new|log' });
+    return (json.query?.recentchanges ?? []) as RecentChange[];
+  }
+
   /** The time of the wiki's newest recent change (where following starts), or now if it has none. */
   async newestChangeTime(): Promise<string> {
     const json = await this.query({ action: 'query', list: 'recentchanges', rcdir: 'older', rclimit: '1', rcprop: 'timestamp' });

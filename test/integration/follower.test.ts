@@ -79,6 +79,102 @@ describe('the follower stopping', () => {
   });
 });
 
+describe('a batch of the wiki\'s changes: links first, renders at the wiki\'s pace after', () => {
+  it('looks at the links to the pages a batch touched before refreshing its pages one by one', async () => {
+    const at = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString().replace(/\.\d+Z$/, 'Z');
+    const batch: RecentChange[] = [
+      ...Array.from({ length: 20 }, (_, i): RecentChange => ({ type: 'edit', ns: 0, title: `Edited ${i}`, revid: 100 + i, rcid: i + 1, timestamp: at(i + 1) })),
+      { type: 'new', ns: 0, title: 'Created', revid: 200, rcid: 21, timestamp: at(21) },
+    ];
+    let read = false;
+    let refreshed = 0;
+    const service = {
+      wiki: () => ({
+        api: {
+          recentChanges: async () => {
+            const changes = read ? [] : batch;
+            read = true;
+            return { changes };
+          },
+        },
+        normalize: async (title: string) => title,
+      }),
+      revisions: { refreshFromWiki: async () => void refreshed++ },
+      renderer: { renderAndStore: async () => undefined },
+    } as unknown as PageService;
+    const state = {
+      lead: async () => true,
+      renew: async () => true,
+      release: async () => undefined,
+      cursor: async () => ({ ts: at(0), seen: [] }),
+      advance: async () => true,
+      nextDependents: async () => undefined,
+      queueDependents: async () => undefined,
+    } as unknown as FollowerState;
+    // Five pages a second: the batch's 21 refreshes take four seconds.
+    const options = { storedOnly: false, pollMs: 50, batchSize: 100, concurrency: 1, pagesPerSecond: 5, dependentsPerSecond: 0, leaseMs: 3000 };
+    let told: { titles: string[]; refreshedBefore: number } | undefined;
+    const pagesChanged = async (_ctx: RequestContext, _domain: string, titles: string[]) => void (told = { titles, refreshedBefore: refreshed });
+    const follower = new ChangeFollower('wiki.test', service, state, options, new Metrics(false), pino({ level: 'silent' }), pagesChanged);
+    const ctx = {} as RequestContext;
+    follower.start(ctx);
+    try {
+      for (let waited = 0; !told && waited < 2000; waited += 20) await sleep(20);
+      assert.ok(told, 'the links were looked at within 2 s');
+      assert.ok(told.titles.includes('Created'));
+      assert.ok(told.refreshedBefore < batch.length, `looked at after ${told.refreshedBefore} of ${batch.length} refreshes`);
+    } finally {
+      await follower.stop(ctx);
+    }
+  });
+});
+
+describe('a follower starting afresh', () => {
+  it('applies none of the changes made before it began, and every one made after', async () => {
+    const at = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString().replace(/\.\d+Z$/, 'Z');
+    const before: RecentChange[] = [1, 2, 3].map((i) => ({ type: 'edit', ns: 0, title: `Before ${i}`, revid: i, rcid: i, timestamp: at(i) }));
+    const after: RecentChange = { type: 'new', ns: 0, title: 'After', revid: 4, rcid: 4, timestamp: at(3) };
+    const wiki: RecentChange[] = [...before];
+    const refreshed: string[] = [];
+    const service = {
+      wiki: () => ({
+        api: {
+          newestChanges: async () => [...wiki].reverse(),
+          // As the wiki answers: every change from the start asked for, oldest first.
+          recentChanges: async (start: string) => ({ changes: wiki.filter((c) => c.timestamp >= start) }),
+        },
+        normalize: async (title: string) => title,
+      }),
+      revisions: { refreshFromWiki: async (_ctx: RequestContext, _domain: string, title: string) => void refreshed.push(title) },
+      renderer: { renderAndStore: async () => undefined },
+    } as unknown as PageService;
+    let stored: unknown;
+    const state = {
+      lead: async () => true,
+      renew: async () => true,
+      release: async () => undefined,
+      cursor: async () => stored,
+      advance: async (_ctx: RequestContext, _holder: string, cursor: unknown) => ((stored = cursor), true),
+      nextDependents: async () => undefined,
+      queueDependents: async () => undefined,
+    } as unknown as FollowerState;
+    const options = { storedOnly: false, pollMs: 20, batchSize: 100, concurrency: 1, pagesPerSecond: 100, dependentsPerSecond: 0, leaseMs: 3000 };
+    const follower = new ChangeFollower('wiki.test', service, state, options, new Metrics(false), pino({ level: 'silent' }));
+    const ctx = {} as RequestContext;
+    follower.start(ctx);
+    try {
+      await sleep(200);
+      assert.deepEqual(refreshed, [], 'the changes before it began are the backfill\'s');
+      // One more in the same second as the newest before: new, so applied.
+      wiki.push(after);
+      for (let waited = 0; refreshed.length === 0 && waited < 2000; waited += 20) await sleep(20);
+      assert.deepEqual(refreshed, ['After']);
+    } finally {
+      await follower.stop(ctx);
+    }
+  });
+});
+
 describe('following the real wiki\'s changes', () => {
   let env: AgainstWiki;
   const get = (path: string) => request(`${env.v1}${path}`);

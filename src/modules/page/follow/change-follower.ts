@@ -33,6 +33,8 @@ export interface FollowerOptions {
 
 /** How far back each read of the recent changes reaches before the cursor: changes the wiki made visible late. */
 const OVERLAP_MS = 5_000;
+/** Changes read when following starts, to mark those of the overlap seen (the most one read gives). */
+const NEWEST_SEEN = 500;
 /** Embedding pages listed per request while re-rendering a template's dependents. */
 const DEPENDENTS_CHUNK = 500;
 
@@ -226,9 +228,14 @@ export class ChangeFollower {
     const api = this.service.wiki(this.domain).api;
     let cursor = (this.cursor ??= await this.state.cursor(ctx));
     if (!cursor) {
-      // Following starts at the wiki's newest change: older content is what the backfill is for.
-      const newest = await api.newestChangeTime();
-      cursor = { ts: newest, seen: [], since: this.options.storedOnly ? undefined : newest };
+      // Following starts after the wiki's newest change: older content is what the backfill is
+      // for. The changes each read reaches back over (OVERLAP_MS) were made before following
+      // began: marked seen, not applied (a first batch of them held a new follower's first
+      // changes back behind their refreshes).
+      const recent = await api.newestChanges(NEWEST_SEEN);
+      const newest = recent[0]?.timestamp ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      const seen = recent.map((c): [number, number] => [c.rcid, Date.parse(c.timestamp)]).filter(([, at]) => at >= Date.parse(newest) - OVERLAP_MS);
+      cursor = { ts: newest, seen, since: this.options.storedOnly ? undefined : newest };
       if (!(await this.state.advance(ctx, this.holder, cursor))) return false;
       this.cursor = cursor;
     }
@@ -278,9 +285,11 @@ export class ChangeFollower {
     const plan = planChanges(normalized);
     // Every page the batch touched, stored here or not: a page created is what turns links to it blue.
     const touched = [...plan.refresh];
+    // Links to the pages touched first: that needs no render, while the refreshes below wait
+    // their turn at the wiki (a batch of 100 pages is 10 s at 10 pages a second).
+    if (this.pagesChanged && touched.length) await this.pagesChanged(ctx, this.domain, touched, plan.moves);
     if (this.options.storedOnly) plan.refresh = await this.storedOrMovedThere(ctx, plan.refresh, normalized);
     await this.refreshPages(ctx, plan);
-    if (this.pagesChanged && touched.length) await this.pagesChanged(ctx, this.domain, touched, plan.moves);
     await Promise.all(plan.recheck.map(({ title, revid }) => this.task('recheck', () => this.service.revisions.recheckWithWiki(ctx, this.domain, title, revid))));
     for (const template of plan.dependencies) await this.state.queueDependents(ctx, template);
     if (plan.dependencies.length) this.dependentsQueued = true;
@@ -333,11 +342,6 @@ export class ChangeFollower {
     }
   }
 
-  /**
-   * Re-renders the stored pages that use a changed template, one queued template at a time,
-   * newest-edited first within each chunk of the wiki's listing; progress is stored, so a new
-   * follower goes on where the last one stopped.
-   */
   /** Of the pages the wiki lists, those stored here, by normalised title. */
   private async storedPages(ctx: RequestContext, pages: { title: string; lastrevid?: number }[]): Promise<{ title: string; lastrevid: number }[]> {
     const wiki = this.service.wiki(this.domain);
@@ -366,6 +370,11 @@ export class ChangeFollower {
     }
   }
 
+  /**
+   * Re-renders the stored pages that use a changed template, one queued template at a time,
+   * newest-edited first within each chunk of the wiki's listing; progress is stored, so a new
+   * follower goes on where the last one stopped.
+   */
   private async renderDependents(ctx: RequestContext, signal: AbortSignal): Promise<void> {
     const api = this.service.wiki(this.domain).api;
     while (!signal.aborted) {
