@@ -2,6 +2,26 @@
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
+# apt_get ARGS...: apt-get, waiting while another apt holds its locks (a fresh machine may be
+# running unattended upgrades at boot). DPkg::Lock::Timeout waits for dpkg's lock but not for the
+# package lists' lock `update` takes, so a refusal to lock is also retried, for up to 10 minutes.
+apt_get() {
+  local tries=0 out
+  while true; do
+    if out=$(DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 "$@" 2>&1); then
+      printf '%s\n' "$out" >&2
+      return 0
+    fi
+    if ! grep -q 'Could not get lock' <<<"$out" || [ "$tries" -ge 120 ]; then
+      printf '%s\n' "$out" >&2
+      return 1
+    fi
+    [ "$tries" -eq 0 ] && log "apt is busy (another apt holds its lock): waiting"
+    tries=$((tries + 1))
+    sleep 5
+  done
+}
+
 # apt_install PKG...: installs the packages that are missing (needs root; apt-get update once).
 apt_install() {
   local missing=()
@@ -14,14 +34,11 @@ apt_install() {
     return 1
   fi
   log "installing ${missing[*]}"
-  # A fresh machine may be running apt already (unattended upgrades at boot): wait for its lock
-  # rather than fail.
-  local wait_lock=(-o DPkg::Lock::Timeout=600)
   if [ -z "${APT_UPDATED:-}" ]; then
-    apt-get "${wait_lock[@]}" update -qq >&2
+    apt_get update -qq || log "apt-get update failed: installing from the package lists at hand"
     APT_UPDATED=1
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get "${wait_lock[@]}" install -y -qq --no-install-recommends "${missing[@]}" >&2
+  apt_get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
 # ensure_postgres: PostgreSQL installed, a cluster running and accepting connections on 127.0.0.1.
