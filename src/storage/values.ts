@@ -46,6 +46,8 @@ function normalizeInt64(type: string, value: unknown, name: string): number | st
 }
 
 export function setElementType(type: AttributeType): ScalarType | undefined {
+  // Asked for every attribute of every row read: most are not sets.
+  if (!type.startsWith('set<')) return undefined;
   const m = /^set<(\w+)>$/.exec(type);
   return m ? (m[1] as ScalarType) : undefined;
 }

@@ -170,14 +170,13 @@ export async function upstreamFetch(url: string, userAgent: string, options: Fet
       if (res.status < 500) return res;
       failure = new HttpError(502, 'upstream-error', `The wiki answered ${res.status} for ${new URL(url).pathname}.`);
     } catch (err) {
-      // Sent again at once on a connection of its own (the other kept ones may be as stale), not
-      // counted as an attempt: the wiki never saw it.
+      // Sent again at once on a connection of its own (the other kept ones may be as stale, and
+      // one of its own is never reused), not counted as an attempt: the wiki never saw it.
       if (err instanceof StaleConnection && !fresh) {
         fresh = true;
         attempt--;
         continue;
       }
-      if (err instanceof StaleConnection) err = err.cause;
       if (err instanceof Timeout) throw new HttpError(504, 'upstream-timeout', `The wiki did not answer within ${timeoutMs} ms.`);
       if (err instanceof TooLarge) throw new HttpError(502, 'upstream-too-large', `The wiki's answer is larger than ${err.limit} bytes.`);
       if (!CONNECTION_ERRORS.has((err as { code?: string }).code ?? '')) throw new HttpError(502, 'upstream-error', `Talking to the wiki failed: ${(err as Error).message}`);
