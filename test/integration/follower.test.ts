@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
+import { HttpError } from '../../src/errors.js';
 import { Metrics } from '../../src/metrics.js';
 import { ChangeFollower } from '../../src/modules/page/follow/change-follower.js';
 import { planChanges } from '../../src/modules/page/follow/change-plan.js';
@@ -123,6 +124,103 @@ describe('a batch of the wiki\'s changes: links first, renders at the wiki\'s pa
       assert.ok(told, 'the links were looked at within 2 s');
       assert.ok(told.titles.includes('Created'));
       assert.ok(told.refreshedBefore < batch.length, `looked at after ${told.refreshedBefore} of ${batch.length} refreshes`);
+    } finally {
+      await follower.stop(ctx);
+    }
+  });
+});
+
+/**
+ * A fake wiki's recent changes for the follower, with a cursor kept as storage would keep it, and
+ * page refreshes that take their turn: for tests of the order in which the follower's work is done.
+ */
+function fakeFollowing(changes: RecentChange[], refresh: (title: string) => Promise<void>) {
+  let stored: { ts: string; seen: [number, number][] } | undefined = { ts: changes[0]!.timestamp.replace(/:\d\dZ$/, ':00Z'), seen: [] };
+  const cursors: string[] = [];
+  const told: { titles: string[]; at: number }[] = [];
+  const service = {
+    wiki: () => ({
+      api: { recentChanges: async (start: string) => ({ changes: changes.filter((c) => c.timestamp >= start) }) },
+      normalize: async (title: string) => title,
+    }),
+    revisions: { refreshFromWiki: async (_ctx: RequestContext, _domain: string, title: string) => refresh(title) },
+    renderer: { renderAndStore: async () => undefined },
+  } as unknown as PageService;
+  const state = {
+    lead: async () => true,
+    renew: async () => true,
+    release: async () => undefined,
+    cursor: async () => stored,
+    advance: async (_ctx: RequestContext, _holder: string, cursor: typeof stored) => {
+      stored = cursor;
+      cursors.push(cursor!.ts);
+      return true;
+    },
+    nextDependents: async () => undefined,
+    queueDependents: async () => undefined,
+  } as unknown as FollowerState;
+  const pagesChanged = async (_ctx: RequestContext, _domain: string, titles: string[]) => void told.push({ titles, at: performance.now() });
+  return { service, state, pagesChanged, cursors, told };
+}
+
+const at = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString().replace(/\.\d+Z$/, 'Z');
+/** A cursor's time as the follower stores it. */
+const cursorAt = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+
+describe('batches of changes: read on while earlier ones are refreshed, the cursor moved in order', () => {
+  it('looks at a later batch\'s links while an earlier batch\'s pages wait their turn at the wiki', async () => {
+    const changes: RecentChange[] = [
+      ...Array.from({ length: 10 }, (_, i): RecentChange => ({ type: 'edit', ns: 0, title: `Edited ${i}`, revid: 100 + i, rcid: i + 1, timestamp: at(i + 1) })),
+      { type: 'new', ns: 0, title: 'Created later', revid: 200, rcid: 11, timestamp: at(11) },
+    ];
+    const refreshed: string[] = [];
+    const f = fakeFollowing(changes, async (title) => void refreshed.push(title));
+    // Batches of 10 at 5 pages a second: the first batch's refreshes take two seconds.
+    const options = { storedOnly: false, pollMs: 20, batchSize: 10, concurrency: 1, pagesPerSecond: 5, dependentsPerSecond: 0, leaseMs: 3000 };
+    const follower = new ChangeFollower('wiki.test', f.service, f.state, options, new Metrics(false), pino({ level: 'silent' }), f.pagesChanged);
+    const ctx = {} as RequestContext;
+    const t0 = performance.now();
+    follower.start(ctx);
+    try {
+      for (let waited = 0; !f.told.some((t) => t.titles.includes('Created later')) && waited < 1500; waited += 20) await sleep(20);
+      const later = f.told.find((t) => t.titles.includes('Created later'));
+      assert.ok(later, 'the second batch\'s links were looked at within 1.5 s');
+      assert.ok(refreshed.length < 10, `while the first batch was being refreshed (${refreshed.length} of 10 done, ${Math.round(later.at - t0)} ms)`);
+      assert.ok(!f.cursors.includes(cursorAt(11)), 'the cursor is not past a batch whose pages are not all refreshed');
+      for (let waited = 0; !f.cursors.includes(cursorAt(11)) && waited < 6000; waited += 50) await sleep(50);
+      assert.deepEqual(refreshed, [...changes.map((c) => c.title)], 'every page refreshed once, in order');
+      assert.deepEqual(f.cursors, [cursorAt(10), cursorAt(11)], 'the cursor moved batch by batch, in order');
+    } finally {
+      await follower.stop(ctx);
+    }
+  });
+
+  it('reads again from the last batch applied in full when a page of an earlier batch could not be refreshed', async () => {
+    const changes: RecentChange[] = Array.from({ length: 6 }, (_, i): RecentChange => ({ type: 'edit', ns: 0, title: `Page ${i}`, revid: 100 + i, rcid: i + 1, timestamp: at(i + 1) }));
+    const refreshed: string[] = [];
+    let failedOnce = false;
+    const f = fakeFollowing(changes, async (title) => {
+      if (title === 'Page 1' && !failedOnce) {
+        failedOnce = true;
+        await sleep(100);
+        throw new HttpError(503, 'upstream-unavailable', 'The wiki cannot be reached.');
+      }
+      refreshed.push(title);
+    });
+    // Batches of 2: while the first fails, the second and third are read and queued.
+    const options = { storedOnly: false, pollMs: 20, batchSize: 2, concurrency: 1, pagesPerSecond: 100, dependentsPerSecond: 0, leaseMs: 3000 };
+    const follower = new ChangeFollower('wiki.test', f.service, f.state, options, new Metrics(false), pino({ level: 'silent' }), f.pagesChanged);
+    const ctx = {} as RequestContext;
+    follower.start(ctx);
+    try {
+      for (let waited = 0; !f.cursors.includes(cursorAt(6)) && waited < 6000; waited += 50) await sleep(50);
+      assert.ok(failedOnce);
+      assert.ok(f.cursors.includes(cursorAt(6)), `caught up (cursors ${f.cursors.join(' ')})`);
+      assert.ok(refreshed.includes('Page 1'), 'the page that failed was refreshed when its batch was read again');
+      // No cursor was stored past the first batch before it was applied in full.
+      const first = f.cursors.indexOf(cursorAt(2));
+      assert.ok(first >= 0 && f.cursors.slice(0, first).length === 0, `the first cursor stored is the first batch's (${f.cursors.join(' ')})`);
+      assert.deepEqual([...f.cursors].sort(), f.cursors, 'never moved back');
     } finally {
       await follower.stop(ctx);
     }

@@ -39,15 +39,25 @@ const NEWEST_SEEN = 500;
 const DEPENDENTS_CHUNK = 500;
 
 /**
+ * Batches read ahead of the last one fully applied: their links are looked at at once, their pages
+ * wait in the refresh queue behind the earlier batches' pages.
+ */
+const BATCHES_AHEAD = 3;
+
+/** Told of every page a batch of the wiki's changes touched (created, deleted, moved, edited: what links to them may show anew), and the moves among those changes. */
+export type PagesChanged = (ctx: RequestContext, domain: string, titles: string[], moves: PageMove[]) => Promise<void>;
+
+/**
  * Follows one wiki's recent changes: refreshes each changed page from the wiki (new latest
  * revision stored and rendered, deletions, restores, moves), re-checks revisions whose visibility
  * changed, re-renders pages whose templates changed, and purges what changed. One process per
  * wiki follows at a time (a lease in storage); the others stand by to take over.
+ *
+ * Batches are read and their links looked at as they come; the pages they touched are refreshed
+ * at the wiki's pace, in order, and the stored cursor moves past a batch only once all of it is
+ * applied: a batch of edits being refreshed holds back neither the next batch's links nor its
+ * hidden revisions, and a crash or a failure reads again from the last batch applied in full.
  */
-/** Told of every page a batch of the wiki's changes touched (what links to them may show anew). */
-/** Pages the wiki changed (created, deleted, moved, edited) and the moves among those changes. */
-export type PagesChanged = (ctx: RequestContext, domain: string, titles: string[], moves: PageMove[]) => Promise<void>;
-
 export class ChangeFollower {
   readonly holder = `${process.pid}-${randomUUID()}`;
   private leading = false;
@@ -58,8 +68,14 @@ export class ChangeFollower {
   private readonly loops = new Set<Promise<void>>();
   /** A lease attempt in flight (one at a time). */
   private attempt: Promise<void> | undefined;
-  /** Where following stopped, as this leader last stored it (only the leader moves it). */
+  /** Where the next batch is read from: ahead of the stored cursor by the batches being applied. */
   private cursor: Cursor | undefined;
+  /** The batches read and not yet applied in full, oldest first: each settles once its cursor is stored. */
+  private applying: Promise<void>[] = [];
+  /** Why a batch being applied failed: reading starts again from the stored cursor. */
+  private failed: unknown;
+  /** The cursor stored last: every change before it is applied. */
+  private appliedTo: Cursor | undefined;
   /** Whether templates may be queued for re-rendering: their queue is read only when so. */
   private dependentsQueued = true;
   private readonly pages: PQueue;
@@ -108,9 +124,9 @@ export class ChangeFollower {
     return {
       leading: true,
       stalled: (pollAge ?? (now - this.ledSince) / 1000) > stalledAfter,
-      cursor: this.cursor?.ts,
+      cursor: this.appliedTo?.ts,
       // Behind by the last change applied, unless a later read found nothing newer (a quiet wiki).
-      cursor_age_seconds: this.cursor ? (now - Math.max(Date.parse(this.cursor.ts), this.caughtUpAt ?? 0)) / 1000 : undefined,
+      cursor_age_seconds: this.appliedTo ? (now - Math.max(Date.parse(this.appliedTo.ts), this.caughtUpAt ?? 0)) / 1000 : undefined,
       last_poll_age_seconds: pollAge,
       failures_in_a_row: this.failuresInARow,
     };
@@ -153,9 +169,12 @@ export class ChangeFollower {
     this.leadership = new AbortController();
     // Another leader may have moved the cursor and queued templates meanwhile: both read anew.
     this.cursor = undefined;
+    this.appliedTo = undefined;
+    this.applying = [];
+    this.failed = undefined;
     this.dependentsQueued = true;
-    // Every queued page and every pause listens to it: a batch and a chunk of dependents at most.
-    setMaxListeners(this.options.batchSize + DEPENDENTS_CHUNK + 16, this.leadership.signal);
+    // Every queued page and every pause listens to it: the batches under way and a chunk of dependents at most.
+    setMaxListeners(this.options.batchSize * (BATCHES_AHEAD + 1) + DEPENDENTS_CHUNK + 16, this.leadership.signal);
     this.metrics.followerLeading.set({ domain: this.domain }, 1);
     this.log.info({ domain: this.domain, holder: this.holder }, 'following the wiki\'s changes');
     this.stopRenewing = keepRenewed(
@@ -210,7 +229,7 @@ export class ChangeFollower {
         failures = 0;
         this.failuresInARow = 0;
         if (!more) {
-          this.caughtUpAt = this.lastPollAt;
+          if (this.applying.length === 0) this.caughtUpAt = this.lastPollAt;
           await this.pause(this.options.pollMs, signal);
         }
       } catch (err) {
@@ -221,12 +240,20 @@ export class ChangeFollower {
         await this.pause(Math.min(30_000, this.options.pollMs * 2 ** Math.min(failures, 5)), signal);
       }
     }
+    // Stopping waits for the batches under way (their queued pages were dropped with the leadership).
+    await Promise.allSettled(this.applying);
   }
 
-  /** Reads and applies one batch; true if more changes are waiting. */
+  /**
+   * Reads one batch, looks at its links and queues the rest of its work (see the class); true if
+   * more changes are waiting. A batch under way that failed is thrown here, and reading starts
+   * again from the stored cursor.
+   */
   private async step(ctx: RequestContext): Promise<boolean> {
+    this.throwIfFailed();
     const api = this.service.wiki(this.domain).api;
-    let cursor = (this.cursor ??= await this.state.cursor(ctx));
+    if (!this.cursor) this.cursor = this.appliedTo = await this.state.cursor(ctx);
+    let cursor = this.cursor;
     if (!cursor) {
       // Following starts after the wiki's newest change: older content is what the backfill is
       // for. The changes each read reaches back over (OVERLAP_MS) were made before following
@@ -237,7 +264,7 @@ export class ChangeFollower {
       const seen = recent.map((c): [number, number] => [c.rcid, Date.parse(c.timestamp)]).filter(([, at]) => at >= Date.parse(newest) - OVERLAP_MS);
       cursor = { ts: newest, seen, since: this.options.storedOnly ? undefined : newest };
       if (!(await this.state.advance(ctx, this.holder, cursor))) return false;
-      this.cursor = cursor;
+      this.cursor = this.appliedTo = cursor;
     }
     const seen = new Set(cursor.seen.map(([rcid]) => rcid));
     const start = new Date(Date.parse(cursor.ts) - OVERLAP_MS).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -251,20 +278,58 @@ export class ChangeFollower {
     this.lastPollAt = Date.now();
     if (batch.length === 0 || !this.leading) return false;
 
-    await this.apply(ctx, batch);
+    const { rest } = await this.apply(ctx, batch);
     const newest = Math.max(Date.parse(cursor.ts), ...batch.map((c) => Date.parse(c.timestamp)));
     const window = [...cursor.seen, ...batch.map((c): [number, number] => [c.rcid, Date.parse(c.timestamp)])].filter(([, at]) => at >= newest - OVERLAP_MS);
     const next: Cursor = { ts: new Date(newest).toISOString(), seen: window, since: this.options.storedOnly ? undefined : (cursor.since ?? cursor.ts) };
-    if (!(await this.state.advance(ctx, this.holder, next))) {
-      this.demote('another process follows the wiki now');
-      return false;
-    }
+    // A batch before it failed meanwhile: this one must not move the cursor past it.
+    this.throwIfFailed();
     this.cursor = next;
+    this.applyInOrder(ctx, rest, next);
+    // Not too far ahead: each batch waiting holds its pages in the queue.
+    while (this.applying.length > BATCHES_AHEAD) await this.applying[0]!.catch(() => undefined);
+    this.throwIfFailed();
     return batch.length >= this.options.batchSize;
   }
 
-  /** Applies a batch; throws (and the batch is read again) only if the wiki or storage is unreachable. */
-  private async apply(ctx: RequestContext, changes: RecentChange[]): Promise<void> {
+  /** Stores `next` as the cursor once `rest` and every batch read before it are applied in full. */
+  private applyInOrder(ctx: RequestContext, rest: Promise<void>, next: Cursor): void {
+    const before = this.applying.at(-1);
+    const applied = (async () => {
+      // A batch that failed fails those read after it: none of them moves the cursor.
+      await before;
+      await rest;
+      if (!(await this.state.advance(ctx, this.holder, next))) {
+        this.demote('another process follows the wiki now');
+        throw new Error('another process follows the wiki now');
+      }
+      this.appliedTo = next;
+    })();
+    this.applying.push(applied);
+    applied.then(
+      () => this.applying.splice(this.applying.indexOf(applied), 1),
+      (err: unknown) => {
+        this.applying.splice(this.applying.indexOf(applied), 1);
+        this.failed ??= err;
+      },
+    );
+  }
+
+  /** A batch under way failed: thrown once, and the next read starts from the stored cursor. */
+  private throwIfFailed(): void {
+    if (this.failed === undefined) return;
+    const err = this.failed;
+    this.failed = undefined;
+    this.cursor = undefined;
+    throw err;
+  }
+
+  /**
+   * Applies a batch: its links at once, the rest (its pages refreshed, revisions re-checked,
+   * templates queued) in the promise returned, behind the batches before it. Either throws (and
+   * the batch is read again) only if the wiki or storage is unreachable.
+   */
+  private async apply(ctx: RequestContext, changes: RecentChange[]): Promise<{ rest: Promise<void> }> {
     const wiki = this.service.wiki(this.domain);
     // A title the service keeps nothing for (a special page, one it cannot parse) is left out.
     const titles = new Map<string, string>();
@@ -289,11 +354,19 @@ export class ChangeFollower {
     // their turn at the wiki (a batch of 100 pages is 10 s at 10 pages a second).
     if (this.pagesChanged && touched.length) await this.pagesChanged(ctx, this.domain, touched, plan.moves);
     if (this.options.storedOnly) plan.refresh = await this.storedOrMovedThere(ctx, plan.refresh, normalized);
-    await this.refreshPages(ctx, plan);
-    await Promise.all(plan.recheck.map(({ title, revid }) => this.task('recheck', () => this.service.revisions.recheckWithWiki(ctx, this.domain, title, revid))));
-    for (const template of plan.dependencies) await this.state.queueDependents(ctx, template);
-    if (plan.dependencies.length) this.dependentsQueued = true;
-    for (const [kind, n] of plan.kinds) this.metrics.followerChanges.inc({ domain: this.domain, kind }, n);
+    // Queued now, in the batch's order; revisions hidden first (their text must stop being served).
+    const rechecked = Promise.all(plan.recheck.map(({ title, revid }) => this.task('recheck', () => this.service.revisions.recheckWithWiki(ctx, this.domain, title, revid), this.pages, 1)));
+    const refreshed = this.refreshPages(ctx, plan);
+    const rest = (async () => {
+      await Promise.all([rechecked, refreshed]);
+      for (const template of plan.dependencies) await this.state.queueDependents(ctx, template);
+      if (plan.dependencies.length) this.dependentsQueued = true;
+      for (const [kind, n] of plan.kinds) this.metrics.followerChanges.inc({ domain: this.domain, kind }, n);
+    })();
+    // Seen by whoever waits for it (`applyInOrder`), if the batch gets that far.
+    rest.catch(() => undefined);
+    // In an object: a promise returned from an async function would be waited for.
+    return { rest };
   }
 
   /**
@@ -331,9 +404,9 @@ export class ChangeFollower {
    * read again); any other failure of one page (a render Parsoid cannot make) is logged and
    * counted, and does not hold the wiki's other changes back.
    */
-  private async task(kind: 'refresh' | 'recheck' | 'dependent', work: () => Promise<unknown>, queue = this.pages): Promise<void> {
+  private async task(kind: 'refresh' | 'recheck' | 'dependent', work: () => Promise<unknown>, queue = this.pages, priority = 0): Promise<void> {
     try {
-      await queue.add(work, { signal: this.leadership.signal });
+      await queue.add(work, { signal: this.leadership.signal, priority });
       this.metrics.followerTasks.inc({ domain: this.domain, task: kind, outcome: 'done' });
     } catch (err) {
       this.metrics.followerTasks.inc({ domain: this.domain, task: kind, outcome: 'failed' });
