@@ -80,70 +80,31 @@ describe('the follower stopping', () => {
   });
 });
 
-describe('a batch of the wiki\'s changes: links first, renders at the wiki\'s pace after', () => {
-  it('looks at the links to the pages a batch touched before refreshing its pages one by one', async () => {
-    const at = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString().replace(/\.\d+Z$/, 'Z');
-    const batch: RecentChange[] = [
-      ...Array.from({ length: 20 }, (_, i): RecentChange => ({ type: 'edit', ns: 0, title: `Edited ${i}`, revid: 100 + i, rcid: i + 1, timestamp: at(i + 1) })),
-      { type: 'new', ns: 0, title: 'Created', revid: 200, rcid: 21, timestamp: at(21) },
-    ];
-    let read = false;
-    let refreshed = 0;
-    const service = {
-      wiki: () => ({
-        api: {
-          recentChanges: async () => {
-            const changes = read ? [] : batch;
-            read = true;
-            return { changes };
-          },
-        },
-        normalize: async (title: string) => title,
-      }),
-      revisions: { refreshFromWiki: async () => void refreshed++ },
-      renderer: { renderAndStore: async () => undefined },
-    } as unknown as PageService;
-    const state = {
-      lead: async () => true,
-      renew: async () => true,
-      release: async () => undefined,
-      cursor: async () => ({ ts: at(0), seen: [] }),
-      advance: async () => true,
-      nextDependents: async () => undefined,
-      queueDependents: async () => undefined,
-    } as unknown as FollowerState;
-    // Five pages a second: the batch's 21 refreshes take four seconds.
-    const options = { storedOnly: false, pollMs: 50, batchSize: 100, concurrency: 1, pagesPerSecond: 5, dependentsPerSecond: 0, leaseMs: 3000 };
-    let told: { titles: string[]; refreshedBefore: number } | undefined;
-    const pagesChanged = async (_ctx: RequestContext, _domain: string, titles: string[]) => void (told = { titles, refreshedBefore: refreshed });
-    const follower = new ChangeFollower('wiki.test', service, state, options, new Metrics(false), pino({ level: 'silent' }), pagesChanged);
-    const ctx = {} as RequestContext;
-    follower.start(ctx);
-    try {
-      for (let waited = 0; !told && waited < 2000; waited += 20) await sleep(20);
-      assert.ok(told, 'the links were looked at within 2 s');
-      assert.ok(told.titles.includes('Created'));
-      assert.ok(told.refreshedBefore < batch.length, `looked at after ${told.refreshedBefore} of ${batch.length} refreshes`);
-    } finally {
-      await follower.stop(ctx);
-    }
-  });
-});
-
 /**
- * A fake wiki's recent changes for the follower, with a cursor kept as storage would keep it, and
- * page refreshes that take their turn: for tests of the order in which the follower's work is done.
+ * A fake wiki's recent changes for the follower (`changes`, read live), a cursor kept as storage
+ * would keep it (none yet when `fresh`), and page refreshes that take their turn at the follower's
+ * pace: for tests of what the follower does, and in which order.
  */
-function fakeFollowing(changes: RecentChange[], refresh: (title: string) => Promise<void>) {
-  let stored: { ts: string; seen: [number, number][] } | undefined = { ts: changes[0]!.timestamp.replace(/:\d\dZ$/, ':00Z'), seen: [] };
+function fakeFollowing(changes: RecentChange[], options: { fresh?: boolean; refresh?: (title: string) => Promise<void> } = {}) {
+  let stored: { ts: string; seen: [number, number][] } | undefined = options.fresh ? undefined : { ts: changes[0]!.timestamp.replace(/:\d\dZ$/, ':00Z'), seen: [] };
   const cursors: string[] = [];
-  const told: { titles: string[]; at: number }[] = [];
+  const refreshed: string[] = [];
+  const told: { titles: string[]; at: number; refreshedBefore: number }[] = [];
   const service = {
     wiki: () => ({
-      api: { recentChanges: async (start: string) => ({ changes: changes.filter((c) => c.timestamp >= start) }) },
+      api: {
+        newestChanges: async () => [...changes].reverse(),
+        // As the wiki answers: every change from the start asked for, oldest first.
+        recentChanges: async (start: string) => ({ changes: changes.filter((c) => c.timestamp >= start) }),
+      },
       normalize: async (title: string) => title,
     }),
-    revisions: { refreshFromWiki: async (_ctx: RequestContext, _domain: string, title: string) => refresh(title) },
+    revisions: {
+      refreshFromWiki: async (_ctx: RequestContext, _domain: string, title: string) => {
+        await options.refresh?.(title);
+        refreshed.push(title);
+      },
+    },
     renderer: { renderAndStore: async () => undefined },
   } as unknown as PageService;
   const state = {
@@ -159,25 +120,44 @@ function fakeFollowing(changes: RecentChange[], refresh: (title: string) => Prom
     nextDependents: async () => undefined,
     queueDependents: async () => undefined,
   } as unknown as FollowerState;
-  const pagesChanged = async (_ctx: RequestContext, _domain: string, titles: string[]) => void told.push({ titles, at: performance.now() });
-  return { service, state, pagesChanged, cursors, told };
+  const pagesChanged = async (_ctx: RequestContext, _domain: string, titles: string[]) => void told.push({ titles, at: performance.now(), refreshedBefore: refreshed.length });
+  const follow = (pace: { batchSize: number; pagesPerSecond: number }) =>
+    new ChangeFollower('wiki.test', service, state, { storedOnly: false, pollMs: 20, concurrency: 1, dependentsPerSecond: 0, leaseMs: 3000, ...pace }, new Metrics(false), pino({ level: 'silent' }), pagesChanged);
+  return { follow, cursors, told, refreshed };
 }
 
 const at = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString().replace(/\.\d+Z$/, 'Z');
 /** A cursor's time as the follower stores it. */
 const cursorAt = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+const edits = (n: number, title = (i: number) => `Edited ${i}`): RecentChange[] =>
+  Array.from({ length: n }, (_, i) => ({ type: 'edit', ns: 0, title: title(i), revid: 100 + i, rcid: i + 1, timestamp: at(i + 1) }));
+
+describe('a batch of the wiki\'s changes: links first, renders at the wiki\'s pace after', () => {
+  it('looks at the links to the pages a batch touched before refreshing its pages one by one', async () => {
+    const batch: RecentChange[] = [...edits(20), { type: 'new', ns: 0, title: 'Created', revid: 200, rcid: 21, timestamp: at(21) }];
+    const f = fakeFollowing(batch);
+    // Five pages a second: the batch's 21 refreshes take four seconds.
+    const follower = f.follow({ batchSize: 100, pagesPerSecond: 5 });
+    const ctx = {} as RequestContext;
+    follower.start(ctx);
+    try {
+      for (let waited = 0; f.told.length === 0 && waited < 2000; waited += 20) await sleep(20);
+      const told = f.told[0];
+      assert.ok(told, 'the links were looked at within 2 s');
+      assert.ok(told.titles.includes('Created'));
+      assert.ok(told.refreshedBefore < batch.length, `looked at after ${told.refreshedBefore} of ${batch.length} refreshes`);
+    } finally {
+      await follower.stop(ctx);
+    }
+  });
+});
 
 describe('batches of changes: read on while earlier ones are refreshed, the cursor moved in order', () => {
   it('looks at a later batch\'s links while an earlier batch\'s pages wait their turn at the wiki', async () => {
-    const changes: RecentChange[] = [
-      ...Array.from({ length: 10 }, (_, i): RecentChange => ({ type: 'edit', ns: 0, title: `Edited ${i}`, revid: 100 + i, rcid: i + 1, timestamp: at(i + 1) })),
-      { type: 'new', ns: 0, title: 'Created later', revid: 200, rcid: 11, timestamp: at(11) },
-    ];
-    const refreshed: string[] = [];
-    const f = fakeFollowing(changes, async (title) => void refreshed.push(title));
+    const changes: RecentChange[] = [...edits(10), { type: 'new', ns: 0, title: 'Created later', revid: 200, rcid: 11, timestamp: at(11) }];
+    const f = fakeFollowing(changes);
     // Batches of 10 at 5 pages a second: the first batch's refreshes take two seconds.
-    const options = { storedOnly: false, pollMs: 20, batchSize: 10, concurrency: 1, pagesPerSecond: 5, dependentsPerSecond: 0, leaseMs: 3000 };
-    const follower = new ChangeFollower('wiki.test', f.service, f.state, options, new Metrics(false), pino({ level: 'silent' }), f.pagesChanged);
+    const follower = f.follow({ batchSize: 10, pagesPerSecond: 5 });
     const ctx = {} as RequestContext;
     const t0 = performance.now();
     follower.start(ctx);
@@ -185,10 +165,10 @@ describe('batches of changes: read on while earlier ones are refreshed, the curs
       for (let waited = 0; !f.told.some((t) => t.titles.includes('Created later')) && waited < 1500; waited += 20) await sleep(20);
       const later = f.told.find((t) => t.titles.includes('Created later'));
       assert.ok(later, 'the second batch\'s links were looked at within 1.5 s');
-      assert.ok(refreshed.length < 10, `while the first batch was being refreshed (${refreshed.length} of 10 done, ${Math.round(later.at - t0)} ms)`);
+      assert.ok(later.refreshedBefore < 10, `while the first batch was being refreshed (${later.refreshedBefore} of 10 done, ${Math.round(later.at - t0)} ms)`);
       assert.ok(!f.cursors.includes(cursorAt(11)), 'the cursor is not past a batch whose pages are not all refreshed');
       for (let waited = 0; !f.cursors.includes(cursorAt(11)) && waited < 6000; waited += 50) await sleep(50);
-      assert.deepEqual(refreshed, [...changes.map((c) => c.title)], 'every page refreshed once, in order');
+      assert.deepEqual(f.refreshed, changes.map((c) => c.title), 'every page refreshed once, in order');
       assert.deepEqual(f.cursors, [cursorAt(10), cursorAt(11)], 'the cursor moved batch by batch, in order');
     } finally {
       await follower.stop(ctx);
@@ -196,30 +176,25 @@ describe('batches of changes: read on while earlier ones are refreshed, the curs
   });
 
   it('reads again from the last batch applied in full when a page of an earlier batch could not be refreshed', async () => {
-    const changes: RecentChange[] = Array.from({ length: 6 }, (_, i): RecentChange => ({ type: 'edit', ns: 0, title: `Page ${i}`, revid: 100 + i, rcid: i + 1, timestamp: at(i + 1) }));
-    const refreshed: string[] = [];
     let failedOnce = false;
-    const f = fakeFollowing(changes, async (title) => {
-      if (title === 'Page 1' && !failedOnce) {
+    const f = fakeFollowing(edits(6, (i) => `Page ${i}`), {
+      refresh: async (title) => {
+        if (title !== 'Page 1' || failedOnce) return;
         failedOnce = true;
         await sleep(100);
         throw new HttpError(503, 'upstream-unavailable', 'The wiki cannot be reached.');
-      }
-      refreshed.push(title);
+      },
     });
     // Batches of 2: while the first fails, the second and third are read and queued.
-    const options = { storedOnly: false, pollMs: 20, batchSize: 2, concurrency: 1, pagesPerSecond: 100, dependentsPerSecond: 0, leaseMs: 3000 };
-    const follower = new ChangeFollower('wiki.test', f.service, f.state, options, new Metrics(false), pino({ level: 'silent' }), f.pagesChanged);
+    const follower = f.follow({ batchSize: 2, pagesPerSecond: 100 });
     const ctx = {} as RequestContext;
     follower.start(ctx);
     try {
       for (let waited = 0; !f.cursors.includes(cursorAt(6)) && waited < 6000; waited += 50) await sleep(50);
       assert.ok(failedOnce);
       assert.ok(f.cursors.includes(cursorAt(6)), `caught up (cursors ${f.cursors.join(' ')})`);
-      assert.ok(refreshed.includes('Page 1'), 'the page that failed was refreshed when its batch was read again');
-      // No cursor was stored past the first batch before it was applied in full.
-      const first = f.cursors.indexOf(cursorAt(2));
-      assert.ok(first >= 0 && f.cursors.slice(0, first).length === 0, `the first cursor stored is the first batch's (${f.cursors.join(' ')})`);
+      assert.ok(f.refreshed.includes('Page 1'), 'the page that failed was refreshed when its batch was read again');
+      assert.equal(f.cursors[0], cursorAt(2), `the first cursor stored is the first batch's (${f.cursors.join(' ')})`);
       assert.deepEqual([...f.cursors].sort(), f.cursors, 'never moved back');
     } finally {
       await follower.stop(ctx);
@@ -229,44 +204,18 @@ describe('batches of changes: read on while earlier ones are refreshed, the curs
 
 describe('a follower starting afresh', () => {
   it('applies none of the changes made before it began, and every one made after', async () => {
-    const at = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString().replace(/\.\d+Z$/, 'Z');
-    const before: RecentChange[] = [1, 2, 3].map((i) => ({ type: 'edit', ns: 0, title: `Before ${i}`, revid: i, rcid: i, timestamp: at(i) }));
-    const after: RecentChange = { type: 'new', ns: 0, title: 'After', revid: 4, rcid: 4, timestamp: at(3) };
-    const wiki: RecentChange[] = [...before];
-    const refreshed: string[] = [];
-    const service = {
-      wiki: () => ({
-        api: {
-          newestChanges: async () => [...wiki].reverse(),
-          // As the wiki answers: every change from the start asked for, oldest first.
-          recentChanges: async (start: string) => ({ changes: wiki.filter((c) => c.timestamp >= start) }),
-        },
-        normalize: async (title: string) => title,
-      }),
-      revisions: { refreshFromWiki: async (_ctx: RequestContext, _domain: string, title: string) => void refreshed.push(title) },
-      renderer: { renderAndStore: async () => undefined },
-    } as unknown as PageService;
-    let stored: unknown;
-    const state = {
-      lead: async () => true,
-      renew: async () => true,
-      release: async () => undefined,
-      cursor: async () => stored,
-      advance: async (_ctx: RequestContext, _holder: string, cursor: unknown) => ((stored = cursor), true),
-      nextDependents: async () => undefined,
-      queueDependents: async () => undefined,
-    } as unknown as FollowerState;
-    const options = { storedOnly: false, pollMs: 20, batchSize: 100, concurrency: 1, pagesPerSecond: 100, dependentsPerSecond: 0, leaseMs: 3000 };
-    const follower = new ChangeFollower('wiki.test', service, state, options, new Metrics(false), pino({ level: 'silent' }));
+    const wiki = edits(3, (i) => `Before ${i}`);
+    const f = fakeFollowing(wiki, { fresh: true });
+    const follower = f.follow({ batchSize: 100, pagesPerSecond: 100 });
     const ctx = {} as RequestContext;
     follower.start(ctx);
     try {
       await sleep(200);
-      assert.deepEqual(refreshed, [], 'the changes before it began are the backfill\'s');
+      assert.deepEqual(f.refreshed, [], 'the changes before it began are the backfill\'s');
       // One more in the same second as the newest before: new, so applied.
-      wiki.push(after);
-      for (let waited = 0; refreshed.length === 0 && waited < 2000; waited += 20) await sleep(20);
-      assert.deepEqual(refreshed, ['After']);
+      wiki.push({ type: 'new', ns: 0, title: 'After', revid: 4, rcid: 4, timestamp: at(3) });
+      for (let waited = 0; f.refreshed.length === 0 && waited < 2000; waited += 20) await sleep(20);
+      assert.deepEqual(f.refreshed, ['After']);
     } finally {
       await follower.stop(ctx);
     }
