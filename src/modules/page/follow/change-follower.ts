@@ -294,25 +294,29 @@ export class ChangeFollower {
 
   /** Stores `next` as the cursor once `rest` and every batch read before it are applied in full. */
   private applyInOrder(ctx: RequestContext, rest: Promise<void>, next: Cursor): void {
-    const before = this.applying.at(-1);
+    // This leadership's: a batch of one that ended moves nothing, and tells the next one nothing.
+    const { applying, leadership } = this;
+    const before = applying.at(-1);
     const applied = (async () => {
       // A batch that failed fails those read after it: none of them moves the cursor.
       await before;
       await rest;
+      if (leadership.signal.aborted) throw new Error('no longer following the wiki');
       if (!(await this.state.advance(ctx, this.holder, next))) {
         this.demote('another process follows the wiki now');
         throw new Error('another process follows the wiki now');
       }
       this.appliedTo = next;
     })();
-    this.applying.push(applied);
-    applied.then(
-      () => this.applying.splice(this.applying.indexOf(applied), 1),
-      (err: unknown) => {
-        this.applying.splice(this.applying.indexOf(applied), 1);
-        this.failed ??= err;
-      },
-    );
+    applying.push(applied);
+    const settled = () => {
+      const at = applying.indexOf(applied);
+      if (at >= 0) applying.splice(at, 1);
+    };
+    applied.then(settled, (err: unknown) => {
+      settled();
+      if (applying === this.applying) this.failed ??= err;
+    });
   }
 
   /** A batch under way failed: thrown once, and the next read starts from the stored cursor. */
@@ -326,8 +330,8 @@ export class ChangeFollower {
 
   /**
    * Applies a batch: its links at once, the rest (its pages refreshed, revisions re-checked,
-   * templates queued) in the promise returned, behind the batches before it. Either throws (and
-   * the batch is read again) only if the wiki or storage is unreachable.
+   * templates queued) in the promise returned, behind the batches before it. Either part fails
+   * (and the batch is read again) only if the wiki or storage is unreachable.
    */
   private async apply(ctx: RequestContext, changes: RecentChange[]): Promise<{ rest: Promise<void> }> {
     const wiki = this.service.wiki(this.domain);
