@@ -90,10 +90,11 @@ export class KnownRevisions {
     const row = pointsElsewhere ? await revs.get(ctx, title, newest.latest_rev!) : newest;
     const age = row?.checked ? Date.now() - Date.parse(row.checked) : Infinity;
     if (row && !force && age <= this.freshness.latestCheckMs) return this.servedAsLatest(ctx, domain, title, row);
-    const refresh = () =>
-      this.flights.run(`latest\u0000${domain}\u0000${title}`, () =>
-        this.caches.unlessMissing(missingPage(domain, title), force || !!row, () => this.askWikiForLatest(ctx, domain, title, row ?? newest, prerender && !force)),
-      );
+    const ask = () => this.caches.unlessMissing(missingPage(domain, title), force || !!row, () => this.askWikiForLatest(ctx, domain, title, row ?? newest, prerender && !force));
+    // A forced check asks the wiki anew: a check already under way may have been asked before
+    // what its caller knows happened (a promote right after an edit on the wiki would merge over
+    // the revision before that edit, and the wiki take it as an edit conflict with oneself).
+    const refresh = () => (force ? ask() : this.flights.run(`latest\u0000${domain}\u0000${title}`, ask));
     if (row && !force && row.latest_rev !== null) {
       // Serve what is stored and let the wiki's answer update it for the next reader.
       refresh().catch((err) => this.log.warn({ err, domain, title }, 'refreshing the latest revision failed'));
