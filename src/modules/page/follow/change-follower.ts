@@ -9,6 +9,7 @@ import type { RequestContext } from '../../../router/types.js';
 import { HttpError } from '../../../errors.js';
 import type { RecentChange } from '../../../upstream/action-api.js';
 import { isUnavailable } from '../../../upstream/wiki.js';
+import { InOrderBatches } from './in-order-batches.js';
 import type { PageService } from '../read/page-service.js';
 import { planChanges, type ChangePlan, type PageMove } from './change-plan.js';
 import { failureKind } from './failure-kind.js';
@@ -70,10 +71,8 @@ export class ChangeFollower {
   private attempt: Promise<void> | undefined;
   /** Where the next batch is read from: ahead of the stored cursor by the batches being applied. */
   private cursor: Cursor | undefined;
-  /** The batches read and not yet applied in full, oldest first: each settles once its cursor is stored. */
-  private applying: Promise<void>[] = [];
-  /** Why a batch being applied failed: reading starts again from the stored cursor. */
-  private failed: unknown;
+  /** The batches read and not yet applied in full, a new set per leadership. */
+  private batches = new InOrderBatches();
   /** The cursor stored last: every change before it is applied. */
   private appliedTo: Cursor | undefined;
   /** Whether templates may be queued for re-rendering: their queue is read only when so. */
@@ -170,8 +169,7 @@ export class ChangeFollower {
     // Another leader may have moved the cursor and queued templates meanwhile: both read anew.
     this.cursor = undefined;
     this.appliedTo = undefined;
-    this.applying = [];
-    this.failed = undefined;
+    this.batches = new InOrderBatches();
     this.dependentsQueued = true;
     // Every queued page and every pause listens to it: the batches under way and a chunk of dependents at most.
     setMaxListeners(this.options.batchSize * (BATCHES_AHEAD + 1) + DEPENDENTS_CHUNK + 16, this.leadership.signal);
@@ -229,7 +227,7 @@ export class ChangeFollower {
         failures = 0;
         this.failuresInARow = 0;
         if (!more) {
-          if (this.applying.length === 0) this.caughtUpAt = this.lastPollAt;
+          if (this.batches.size === 0) this.caughtUpAt = this.lastPollAt;
           await this.pause(this.options.pollMs, signal);
         }
       } catch (err) {
@@ -241,7 +239,7 @@ export class ChangeFollower {
       }
     }
     // Stopping waits for the batches under way (their queued pages were dropped with the leadership).
-    await Promise.allSettled(this.applying);
+    await this.batches.settled();
   }
 
   /**
@@ -287,45 +285,34 @@ export class ChangeFollower {
     this.cursor = next;
     this.applyInOrder(ctx, rest, next);
     // Not too far ahead: each batch waiting holds its pages in the queue.
-    while (this.applying.length > BATCHES_AHEAD) await this.applying[0]!.catch(() => undefined);
+    await this.batches.atMost(BATCHES_AHEAD);
     this.throwIfFailed();
     return batch.length >= this.options.batchSize;
   }
 
   /** Stores `next` as the cursor once `rest` and every batch read before it are applied in full. */
   private applyInOrder(ctx: RequestContext, rest: Promise<void>, next: Cursor): void {
-    // This leadership's: a batch of one that ended moves nothing, and tells the next one nothing.
-    const { applying, leadership } = this;
-    const before = applying.at(-1);
-    const applied = (async () => {
-      // A batch that failed fails those read after it: none of them moves the cursor.
-      await before;
+    // This leadership's: a batch of one that ended moves nothing.
+    const { signal } = this.leadership;
+    this.batches.add(async () => {
       await rest;
-      if (leadership.signal.aborted) throw new Error('no longer following the wiki');
+      if (signal.aborted) throw new Error('no longer following the wiki');
       if (!(await this.state.advance(ctx, this.holder, next))) {
         this.demote('another process follows the wiki now');
         throw new Error('another process follows the wiki now');
       }
       this.appliedTo = next;
-    })();
-    applying.push(applied);
-    const settled = () => {
-      const at = applying.indexOf(applied);
-      if (at >= 0) applying.splice(at, 1);
-    };
-    applied.then(settled, (err: unknown) => {
-      settled();
-      if (applying === this.applying) this.failed ??= err;
     });
   }
 
   /** A batch under way failed: thrown once, and the next read starts from the stored cursor. */
   private throwIfFailed(): void {
-    if (this.failed === undefined) return;
-    const err = this.failed;
-    this.failed = undefined;
-    this.cursor = undefined;
-    throw err;
+    try {
+      this.batches.throwIfFailed();
+    } catch (err) {
+      this.cursor = undefined;
+      throw err;
+    }
   }
 
   /**
