@@ -12,18 +12,18 @@ import { storageScenarios } from './scenarios/storage.js';
 import { scaleScenario, type ScaleRow } from './scenarios/scale.js';
 import { sweepScenario, type SweepRow } from './scenarios/transaction-sweep.js';
 import { workerScenarios, type WorkersReport } from './scenarios/workers.js';
+import { benchFlags } from './flags.js';
 
 const outDir = 'bench-results';
-const sweepSizes = process.argv.find((a) => a.startsWith('--sweep='));
-if (sweepSizes) {
+const flags = benchFlags(process.argv.slice(2));
+if (flags.sweep) {
   // The transaction sweep as the store grows: `--sweep=1000,100000,1000000`, on each backend set up.
-  await runSweep(sweepSizes.slice('--sweep='.length).split(',').map(Number));
+  await runSweep(flags.sweep);
   process.exit(0);
 }
 
-const sizesOf = (flag: string) => process.argv.find((a) => a.startsWith(`${flag}=`))?.slice(flag.length + 1).split(',').map(Number);
-const scaleSizes = sizesOf('--scale');
-const cassandraScaleSizes = sizesOf('--scale-cassandra');
+const scaleSizes = flags.scale;
+const cassandraScaleSizes = flags.scaleCassandra;
 if (scaleSizes || cassandraScaleSizes) {
   // The store grown to each size in turn, on SQLite and PostgreSQL (`--scale=10000,100000`) and on
   // Cassandra (`--scale-cassandra=10000,100000`, on every node named in WIKISTORE_BENCH_CASSANDRA,
@@ -32,7 +32,7 @@ if (scaleSizes || cassandraScaleSizes) {
   process.exit(0);
 }
 
-const quick = process.argv.includes('--quick');
+const quick = flags.quick;
 // Bounded: the default run takes about 15 minutes, --quick about 6.
 // Five shorter rounds where there is time: one round's swing moves a median of five less than one of three.
 const opts = quick ? { seconds: 1, rounds: 3 } : { seconds: 2, rounds: 5 };
@@ -218,7 +218,7 @@ async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void
   const pg = process.env.WIKISTORE_BENCH_PG_URL;
   const cassandraHosts = process.env.WIKISTORE_BENCH_CASSANDRA?.split(',');
   // `--scale-on=postgres` (or sqlite): one of the two only.
-  const only = process.argv.find((a) => a.startsWith('--scale-on='))?.slice('--scale-on='.length);
+  const only = flags.scaleOn;
   if (sizes.length) {
     if (only !== 'postgres') rows.push(...(await scaleScenario({ name: 'sqlite' }, sizes, wiki, 2)));
     if (pg && only !== 'sqlite') rows.push(...(await scaleScenario({ name: 'postgres', pgUrl: pg }, sizes, wiki, 2)));

@@ -74,3 +74,25 @@ psql_admin() {
     psql -v ON_ERROR_STOP=1 -qAt -U postgres -h 127.0.0.1 -c "$1"
   fi
 }
+
+# ensure_mariadb: MariaDB installed, running and accepting connections on 127.0.0.1:3306.
+ensure_mariadb() {
+  mariadb_ready() { mariadb-admin --protocol=tcp -h 127.0.0.1 -uroot ping >/dev/null 2>&1 || mariadb-admin ping >/dev/null 2>&1; }
+  apt_install mariadb-server mariadb-client || return 1
+  mariadb_ready && return 0
+  log "starting MariaDB"
+  mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld 2>/dev/null || true
+  if [ ! -d /var/lib/mysql/mysql ]; then mariadb-install-db --user=mysql --datadir=/var/lib/mysql >&2; fi
+  start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql --bind-address=127.0.0.1 >&2
+  for _ in $(seq 1 100); do
+    mariadb_ready && return 0
+    sleep 0.2
+  done
+  log "MariaDB does not accept connections"
+  return 1
+}
+
+# mariadb_admin SQL: runs SQL as MariaDB's root through the local socket.
+mariadb_admin() {
+  mariadb -uroot -e "$1"
+}

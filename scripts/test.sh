@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test. On a fresh Debian machine as root it installs and starts what the tests need:
-# PostgreSQL (a throwaway database for the suite), Apache Cassandra (scripts/cassandra.sh: one node
+# PostgreSQL and MariaDB (a throwaway database each for the suite), Apache Cassandra (scripts/cassandra.sh: one node
 # for the suite, then a three-node cluster for the slow tier), Varnish, a real MediaWiki with
 # Parsoid loaded with the corpus (scripts/wiki.sh), then the project's npm packages and build.
 set -euo pipefail
@@ -14,6 +14,7 @@ cleanup() {
   if [ -n "${started_cluster:-}" ]; then CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh stop || true; fi
   if [ -n "${started_cassandra:-}" ]; then bash scripts/cassandra.sh stop || true; fi
   if [ -n "${db:-}" ]; then psql_admin "DROP DATABASE IF EXISTS $db WITH (FORCE)" || true; fi
+  if [ -n "${mdb:-}" ]; then mariadb_admin "DROP DATABASE IF EXISTS $mdb" || true; fi
 }
 trap cleanup EXIT
 
@@ -24,6 +25,13 @@ if [ -z "${WIKISTORE_TEST_PG_URL:-}" ]; then
   psql_admin "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$role') THEN CREATE ROLE $role LOGIN PASSWORD '$role'; END IF; END \$\$;"
   psql_admin "CREATE DATABASE $db OWNER $role"
   export WIKISTORE_TEST_PG_URL="postgres://$role:$role@127.0.0.1:5432/$db"
+fi
+
+if [ -z "${WIKISTORE_TEST_MARIADB_URL:-}" ]; then
+  ensure_mariadb
+  mdb="wikistore_test_$$"
+  mariadb_admin "CREATE USER IF NOT EXISTS 'wikistore_test'@'127.0.0.1' IDENTIFIED BY 'wikistore_test'; CREATE USER IF NOT EXISTS 'wikistore_test'@'localhost' IDENTIFIED BY 'wikistore_test'; CREATE DATABASE $mdb; GRANT ALL ON $mdb.* TO 'wikistore_test'@'127.0.0.1'; GRANT ALL ON $mdb.* TO 'wikistore_test'@'localhost'"
+  export WIKISTORE_TEST_MARIADB_URL="mysql://wikistore_test:wikistore_test@127.0.0.1:3306/$mdb"
 fi
 
 if [ -z "${WIKISTORE_TEST_CASSANDRA:-}" ]; then

@@ -53,6 +53,8 @@ export type StorageConfig =
       read_cache_mb?: number;
     }
   | { backend: 'postgres'; url: string; pool_size?: number }
+  /** MariaDB 10.11 or MySQL 8: `mysql://user:password@host:3306/database`. */
+  | { backend: 'mariadb'; url: string; pool_size?: number }
   | CassandraStorageConfig;
 
 const CONSISTENCY_LEVELS = ['one', 'two', 'three', 'quorum', 'all', 'local_quorum', 'each_quorum', 'local_one'];
@@ -243,10 +245,13 @@ function validate(config: Config): Config {
     if (storage.read_cache_mb !== undefined && !(typeof storage.read_cache_mb === 'number' && storage.read_cache_mb >= 0)) fail('storage.read_cache_mb must be a number of megabytes (0: no read cache)');
   } else if (storage.backend === 'postgres') {
     if (typeof storage.url !== 'string' || !storage.url) fail('storage.url must be a postgres:// URL');
+  } else if (storage.backend === 'mariadb') {
+    if (typeof storage.url !== 'string' || !/^(mysql|mariadb):\/\/[^/]+\/[^/?]+/.test(storage.url)) fail('storage.url must be a mysql:// URL naming a database');
+    storage.url = storage.url.replace(/^mariadb:/, 'mysql:');
   } else if (storage.backend === 'cassandra') {
     config.storage = cassandraStorage(storage);
   } else {
-    fail(`storage.backend must be sqlite, postgres or cassandra, not ${(storage as { backend: unknown }).backend}`);
+    fail(`storage.backend must be sqlite, postgres, mariadb or cassandra, not ${(storage as { backend: unknown }).backend}`);
   }
   if (!config.wikis || typeof config.wikis !== 'object') fail('wikis must map domains to their API URLs');
   for (const [domain, wiki] of Object.entries(config.wikis)) {
@@ -294,6 +299,17 @@ function validate(config: Config): Config {
   return config;
 }
 
+/**
+ * A server database named by one URL, as hosting platforms hand it over: its scheme names the
+ * engine; the pool size set in the file stays.
+ */
+function storageFromUrl(url: string, current: StorageConfig): StorageConfig {
+  const pool = 'pool_size' in current ? { pool_size: current.pool_size } : {};
+  if (/^postgres(ql)?:\/\//.test(url)) return { backend: 'postgres', url, ...pool };
+  if (/^(mysql|mariadb):\/\//.test(url)) return { backend: 'mariadb', url, ...pool };
+  fail('DATABASE_URL must be a postgres://, mysql:// or mariadb:// URL');
+}
+
 /** Defaults, then the YAML file (CONFIG or ./config.yaml when present), then the environment. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = env.DATA_DIR ?? './data';
@@ -328,5 +344,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.ADMIN_TOKEN) config.admin_token = env.ADMIN_TOKEN;
   if (env.LOG_LEVEL) config.log_level = env.LOG_LEVEL;
   if (env.WORKERS) config.workers = Number(env.WORKERS);
+  if (env.DATABASE_URL) config.storage = storageFromUrl(env.DATABASE_URL, config.storage);
   return validate(config);
 }

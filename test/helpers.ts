@@ -26,6 +26,13 @@ export function postgresConfig(): StorageConfig {
   return { backend: 'postgres', url: PG_URL, pool_size: 10 };
 }
 
+/** The throwaway MariaDB database the test command created (or a local default). */
+export const MARIADB_URL = process.env.WIKISTORE_TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306/test';
+
+export function mariadbConfig(): StorageConfig {
+  return { backend: 'mariadb', url: MARIADB_URL, pool_size: 10 };
+}
+
 /** The Cassandra node the test command started (one node, replication factor 1). */
 export const CASSANDRA_HOST = process.env.WIKISTORE_TEST_CASSANDRA ?? '127.0.0.1';
 
@@ -41,11 +48,17 @@ export function cassandraConfig(overrides: Partial<CassandraStorageConfig> = {})
   };
 }
 
-export const BACKENDS: { name: string; storage: () => StorageConfig }[] = [
+const ALL_BACKENDS: { name: string; storage: () => StorageConfig }[] = [
   { name: 'sqlite', storage: sqliteConfig },
   { name: 'postgres', storage: postgresConfig },
+  { name: 'mariadb', storage: mariadbConfig },
   { name: 'cassandra', storage: cassandraConfig },
 ];
+
+/** Every engine, or those WIKISTORE_TEST_BACKENDS names (comma-separated), for a quicker loop on one. */
+export const BACKENDS = process.env.WIKISTORE_TEST_BACKENDS
+  ? ALL_BACKENDS.filter((b) => process.env.WIKISTORE_TEST_BACKENDS!.split(',').includes(b.name))
+  : ALL_BACKENDS;
 
 let domainCounter = 0;
 /** A fresh domain per test keeps tests apart even in one shared database. */
@@ -163,14 +176,15 @@ export function startProcess(env: Record<string, string>): { child: ChildProcess
 }
 
 /**
- * A config file for a service process on a shared SQLite file in `dir` (two processes, one
- * storage), with short leases so another process finishes a dead one's transactions quickly.
+ * A config file for a service process on a shared SQLite file in `dir`, or on `storage` (two
+ * processes, one storage), with short leases so another process finishes a dead one's transactions quickly.
  */
-export function processConfig(dir: string, domain: string, wikiUrl: string, extra = ''): Record<string, string> {
+export function processConfig(dir: string, domain: string, wikiUrl: string, extra = '', storage?: StorageConfig): Record<string, string> {
   const file = path.join(dir, `config-${domainCounter++}.yaml`);
+  const shared = storage ?? { backend: 'sqlite', path: path.join(dir, 'shared.sqlite3') };
   fs.writeFileSync(
     file,
-    `storage:\n  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'shared.sqlite3'))}\n` +
+    `storage: ${JSON.stringify(shared)}\n` +
       `wikis:\n  ${domain}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\n` +
       `admin_token: ${ADMIN_TOKEN}\nlog_level: info\ntransaction_lease: 1\ntransaction_sweep_interval: 0.3\n` +
       `${extra.includes('follow_changes') ? '' : 'follow_changes: false\n'}${extra}`,

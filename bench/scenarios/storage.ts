@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import crypto from 'node:crypto';
 import path from 'node:path';
 import cassandra from 'cassandra-driver';
+import mysql from 'mysql2/promise';
 import postgres from 'postgres';
 import { openStorage, type TableStorage } from '../../src/storage/index.js';
 import type { StorageConfig } from '../../src/config.js';
@@ -53,6 +54,22 @@ async function directPostgres(url: string): Promise<Direct> {
   };
 }
 
+/** mysql2's pool with prepared statements, as the backend uses it (its key column as the backend types it). */
+async function directMariadb(url: string): Promise<Direct> {
+  const pool = mysql.createPool({ uri: url, connectionLimit: 10 });
+  await pool.query('DROP TABLE IF EXISTS bench_direct');
+  await pool.query('CREATE TABLE bench_direct (k VARCHAR(768) COLLATE utf8mb4_nopad_bin PRIMARY KEY, value LONGBLOB) DEFAULT CHARSET=utf8mb4');
+  for (let i = 0; i < KEYS; i++) await pool.execute('INSERT INTO bench_direct VALUES (?, ?)', [`k${i}`, VALUE]);
+  return {
+    read: (key) => pool.execute('SELECT value FROM bench_direct WHERE k = ?', [key]),
+    insert: (key) => pool.execute('INSERT IGNORE INTO bench_direct (k, value) VALUES (?, ?)', [key, VALUE]),
+    close: async () => {
+      await pool.query('DROP TABLE IF EXISTS bench_direct');
+      await pool.end();
+    },
+  };
+}
+
 /** The raw driver with the settings the backend uses: prepared statements, LOCAL_QUORUM, SERIAL. */
 async function directCassandra(config: Extract<StorageConfig, { backend: 'cassandra' }>): Promise<Direct> {
   const client = new cassandra.Client({
@@ -76,6 +93,7 @@ async function directCassandra(config: Extract<StorageConfig, { backend: 'cassan
 function direct(config: StorageConfig): Promise<Direct> {
   if (config.backend === 'sqlite') return directSqlite(path.join(path.dirname(config.path), 'direct.sqlite3'));
   if (config.backend === 'postgres') return directPostgres(config.url);
+  if (config.backend === 'mariadb') return directMariadb(config.url);
   return directCassandra(config);
 }
 

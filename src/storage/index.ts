@@ -11,6 +11,10 @@ export async function openStorage(config: StorageConfig): Promise<TableStorage> 
     const { CassandraTableStorage } = await import('./cassandra/cassandra-storage.js');
     return CassandraTableStorage.open(config);
   }
+  if (config.backend === 'mariadb') {
+    const { MariadbDriver } = await import('./mariadb/mariadb-driver.js');
+    return SqlTableStorage.open(await MariadbDriver.open(config.url, config.pool_size));
+  }
   if (config.backend === 'postgres') {
     const { PostgresDriver } = await import('./postgres/postgres-driver.js');
     return SqlTableStorage.open(new PostgresDriver(config.url, config.pool_size));

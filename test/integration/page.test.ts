@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
-import { admin, cassandraConfig, postgresConfig, request, sleep, sqliteConfig, located } from '../helpers.js';
+import { admin, BACKENDS, cassandraConfig, mariadbConfig, postgresConfig, request, sleep, sqliteConfig, located } from '../helpers.js';
 import { etagOf, startAgainstWiki, type AgainstWiki, type SwitchableProxy, type WikiAdmin } from '../wiki.js';
 
 const RUN_BASE = Date.now().toString(36);
@@ -15,9 +15,10 @@ const noCache = { ...admin, 'cache-control': 'no-cache' };
 const RUNS = [
   { mode: 'v3', backend: 'sqlite', storage: sqliteConfig },
   { mode: 'core', backend: 'postgres', storage: postgresConfig },
+  { mode: 'core', backend: 'mariadb', storage: mariadbConfig },
   { mode: 'v3', backend: 'cassandra', storage: cassandraConfig },
 ] as const;
-for (const { mode, backend, storage } of RUNS) describe(`page content API against the real wiki (${mode}, ${backend})`, () => {
+for (const { mode, backend, storage } of RUNS.filter((run) => BACKENDS.some((b) => b.name === run.backend))) describe(`page content API against the real wiki (${mode}, ${backend})`, () => {
   // Each run edits, moves and deletes pages of its own.
   const RUN = `${RUN_BASE}${mode}${backend}`;
   let env: AgainstWiki;

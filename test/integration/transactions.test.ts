@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { v1 as uuidv1 } from 'uuid';
-import { admin, BACKENDS, request, sleep, processConfig, startProcess, startServer, tempDir, type TestServer } from '../helpers.js';
+import { admin, BACKENDS, freshDomain, request, sleep, processConfig, startProcess, startServer, tempDir, type TestServer } from '../helpers.js';
 import { storeAbandoned, storeFinished } from '../transaction-load.js';
 
 const TX_TYPE = 'application/json;profile="https://mediawiki.org/schema/transaction"';
@@ -194,10 +194,12 @@ for (const backend of BACKENDS) {
   });
 }
 
-describe('HTTP transactions survive kill -9 (two real processes on one storage)', () => {
+// On the embedded engine and on a server one (whose transactions the killed process leaves open on its connections).
+for (const backend of BACKENDS.filter((b) => b.name === 'sqlite' || b.name === 'mariadb')) describe(`HTTP transactions survive kill -9 (two real processes on one storage, ${backend.name})`, () => {
   const dir = tempDir();
-  const domain = 'tx.example';
-  const config = (kill?: string) => processConfig(dir, domain, 'http://127.0.0.1:1', (kill ? `fault_injection:\n  transaction_kill: ${kill}\n` : ''));
+  const domain = freshDomain();
+  const storage = backend.name === 'sqlite' ? undefined : backend.storage();
+  const config = (kill?: string) => processConfig(dir, domain, 'http://127.0.0.1:1', (kill ? `fault_injection:\n  transaction_kill: ${kill}\n` : ''), storage);
   let survivor: { child: ChildProcess; port: Promise<number> };
   let base: string;
   before(async () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { postgresDialect } from '../../src/storage/postgres/postgres-dialect.js';
 import { sqliteDialect } from '../../src/storage/sqlite/sqlite-dialect.js';
+import { MARIADB_COLLATION, mariadbDialect } from '../../src/storage/mariadb/mariadb-dialect.js';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
@@ -24,5 +25,19 @@ describe('SQL engine errors in storage terms', () => {
     assert.equal(sqliteDialect.isUnavailable(withCode('SQLITE_BUSY')), true);
     assert.equal(sqliteDialect.isUnavailable(withCode('SQLITE_BUSY_SNAPSHOT')), true);
     assert.equal(sqliteDialect.isUnavailable(withCode('SQLITE_CONSTRAINT_PRIMARYKEY')), false);
+  });
+
+  it('tells MariaDB lock waits, deadlocks and lost connections (503) from a value that does not fit (400) and the rest', () => {
+    const dialect = mariadbDialect(MARIADB_COLLATION);
+    const withErrno = (errno: number, code = 'ER_X') => Object.assign(new Error('x'), { errno, code });
+    for (const errno of [1205, 1213, 1040, 1053, 2006, 2013]) assert.equal(dialect.isUnavailable(withErrno(errno)), true, String(errno));
+    for (const code of ['ECONNREFUSED', 'PROTOCOL_CONNECTION_LOST', 'POOL_CLOSED', 'LOCK_TIMEOUT']) assert.equal(dialect.isUnavailable(withCode(code)), true, code);
+    assert.equal(dialect.isUnavailable(Object.assign(new Error('x'), { fatal: true })), true, 'any fatal error of the connection');
+    for (const errno of [1062, 1064, 1146, 1406]) assert.equal(dialect.isUnavailable(withErrno(errno)), false, String(errno));
+    assert.equal(dialect.isStaleSchema(withErrno(1146)), true);
+    assert.equal(dialect.isStaleSchema(withErrno(1054)), true);
+    assert.equal(dialect.isStaleSchema(withErrno(1064)), false);
+    assert.equal(dialect.isValueRefused!(withErrno(1406)), true);
+    assert.equal(dialect.isValueRefused!(withErrno(1213)), false);
   });
 });

@@ -1,5 +1,6 @@
 import type { Dialect } from '../sql/driver.js';
 import type { AttributeType } from '../types.js';
+import { standardSpellings } from '../sql/standard-dialect.js';
 
 /** Text sorts bytewise (COLLATE "C") so key order and paging match SQLite's. */
 const TYPES: Record<string, string> = {
@@ -17,12 +18,17 @@ function isUnavailable(err: unknown): boolean {
   return typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code));
 }
 
+const columnType = (type: AttributeType) => (type.startsWith('set<') ? 'TEXT' : TYPES[type]!);
+
 export const postgresDialect: Dialect = {
   name: 'postgres',
   nativeBoolean: true,
   nativeDecimal: true,
   int64: 'BIGINT',
-  columnType: (type: AttributeType) => (type.startsWith('set<') ? 'TEXT' : TYPES[type]!),
+  shortKeyText: 'TEXT',
+  ...standardSpellings,
+  columnType,
+  keyColumnTypes: (types) => types.map(columnType),
   isUnavailable,
   // undefined_table, undefined_column
   isStaleSchema: (err) => ['42P01', '42703'].includes((err as { code?: string } | null)?.code ?? ''),

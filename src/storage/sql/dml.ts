@@ -1,4 +1,4 @@
-import type { SqlExecutor } from './driver.js';
+import type { Dialect, SqlExecutor } from './driver.js';
 import type { QueryPlan } from '../query-plan.js';
 import type { TableInfo } from '../schema.js';
 import { readSchemaEpochSql } from './ddl.js';
@@ -124,27 +124,28 @@ export function nextExpiryStatement(names: PhysicalNames, now: number): Statemen
 }
 
 /** Upsert of one row; columns it does not name keep their value unless the old row had expired. */
-export function upsertRowStatement(info: TableInfo, names: PhysicalNames, values: Record<string, unknown>, exp: number | null, now: number): Statement {
+export function upsertRowStatement(dialect: Dialect, info: TableInfo, names: PhysicalNames, values: Record<string, unknown>, exp: number | null, now: number): Statement {
   const keys = [...info.hash, ...info.range];
   const given = Object.keys(values);
   const table = q(names.main);
   const kept = info.regular.filter((c) => !given.includes(c));
+  // `_exp` is set last: MariaDB reads a column assigned earlier in the list with its new value.
   const sets = [
-    ...given.filter((c) => !keys.includes(c)).map((c) => `${q(c)} = excluded.${q(c)}`),
+    ...given.filter((c) => !keys.includes(c)).map((c) => `${q(c)} = ${dialect.inserted(c)}`),
     ...kept.map((c) => `${q(c)} = CASE WHEN ${table}."_exp" IS NOT NULL AND ${table}."_exp" <= ? THEN NULL ELSE ${table}.${q(c)} END`),
-    `"_exp" = excluded."_exp"`,
+    `"_exp" = ${dialect.inserted('_exp')}`,
   ];
   const columns = [...given, '_exp'];
   return {
-    sql: `INSERT INTO ${table} (${columns.map(q).join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ON CONFLICT (${keys.map(q).join(', ')}) DO UPDATE SET ${sets.join(', ')}`,
+    sql: `INSERT INTO ${table} (${columns.map(q).join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ${dialect.onConflictUpdate(keys)} ${sets.join(', ')}`,
     params: [...Object.values(values), exp, ...kept.map(() => now)],
   };
 }
 
-export function upsertStaticStatement(info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, values: Record<string, unknown>): Statement {
+export function upsertStaticStatement(dialect: Dialect, info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, values: Record<string, unknown>): Statement {
   const columns = [...info.hash, ...Object.keys(values)];
   return {
-    sql: `INSERT INTO ${q(names.statics)} (${columns.map(q).join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ON CONFLICT (${info.hash.map(q).join(', ')}) DO UPDATE SET ${Object.keys(values).map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}`,
+    sql: `INSERT INTO ${q(names.statics)} (${columns.map(q).join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ${dialect.onConflictUpdate(info.hash)} ${Object.keys(values).map((c) => `${q(c)} = ${dialect.inserted(c)}`).join(', ')}`,
     params: [...info.hash.map((h) => hashKey[h]), ...Object.values(values)],
   };
 }

@@ -3,14 +3,37 @@ import type { ValueCodec } from '../values.js';
 
 /** Engine-specific SQL details; everything else about SQL is shared. */
 export interface Dialect extends ValueCodec {
-  readonly name: 'sqlite' | 'postgres';
+  readonly name: 'sqlite' | 'postgres' | 'mariadb';
+  /** A value column's type. */
   columnType(type: AttributeType): string;
+  /**
+   * The types of a primary key's columns, given in order: an engine whose index keys have a size
+   * limit (MariaDB) shares it out among them; elsewhere each is its value type.
+   */
+  keyColumnTypes(types: AttributeType[]): string[];
   /** Type of the `_exp` column (milliseconds since the epoch). */
   readonly int64: string;
+  /** Text of at most 255 characters that can be a key (the definitions table's domain and name). */
+  readonly shortKeyText: string;
+  /** Added after a CREATE TABLE's column list (engine, character set, collation). */
+  readonly tableOptions: string;
+  /** Whether an index may cover only the rows a WHERE clause picks. */
+  readonly partialIndexes: boolean;
+  /** A column as an index lists it (engines that index long text by a prefix say how long). */
+  indexColumn(name: string, type: AttributeType): string;
+  dropIndex(index: string, table: string): string;
+  /** What follows an INSERT's VALUES to update the row whose key it collides with: then `SET a = ...` assignments. */
+  onConflictUpdate(keys: string[]): string;
+  /** In those assignments, the value the INSERT tried to write to `column`. */
+  inserted(column: string): string;
+  /** An INSERT of one row that does nothing if its key is taken. */
+  insertIfAbsent(table: string, columns: string[], keys: string[]): string;
   /** Whether an error says a table or column a statement named is not there (a definition changed elsewhere). */
   isStaleSchema(err: unknown): boolean;
   /** Whether an error says the engine cannot answer now (unreachable, busy, shutting down): worth retrying later. */
   isUnavailable(err: unknown): boolean;
+  /** Whether an error says a value does not fit its column (an engine that bounds key lengths): the client's input. */
+  isValueRefused?(err: unknown): boolean;
 }
 
 export type SqlRow = Record<string, unknown>;

@@ -79,6 +79,7 @@ export class SqlTableStorage implements TableStorage {
       return await this.tables.retryStale(operation, dialect.isStaleSchema);
     } catch (err) {
       if (dialect.isUnavailable(err)) throw unavailable(`Storage could not answer: ${(err as Error).message}`);
+      if (dialect.isValueRefused?.(err)) throw invalidInput(`A value does not fit its column: ${(err as Error).message}`, 'value-too-large');
       throw err;
     }
   }
@@ -86,12 +87,12 @@ export class SqlTableStorage implements TableStorage {
   /** `readCacheBytes`: memory for query answers, on engines that can tell when they changed (see ReadCache). */
   static async open(driver: SqlDriver, options: { readCacheBytes?: number } = {}): Promise<SqlTableStorage> {
     try {
-      for (const ddl of metaTableDdl()) {
+      for (const { sql, params } of metaTableDdl(driver.dialect)) {
         // Processes starting together on a new database race to create these: PostgreSQL may refuse
         // the loser's CREATE TABLE IF NOT EXISTS (a duplicate type); by the second try it exists.
-        await driver.run(ddl, []).catch(async () => {
+        await driver.run(sql, params).catch(async () => {
           await sleep(100);
-          await driver.run(ddl, []);
+          await driver.run(sql, params);
         });
       }
     } catch (err) {
@@ -113,7 +114,7 @@ export class SqlTableStorage implements TableStorage {
   private async table(domain: string, name: unknown, { confirmedLater }: { confirmedLater?: boolean } = {}): Promise<Table> {
     if (typeof name !== 'string' || !TABLE_NAME.test(name)) throw invalidInput(`Invalid table name ${JSON.stringify(name)}.`, 'invalid-table-name');
     return this.tables.get(`${domain}\u0000${name}`, async () => {
-      const rows = await this.driver.all(`SELECT schema FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
+      const rows = await this.driver.all(`SELECT "schema" FROM ${q(META_TABLE)} WHERE "domain" = ? AND "name" = ?`, [domain, name]);
       if (rows.length === 0) throw missing(`Table '${name}' does not exist in ${domain}.`, 'unknown-table');
       return { info: describe(JSON.parse(rows[0]!.schema as string) as TableSchema), names: physicalNames(domain, name) };
     }, { confirmedLater: confirmedLater && this.confirmsInTransaction });
@@ -159,17 +160,17 @@ export class SqlTableStorage implements TableStorage {
     const info = describe(schema);
     const names = physicalNames(domain, name);
     const outcome = await this.driver.transaction(JSON.stringify(['schema', domain, name]), async (tx) => {
-      const rows = await tx.all(`SELECT schema FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
+      const rows = await tx.all(`SELECT "schema" FROM ${q(META_TABLE)} WHERE "domain" = ? AND "name" = ?`, [domain, name]);
       if (rows.length === 0) {
         for (const ddl of createTableDdl(info, names, this.driver.dialect)) await tx.run(ddl, []);
-        await tx.run(`INSERT INTO ${q(META_TABLE)} (domain, name, schema) VALUES (?, ?, ?)`, [domain, name, JSON.stringify(schema)]);
+        await tx.run(`INSERT INTO ${q(META_TABLE)} ("domain", "name", "schema") VALUES (?, ?, ?)`, [domain, name, JSON.stringify(schema)]);
         await tx.run(bumpSchemaEpochSql(), []);
         return 'created' as const;
       }
       const current = JSON.parse(rows[0]!.schema as string) as TableSchema;
       if (compareSchemas(current, schema) === 'unchanged') return 'unchanged' as const;
       for (const ddl of migrateTableDdl(describe(current), info, names, this.driver.dialect)) await tx.run(ddl, []);
-      await tx.run(`UPDATE ${q(META_TABLE)} SET schema = ? WHERE domain = ? AND name = ?`, [JSON.stringify(schema), domain, name]);
+      await tx.run(`UPDATE ${q(META_TABLE)} SET "schema" = ? WHERE "domain" = ? AND "name" = ?`, [JSON.stringify(schema), domain, name]);
       await tx.run(bumpSchemaEpochSql(), []);
       return 'updated' as const;
     });
@@ -190,7 +191,7 @@ export class SqlTableStorage implements TableStorage {
     const { names } = await this.table(domain, name);
     await this.driver.transaction(JSON.stringify(['schema', domain, name]), async (tx) => {
       for (const ddl of dropTableDdl(names)) await tx.run(ddl, []);
-      await tx.run(`DELETE FROM ${q(META_TABLE)} WHERE domain = ? AND name = ?`, [domain, name]);
+      await tx.run(`DELETE FROM ${q(META_TABLE)} WHERE "domain" = ? AND "name" = ?`, [domain, name]);
       await tx.run(bumpSchemaEpochSql(), []);
     });
     this.tables.delete(`${domain}\u0000${name}`);
@@ -323,9 +324,9 @@ export class SqlTableStorage implements TableStorage {
       const now = Date.now();
       if (conditional) await checkConditions(tx, info, names, plan, now, this.codec);
       if (plan.row) {
-        await exec(tx, upsertRowStatement(info, names, plan.row, this.expiry(info, plan, now), now));
+        await exec(tx, upsertRowStatement(this.driver.dialect, info, names, plan.row, this.expiry(info, plan, now), now));
       }
-      if (Object.keys(plan.statics).length > 0) await exec(tx, upsertStaticStatement(info, names, plan.hashKey, plan.statics));
+      if (Object.keys(plan.statics).length > 0) await exec(tx, upsertStaticStatement(this.driver.dialect, info, names, plan.hashKey, plan.statics));
       if (plan.row) await applyRetention(tx, info, names, plan.hashKey, plan.row, now);
     });
   }
@@ -351,7 +352,7 @@ export class SqlTableStorage implements TableStorage {
 
   /** Removes rows whose TTL has passed (reads never return them; this reclaims their space). */
   async sweepExpired(): Promise<number> {
-    const tables = await this.driver.all(`SELECT domain, name FROM ${q(META_TABLE)}`, []);
+    const tables = await this.driver.all(`SELECT "domain", "name" FROM ${q(META_TABLE)}`, []);
     let removed = 0;
     const now = Date.now();
     for (const t of tables) removed += await exec(this.driver, sweepStatement(physicalNames(t.domain as string, t.name as string), now));

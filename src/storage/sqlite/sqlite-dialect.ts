@@ -1,10 +1,13 @@
 import type { Dialect } from '../sql/driver.js';
 import type { AttributeType } from '../types.js';
+import { standardSpellings } from '../sql/standard-dialect.js';
 
 const TYPES: Record<string, string> = {
   blob: 'BLOB', string: 'TEXT', int: 'INTEGER', long: 'INTEGER', varint: 'INTEGER', decimal: 'TEXT', float: 'REAL', double: 'REAL',
   boolean: 'INTEGER', timeuuid: 'TEXT', uuid: 'TEXT', timestamp: 'INTEGER', json: 'TEXT',
 };
+
+const columnType = (type: AttributeType) => (type.startsWith('set<') ? 'TEXT' : TYPES[type]!);
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
@@ -12,7 +15,10 @@ export const sqliteDialect: Dialect = {
   // Decimals are stored as order-preserving text (see decimal.ts).
   nativeDecimal: false,
   int64: 'INTEGER',
-  columnType: (type: AttributeType) => (type.startsWith('set<') ? 'TEXT' : TYPES[type]!),
+  shortKeyText: 'TEXT',
+  ...standardSpellings,
+  columnType,
+  keyColumnTypes: (types) => types.map(columnType),
   // Another process held the write lock past busy_timeout.
   isUnavailable: (err) => ['SQLITE_BUSY', 'SQLITE_LOCKED'].some((code) => ((err as { code?: string } | null)?.code ?? '').startsWith(code)),
   isStaleSchema: (err) => err instanceof Error && (err as { code?: string }).code === 'SQLITE_ERROR' && /no such (table|column)|has no column named/.test(err.message),

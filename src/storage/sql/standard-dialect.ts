@@ -1,0 +1,14 @@
+import type { Dialect } from './driver.js';
+import { q } from './names.js';
+
+/** The spellings SQLite and PostgreSQL share (the SQL standard's, or their common extension of it). */
+export const standardSpellings: Pick<Dialect, 'tableOptions' | 'partialIndexes' | 'indexColumn' | 'dropIndex' | 'onConflictUpdate' | 'inserted' | 'insertIfAbsent'> = {
+  tableOptions: '',
+  partialIndexes: true,
+  indexColumn: (name) => q(name),
+  dropIndex: (index) => `DROP INDEX IF EXISTS ${q(index)}`,
+  onConflictUpdate: (keys) => `ON CONFLICT (${keys.map(q).join(', ')}) DO UPDATE SET`,
+  inserted: (column) => `excluded.${q(column)}`,
+  insertIfAbsent: (table, columns, keys) =>
+    `INSERT INTO ${q(table)} (${columns.map(q).join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ON CONFLICT (${keys.map(q).join(', ')}) DO NOTHING`,
+};
