@@ -57,14 +57,33 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund >&2
 fi
 log "building (typecheck included)"
-rm -rf dist  # no stale compiled tests
+node scripts/prune-dist.mjs  # the incremental build is kept; no compiled test outlives its source
 npx tsc -p .
 log "checking the import graph (no cycles, imports down the layers: .dependency-cruiser.cjs)"
 npx depcruise src --config .dependency-cruiser.cjs --output-type err
 
 # The single Cassandra node outlives a run; its test keyspaces do not.
 node scripts/drop-test-keyspaces.mjs "$WIKISTORE_TEST_CASSANDRA" wst
-node --test --test-reporter=spec "${@:-dist/test/}"
+# Files run at once (each in its own process, on its own domains and pages): most of a file's time
+# is spent waiting on the wiki, the databases or timers, not on this machine's two cores.
+concurrency="${WIKISTORE_TEST_CONCURRENCY:-4}"
+# A file may be named as its source (test/storage/mariadb.test.ts) or as built (dist/...js).
+files=()
+for arg in "$@"; do
+  case "$arg" in
+    dist/*) files+=("$arg") ;;
+    *.ts) files+=("dist/${arg%.ts}.js") ;;
+    *) files+=("dist/$arg") ;;
+  esac
+done
+if [ ${#files[@]} -eq 0 ]; then
+  # The longest files start first, so that none of them begins last and runs on alone.
+  slow_first=(dist/test/integration/roundtrip.test.js dist/test/integration/backfill.test.js dist/test/integration/transactions.test.js
+    dist/test/integration/scale-generator.test.js dist/test/integration/branches.test.js dist/test/storage/cassandra.test.js)
+  mapfile -t rest < <(find dist/test -name '*.test.js' -not -path 'dist/test/cluster/*' | sort | grep -vxF -f <(printf '%s\n' "${slow_first[@]}"))
+  files=("${slow_first[@]}" "${rest[@]}")
+fi
+node --test --test-concurrency="$concurrency" --test-reporter=spec "${files[@]}"
 
 # The slow tier: a three-node Cassandra cluster on 127.0.0.1-3 (the single node makes way for it),
 # replication factor 3, one node killed with kill -9. Only with the whole suite, not a chosen file.

@@ -6,6 +6,12 @@ import { startAgainstWiki, waitFor, type AgainstWiki } from '../wiki.js';
 const TIMEOUT_S = 1;
 const PROBE_S = 1;
 
+/**
+ * A request that waited for the black-holed wiki takes the whole timeout; one that did not is
+ * far below it, even on a machine busy with other test files (how fast is the benchmark's job).
+ */
+const WAITED_MS = (TIMEOUT_S * 1000) / 4;
+
 const p99 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.99) - 1]!;
 
 /**
@@ -45,10 +51,10 @@ describe('a wiki that stops answering: the circuit per wiki', () => {
       statuses.add(res.status);
     }
     assert.deepEqual([...statuses], [200], 'every stored page served');
-    const slow = durations.filter((d) => d > 50);
+    const slow = durations.filter((d) => d > WAITED_MS);
     assert.ok(slow.length <= 2, `at most the two stalls that open the circuit wait (${slow.map((d) => Math.round(d)).join(', ')} ms)`);
     assert.ok(Math.max(...durations) < TIMEOUT_S * 1000 * 2 + 500, `none waits more than the timeout once (max ${Math.round(Math.max(...durations))} ms)`);
-    assert.ok(p99(durations) <= 50, `p99 ${p99(durations).toFixed(1)} ms`);
+    assert.ok(p99(durations) <= WAITED_MS, `p99 ${p99(durations).toFixed(1)} ms`);
     // What needs the wiki: the first requests wait out the timeout, then the circuit opens and
     // the rest fail at once, saying when to come back.
     const cold: { status: number; ms: number; retryAfter: number }[] = [];
@@ -59,8 +65,8 @@ describe('a wiki that stops answering: the circuit per wiki', () => {
     }
     console.log('# cold misses with the wiki black-holed', JSON.stringify(cold.map((c) => [c.status, Math.round(c.ms)])));
     assert.ok(cold.every((c) => c.status === 503 || c.status === 504), 'answered 503 or 504, never 500');
-    assert.ok(cold.filter((c) => c.ms > 200).length <= 2, 'at most two wait for the wiki');
-    assert.ok(cold.slice(2).every((c) => c.status === 503 && c.retryAfter >= 1 && c.ms < 200), 'then each fails fast with Retry-After');
+    assert.ok(cold.filter((c) => c.ms > WAITED_MS).length <= 2, 'at most two wait for the wiki');
+    assert.ok(cold.slice(2).every((c) => c.status === 503 && c.retryAfter >= 1 && c.ms < WAITED_MS), 'then each fails fast with Retry-After');
     assert.equal(await circuitOpen(), 1, 'the open circuit is visible in the metrics');
     const unchecked = await request(`${w.v1}/page/Bodmin/html`);
     assert.equal(unchecked.status, 200);
@@ -68,7 +74,7 @@ describe('a wiki that stops answering: the circuit per wiki', () => {
     assert.equal((await request(`${w.s.base}/wiki.test/rest_v1/page/html/Bodmin`)).headers.warning, '111 - "Revalidation Failed"');
     const started = performance.now();
     const history = await request(`${w.v1}/page/Bodmin/rev/`);
-    assert.ok(performance.now() - started < 200 && (history.status === 200 || history.status === 503), `history ${history.status} at once`);
+    assert.ok(performance.now() - started < WAITED_MS && (history.status === 200 || history.status === 503), `history ${history.status} at once`);
     w.proxy.restore();
     await waitFor('the circuit closes', (PROBE_S + TIMEOUT_S) * 1000 * 3, async () => ((await circuitOpen()) === 0 ? true : undefined));
     const checked = await request(`${w.v1}/page/Bodmin/html`);

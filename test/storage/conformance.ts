@@ -75,8 +75,17 @@ const pages = {
   },
 };
 
-/** One suite, every backend: the semantics the table storage API promises. */
-export function storageConformance(backend: string, config: () => StorageConfig): void {
+/** The suite's groups of cases, by name (a cluster runs those that depend on several replicas). */
+export type ConformanceGroup =
+  | 'health' | 'schemas' | "the implicit '_tid'" | 'writes' | 'queries' | 'secondary indexes' | 'expiry and retention'
+  | 'reads after writes elsewhere' | 'isolation and concurrency' | 'hostile schemas and values (the same 400 on every backend)' | "RESTBase's model, in full";
+
+/**
+ * One suite, every backend: the semantics the table storage API promises. `only`: the groups to
+ * run (the others are skipped, saying why).
+ */
+export function storageConformance(backend: string, config: () => StorageConfig, { only }: { only?: ConformanceGroup[] } = {}): void {
+  const group = (name: ConformanceGroup, fn: () => void) => describe(name, { skip: only && !only.includes(name) ? 'one node proves it (test/storage/)' : false }, fn);
   describe(`table storage conformance: ${backend}`, () => {
     let storage: TableStorage;
     let shared: StorageConfig;
@@ -94,7 +103,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       return domain;
     }
 
-    describe('health', () => {
+    group('health', () => {
       it('answers ok while the engine answers, and down once it cannot (closed)', async () => {
         const health = await storage.health(2000);
         assert.equal(health.status, 'ok', JSON.stringify(health));
@@ -106,7 +115,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       });
     });
 
-    describe('schemas', () => {
+    group('schemas', () => {
       it('creates a table once and answers the same schema idempotently', async () => {
         const domain = await table(revisions);
         assert.equal(await storage.createTable(domain, 'revisions', revisions), 'unchanged');
@@ -169,7 +178,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       });
     });
 
-    describe("the implicit '_tid'", () => {
+    group("the implicit '_tid'", () => {
       it('is added to a table keyed by no timeuuid and filled on every row write, or kept as the writer gives it', async () => {
         const domain = await table(grid);
         assert.equal((await storage.getSchema(domain, 'grid')).attributes._tid, 'timeuuid');
@@ -219,7 +228,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       });
     });
 
-    describe('writes', () => {
+    group('writes', () => {
       it('round-trips every attribute type', async () => {
         const domain = await table(everyType);
         const row = {
@@ -315,7 +324,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       });
     });
 
-    describe('queries', () => {
+    group('queries', () => {
       let domain: string;
       before(async () => {
         domain = await table(grid);
@@ -476,7 +485,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       });
     });
 
-    describe('secondary indexes', () => {
+    group('secondary indexes', () => {
       it('finds primary rows by index and follows updates and deletes', async () => {
         const domain = await table(pages);
         const tids = [0, 1, 2, 3, 4].map((i) => tid(1_600_000_000_000 + i * 1000));
@@ -523,7 +532,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       });
     });
 
-    describe('expiry and retention', () => {
+    group('expiry and retention', () => {
       it('never returns a row past its _ttl and sweeps it later', async () => {
         const domain = await table(revisions);
         const [t1, t2] = [tid(Date.now() - 1000), tid(Date.now())];
@@ -600,7 +609,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       });
     });
 
-    describe('reads after writes elsewhere', () => {
+    group('reads after writes elsewhere', () => {
       // A second handle on the same storage stands for another process (a worker) or machine.
       let other: TableStorage;
       before(async () => {
@@ -712,7 +721,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       });
     });
 
-    describe('isolation and concurrency', () => {
+    group('isolation and concurrency', () => {
       it('keeps tables of different domains apart', async () => {
         const [d1, d2] = [await table(grid), await table(grid)];
         await storage.put(d1, { table: 'grid', attributes: { p: 'p', x: 1, y: 1, label: 'one' } });
@@ -753,7 +762,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       });
     });
 
-    describe('hostile schemas and values (the same 400 on every backend)', () => {
+    group('hostile schemas and values (the same 400 on every backend)', () => {
       it('keeps keys apart that differ only in case, trailing spaces, Unicode normalization or by an astral character', async () => {
         const domain = await table(grid);
         const keys = ['Foo', 'foo', 'FOO', 'foo ', 'Cafe\u0301', 'Café', 'ß', 'ss', '😀', '😁'];
@@ -831,7 +840,7 @@ export function storageConformance(backend: string, config: () => StorageConfig)
       });
     });
 
-    describe("RESTBase's model, in full", () => {
+    group("RESTBase's model, in full", () => {
       const numbers = {
         table: 'numbers',
         attributes: { p: 'string', n: 'long', v: 'varint', sl: 'set<long>', sd: 'set<decimal>', sts: 'set<timestamp>', sb: 'set<boolean>', tu: 'set<timeuuid>' },

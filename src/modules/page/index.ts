@@ -66,9 +66,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
     normalize,
     moreRoutes: [...saveRoutes(saver, normalize), ...transformRoutes(transforms, normalize), ...branchRoutes({ branches, callers, normalize, bodies: new VersionBodies(Math.floor(options.renderCacheBytes / 8)) })],
     setupDomain: async (ctx, domain) => {
-      await service.createTables(ctx, domain);
-      await transforms.createTables(ctx, domain);
-      await linkStates.create(ctx, domain);
+      await Promise.all([service.createTables(ctx, domain), transforms.createTables(ctx, domain), linkStates.create(ctx, domain)]);
     },
   });
   // First, so it stops following before the page module waits for pending renders.

@@ -92,8 +92,7 @@ export class TransactionExecutor {
   }
 
   async create(ctx: RequestContext): Promise<void> {
-    await this.table.create(ctx, TRANSACTIONS_SCHEMA);
-    await this.pending.create(ctx);
+    await Promise.all([this.table.create(ctx, TRANSACTIONS_SCHEMA), this.pending.create(ctx)]);
   }
 
   private ttlSeconds(tid: string): number {

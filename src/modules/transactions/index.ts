@@ -44,11 +44,12 @@ export function transactionsModule(options: TransactionOptions): Module {
     tables: ['transactions', 'transactions_pending', 'heartbeats'],
     components: transactionSpecs.components,
     async setup(ctx) {
-      for (const { heartbeat, executor: e } of perDomain.values()) {
-        await e.create(ctx);
-        await heartbeat.create(ctx);
-        await heartbeat.start(ctx);
-      }
+      await Promise.all(
+        [...perDomain.values()].map(async ({ heartbeat, executor: e }) => {
+          await Promise.all([e.create(ctx), heartbeat.create(ctx)]);
+          await heartbeat.start(ctx);
+        }),
+      );
       if (options.sweepMs > 0) {
         sweeper = setInterval(() => void sweep(ctx), options.sweepMs);
         sweeper.unref();

@@ -48,8 +48,7 @@ export class LinkStates {
   }
 
   async create(ctx: RequestContext, domain: string): Promise<void> {
-    await this.states(domain).create(ctx);
-    await this.links(domain).create(ctx);
+    await Promise.all([this.states(domain).create(ctx), this.links(domain).create(ctx)]);
   }
 
   /** The states of `targets`; those the wiki cannot be asked for now are left out (their links keep their marks). */

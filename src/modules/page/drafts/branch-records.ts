@@ -28,7 +28,7 @@ export function branchRecordsModule(branches: Branches, { domains, expiry, sweep
     api: 'sys',
     tables: ['page_branches', 'page_branch_lists', 'page_branch_expiry'],
     async setup(ctx) {
-      for (const domain of domains) await branches.createTables(ctx, domain);
+      await Promise.all(domains.map((domain) => branches.createTables(ctx, domain)));
       if (sweepMs > 0) {
         timer = setInterval(() => void sweep(ctx), sweepMs);
         timer.unref();

@@ -69,9 +69,7 @@ export class Branches {
 
   async createTables(ctx: RequestContext, domain: string): Promise<void> {
     const t = this.tablesOf(domain);
-    await t.branches.create(ctx);
-    await t.lists.create(ctx);
-    await t.expiry.create(ctx);
+    await Promise.all([t.branches.create(ctx), t.lists.create(ctx), t.expiry.create(ctx)]);
   }
 
   /** When a branch updated at `updated` expires. */

@@ -20,7 +20,7 @@ export function saveRecordsModule(service: PageService, locks: (domain: string) 
     api: 'sys',
     tables: ['page_save_locks'],
     async setup(ctx) {
-      for (const domain of service.domains()) await locks(domain).create(ctx);
+      await Promise.all(service.domains().map((domain) => locks(domain).create(ctx)));
     },
     routes: [
       {

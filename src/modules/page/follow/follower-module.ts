@@ -23,7 +23,7 @@ export function followerModule(
     followers,
     async setup(ctx) {
       context = ctx;
-      for (const state of states.values()) await state.create(ctx);
+      await Promise.all([...states.values()].map((state) => state.create(ctx)));
       if (!follow) return;
       for (const [domain, state] of states) {
         const follower = new ChangeFollower(domain, service, state, follow, metrics, log, pagesChanged);

@@ -50,12 +50,10 @@ export class PageService {
     return this.wikis.get(domain)!;
   }
 
+  /** Creates the read side's tables, all at once (each create is a round trip, a schema change on Cassandra). */
   async createTables(ctx: RequestContext, domain: string): Promise<void> {
-    await this.revisions.table(domain).create(ctx);
-    await this.renders.create(ctx, domain);
-    await this.renderer.renderLeases(domain).create(ctx);
     const siteInfo = new StoredSiteInfo(domain, ctx);
-    await siteInfo.create();
+    await Promise.all([this.revisions.table(domain).create(ctx), this.renders.create(ctx, domain), this.renderer.renderLeases(domain).create(ctx), siteInfo.create()]);
     this.wiki(domain).useSiteInfoStore(siteInfo);
   }
 

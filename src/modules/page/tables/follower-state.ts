@@ -50,8 +50,7 @@ export class FollowerState {
   }
 
   async create(ctx: RequestContext): Promise<void> {
-    await this.table.create(ctx, PAGE_FOLLOWER_SCHEMA);
-    await this.dependents.create(ctx, PAGE_DEPENDENTS_SCHEMA);
+    await Promise.all([this.table.create(ctx, PAGE_FOLLOWER_SCHEMA), this.dependents.create(ctx, PAGE_DEPENDENTS_SCHEMA)]);
   }
 
   /** Takes the lease and then the cursor's fence: from here on only `holder` moves the cursor. */

@@ -201,7 +201,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
     api: 'v1',
     tables: ['page_revisions', 'parsoid', 'site_info', 'page_render_leases', 'transform_stash', 'page_links', 'link_states'],
     async setup(ctx) {
-      for (const domain of domains) await setupDomain(ctx, domain);
+      await Promise.all(domains.map((domain) => setupDomain(ctx, domain)));
     },
     close: () => service.drain(),
     routes: [
