@@ -42,8 +42,10 @@ function toPredicates(info: TableInfo, column: string, condition: unknown, encod
   if (!isOperatorObject) return [{ column, op: 'eq', value: value(condition) }];
   const entries = Object.entries(condition as Record<string, unknown>);
   if (entries.length === 0) throw invalidInput(`Condition on '${column}' is empty.`, 'invalid-query');
-  return entries.flatMap(([op, operand]): Predicate[] => {
-    if (!OPERATORS.has(op)) throw invalidInput(`Unknown operator '${op}' on '${column}'.`, 'invalid-query');
+  return entries.flatMap(([given, operand]): Predicate[] => {
+    // RESTBase's clients spell operators in either case ({BETWEEN: [a, b]}).
+    const op = given.toLowerCase();
+    if (!OPERATORS.has(op)) throw invalidInput(`Unknown operator '${given}' on '${column}'.`, 'invalid-query');
     if (op !== 'between') return [{ column, op: op as Predicate['op'], value: value(operand) }];
     if (!Array.isArray(operand) || operand.length !== 2) throw invalidInput(`'between' on '${column}' takes [low, high].`, 'invalid-query');
     return [

@@ -151,6 +151,8 @@ export function normalizeSchema(raw: unknown, tableName: string, domain?: string
   if (raw.options !== undefined && !isObject(raw.options)) fail('options must be an object');
   const options = (raw.options as Record<string, unknown>) ?? {};
   checkStorageOptions(options);
+  // What GET added (the domain, the schema as given before) is not part of what was given.
+  const { domain: _domain, given: _given, ...given } = raw;
   return {
     table: tableName,
     version: version as number,
@@ -159,8 +161,12 @@ export function normalizeSchema(raw: unknown, tableName: string, domain?: string
     secondaryIndexes,
     revisionRetentionPolicy: retention,
     options,
+    given,
   };
 }
+
+/** A schema without the copy of what its client gave: what the table is. */
+const definition = ({ given: _given, ...schema }: TableSchema): Omit<TableSchema, 'given'> => schema;
 
 /** How a table's rows change, for engines that pick their compaction by it (RESTBase's `updates.pattern`). */
 const UPDATE_PATTERNS = ['random-update', 'write-once', 'timeseries'] as const;
@@ -196,7 +202,9 @@ export function describe(schema: TableSchema): TableInfo {
 export type SchemaChange = 'unchanged' | 'migrate';
 
 /** What re-PUTting a schema means: nothing, a supported migration, or a 400. */
-export function compareSchemas(current: TableSchema, next: TableSchema): SchemaChange {
+export function compareSchemas(currentGiven: TableSchema, nextGiven: TableSchema): SchemaChange {
+  const current = definition(currentGiven);
+  const next = definition(nextGiven);
   if (isDeepStrictEqual(current, next)) return 'unchanged';
   // A table created before the implicit time-uuid existed gains it when its schema is PUT again,
   // at the same version: the modules re-PUT theirs at start-up and must not be refused.

@@ -39,6 +39,11 @@ export interface TableSchema {
   secondaryIndexes: Record<string, IndexElement[]>;
   revisionRetentionPolicy: RetentionPolicy;
   options: Record<string, unknown>;
+  /**
+   * The schema as its client last PUT it, kept so that it reads back over HTTP as it was put (a
+   * client compares it with its own); no part of what the table is.
+   */
+  given?: Record<string, unknown>;
 }
 
 /** A plain value means `eq`. */

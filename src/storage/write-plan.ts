@@ -48,8 +48,13 @@ export function planWrite(info: TableInfo, write: Write, encode: ToEngine): Writ
   const statics = Object.fromEntries(info.statics.filter((s) => s in values).map((s) => [s, values[s]]));
   const givenRange = info.range.filter((r) => values[r] !== null && values[r] !== undefined);
   const staticOnly = givenRange.length === 0 && info.regular.every((c) => !(c in values)) && Object.keys(statics).length > 0;
-  if (!staticOnly && own(schema.attributes, IMPLICIT_TID) !== undefined && (values[IMPLICIT_TID] === undefined || values[IMPLICIT_TID] === null)) {
-    values[IMPLICIT_TID] = encode('timeuuid', timeuuid());
+  // A row's time-uuid left out is made now, as RESTBase did: the implicit '_tid', and a timeuuid
+  // range key (the render's tid of a revisioned table) when it is the only key missing.
+  const tid = info.tidColumn ?? (own(schema.attributes, IMPLICIT_TID) !== undefined ? IMPLICIT_TID : undefined);
+  const tidIsKey = tid !== undefined && info.range.includes(tid);
+  if (!staticOnly && tid !== undefined && (values[tid] === undefined || values[tid] === null) && (!tidIsKey || info.range.every((r) => r === tid || givenRange.includes(r)))) {
+    values[tid] = encode('timeuuid', timeuuid());
+    if (tidIsKey) givenRange.push(tid);
   }
   const givenRegular = info.regular.filter((c) => c in values);
   if (!staticOnly) {

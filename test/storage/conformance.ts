@@ -7,6 +7,7 @@ import { STATUS_OF } from '../../src/modules/table/index.js';
 import { openStorage, type TableStorage } from '../../src/storage/index.js';
 import { SCHEMA_RECHECK_MS } from '../../src/storage/schema-cache.js';
 import { freshDomain, sleep } from '../helpers.js';
+import { timeuuidMillis } from '../../src/timeuuid.js';
 
 /** Asserts that a promise rejects with the storage error that means the given HTTP status. */
 export async function rejectsWith(promise: Promise<unknown>, status: number, match?: RegExp): Promise<void> {
@@ -588,15 +589,21 @@ export function storageConformance(backend: string, config: () => StorageConfig,
         assert.ok(left.length <= 1, `latest_hash left ${left.length} rows of one hash key`);
       });
 
-      it("'interval' keeps the newest revision of each interval", async () => {
-        const domain = await table({ ...revisions, revisionRetentionPolicy: { type: 'interval', interval: 3600, count: 1, grace_ttl: 0 } });
-        const hour = 3_600_000;
-        const base = Math.floor(Date.now() / hour) * hour - 10 * hour;
-        const ts = [base + 1000, base + 2000, base + hour + 1000, base + hour + 2000, base + 2 * hour + 1000].map(tid);
-        for (const t of ts) await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t } });
-        await sleep(5);
-        const { items } = await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } });
-        assert.deepEqual(items.map((r) => r.tid), [ts[4], ts[3], ts[1]]);
+      it("'interval' keeps at most its count of renders within an interval before each write, never the first, in either range order (RESTBase's)", async () => {
+        const day = 86_400_000;
+        const at = (d: number, h: number, m: number) => Date.UTC(2015, 3, d, h, m);
+        // Three renders on the first day, one on the second, three on the third (RESTBase's own case).
+        const times = [at(1, 17, 0), at(1, 17, 10), at(1, 17, 50), at(2, 17, 0), at(3, 17, 0), at(3, 17, 30), at(3, 18, 0)];
+        for (const order of ['desc', 'asc'] as const) {
+          const schema = { ...pages, table: `interval_${order}`, secondaryIndexes: {}, index: [pages.index[0]!, { attribute: 'rev', type: 'range', order }, { attribute: 'tid', type: 'range', order }] };
+          const domain = await table({ ...schema, revisionRetentionPolicy: { type: 'interval', interval: day / 1000, count: 2, grace_ttl: 0 } });
+          const ts = times.map(tid);
+          for (const t of ts) await storage.put(domain, { table: schema.table, attributes: { title: 'T', rev: 1000, tid: t } });
+          await sleep(5);
+          const { items } = await storage.get(domain, { table: schema.table, attributes: { title: 'T', rev: 1000 } });
+          // The second render goes when the next day's first comes; the third day's first when its third comes.
+          assert.deepEqual(items.map((r) => r.tid).sort(), [ts[0], ts[2], ts[3], ts[5], ts[6]].sort(), order);
+        }
       });
 
       it("'ttl' expires every row after its time", async () => {
@@ -841,6 +848,40 @@ export function storageConformance(backend: string, config: () => StorageConfig,
     });
 
     group("RESTBase's model, in full", () => {
+      it('makes the time-uuid of a row whose timeuuid range key a write leaves out, as RESTBase did; a static-only write still writes no row', async () => {
+        const domain = await table(revisions);
+        const before = Date.now();
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', note: 'no tid given' } });
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', latest: tid(before) } });
+        const { items } = await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } });
+        assert.equal(items.length, 1, 'one row: the static-only write made none');
+        assert.match(String(items[0]!.tid), TIMEUUID);
+        assert.ok(Math.abs(timeuuidMillis(items[0]!.tid as string) - before) < 60_000, 'made at the write');
+        assert.equal(items[0]!.note, 'no tid given');
+        const grid3 = await table({ ...pages, table: 'pages3', secondaryIndexes: {} });
+        await rejectsWith(storage.put(grid3, { table: 'pages3', attributes: { title: 'T', comment: 'no rev' } }), 400, /rev/);
+        await storage.put(grid3, { table: 'pages3', attributes: { title: 'T', rev: 5 } });
+        assert.equal((await storage.get(grid3, { table: 'pages3', attributes: { title: 'T', rev: 5 } })).items.length, 1, 'the other range keys given, only the tid is made');
+      });
+
+      it("takes operators in either case ({BETWEEN: [a, b]}, as RESTBase's clients send them)", async () => {
+        const domain = await table(grid);
+        for (let x = 0; x < 5; x++) await storage.put(domain, { table: 'grid', attributes: { p: 'a', x, y: 0 } });
+        const { items } = await storage.get(domain, { table: 'grid', attributes: { p: 'a', x: { BETWEEN: [1, 3] } } });
+        assert.deepEqual(items.map((r) => r.x), [1, 2, 3]);
+        assert.deepEqual((await storage.get(domain, { table: 'grid', attributes: { p: 'a', x: { Gt: 3 } } })).items.map((r) => r.x), [4]);
+        await rejectsWith(storage.get(domain, { table: 'grid', attributes: { p: 'a', x: { NEAR: 3 } } }), 400, /NEAR/);
+      });
+
+      it('keeps the schema as it was put, beside its definition', async () => {
+        const given = { table: 'kept', options: { durability: 'low' }, attributes: { k: 'string', v: 'int' }, index: [{ attribute: 'k', type: 'hash' }] };
+        const domain = freshDomain();
+        await storage.createTable(domain, 'kept', given);
+        const schema = await storage.getSchema(domain, 'kept');
+        assert.deepEqual(schema.given, given);
+        assert.equal(schema.attributes._tid, 'timeuuid', 'the definition has its defaults');
+      });
+
       const numbers = {
         table: 'numbers',
         attributes: { p: 'string', n: 'long', v: 'varint', sl: 'set<long>', sd: 'set<decimal>', sts: 'set<timestamp>', sb: 'set<boolean>', tu: 'set<timeuuid>' },

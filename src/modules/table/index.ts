@@ -63,7 +63,12 @@ export function tableModule(storage: TableStorage, owned: () => Set<string> = ()
         method: 'GET',
         path: '/table/{table}',
         spec: tableSpecs.getSchema,
-        handler: async (req) => ({ status: 200, body: await mapped(storage.getSchema(req.domain, req.params.table!)) }),
+        // As its client put it, to compare with its own (RESTBase's clients do); a table defined
+        // before schemas were kept as given answers its definition, with its domain.
+        handler: async (req) => {
+          const { given, ...definition } = await mapped(storage.getSchema(req.domain, req.params.table!));
+          return { status: 200, body: given ?? definition };
+        },
       },
       {
         method: 'DELETE',
