@@ -43,6 +43,9 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-bench-'));
 comparisons.push(...(await storageScenarios('sqlite', { backend: 'sqlite', path: path.join(dir, 'layer.sqlite3') }, opts)));
 if (pgUrl) comparisons.push(...(await storageScenarios('postgres', { backend: 'postgres', url: pgUrl, pool_size: 10 }, opts)));
 else console.warn('WIKISTORE_BENCH_PG_URL not set: PostgreSQL scenarios skipped');
+const mariadbUrl = process.env.WIKISTORE_BENCH_MARIADB_URL;
+if (mariadbUrl) comparisons.push(...(await storageScenarios('mariadb', { backend: 'mariadb', url: mariadbUrl, pool_size: 10 }, opts)));
+else console.warn('WIKISTORE_BENCH_MARIADB_URL not set: MariaDB scenarios skipped');
 const cassandraHost = process.env.WIKISTORE_BENCH_CASSANDRA;
 if (cassandraHost) {
   comparisons.push(

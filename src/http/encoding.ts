@@ -1,12 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import Negotiator from 'negotiator';
-import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-
-const gzip = promisify(zlib.gzip);
-const gunzip = promisify(zlib.gunzip);
-const brotli = promisify(zlib.brotliCompress);
-const unbrotli = promisify(zlib.brotliDecompress);
+import { gzip, gunzip, brotliCompress as brotli, brotliDecompress as unbrotli } from '../compression.js';
 
 /** Below this size compression costs more than it saves. */
 const MIN_COMPRESS_BYTES = 1024;

@@ -58,14 +58,14 @@ export class CachePurger {
     }
   }
 
-  /** Purges in the background: for changes the service learns of itself (a page it re-checked). */
   /** The same, with what to purge as one value. */
   purgeAll(what: { urls: string[]; keys: string[] }): Promise<void> {
     return this.purge(what.urls, what.keys);
   }
 
-  purgeLater(paths: string[], keys: string[] = []): void {
-    this.purge(paths, keys).catch(() => undefined);
+  /** Purges in the background: for changes the service learns of itself (a page it re-checked). */
+  purgeLater(what: { urls: string[]; keys?: string[] }): void {
+    this.purge(what.urls, what.keys ?? []).catch(() => undefined);
   }
 
   private async one(host: string, path: string, headers: Record<string, string> = {}): Promise<void> {

@@ -1,14 +1,11 @@
 import { createHash } from 'node:crypto';
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
 import { HttpError, badRequest } from '../../errors.js';
 import { isCompressible } from '../../http/encoding.js';
 import { toJson } from '../../http/serialize.js';
 import type { RouteRequest } from '../../router/types.js';
 import { isTid } from '../../tid.js';
+import { gzip, gunzip } from '../../compression.js';
 
-const gzip = promisify(zlib.gzip);
-const gunzip = promisify(zlib.gunzip);
 const MIN_COMPRESS_BYTES = 1024;
 /** What a gzip body stored as sent may inflate to (it is inflated for clients without gzip). */
 const MAX_INFLATED_BYTES = 64 * 1024 * 1024;

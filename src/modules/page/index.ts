@@ -83,13 +83,13 @@ export function pageModules(options: PageModuleOptions): PageApi {
       // Any page may show an image a list names: every display is made again, and purged.
       for (const list of lists) list.forget(domain);
       display.forgetAll();
-      options.purger.purgeLater([], [surrogateKeys.displays(domain)]);
+      options.purger.purgeLater({ urls: [], keys: [surrogateKeys.displays(domain)] });
     }
     for (const { linking } of await linkStates.changed(ctx, domain, titles)) {
       for (const title of linking) {
         display.forget(domain, title);
         const purge = displayPurge(domain, title);
-        options.purger.purgeLater(purge.urls, purge.keys);
+        options.purger.purgeLater(purge);
       }
       options.metrics.displayInvalidations.inc({ domain }, linking.length);
     }

@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { badRequest } from '../../../errors.js';
 import type { RequestContext } from '../../../router/types.js';
@@ -9,9 +7,7 @@ import type { BundleRender } from '../model/render.js';
 import type { DisplayOptions } from './display-pass.js';
 import type { LinkStates } from './link-states.js';
 import { displayHtml, type DisplayImages } from './pipeline.js';
-
-const gunzip = promisify(zlib.gunzip);
-const gzip = promisify(zlib.gzip);
+import { gunzip, gzip } from '../../../compression.js';
 
 /** The query options of a display URL; any other is a 400 naming it. */
 const OPTIONS = ['sectionedit', 'toc', 'stubthreshold'] as const;

@@ -1,13 +1,10 @@
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
 import { HttpError } from '../../../errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { PageService } from '../read/page-service.js';
 import { partOf } from '../model/render.js';
 import { mergeWikitext, type ConflictHunk } from '../model/three-way-merge.js';
 import type { BranchHead, BranchVersion } from '../tables/page-branches.js';
-
-const gunzip = promisify(zlib.gunzip);
+import { gunzip } from '../../../compression.js';
 
 /** A branch version merged with the page as it is now. */
 export interface Merged {

@@ -1,8 +1,5 @@
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
 import { LRUCache } from 'lru-cache';
-
-const gzip = promisify(zlib.gzip);
+import { gzip } from '../../../compression.js';
 
 /**
  * Branch versions' bodies as they are sent, gzipped once per version and form (a version never

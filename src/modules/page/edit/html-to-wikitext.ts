@@ -1,11 +1,9 @@
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
 import type { Part } from '../../../upstream/parsoid.js';
 import type { Wiki } from '../../../upstream/wiki.js';
 import { HTML_2, htmlTypeOf, htmlVersionOf, toHtml2 } from '../model/html-versions.js';
 import type { Render } from '../model/render.js';
+import { gunzip } from '../../../compression.js';
 
-const gunzip = promisify(zlib.gunzip);
 /** An element with its data-mw inline: HTML of the 2.x kind. */
 const INLINE_DATA_MW = /<[a-z][^>]*\sdata-mw=/i;
 const text = async (render: Render, prop: 'html' | 'data-parsoid' | 'data-mw') => (await gunzip(render.parts[prop])).toString('utf8');

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import { keepRenewed } from '../../../table-access/lease.js';
 import type { Metrics } from '../../../metrics.js';
 import type { RequestContext } from '../../../router/types.js';
-import { HttpError } from '../../../errors.js';
 import type { RecentChange } from '../../../upstream/action-api.js';
 import { isUnavailable } from '../../../upstream/wiki.js';
 import { InOrderBatches } from './in-order-batches.js';
+import { DEPENDENTS_CHUNK, pause, TemplateDependents, type TaskKind } from './template-dependents.js';
 import type { PageService } from '../read/page-service.js';
 import { planChanges, type ChangePlan, type PageMove } from './change-plan.js';
 import { failureKind } from './failure-kind.js';
@@ -36,8 +35,6 @@ export interface FollowerOptions {
 const OVERLAP_MS = 5_000;
 /** Changes read when following starts, to mark those of the overlap seen (the most one read gives). */
 const NEWEST_SEEN = 500;
-/** Embedding pages listed per request while re-rendering a template's dependents. */
-const DEPENDENTS_CHUNK = 500;
 
 /**
  * Batches read ahead of the last one fully applied: their links are looked at at once, their pages
@@ -75,10 +72,9 @@ export class ChangeFollower {
   private batches = new InOrderBatches();
   /** The cursor stored last: every change before it is applied. */
   private appliedTo: Cursor | undefined;
-  /** Whether templates may be queued for re-rendering: their queue is read only when so. */
-  private dependentsQueued = true;
   private readonly pages: PQueue;
-  private readonly dependents: PQueue;
+  /** Re-renders the pages of changed templates, beside the changes (its own queue and pace). */
+  private readonly dependents: TemplateDependents;
   /** When the wiki's recent changes were last read without failing (ms), and failures since. */
   private lastPollAt: number | undefined;
   /** When a read of the changes last found nothing more to follow: following was current then. */
@@ -97,12 +93,7 @@ export class ChangeFollower {
     private readonly pagesChanged?: PagesChanged,
   ) {
     this.pages = new PQueue({ concurrency: options.concurrency, intervalCap: Math.max(1, Math.round(options.pagesPerSecond)), interval: 1000 });
-    // Paced by the wiki's own answer times (and its requests_per_second), unless a rate is set.
-    this.dependents = new PQueue(
-      options.dependentsPerSecond > 0
-        ? { concurrency: options.concurrency, intervalCap: Math.max(1, Math.round(options.dependentsPerSecond)), interval: 1000 }
-        : { concurrency: options.concurrency },
-    );
+    this.dependents = new TemplateDependents(domain, service, state, options, log, (kind, work, queue) => this.task(kind, work, queue), () => this.leading);
     // Exported from the start: a process standing by says so (0), it is not just absent.
     metrics.followerLeading.set({ domain }, 0);
     metrics.followerAges.set(domain, () => {
@@ -170,7 +161,7 @@ export class ChangeFollower {
     this.cursor = undefined;
     this.appliedTo = undefined;
     this.batches = new InOrderBatches();
-    this.dependentsQueued = true;
+    this.dependents.mayHaveQueued();
     // Every queued page and every pause listens to it: the batches under way and a chunk of dependents at most.
     setMaxListeners(this.options.batchSize * (BATCHES_AHEAD + 1) + DEPENDENTS_CHUNK + 16, this.leadership.signal);
     this.metrics.followerLeading.set({ domain: this.domain }, 1);
@@ -184,7 +175,7 @@ export class ChangeFollower {
     // The loops end with this leadership, even if the process leads again before they notice.
     const { signal } = this.leadership;
     this.run(this.followChanges(ctx, signal));
-    this.run(this.renderDependents(ctx, signal));
+    this.run(this.dependents.follow(ctx, signal));
   }
 
   private demote(reason: string): void {
@@ -213,12 +204,6 @@ export class ChangeFollower {
     if (wasLeading) await this.state.release(ctx, this.holder).catch((err) => this.log.warn({ err }, 'releasing the change follower lease failed'));
   }
 
-  /** Sleeps, but wakes at once when this process stops leading. */
-  private async pause(ms: number, signal: AbortSignal): Promise<void> {
-    // Not ref'd: a follower waiting never keeps a stopping process alive.
-    await sleep(ms, undefined, { signal, ref: false }).catch(() => undefined);
-  }
-
   private async followChanges(ctx: RequestContext, signal: AbortSignal): Promise<void> {
     let failures = 0;
     while (!signal.aborted) {
@@ -228,14 +213,14 @@ export class ChangeFollower {
         this.failuresInARow = 0;
         if (!more) {
           if (this.batches.size === 0) this.caughtUpAt = this.lastPollAt;
-          await this.pause(this.options.pollMs, signal);
+          await pause(this.options.pollMs, signal);
         }
       } catch (err) {
         failures++;
         this.failuresInARow = failures;
         this.metrics.followerFailures.inc({ domain: this.domain, kind: failureKind(err) });
         this.log.warn({ err, domain: this.domain }, 'following the wiki\'s changes failed; retrying');
-        await this.pause(Math.min(30_000, this.options.pollMs * 2 ** Math.min(failures, 5)), signal);
+        await pause(Math.min(30_000, this.options.pollMs * 2 ** Math.min(failures, 5)), signal);
       }
     }
     // Stopping waits for the batches under way (their queued pages were dropped with the leadership).
@@ -351,7 +336,7 @@ export class ChangeFollower {
     const rest = (async () => {
       await Promise.all([rechecked, refreshed]);
       for (const template of plan.dependencies) await this.state.queueDependents(ctx, template);
-      if (plan.dependencies.length) this.dependentsQueued = true;
+      if (plan.dependencies.length) this.dependents.mayHaveQueued();
       for (const [kind, n] of plan.kinds) this.metrics.followerChanges.inc({ domain: this.domain, kind }, n);
     })();
     // Seen by whoever waits for it (`applyInOrder`), if the batch gets that far.
@@ -395,7 +380,7 @@ export class ChangeFollower {
    * read again); any other failure of one page (a render Parsoid cannot make) is logged and
    * counted, and does not hold the wiki's other changes back.
    */
-  private async task(kind: 'refresh' | 'recheck' | 'dependent', work: () => Promise<unknown>, queue = this.pages, priority = 0): Promise<void> {
+  private async task(kind: TaskKind, work: () => Promise<unknown>, queue = this.pages, priority = 0): Promise<void> {
     try {
       await queue.add(work, { signal: this.leadership.signal, priority });
       this.metrics.followerTasks.inc({ domain: this.domain, task: kind, outcome: 'done' });
@@ -403,71 +388,6 @@ export class ChangeFollower {
       this.metrics.followerTasks.inc({ domain: this.domain, task: kind, outcome: 'failed' });
       if (isUnavailable(err) || !this.leading) throw err;
       this.log.warn({ err, domain: this.domain, task: kind }, 'a change could not be applied to one page');
-    }
-  }
-
-  /** Of the pages the wiki lists, those stored here, by normalised title. */
-  private async storedPages(ctx: RequestContext, pages: { title: string; lastrevid?: number }[]): Promise<{ title: string; lastrevid: number }[]> {
-    const wiki = this.service.wiki(this.domain);
-    const revs = this.service.revisions.table(this.domain);
-    const found = await Promise.all(pages.map(async (page) => {
-      const title = await wiki.normalize(page.title);
-      return (await revs.newest(ctx, title)) ? { title, lastrevid: page.lastrevid ?? 0 } : undefined;
-    }));
-    return found.filter((p) => p !== undefined);
-  }
-
-  /**
-   * Runs a re-render; if the wiki says it is overloaded or lagged (503, 429), the dependents'
-   * queue pauses for its Retry-After (5 s at most), so a template's pages never push a busy wiki.
-   */
-  private async whenWikiAnswers<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (e) {
-      if (e instanceof HttpError && (e.status === 503 || e.status === 429) && !this.dependents.isPaused) {
-        const seconds = Math.min(5, Number(e.headers?.['retry-after']) || 5);
-        this.dependents.pause();
-        setTimeout(() => this.dependents.start(), seconds * 1000).unref();
-      }
-      throw e;
-    }
-  }
-
-  /**
-   * Re-renders the stored pages that use a changed template, one queued template at a time,
-   * newest-edited first within each chunk of the wiki's listing; progress is stored, so a new
-   * follower goes on where the last one stopped.
-   */
-  private async renderDependents(ctx: RequestContext, signal: AbortSignal): Promise<void> {
-    const api = this.service.wiki(this.domain).api;
-    while (!signal.aborted) {
-      try {
-        // Only this leader queues templates: while it has queued none, storage is not asked. The
-        // flag drops before the read, so a template queued during it is read next time round.
-        let job: Awaited<ReturnType<FollowerState['nextDependents']>>;
-        if (this.dependentsQueued) {
-          this.dependentsQueued = false;
-          job = await this.state.nextDependents(ctx);
-        }
-        if (!job) {
-          await this.pause(this.options.pollMs, signal);
-          continue;
-        }
-        this.dependentsQueued = true; // more may wait behind this one
-        const { pages, cont } = await api.listPages('embeddedin', { geititle: job.title, geilimit: String(DEPENDENTS_CHUNK) }, job.cont ?? undefined);
-        // Only pages stored here need work; the most-read first, then the most recently edited.
-        const stored = await this.storedPages(ctx, pages);
-        stored.sort((a, b) => this.service.reads.of(this.domain, b.title) - this.service.reads.of(this.domain, a.title) || b.lastrevid - a.lastrevid);
-        await Promise.all(
-          stored.map(({ title }) => this.task('dependent', () => this.whenWikiAnswers(() => this.service.renderer.rerenderLatest(ctx, this.domain, title)), this.dependents)),
-        );
-        if (this.leading) await this.state.progressDependents(ctx, job.title, job.queued, cont ?? null);
-      } catch (err) {
-        this.dependentsQueued = true;
-        this.log.warn({ err, domain: this.domain }, 're-rendering a template\'s dependents failed; retrying');
-        await this.pause(Math.max(1000, this.options.pollMs * 5), signal);
-      }
     }
   }
 }

@@ -1,3 +1,5 @@
+import type { RequestContext, RouteRequest } from '../../../router/types.js';
+
 /** Cache-Control of the page API's answers, by what they are. */
 export interface CachePolicy {
   /** The latest content of a page: it changes with each edit. */
@@ -20,3 +22,6 @@ export function cachePolicy(latestCheckSeconds: number, recheckSeconds: number):
     render: `public, max-age=${recheckSeconds}`,
   };
 }
+
+/** An authorised caller's Cache-Control: no-cache asks for the wiki's answer, not storage's. */
+export const askedAnew = (req: RouteRequest, ctx: RequestContext): boolean => ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');

@@ -1,12 +1,8 @@
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
 import { Parser } from 'htmlparser2';
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../../../errors.js';
 import type { BundleRender } from './render.js';
-
-const gzip = promisify(zlib.gzip);
-const gunzip = promisify(zlib.gunzip);
+import { gzip, gunzip } from '../../../compression.js';
 
 const SPEC = 'https://www.mediawiki.org/wiki/Specs/HTML/';
 /** What a 2.x client gets: the version Parsoid itself answers 2.x requests with. */

@@ -9,7 +9,7 @@ import type { Part } from '../../../upstream/parsoid.js';
 import { revisionText, wikitextIn, type KnownWikitext } from '../../../upstream/revision-text.js';
 import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
-import { pagePurge, latestPurge, revisionPurge, type Purge } from '../model/purge-urls.js';
+import { pagePurge, latestPurge, revisionPurge } from '../model/purge-urls.js';
 import { revisionMetadata, type RevisionRow } from '../model/revision.js';
 import { latestFromApi, PageRevisions } from '../tables/page-revisions.js';
 import type { RenderStore } from '../tables/render-store.js';
@@ -118,7 +118,6 @@ export class KnownRevisions {
     }
   }
 
-
   private servable(row: RevisionRow): RevisionRow {
     if (movedAway(row)) throw new RevisionMoved(row.moved_to!);
     if (row.deleted) throw row.moved_to ? new PageMoved(row.title, row.moved_to) : notFound(`${row.title} has been deleted.`, 'page-deleted');
@@ -141,12 +140,7 @@ export class KnownRevisions {
       await revs.setRenderTid(ctx, to, row.rev, render.tid, false);
     }
     if (page.pageid !== undefined) await revs.markMoved(ctx, row.title, to, page.pageid);
-    this.purgeLater(pagePurge(domain, row.title));
-  }
-
-  /** Tells the caches in front, in the background: for changes the service learns of itself. */
-  private purgeLater(what: Purge): void {
-    this.purger.purgeLater(what.urls, what.keys);
+    this.purger.purgeLater(pagePurge(domain, row.title));
   }
 
   /**
@@ -174,7 +168,7 @@ export class KnownRevisions {
       // revision alone, which is then kept as hidden.
       await this.latest(ctx, domain, row.title, true);
       await revs.markGone(ctx, row.title, row.rev);
-      this.purgeLater(revisionPurge(domain, row.title, row.rev, row.tid));
+      this.purger.purgeLater(revisionPurge(domain, row.title, row.rev, row.tid));
       throw notFound(`Revision ${row.rev} of ${row.title} is no longer visible on the wiki.`, 'revision-not-found');
     }
     const owner = await this.wiki(domain).normalize(page.title);
@@ -184,7 +178,7 @@ export class KnownRevisions {
     }
     await revs.saveFromApi(ctx, row.title, page, page.revisions ?? []);
     const now = (await revs.get(ctx, row.title, row.rev)) ?? row;
-    if (!!now.text_hidden !== !!row.text_hidden) this.purgeLater(revisionPurge(domain, row.title, row.rev, row.tid));
+    if (!!now.text_hidden !== !!row.text_hidden) this.purger.purgeLater(revisionPurge(domain, row.title, row.rev, row.tid));
     return this.servable(now);
   }
 
@@ -213,7 +207,6 @@ export class KnownRevisions {
     return true;
   }
 
-
   private async askWikiForLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined, prerender = false): Promise<RevisionRow> {
     const revs = this.table(domain);
     const wiki = this.wiki(domain);
@@ -225,12 +218,12 @@ export class KnownRevisions {
       const target = await wiki.api.movedTo(title);
       if (target) await revs.markMoved(ctx, title, await wiki.normalize(target), current.page_id);
       // Every answer under this title was of the page that left it.
-      this.purgeLater(pagePurge(domain, title, current));
+      this.purger.purgeLater(pagePurge(domain, title, current));
     }
     if (gone) {
       if (current) {
         await revs.tombstone(ctx, title);
-        this.purgeLater(pagePurge(domain, title, current));
+        this.purger.purgeLater(pagePurge(domain, title, current));
       }
       const moved = await revs.newest(ctx, title);
       if (moved?.moved_to) throw new PageMoved(title, moved.moved_to);
@@ -246,7 +239,7 @@ export class KnownRevisions {
       await revs.saveFromApi(ctx, title, page, [latest]);
       const stored = await revs.get(ctx, title, latest.revid);
       await revs.markLatest(ctx, title, latest.revid, stored?.tid ?? null, current);
-      if (current && current.latest_rev !== latest.revid) this.purgeLater(latestPurge(domain, title));
+      if (current && current.latest_rev !== latest.revid) this.purger.purgeLater(latestPurge(domain, title));
       return (await revs.get(ctx, title, latest.revid))!;
     });
   }

@@ -12,7 +12,7 @@ import type { PageBundle, Part } from '../../../upstream/parsoid.js';
 import { wikitextIn, type KnownWikitext } from '../../../upstream/revision-text.js';
 import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
 import { RevisionMoved } from '../model/page-moves.js';
-import { latestPurge, type Purge } from '../model/purge-urls.js';
+import { latestPurge } from '../model/purge-urls.js';
 import { PROPS, type BundleProp, type BundleRender, type Prop, type PropRender, type Render } from '../model/render.js';
 import type { RevisionRow } from '../model/revision.js';
 import { RenderLeases } from '../tables/render-leases.js';
@@ -103,11 +103,6 @@ export class Renderer {
     await requestsWritten(mark);
   }
 
-  /** Tells the caches in front, in the background. */
-  private purgeLater(what: Purge): void {
-    this.purger.purgeLater(what.urls, what.keys);
-  }
-
   /** Renders a revision unless a render is stored, and resolves once it is stored. */
   async renderAndStore(ctx: RequestContext, domain: string, row: RevisionRow): Promise<void> {
     if (row.text_hidden) return;
@@ -128,7 +123,7 @@ export class Renderer {
     const render = await this.render(ctx, domain, row, true);
     if (render.tid === newest.latest_tid) return false;
     await this.storing.get(renderKey(domain, title, row.rev, true));
-    this.purgeLater(latestPurge(domain, title));
+    this.purger.purgeLater(latestPurge(domain, title));
     return true;
   }
 
@@ -252,7 +247,6 @@ export class Renderer {
       return { value: made, settled: tracked };
     });
   }
-
 
   /**
    * What Parsoid makes of a revision: its page bundle, and its wikitext from the Action API where

@@ -1,11 +1,9 @@
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { HttpError, notFound } from '../../../errors.js';
 import { tidTime } from '../../../tid.js';
 import { withBody } from '../../../router/typed-body.js';
 import type { Module, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
-import type { CachePolicy } from '../model/cache-control.js';
+import { askedAnew, type CachePolicy } from '../model/cache-control.js';
 import type { PageApi } from '../page-api.js';
 import { contentReuse } from '../read/page-caches.js';
 import { RevisionMoved } from '../model/page-moves.js';
@@ -19,8 +17,7 @@ import { titleSegment } from '../model/title-url.js';
 import { HTML_2_TYPE, negotiateHtml, type HtmlVersion } from '../model/html-versions.js';
 import { restV1Specs, toHtmlBody, toWikitextBody } from './spec.js';
 import { leadSummary } from './summary.js';
-
-const gunzip = promisify(zlib.gunzip);
+import { gunzip } from '../../../compression.js';
 
 const SUMMARY_CACHE_BYTES = 8 * 1024 * 1024;
 const SUMMARY_TYPE = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/Summary/1.4.2"';
@@ -61,7 +58,7 @@ export function restV1Module(api: PageApi): Module {
   /** The render a path names: latest, of a revision, or one render by tid (checked to be of that revision). */
   async function renderOf(ctx: RequestContext, req: RouteRequest, title: string): Promise<{ render: BundleRender; kind: keyof CachePolicy }> {
     const { revision, tid } = req.params;
-    const force = ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
+    const force = askedAnew(req, ctx);
     if (tid !== undefined) {
       const render = await service.renderer.renderByTid(ctx, req.domain, title, tid.toLowerCase());
       if (render.rev !== Number(revision)) throw notFound(`Render ${tid} is not of revision ${revision} of ${title}.`, 'render-not-found');

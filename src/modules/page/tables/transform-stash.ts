@@ -1,11 +1,7 @@
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
 import { TableClient } from '../../../table-access/table-client.js';
 import type { RequestContext } from '../../../router/types.js';
 import { newTid } from '../../../tid.js';
-
-const gzip = promisify(zlib.gzip);
-const gunzip = promisify(zlib.gunzip);
+import { gzip, gunzip } from '../../../compression.js';
 
 /** How long a stashed transform is kept: an editing session (RESTBase kept its stash a day). */
 export const STASH_SECONDS = 24 * 3600;

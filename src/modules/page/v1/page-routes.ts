@@ -1,11 +1,9 @@
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
 import { HttpError, badRequest } from '../../../errors.js';
 import { pagingFrom } from '../../../router/paging.js';
 import type { Module, RequestContext, Response, Reuse, RouteRequest } from '../../../router/types.js';
 import { validityOf } from '../../../storage/answer-validity.js';
 import { parseTime, tidTime } from '../../../tid.js';
-import type { CachePolicy } from '../model/cache-control.js';
+import { askedAnew, type CachePolicy } from '../model/cache-control.js';
 import { HTML_2_TYPE, negotiateHtml, type Html2Cache } from '../model/html-versions.js';
 import { PageMoved, RevisionMoved } from '../model/page-moves.js';
 import { sectionHtml, sectionWikitext } from '../model/sections.js';
@@ -19,15 +17,10 @@ import type { PageService } from '../read/page-service.js';
 import { revisionMetadata, type RevisionRow } from '../model/revision.js';
 import { propOf, propRender, PROPS, type BundleRender, type Prop, type PropRender } from '../model/render.js';
 import { pageSpecs, REVID } from './spec.js';
-
-const gunzip = promisify(zlib.gunzip);
+import { gunzip } from '../../../compression.js';
 
 /** The route's schema admits only these (see v1/spec.ts). */
 const asProp = (prop: string) => prop as Prop;
-
-
-/** An authorised caller's Cache-Control: no-cache asks for the wiki's answer, not storage's. */
-const forced = (req: RouteRequest, ctx: RequestContext) => ctx.admin && /no-cache/i.test(req.headers['cache-control'] ?? '');
 
 /**
  * A latest listing is made from one stored answer (and whether the stored pages are all the wiki's,
@@ -193,7 +186,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
   const latestOrAt = async (req: RouteRequest, ctx: RequestContext, title: string): Promise<RevisionRow> => {
     const ts = req.query.get('ts');
     if (ts !== null) return service.revisions.revisionAt(ctx, req.domain, title, parseTime(ts));
-    return service.revisions.latest(ctx, req.domain, title, forced(req, ctx), true);
+    return service.revisions.latest(ctx, req.domain, title, askedAnew(req, ctx), true);
   };
 
   return {
@@ -245,7 +238,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
         path: '/page/{title}/rev/{revid}',
         spec: pageSpecs.revisionMetadata,
         handler: withTitle(async (req, ctx, title) => {
-          const row = await service.revisions.revision(ctx, req.domain, title, Number(req.params.revid), forced(req, ctx));
+          const row = await service.revisions.revision(ctx, req.domain, title, Number(req.params.revid), askedAnew(req, ctx));
           const keys = contentKeys(req.domain, title, row.rev, false);
           return { status: 200, headers: tagged({ 'cache-control': cache.revision }, keys), body: revisionMetadata(row) };
         }),
@@ -257,8 +250,8 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
         handler: withTitle(async (req, ctx, title) => {
           const options = displayOptions(req.query); // a bad option is a 400 before any work
           const reuse = caches.reuseOfPage(req.domain, title);
-          const row = await service.revisions.latest(ctx, req.domain, title, forced(req, ctx), true);
-          return displayAnswer(req, ctx, await service.renderer.renderBundle(ctx, req.domain, row, forced(req, ctx)), 'latest', options, reuse);
+          const row = await service.revisions.latest(ctx, req.domain, title, askedAnew(req, ctx), true);
+          return displayAnswer(req, ctx, await service.renderer.renderBundle(ctx, req.domain, row, askedAnew(req, ctx)), 'latest', options, reuse);
         }),
       },
       {
@@ -270,8 +263,8 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
           const revision = req.params.revision!;
           const reuse = caches.reuseOfPage(req.domain, title);
           if (REVID.test(revision)) {
-            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), forced(req, ctx), true);
-            return displayAnswer(req, ctx, await service.renderer.renderBundle(ctx, req.domain, row, forced(req, ctx)), 'revision', options, reuse);
+            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), askedAnew(req, ctx), true);
+            return displayAnswer(req, ctx, await service.renderer.renderBundle(ctx, req.domain, row, askedAnew(req, ctx)), 'revision', options, reuse);
           }
           return displayAnswer(req, ctx, await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase()), 'render', options, reuse);
         }),
@@ -284,7 +277,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
           const prop = asProp(req.params.prop!);
           const reuse = caches.reuseOfPage(req.domain, title);
           const row = await latestOrAt(req, ctx, title);
-          return content(req, await service.renderer.renderFor(ctx, req.domain, row, forced(req, ctx), prop), req.query.has('ts') ? 'revision' : 'latest', reuse);
+          return content(req, await service.renderer.renderFor(ctx, req.domain, row, askedAnew(req, ctx), prop), req.query.has('ts') ? 'revision' : 'latest', reuse);
         }),
       },
       {
@@ -305,8 +298,8 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
           const revision = req.params.revision!;
           const reuse = caches.reuseOfPage(req.domain, title);
           if (REVID.test(revision)) {
-            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), forced(req, ctx), true);
-            return content(req, await service.renderer.renderFor(ctx, req.domain, row, forced(req, ctx), prop), 'revision', reuse);
+            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), askedAnew(req, ctx), true);
+            return content(req, await service.renderer.renderFor(ctx, req.domain, row, askedAnew(req, ctx), prop), 'revision', reuse);
           }
           const render = await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase());
           return content(req, propRender(render, prop), 'render', reuse);
