@@ -220,11 +220,13 @@ async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void
   const rows: ScaleRow[] = [];
   const pg = process.env.WIKISTORE_BENCH_PG_URL;
   const cassandraHosts = process.env.WIKISTORE_BENCH_CASSANDRA?.split(',');
-  // `--scale-on=postgres` (or sqlite): one of the two only.
-  const only = flags.scaleOn;
+  const mariadb = process.env.WIKISTORE_BENCH_MARIADB_URL;
+  // `--scale-on=postgres` (or sqlite, mariadb): that engine only.
+  const on = (name: string) => flags.scaleOn === undefined || flags.scaleOn === name;
   if (sizes.length) {
-    if (only !== 'postgres') rows.push(...(await scaleScenario({ name: 'sqlite' }, sizes, wiki, 2)));
-    if (pg && only !== 'sqlite') rows.push(...(await scaleScenario({ name: 'postgres', pgUrl: pg }, sizes, wiki, 2)));
+    if (on('sqlite')) rows.push(...(await scaleScenario({ name: 'sqlite' }, sizes, wiki, 2)));
+    if (pg && on('postgres')) rows.push(...(await scaleScenario({ name: 'postgres', pgUrl: pg }, sizes, wiki, 2)));
+    if (mariadb && on('mariadb')) rows.push(...(await scaleScenario({ name: 'mariadb', mariadbUrl: mariadb }, sizes, wiki, 2)));
   }
   if (cassandraSizes.length) {
     if (!cassandraHosts) throw new Error('--scale-cassandra needs WIKISTORE_BENCH_CASSANDRA');

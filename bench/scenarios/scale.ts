@@ -7,6 +7,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import Database from 'better-sqlite3';
 import cassandra from 'cassandra-driver';
+import mysql from 'mysql2/promise';
 import postgres from 'postgres';
 import type { StorageConfig } from '../../src/config.js';
 import { openStorage } from '../../src/storage/index.js';
@@ -17,9 +18,11 @@ import { DOMAIN, startService } from '../service.js';
 
 /** One backend the store is grown on. */
 export interface ScaleBackend {
-  name: 'sqlite' | 'postgres' | 'cassandra';
+  name: 'sqlite' | 'postgres' | 'mariadb' | 'cassandra';
   /** PostgreSQL's URL (a database of its own); SQLite gets a file in a fresh directory. */
   pgUrl?: string;
+  /** MariaDB's URL (a database of its own). */
+  mariadbUrl?: string;
   /** Cassandra's nodes (every one of them: their data directories are measured on this machine). */
   cassandraHosts?: string[];
 }
@@ -275,6 +278,23 @@ async function bareInsertRate(backend: ScaleBackend, dir: string, parts: Parts[]
       return rate;
     });
   }
+  if (backend.name === 'mariadb') {
+    const pool = mysql.createPool({ uri: backend.mariadbUrl!, connectionLimit: 16 });
+    try {
+      await pool.query('DROP TABLE IF EXISTS bare_scale');
+      await pool.query('CREATE TABLE bare_scale (title VARCHAR(255), rev BIGINT, tid CHAR(36), html LONGBLOB, dp LONGBLOB, dm LONGBLOB, wt LONGBLOB, PRIMARY KEY (title, rev, tid)) DEFAULT CHARSET=utf8mb4');
+      let next = 0;
+      const start = performance.now();
+      await Promise.all(Array.from({ length: 16 }, async () => {
+        for (let i = next++; i < n; i = next++) await pool.execute('INSERT INTO bare_scale VALUES (?, ?, ?, ?, ?, ?, ?)', [...row(i)]);
+      }));
+      const rate = n / ((performance.now() - start) / 1000);
+      await pool.query('DROP TABLE bare_scale');
+      return rate;
+    } finally {
+      await pool.end();
+    }
+  }
   const sql = postgres(backend.pgUrl!, { max: 16, onnotice: () => undefined });
   try {
     await sql`DROP TABLE IF EXISTS bare_scale`;
@@ -327,6 +347,18 @@ async function bytesOnDisk(backend: ScaleBackend, sqlitePath: string): Promise<n
     // The database and what its write-ahead log holds that is not in it yet.
     const size = (file: string) => (fs.existsSync(file) ? fs.statSync(file).size : 0);
     return size(sqlitePath) + size(`${sqlitePath}-wal`);
+  }
+  if (backend.name === 'mariadb') {
+    const conn = await mysql.createConnection(backend.mariadbUrl!);
+    try {
+      // The service's tables only, as InnoDB counts them (pages of data and of indexes).
+      const [rows] = await conn.query(
+        "SELECT SUM(data_length + index_length) AS bytes FROM information_schema.tables WHERE table_schema = DATABASE() AND (table_name LIKE 't\\_%' OR table_name LIKE 'wikistore\\_%')",
+      );
+      return Number((rows as { bytes: string }[])[0]!.bytes);
+    } finally {
+      await conn.end();
+    }
   }
   const sql = postgres(backend.pgUrl!, { max: 1, onnotice: () => undefined });
   try {
@@ -396,10 +428,14 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-scale-'));
   const sqlitePath = path.join(dir, 'scale.sqlite3');
   const hosts = backend.cassandraHosts ?? [];
-  const where = backend.name === 'sqlite' ? { path: sqlitePath } : backend.name === 'cassandra' ? { yaml: cassandraYaml(hosts) } : { url: backend.pgUrl! };
+  const where = backend.name === 'sqlite' ? { path: sqlitePath }
+    : backend.name === 'cassandra' ? { yaml: cassandraYaml(hosts) }
+    : backend.name === 'mariadb' ? { yaml: `  backend: mariadb\n  url: ${JSON.stringify(backend.mariadbUrl)}` }
+    : { url: backend.pgUrl! };
   const config: StorageConfig =
     backend.name === 'sqlite' ? { backend: 'sqlite', path: sqlitePath }
     : backend.name === 'cassandra' ? cassandraStorage(hosts)
+    : backend.name === 'mariadb' ? { backend: 'mariadb', url: backend.mariadbUrl!, pool_size: 16 }
     : { backend: 'postgres', url: backend.pgUrl!, pool_size: 16 };
   if (backend.name === 'cassandra') await dropScaleKeyspaces(hosts);
   const yaml = 'latest_check_interval: 86400\nrevision_recheck_interval: 86400\ntransaction_sweep_interval: 1\n';

@@ -151,8 +151,8 @@ export function normalizeSchema(raw: unknown, tableName: string, domain?: string
   if (raw.options !== undefined && !isObject(raw.options)) fail('options must be an object');
   const options = (raw.options as Record<string, unknown>) ?? {};
   checkStorageOptions(options);
-  // What GET added (the domain, the schema as given before) is not part of what was given.
-  const { domain: _domain, given: _given, ...given } = raw;
+  // A schema PUT back as the storage API answers it carries the copy given before: not nested.
+  const { given: _given, ...given } = raw;
   return {
     table: tableName,
     version: version as number,

@@ -25,6 +25,7 @@ const INT32_MAX = 2147483647;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const INTEGER_TEXT = /^-?\d{1,20}$/;
+const INT32_TEXT = /^-?\d{1,10}$/;
 
 /**
  * A 64-bit integer (`long`, and `varint`, held to 64 bits on every engine) as JSON can carry it
@@ -67,10 +68,11 @@ function normalizeScalar(type: ScalarType, value: unknown, name: string): unknow
     case 'string':
       // NUL is rejected because PostgreSQL text cannot hold it: both backends must accept the same values.
       return typeof value === 'string' && !value.includes('\u0000') ? value : invalid(name, 'string (without NUL)', value);
-    case 'int':
-      return Number.isInteger(value) && (value as number) >= INT32_MIN && (value as number) <= INT32_MAX
-        ? value
-        : invalid(name, 'int (32-bit integer)', value);
+    case 'int': {
+      // A decimal string is taken too, as RESTBase's Cassandra driver took it ({int: '1'}).
+      const n = typeof value === 'string' && INT32_TEXT.test(value) ? Number(value) : value;
+      return Number.isInteger(n) && (n as number) >= INT32_MIN && (n as number) <= INT32_MAX ? n : invalid(name, 'int (32-bit integer)', value);
+    }
     case 'long':
     case 'varint':
       return normalizeInt64(type, value, name);

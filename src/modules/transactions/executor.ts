@@ -68,7 +68,7 @@ function decodedPath(uri: string): string | undefined {
 }
 
 /**
- * Runs HTTP transactions (docs/architecture.md §6): the transaction is stored before anything runs; its
+ * Runs HTTP transactions (docs/architecture.md, "HTTP transactions"): the transaction is stored before anything runs; its
  * primary request runs through the router; only if it succeeded do the dependents run, each once
  * in effect (they are idempotent); then the stored transaction is replaced by its result. A process
  * that dies leaves the stored transaction behind, owned by a heartbeat that stops: another process

@@ -56,7 +56,7 @@ const conflict = (detail: string, latest: number | null, kind = 'edit-conflict')
   new HttpError(409, kind, detail, { extensions: { latest_revid: latest } });
 
 /**
- * Saves pages through the wiki, as the caller (docs/architecture.md §4): conflicts are found per page before
+ * Saves pages through the wiki, as the caller (docs/architecture.md, "The life of a save"): conflicts are found per page before
  * the wiki is asked (the stored latest revision, then one save at a time per page), the wiki
  * decides, and what it accepted is recorded in one HTTP transaction (the page's latest revision,
  * conditionally; then its render), so the next read is served from storage.
