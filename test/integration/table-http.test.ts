@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { v1 as uuidv1 } from 'uuid';
 import { admin, BACKENDS, request, sqliteConfig, startServer, type TestServer } from '../helpers.js';
 
 const schema = {
@@ -95,6 +96,18 @@ for (const backend of BACKENDS) {
       const injected = await request(`${s.base}/${s.domain}/sys/table/${encodeURIComponent('kv"; DROP TABLE x;--')}`, { method: 'PUT', headers: admin, body: schema });
       assert.equal(injected.status, 400);
       assert.equal((await request(`${s.base}/${s.domain}/sys/table/missing/`, { headers: admin })).status, 404);
+    });
+
+    it("deletes the rows a range condition on a range key matches, as RESTBase's clients do; nothing else", async () => {
+      // Twenty rows a second apart: tids from v1 UUIDs of increasing time.
+      const tids = Array.from({ length: 20 }, (_, i) => uuidv1({ msecs: Date.UTC(2020, 0, 1) + i * 1000, nsecs: 0 }));
+      for (const tid of tids) assert.equal((await call('PUT', '/', { attributes: { key: 'ranged', tid } })).status, 201);
+      assert.equal((await call('PUT', '/', { attributes: { key: 'other', tid: tids[0] } })).status, 201);
+      assert.equal((await call('DELETE', '/', { attributes: { key: 'ranged', tid: { lt: tids[10] } } })).status, 204);
+      const left = (await call('POST', '/_query', { attributes: { key: 'ranged' }, limit: 100 })).json.items.map((r: { tid: string }) => r.tid);
+      assert.deepEqual(left, tids.slice(10).reverse());
+      assert.equal((await call('POST', '/_query', { attributes: { key: 'other' } })).json.items.length, 1, 'other partitions keep theirs');
+      assert.equal((await call('DELETE', '/', { attributes: { key: { gt: 'a' } } })).status, 400, 'a range of partitions is a scan: refused');
     });
 
     it('deletes by key and drops the table', async () => {

@@ -4,6 +4,8 @@ import type { Module, RequestContext, RouteRequest } from '../../router/types.js
 import { validityOf } from '../../storage/answer-validity.js';
 import type { TableStorage } from '../../storage/table-storage.js';
 import { keyPathHandler, keySegmentNames } from './key-paths.js';
+import { deleteRange, namesRange } from './range-delete.js';
+import type { Delete } from '../../storage/types.js';
 import { keyPathSpec, tableSpecs } from './spec.js';
 
 /** The body of a row request, with the table taken from the URL. */
@@ -108,7 +110,8 @@ export function tableModule(storage: TableStorage, owned: () => Set<string> = ()
         body: 'json',
         spec: tableSpecs.delete,
         handler: async (req) => {
-          await mapped(storage.delete(req.domain, withTable(req) as never));
+          const del = withTable(req) as unknown as Delete;
+          await mapped(namesRange(del) ? deleteRange(storage, req.domain, del) : storage.delete(req.domain, del));
           return { status: 204 };
         },
       },
