@@ -144,10 +144,44 @@ export async function storageScenarios(
         () => throughput(opts.seconds, concurrency, () => raw.insert(`w${run}-${writeSeq++}`)),
       ),
     );
+    if (config.backend === 'mariadb') results.push(await partitionQuery(storage, domain, config.url, opts, concurrency));
   } finally {
     await storage.dropTable(domain, 'bench').catch(() => {});
     await storage.close();
     await raw.close();
   }
   return results;
+}
+
+const QUERY_PARTITIONS = 50;
+const QUERY_ROWS = 20;
+const QUERY_SCHEMA = { table: 'bench_q', attributes: { p: 'string', i: 'int', v: 'string' }, index: [{ attribute: 'p', type: 'hash' }, { attribute: 'i', type: 'range', order: 'asc' }] };
+
+/** A partition's 20 rows of 1 KB by `_query` (`{attributes: {p}, limit}`), next to the same SELECT through mysql2. */
+async function partitionQuery(storage: TableStorage, domain: string, url: string, opts: { seconds: number; rounds: number }, concurrency: number): Promise<Comparison> {
+  const text = 'x'.repeat(1024);
+  await storage.createTable(domain, 'bench_q', QUERY_SCHEMA);
+  const pool = mysql.createPool({ uri: url, connectionLimit: 10 });
+  await pool.query('DROP TABLE IF EXISTS bench_direct_q');
+  await pool.query('CREATE TABLE bench_direct_q (p VARCHAR(767) COLLATE utf8mb4_nopad_bin, i INT, v LONGTEXT, PRIMARY KEY (p, i)) DEFAULT CHARSET=utf8mb4');
+  for (let p = 0; p < QUERY_PARTITIONS; p++) {
+    for (let i = 0; i < QUERY_ROWS; i++) {
+      await storage.put(domain, { table: 'bench_q', attributes: { p: `p${p}`, i, v: text } });
+      await pool.execute('INSERT INTO bench_direct_q VALUES (?, ?, ?)', [`p${p}`, i, text]);
+    }
+  }
+  try {
+    return await compare(
+      `storage query of a partition, 20 rows of 1 KB (mariadb)`,
+      opts.rounds,
+      () => throughput(opts.seconds, concurrency, (n) => storage.get(domain, { table: 'bench_q', attributes: { p: `p${n % QUERY_PARTITIONS}` }, limit: QUERY_ROWS })),
+      'driver',
+      () => throughput(opts.seconds, concurrency, (n) => pool.execute('SELECT i, v FROM bench_direct_q WHERE p = ? ORDER BY i LIMIT 20', [`p${n % QUERY_PARTITIONS}`])),
+      { minRatio: 0.8 },
+    );
+  } finally {
+    await storage.dropTable(domain, 'bench_q').catch(() => {});
+    await pool.query('DROP TABLE IF EXISTS bench_direct_q');
+    await pool.end();
+  }
 }

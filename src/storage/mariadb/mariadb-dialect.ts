@@ -73,6 +73,9 @@ export function mariadbDialect(collation: string): Dialect {
     shortKeyText: 'VARCHAR(255)',
     tableOptions: ` ENGINE=InnoDB ROW_FORMAT=DYNAMIC DEFAULT CHARSET=utf8mb4 COLLATE=${collation}`,
     partialIndexes: false,
+    // Measured: a page of 1,000 partitions of a 100,000-row table took 15 s by the recursion (each
+    // step's correlated seek planned as an index scan from the start), 4 ms by DISTINCT.
+    recursiveSkipScan: false,
     columnType,
     keyColumnTypes,
     indexColumn: (name, type) => (columnType(type).startsWith('LONG') ? `${q(name)}(${INDEX_PREFIX})` : q(name)),

@@ -28,8 +28,8 @@ export const EPOCH_COLUMN = '_epoch';
  * `withEpoch`: each row also carries the schema epoch, read in the same statement (one snapshot),
  * so the caller can tell whether the definition it planned on was current without a second read.
  */
-export function selectStatement(info: TableInfo, names: PhysicalNames, plan: QueryPlan, now: number, withEpoch = false): Statement {
-  if (skipsPartitions(info, plan)) return distinctPartitionsStatement(info, names, plan, now, withEpoch);
+export function selectStatement(info: TableInfo, names: PhysicalNames, plan: QueryPlan, now: number, withEpoch = false, recursiveSkipScan = true): Statement {
+  if (recursiveSkipScan && skipsPartitions(info, plan)) return distinctPartitionsStatement(info, names, plan, now, withEpoch);
   const statics = new Set(info.statics);
   const ref = (c: string) => `${statics.has(c) ? 's' : 'm'}.${q(c)}`;
   const params: unknown[] = [];

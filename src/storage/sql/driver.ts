@@ -19,6 +19,12 @@ export interface Dialect extends ValueCodec {
   readonly tableOptions: string;
   /** Whether an index may cover only the rows a WHERE clause picks. */
   readonly partialIndexes: boolean;
+  /**
+   * Whether a listing of partitions is best read as a recursive skip scan (one index seek per
+   * partition): SQLite and PostgreSQL. MariaDB plans each seek of that recursion as a scan from the
+   * start of the index, but stops its plain DISTINCT at the page's end (see dml.ts).
+   */
+  readonly recursiveSkipScan: boolean;
   /** A column as an index lists it (engines that index long text by a prefix say how long). */
   indexColumn(name: string, type: AttributeType): string;
   dropIndex(index: string, table: string): string;

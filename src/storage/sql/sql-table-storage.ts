@@ -274,7 +274,7 @@ export class SqlTableStorage implements TableStorage {
   /** `withEpoch`: the rows carry the schema epoch (returned as `epoch` when there is a row). */
   private async read(table: Table, plan: QueryPlan, withEpoch: boolean): Promise<{ result: QueryResult; epoch?: unknown }> {
     const now = Date.now();
-    const stmt = selectStatement(table.info, table.names, plan, now, withEpoch);
+    const stmt = selectStatement(table.info, table.names, plan, now, withEpoch, this.driver.dialect.recursiveSkipScan);
     // A plan with no order columns pins every key: one row at most.
     const rows = plan.order.length === 0 ? optional(await this.driver.one(stmt.sql, stmt.params)) : await read(this.driver, stmt);
     return this.answer(table, plan, rows, now, withEpoch);

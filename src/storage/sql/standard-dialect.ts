@@ -2,9 +2,10 @@ import type { Dialect } from './driver.js';
 import { q } from './names.js';
 
 /** The spellings SQLite and PostgreSQL share (the SQL standard's, or their common extension of it). */
-export const standardSpellings: Pick<Dialect, 'tableOptions' | 'partialIndexes' | 'indexColumn' | 'dropIndex' | 'onConflictUpdate' | 'inserted' | 'insertIfAbsent'> = {
+export const standardSpellings: Pick<Dialect, 'tableOptions' | 'partialIndexes' | 'recursiveSkipScan' | 'indexColumn' | 'dropIndex' | 'onConflictUpdate' | 'inserted' | 'insertIfAbsent'> = {
   tableOptions: '',
   partialIndexes: true,
+  recursiveSkipScan: true,
   indexColumn: (name) => q(name),
   dropIndex: (index) => `DROP INDEX IF EXISTS ${q(index)}`,
   onConflictUpdate: (keys) => `ON CONFLICT (${keys.map(q).join(', ')}) DO UPDATE SET`,
