@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 WIKI_DIR=$(realpath -m "${WIKI_DIR:-.wiki}")
+REPO_DIR=$(pwd)
 WIKI_PORT=${WIKI_PORT:-8089}
 MW=/usr/share/mediawiki
 MAX_EXEC=${MAX_EXEC:-120}
@@ -99,6 +100,13 @@ wfLoadExtension( 'Parsoid', "\$IP/vendor/wikimedia/parsoid/extension.json" );
 wfLoadExtension( 'VisualEditor' );
 if ( is_readable( '$WIKI_DIR/ServiceSettings.php' ) ) {
   require '$WIKI_DIR/ServiceSettings.php';
+}
+// This repository's extension, telling a service of each change (read-your-writes). Where its
+// notices go is written by the test that starts that service (NotifySettings.php), as an
+// operator's LocalSettings.php would set it.
+wfLoadExtension( 'WikistoreNotify', '$REPO_DIR/mediawiki/WikistoreNotify/extension.json' );
+if ( is_readable( '$WIKI_DIR/NotifySettings.php' ) ) {
+  require '$WIKI_DIR/NotifySettings.php';
 }
 PHP
 }

@@ -11,6 +11,8 @@ import { revisionedObjectModule } from './modules/buckets/revisioned-object.js';
 import { pageModules, type PageApi } from './modules/page/index.js';
 import { isRestV1Path, restbaseProblem } from './modules/page/rest-v1/problem.js';
 import { restV1Module } from './modules/page/rest-v1/index.js';
+import { isRestPhpPath, mediaWikiProblem } from './modules/page/rest-php/errors.js';
+import { restPhpModule } from './modules/page/rest-php/index.js';
 import { systemModules } from './modules/system/index.js';
 import { tableModule } from './modules/table/index.js';
 import { transactionsModule } from './modules/transactions/index.js';
@@ -82,6 +84,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const owned = () => new Set(modules.flatMap((m) => m.tables ?? []));
   const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), transactions, ...page.modules];
   if (config.rest_v1) modules.push(restV1Module(page));
+  modules.push(restPhpModule(page));
   const health = async () => {
     const store = await storage.health(HEALTH_CHECK_MS);
     const perWiki = Object.fromEntries(domains.map((d) => {
@@ -106,7 +109,11 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     keepAliveTimeout: config.keep_alive_timeout,
     maxConnections: config.max_connections,
     answerMemoBytes: config.answer_cache_bytes,
-    renderProblem: config.rest_v1 ? (error, method, path) => (isRestV1Path(path) ? restbaseProblem(error, method, path) : undefined) : undefined,
+    renderProblem: (error, request) => {
+      if (config.rest_v1 && isRestV1Path(request.path)) return { body: restbaseProblem(error, request.method, request.path), contentType: 'application/problem+json' };
+      if (isRestPhpPath(request.path)) return { body: mediaWikiProblem(error, request), contentType: 'application/json' };
+      return undefined;
+    },
   });
   let sweeper: NodeJS.Timeout | undefined;
   if (config.ttl_sweep_interval > 0) {

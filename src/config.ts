@@ -29,6 +29,11 @@ export interface WikiConfig {
    */
   circuit_threshold?: number;
   circuit_probe_interval?: number;
+  /**
+   * The shared secret the wiki's notices of its changes (`POST /{domain}/v1/changes`, sent by the
+   * WikistoreNotify extension or EventBus) must carry; unset: notices are refused (403).
+   */
+  notice_secret?: string;
 }
 
 export interface CassandraStorageConfig {
@@ -264,6 +269,7 @@ function validate(config: Config): Config {
       if (wiki[key] !== undefined && !(typeof wiki[key] === 'number' && wiki[key]! > 0)) fail(`wikis.${domain}.${key} must be a positive number of seconds`);
     }
     if (wiki.circuit_threshold !== undefined && !(Number.isInteger(wiki.circuit_threshold) && wiki.circuit_threshold >= 1)) fail(`wikis.${domain}.circuit_threshold must be a whole number, at least 1`);
+    if (wiki.notice_secret !== undefined && !(typeof wiki.notice_secret === 'string' && wiki.notice_secret.length >= 16)) fail(`wikis.${domain}.notice_secret must be a string of at least 16 characters`);
   }
   if (!Number.isInteger(config.max_body_bytes) || config.max_body_bytes <= 0) fail('max_body_bytes must be a positive integer');
   for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'answer_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval', 'branch_sweep_interval'] as const) {

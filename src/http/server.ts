@@ -1,5 +1,6 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { HttpError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
@@ -95,10 +96,10 @@ interface Arrival {
   path: string;
 }
 
-/** A surface of its own may render errors in its own shape (e.g. RESTBase's); else RFC 9457. */
-export type ProblemRenderer = (error: HttpError, method: string, path: string) => Record<string, unknown> | undefined;
+/** A surface of its own may render errors in its own shape (e.g. RESTBase's, MediaWiki's); else RFC 9457. */
+export type ProblemRenderer = (error: HttpError, request: { method: string; path: string; uri: string; headers: Record<string, string | undefined> }) => { body: Record<string, unknown>; contentType: string } | undefined;
 
-function errorResponse(err: unknown, instance: string, log: Logger, method = 'GET', render?: ProblemRenderer): Response {
+function errorResponse(err: unknown, arrival: Pick<Arrival, 'path' | 'uri' | 'headers' | 'method'>, log: Logger, render?: ProblemRenderer): Response {
   const error =
     err instanceof HttpError
       ? err
@@ -107,10 +108,11 @@ function errorResponse(err: unknown, instance: string, log: Logger, method = 'GE
   // that could not answer: 502/503/504) is expected in operation: noted, without a stack.
   if (!(err instanceof HttpError) || error.status === 500) log.error({ err }, 'request failed');
   else if (error.status > 500) log.info({ status: error.status, type: error.problemType, detail: error.message }, 'request answered with a server-side problem');
+  const own = render?.(error, arrival);
   return {
     status: error.status,
-    headers: { ...error.headers, 'content-type': 'application/problem+json', 'cache-control': 'no-cache' },
-    body: toJson(render?.(error, method, instance) ?? error.toProblem(instance)),
+    headers: { ...error.headers, 'content-type': own?.contentType ?? 'application/problem+json', 'cache-control': 'no-cache' },
+    body: toJson(own?.body ?? error.toProblem(arrival.path)),
   };
 }
 
@@ -187,7 +189,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       const found = memoKey ? memo!.find(memoKey, Date.now(), headers) : undefined;
       if (found) return resend(res, found, arrival, () => answer(req, res, arrival, admin, memoKey));
     } catch (err) {
-      finish(req, res, arrival, errorResponse(err, arrival.path, log, method, options.renderProblem)).catch((e) => failed(res, e));
+      finish(req, res, arrival, errorResponse(err, arrival, log, options.renderProblem)).catch((e) => failed(res, e));
       return;
     }
     answer(req, res, arrival, admin, memoKey).catch((err) => failed(res, err));
@@ -202,9 +204,12 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     let next: { response: Response } | { call: RouteMatch; bytes: Buffer | undefined };
     try {
       // Who the client is, for the wiki (anonymous edits): appended, so the wiki believes only
-      // the entries its trusted proxies (this service among them) vouch for.
+      // the entries its trusted proxies (this service among them) vouch for. A client's list that
+      // is not addresses alone (`admin`) is dropped: the wiki fails on it rather than ignore it.
       const peer = req.socket.remoteAddress?.replace(/^::ffff:(?=\d+\.)/, '');
-      if (peer) headers['x-forwarded-for'] = headers['x-forwarded-for'] ? `${headers['x-forwarded-for']}, ${peer}` : peer;
+      const claimed = isAddressList(headers['x-forwarded-for']) ? headers['x-forwarded-for'] : undefined;
+      if (peer) headers['x-forwarded-for'] = claimed ? `${claimed}, ${peer}` : peer;
+      else if (!claimed) delete headers['x-forwarded-for'];
       if (!arrival.internal && isPreflight(method, headers)) {
         next = { response: preflightResponse() };
       } else {
@@ -220,7 +225,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
         next = { call: matched, bytes };
       }
     } catch (err) {
-      next = { response: errorResponse(err, arrival.path, log, method, options.renderProblem) };
+      next = { response: errorResponse(err, arrival, log, options.renderProblem) };
     }
     if ('call' in next) return invoke(req, res, arrival, admin, memoKey, next.call, next.bytes);
     return finish(req, res, arrival, next.response, match, memoKey);
@@ -235,7 +240,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri } });
       response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
     } catch (err) {
-      response = errorResponse(err, arrival.path, log, method, options.renderProblem);
+      response = errorResponse(err, arrival, log, options.renderProblem);
     }
     await finish(req, res, arrival, response, match, memoKey);
   }
@@ -264,7 +269,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
         outHeaders['content-length'] = '0';
       }
     } catch (err) {
-      const failure = errorResponse(err, path, log, method, options.renderProblem);
+      const failure = errorResponse(err, arrival, log, options.renderProblem);
       status = failure.status;
       body = Buffer.from(failure.body as string);
       Object.assign(outHeaders, failure.headers, { 'content-length': String(body.length) });
@@ -286,7 +291,10 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     const label = match?.label ?? '(unmatched)';
     writes.send(() => {
       try {
-        res.writeHead(status, outHeaders);
+        const written: http.OutgoingHttpHeaders = outHeaders;
+        // Several cookies an answer passed on from the wiki sets (see rest-php/pass-through.ts).
+        if (outHeaders['set-cookie']?.includes('\n')) written['set-cookie'] = outHeaders['set-cookie'].split('\n');
+        res.writeHead(status, written);
         res.end(payload);
       } catch (err) {
         failed(res, err);
@@ -358,4 +366,10 @@ export function closeGracefully(server: http.Server, timeoutMs = 10_000): Promis
     });
     server.closeIdleConnections();
   });
+}
+
+/** Whether an `X-Forwarded-For` value is a list of IP addresses (and nothing else). */
+export function isAddressList(value: string | undefined): value is string {
+  if (!value) return false;
+  return value.split(',').every((entry) => isIP(entry.trim()) !== 0);
 }

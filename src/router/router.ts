@@ -103,7 +103,7 @@ export class Router {
 
   /** Compiles every route's parameter and body schemas; `components` resolve their references. */
   compile(components: Record<string, unknown>): void {
-    for (const entry of this.entries) entry.validate = compileValidator(entry.route, components, { openQuery: entry.api === 'rest_v1' });
+    for (const entry of this.entries) entry.validate = compileValidator(entry.route, components, { openQuery: entry.api === 'rest_v1' || entry.api === 'rest.php/v1' });
   }
 
   /** Static children of a path, derived from the registered templates (for trailing-slash listings). */

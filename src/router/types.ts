@@ -92,9 +92,10 @@ export type BodyKind = 'json' | 'optional-json' | 'form' | 'raw';
 
 /**
  * `v1` is public, `sys` is internal (admin only from outside), `rest_v1` is public in Wikimedia's
- * REST API layout, `global` is mounted at the root.
+ * REST API layout, `rest.php/v1` is public in MediaWiki's own REST API layout, `global` is
+ * mounted at the root.
  */
-export type Api = 'v1' | 'sys' | 'rest_v1' | 'global';
+export type Api = 'v1' | 'sys' | 'rest_v1' | 'rest.php/v1' | 'global';
 
 export interface Module {
   name: string;

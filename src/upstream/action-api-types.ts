@@ -35,6 +35,8 @@ export interface SiteInfo {
   namespaces: Record<string, unknown>;
   namespacealiases: unknown[];
   specialpagealiases: unknown[];
+  /** The wiki's content license (absent from site info stored before it was asked for). */
+  rightsinfo?: { url?: string; text?: string };
 }
 
 /** One entry of the wiki's recent changes: an edit, a page creation, or a log event. */

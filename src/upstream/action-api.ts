@@ -153,7 +153,7 @@ export class ActionApi {
   }
 
   async siteInfo(): Promise<SiteInfo> {
-    const json = await this.query({ action: 'query', meta: 'siteinfo', siprop: 'general|namespaces|namespacealiases|specialpagealiases' });
+    const json = await this.query({ action: 'query', meta: 'siteinfo', siprop: 'general|namespaces|namespacealiases|specialpagealiases|rightsinfo' });
     return json.query as SiteInfo;
   }
 

@@ -47,6 +47,10 @@ const SITE_INFO_MAX_AGE_MS = 24 * 3600 * 1000;
 export class Wiki {
   readonly api: ActionApi;
   readonly parsoid: ParsoidClient;
+  /** The wiki's rest.php, where requests the service does not answer itself are passed on. */
+  readonly restBase: string;
+  /** The secret the wiki's notices of its changes carry (unset: notices are refused). */
+  readonly noticeSecret: string | undefined;
   /** Open while the wiki does not answer: see Circuit. */
   readonly circuit: Circuit;
   private loadedSiteInfo: Promise<SiteInfo> | undefined;
@@ -89,6 +93,8 @@ export class Wiki {
       return sent;
     };
     this.api = new ActionApi(config.action_api, userAgent, count, { maxlag: config.maxlag, schedule, readTimeoutMs });
+    this.restBase = config.rest_api.replace(/\/$/, '');
+    this.noticeSecret = config.notice_secret;
     const parsoidDomain = config.parsoid_domain ?? new URL(config.rest_api).hostname;
     this.parsoid = new ParsoidClient(config.rest_api.replace(/\/$/, ''), parsoidDomain, userAgent, count, schedule);
     if (userAgent === DEFAULT_USER_AGENT && /\.(wikipedia|wikimedia|wiktionary|wikidata|wikibooks|wikiquote|wikisource|wikinews|wikiversity|wikivoyage|mediawiki)\.org$/.test(new URL(config.action_api).hostname)) {

@@ -51,13 +51,17 @@ describe('saving when the wiki refuses the edit', () => {
   const create = (title: string, headers: Record<string, string> = {}) =>
     request(`${v1}/page/${encodeURIComponent(title)}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: { wikitext: 'New.' } });
 
-  // Every row of the one mapping table; a code it lacks is a 502. Retried or rechecked codes
+  // Every row of the one mapping table; a code it lacks is the wiki refusing what was sent (422,
+  // as Scribunto's for a module that does not compile), unless it is a code of the wiki failing
+  // (502). Retried or rechecked codes
   // (badtoken, maxlag, editconflict) have tests of their own.
   const cases: [string, number, string][] = [
     ...Object.entries(STATUS_OF_CODE)
       .filter(([code]) => !['badtoken', 'maxlag', 'editconflict'].includes(code))
       .map(([code, { status, kind }]) => [code, status, kind] as [string, number, string]),
-    ['some-code-no-wiki-has', 502, 'upstream-error'],
+    ['some-code-no-wiki-has', 422, 'content-refused'],
+    ['scribunto-lua-error-location', 422, 'content-refused'],
+    ['internal_api_error_DBQueryError', 502, 'upstream-error'],
   ];
   for (const [code, status, kind] of cases) {
     it(`answers the wiki's ${code} with ${status}, the wiki's code in the body, and frees the page`, async () => {
@@ -101,6 +105,17 @@ describe('saving when the wiki refuses the edit', () => {
     assert.equal(edits[0]!.authorization, 'Bearer caller-oauth-token');
     await create(`Credentials ${RUN}`, admin);
     assert.equal(edits[1]!.authorization, undefined);
+  });
+
+  it("forwards a client's X-Forwarded-For only when it lists addresses, always with the client's own address", async () => {
+    script = refuse('readonly');
+    const sent: (string | undefined)[] = [];
+    for (const claimed of ['admin', '203.0.113.5', '203.0.113.5, 2001:db8::1', '203.0.113.5, not-an-address', '']) {
+      edits.length = 0;
+      await create(`Forwarded ${RUN}`, claimed ? { 'x-forwarded-for': claimed } : {});
+      sent.push(edits[0]!['x-forwarded-for'] as string | undefined);
+    }
+    assert.deepEqual(sent, ['127.0.0.1', '203.0.113.5, 127.0.0.1', '203.0.113.5, 2001:db8::1, 127.0.0.1', '127.0.0.1', '127.0.0.1']);
   });
 
   it('never forwards the admin token, whatever the spelling of its scheme; two Authorization headers are 400', async () => {

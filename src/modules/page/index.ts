@@ -9,6 +9,7 @@ import { PageImages } from './display/page-images.js';
 import { DisplayPages } from './display/display-pages.js';
 import { LinkStates } from './display/link-states.js';
 import { followerModule } from './follow/follower-module.js';
+import { changeNoticesModule } from './follow/change-notices.js';
 import type { PageMove } from './follow/change-plan.js';
 import { BranchCallers } from './drafts/branch-callers.js';
 import { BranchExpirySweep } from './drafts/branch-expiry-sweep.js';
@@ -98,5 +99,6 @@ export function pageModules(options: PageModuleOptions): PageApi {
   const branchRecords = branchRecordsModule(branches, {
     domains: [...options.wikis.keys()], expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
   });
-  return { modules: [follower, page, saveRecordsModule(service, locksOf), branchRecords], service, transforms, normalize, caches, cache, html2, followers: follower.followers };
+  const notices = changeNoticesModule(service, follower.appliers, options.log);
+  return { modules: [follower, notices, page, saveRecordsModule(service, locksOf), branchRecords], service, transforms, normalize, caches, cache, html2, followers: follower.followers };
 }

@@ -4,7 +4,9 @@ import type { ApiError } from '../../../upstream/action-api.js';
 /**
  * The wiki's refusals of an edit, by its error code, as the HTTP answers clients act on: one row
  * per code MediaWiki's edit module (and the extensions a wiki commonly runs) can answer. A code not
- * listed is the wiki failing in a way we cannot explain to the client: 502 with the code.
+ * listed is still a refusal of what the caller sent (an extension's check: a Lua module that does
+ * not compile, a blacklisted link): 422 with the wiki's code and message. Only the codes of the
+ * wiki failing (below) are a 502.
  */
 export const STATUS_OF_CODE: Record<string, { status: number; kind: string }> = {
   // Who the caller is does not allow it.
@@ -79,9 +81,12 @@ export const STATUS_OF_CODE: Record<string, { status: number; kind: string }> = 
   maxlag: { status: 503, kind: 'wiki-lagged' },
 };
 
+/** The Action API's codes for its own failure (an exception, the database), not for what was sent. */
+export const isWikiFailure = (code: string) => code.startsWith('internal_api_error') || code === 'dberror' || code === 'unknownerror' || code.startsWith('apierror-unknownerror');
+
 /** A refused edit as a problem carrying the wiki's own code and message. */
 export function editRefused(e: ApiError, extensions: Record<string, unknown> = {}): HttpError {
-  const known = STATUS_OF_CODE[e.code] ?? { status: 502, kind: 'upstream-error' };
+  const known = STATUS_OF_CODE[e.code] ?? (isWikiFailure(e.code) ? { status: 502, kind: 'upstream-error' } : { status: 422, kind: 'content-refused' });
   const headers: Record<string, string> = known.status === 429 || known.status === 503 ? { 'retry-after': '5' } : {};
   return new HttpError(known.status, known.kind, `The wiki refused the edit: ${e.info}`, {
     headers,

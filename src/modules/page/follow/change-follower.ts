@@ -10,7 +10,7 @@ import { isUnavailable } from '../../../upstream/wiki.js';
 import { InOrderBatches } from './in-order-batches.js';
 import { DEPENDENTS_CHUNK, pause, TemplateDependents, type TaskKind } from './template-dependents.js';
 import type { PageService } from '../read/page-service.js';
-import { planChanges, type ChangePlan, type PageMove } from './change-plan.js';
+import { ChangeApplier, type PagesChanged } from './change-applier.js';
 import { failureKind } from './failure-kind.js';
 import type { Cursor, FollowerState } from '../tables/follower-state.js';
 
@@ -42,9 +42,6 @@ const NEWEST_SEEN = 500;
  */
 const BATCHES_AHEAD = 3;
 
-/** Told of every page a batch of the wiki's changes touched (created, deleted, moved, edited: what links to them may show anew), and the moves among those changes. */
-export type PagesChanged = (ctx: RequestContext, domain: string, titles: string[], moves: PageMove[]) => Promise<void>;
-
 /**
  * Follows one wiki's recent changes: refreshes each changed page from the wiki (new latest
  * revision stored and rendered, deletions, restores, moves), re-checks revisions whose visibility
@@ -75,6 +72,8 @@ export class ChangeFollower {
   private readonly pages: PQueue;
   /** Re-renders the pages of changed templates, beside the changes (its own queue and pace). */
   private readonly dependents: TemplateDependents;
+  /** What a batch of changes asks of the service, done (the wiki's notices are applied by it too). */
+  private readonly applier: ChangeApplier;
   /** When the wiki's recent changes were last read without failing (ms), and failures since. */
   private lastPollAt: number | undefined;
   /** When a read of the changes last found nothing more to follow: following was current then. */
@@ -90,9 +89,10 @@ export class ChangeFollower {
     private readonly options: FollowerOptions,
     private readonly metrics: Metrics,
     private readonly log: Logger,
-    private readonly pagesChanged?: PagesChanged,
+    pagesChanged?: PagesChanged,
   ) {
     this.pages = new PQueue({ concurrency: options.concurrency, intervalCap: Math.max(1, Math.round(options.pagesPerSecond)), interval: 1000 });
+    this.applier = new ChangeApplier(domain, service, state, options.storedOnly, metrics, pagesChanged, () => this.dependents.mayHaveQueued());
     this.dependents = new TemplateDependents(domain, service, state, options, log, (kind, work, queue) => this.task(kind, work, queue), () => this.leading);
     // Exported from the start: a process standing by says so (0), it is not just absent.
     metrics.followerLeading.set({ domain }, 0);
@@ -124,6 +124,11 @@ export class ChangeFollower {
 
   private get leaseSeconds(): number {
     return Math.max(1, Math.ceil(this.options.leaseMs / 1000));
+  }
+
+  /** Templates' dependents were queued elsewhere (a notice): looked at now rather than at the next poll. */
+  dependentsQueued(): void {
+    if (this.leading) this.dependents.mayHaveQueued();
   }
 
   /** Whether this process follows the wiki now. */
@@ -306,73 +311,9 @@ export class ChangeFollower {
    * (and the batch is read again) only if the wiki or storage is unreachable.
    */
   private async apply(ctx: RequestContext, changes: RecentChange[]): Promise<{ rest: Promise<void> }> {
-    const wiki = this.service.wiki(this.domain);
-    // A title the service keeps nothing for (a special page, one it cannot parse) is left out.
-    const titles = new Map<string, string>();
-    for (const c of changes) {
-      for (const t of [c.title, c.logparams?.target_title, c.logparams?.dest_title]) {
-        if (typeof t === 'string' && t && !titles.has(t)) titles.set(t, await wiki.normalize(t).catch(() => ''));
-      }
-    }
-    const normalized = changes.map((c) => ({
-      ...c,
-      title: c.title && titles.get(c.title)!,
-      logparams: c.logparams && {
-        ...c.logparams,
-        ...(typeof c.logparams.target_title === 'string' ? { target_title: titles.get(c.logparams.target_title) } : {}),
-        ...(typeof c.logparams.dest_title === 'string' ? { dest_title: titles.get(c.logparams.dest_title) } : {}),
-      },
-    }));
-    const plan = planChanges(normalized);
-    // Every page the batch touched, stored here or not: a page created is what turns links to it blue.
-    const touched = [...plan.refresh];
-    // Links to the pages touched first: that needs no render, while the refreshes below wait
-    // their turn at the wiki (a batch of 100 pages is 10 s at 10 pages a second).
-    if (this.pagesChanged && touched.length) await this.pagesChanged(ctx, this.domain, touched, plan.moves);
-    if (this.options.storedOnly) plan.refresh = await this.storedOrMovedThere(ctx, plan.refresh, normalized);
-    // Queued now, in the batch's order; revisions hidden first (their text must stop being served).
-    const rechecked = Promise.all(plan.recheck.map(({ title, revid }) => this.task('recheck', () => this.service.revisions.recheckWithWiki(ctx, this.domain, title, revid), this.pages, 1)));
-    const refreshed = this.refreshPages(ctx, plan);
-    const rest = (async () => {
-      await Promise.all([rechecked, refreshed]);
-      for (const template of plan.dependencies) await this.state.queueDependents(ctx, template);
-      if (plan.dependencies.length) this.dependents.mayHaveQueued();
-      for (const [kind, n] of plan.kinds) this.metrics.followerChanges.inc({ domain: this.domain, kind }, n);
-    })();
-    // Seen by whoever waits for it (`applyInOrder`), if the batch gets that far.
-    rest.catch(() => undefined);
+    const { rest } = await this.applier.apply(ctx, changes, (kind, work, priority) => this.task(kind, work, this.pages, priority));
     // In an object: a promise returned from an async function would be waited for.
     return { rest };
-  }
-
-  /**
-   * Of the pages a batch touched, those worth a request to the wiki when only what is stored is
-   * kept fresh: pages stored here, and the titles stored pages were moved to.
-   */
-  private async storedOrMovedThere(ctx: RequestContext, titles: string[], changes: RecentChange[]): Promise<string[]> {
-    const revs = this.service.revisions.table(this.domain);
-    const stored = new Set<string>();
-    await Promise.all(titles.map(async (title) => {
-      if (await revs.newest(ctx, title)) stored.add(title);
-    }));
-    for (const c of changes) {
-      const to = c.logparams?.target_title;
-      if (c.type === 'log' && c.logtype === 'move' && typeof to === 'string' && to && stored.has(c.title)) stored.add(to);
-    }
-    return titles.filter((t) => stored.has(t));
-  }
-
-  private async refreshPages(ctx: RequestContext, plan: ChangePlan): Promise<void> {
-    await Promise.all(
-      plan.refresh.map((title) =>
-        this.task('refresh', async () => {
-          const row = await this.service.revisions.refreshFromWiki(ctx, this.domain, title);
-          if (row) await this.service.renderer.renderAndStore(ctx, this.domain, row);
-          const at = plan.changedAt.get(title);
-          if (at !== undefined) this.metrics.followerLag.observe({ domain: this.domain }, Math.max(0, (Date.now() - at) / 1000));
-        }),
-      ),
-    );
   }
 
   /**

@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../../../metrics.js';
 import type { Module, RequestContext } from '../../../router/types.js';
 import type { PageService } from '../read/page-service.js';
-import { ChangeFollower, type FollowerOptions, type PagesChanged } from './change-follower.js';
+import { ChangeApplier, type PagesChanged } from './change-applier.js';
+import { ChangeFollower, type FollowerOptions } from './change-follower.js';
 import { FollowerState } from '../tables/follower-state.js';
 
 /**
@@ -11,9 +12,11 @@ import { FollowerState } from '../tables/follower-state.js';
  */
 export function followerModule(
   service: PageService, follow: FollowerOptions | undefined, metrics: Metrics, log: Logger, pagesChanged?: PagesChanged,
-): Module & { followers: Map<string, ChangeFollower> } {
+): Module & { followers: Map<string, ChangeFollower>; appliers: Map<string, ChangeApplier> } {
   const states = new Map(service.domains().map((domain) => [domain, new FollowerState(domain)]));
   const followers = new Map<string, ChangeFollower>();
+  // What the wiki's notices of its changes are applied with (see change-notices.ts), following or not.
+  const appliers = new Map([...states].map(([domain, state]) => [domain, new ChangeApplier(domain, service, state, follow?.storedOnly ?? false, metrics, pagesChanged, () => followers.get(domain)?.dependentsQueued())]));
   let context: RequestContext | undefined;
   return {
     name: 'page-follower',
@@ -21,6 +24,7 @@ export function followerModule(
     tables: ['page_follower', 'page_dependents', 'page_backfill'],
     routes: [],
     followers,
+    appliers,
     async setup(ctx) {
       context = ctx;
       await Promise.all([...states.values()].map((state) => state.create(ctx)));

@@ -3,6 +3,9 @@ import { PROPS } from './render.js';
 import { surrogateKeys } from './surrogate-keys.js';
 import { titleSegment } from './title-url.js';
 
+/** The forms of a page or revision in MediaWiki's REST API (rest.php/v1): source, bare, HTML, both. */
+const REST_PHP_FORMS = ['', '/bare', '/html', '/with_html'];
+
 /** Every URL whose answer changes with a page's latest revision: what HTTP caches must forget. */
 function latestUrls(domain: string, title: string): string[] {
   const t = titleSegment(title);
@@ -17,6 +20,7 @@ function latestUrls(domain: string, title: string): string[] {
     `/${domain}/rest_v1/page/html/${t}`,
     `/${domain}/rest_v1/page/title/${t}`,
     `/${domain}/rest_v1/page/summary/${t}`,
+    ...REST_PHP_FORMS.map((form) => `/${domain}/rest.php/v1/page/${t}${form}`),
   ];
 }
 
@@ -31,6 +35,7 @@ function revisionUrls(domain: string, title: string, rev: number, tid: string | 
     ...PROPS.flatMap((prop) => ids.map((id) => `${page}/${prop}/${id}`)),
     `/${domain}/rest_v1/page/html/${t}/${rev}`,
     ...(tid ? [`/${domain}/rest_v1/page/html/${t}/${rev}/${tid}`] : []),
+    ...REST_PHP_FORMS.map((form) => `/${domain}/rest.php/v1/revision/${rev}${form}`),
   ];
 }
 

@@ -1,0 +1,44 @@
+import { HttpError } from '../../../errors.js';
+
+/** Whether a request path is on the MediaWiki REST API surface (`/{domain}/rest.php/...`). */
+export const isRestPhpPath = (path: string) => /^\/[^/]+\/rest\.php(\/|$)/.test(path);
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable',
+  409: 'Conflict', 412: 'Precondition Failed', 413: 'Request Entity Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity',
+  428: 'Precondition Required', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+};
+
+/**
+ * An error MediaWiki's REST API itself would answer, with its message key (`errorKey`) and
+ * English text: thrown by this surface's handlers where MediaWiki names the failure.
+ */
+export class MediaWikiError extends HttpError {
+  constructor(status: number, readonly errorKey: string, message: string, readonly data: Record<string, unknown> = {}) {
+    super(status, errorKey, message);
+  }
+}
+
+/**
+ * An error in MediaWiki's REST shape (`errorKey`, `messageTranslations`, `httpCode`,
+ * `httpReason`, as MediaWiki 1.43 sends it); with `x-restbase-compat: true`, RESTBase's fields
+ * beside them (`type`, `title`, `method`, `detail`, `uri`), as MediaWiki adds them then. The
+ * service's own errors (a wiki that does not answer, storage down) keep their problem type as
+ * the key, so a client can still tell them apart.
+ */
+export function mediaWikiProblem(error: HttpError, request: { method: string; uri: string; headers: Record<string, string | undefined> }): Record<string, unknown> {
+  const key = error instanceof MediaWikiError ? error.errorKey : error.problemType.replace(/^urn:problem:/, '');
+  const reason = REASONS[error.status] ?? error.title;
+  const compat = request.headers['x-restbase-compat'] === 'true'
+    ? { type: `MediaWikiError/${reason.replace(/ /g, '_')}`, title: key, method: request.method.toLowerCase(), detail: error.detail, uri: request.uri }
+    : {};
+  const data = error instanceof MediaWikiError ? error.data : pick(error.extensions);
+  return { ...data, ...compat, errorKey: key, messageTranslations: { en: error.detail }, httpCode: error.status, httpReason: reason };
+}
+
+/** What the service's own problems carry that a client may act on (the wiki's code of a refused edit). */
+function pick(extensions: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of ['wiki_code', 'wiki_message', 'latest_revid']) if (k in extensions) out[k] = extensions[k];
+  return out;
+}

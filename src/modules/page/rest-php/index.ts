@@ -1,0 +1,204 @@
+import { createHash } from 'node:crypto';
+import { HttpError } from '../../../errors.js';
+import { tidTime } from '../../../tid.js';
+import type { Module, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
+import { gunzip, gzip } from '../../../compression.js';
+import { askedAnew, type CachePolicy } from '../model/cache-control.js';
+import { HTML_2_TYPE, negotiateHtml } from '../model/html-versions.js';
+import { PageMoved, RevisionMoved } from '../model/page-moves.js';
+import type { Render } from '../model/render.js';
+import type { RevisionRow } from '../model/revision.js';
+import { contentKeys, tagged } from '../model/surrogate-keys.js';
+import { titleSegment } from '../model/title-url.js';
+import type { PageApi } from '../page-api.js';
+import { pageObject, rawUrlEncode, revisionObject, wikiRestUrl } from './bodies.js';
+import { MediaWikiError } from './errors.js';
+import { passToWiki } from './pass-through.js';
+
+/** What a `page/` or `revision/` route answers: source and metadata, metadata, HTML, or both. */
+type Form = 'source' | 'bare' | 'html' | 'with_html';
+const SUFFIX: Record<Form, string> = { source: '', bare: '/bare', html: '/html', with_html: '/with_html' };
+const FLAVORS = new Set(['view', 'edit', 'fragment', 'stash']);
+
+/** How long a request passed on to the wiki may take (a transform of a long page takes a while). */
+const PASS_THROUGH_TIMEOUT_MS = 120_000;
+
+const paramInvalid = (name: string, value: string, code: string, message: string) =>
+  new MediaWikiError(400, `paramvalidator-${code}`, message, { error: 'parameter-validation-failed', name, value, failureCode: code, failureData: null });
+
+/** `flavor` as MediaWiki 1.43 takes it (`stash=true`, the older spelling, is the stash flavor). */
+function flavorOf(req: RouteRequest): string {
+  const flavor = req.query.get('flavor') ?? (req.query.get('stash') === 'true' ? 'stash' : 'view');
+  if (!FLAVORS.has(flavor)) throw paramInvalid('flavor', flavor, 'badvalue', `Unrecognized value for parameter "flavor": ${flavor}.`);
+  return flavor;
+}
+
+/** The body's content alone, for `flavor=fragment` (HTML to put into another document). */
+function fragmentOf(html: string): string {
+  const open = /<body\b[^>]*>/i.exec(html);
+  const close = html.lastIndexOf('</body>');
+  return open && close > open.index ? html.slice(open.index + open[0].length, close) : html;
+}
+
+const strongTag = (...parts: (string | number | boolean | null)[]) => `"${createHash('sha1').update(parts.join('\u0000')).digest('hex')}"`;
+
+/**
+ * `/{domain}/rest.php/v1/...`: MediaWiki's own REST API (core's `page/` and `revision/` routes,
+ * in the shapes of MediaWiki 1.43), answered from the stored renders and revisions, so a proxy
+ * that sends the wiki's `rest.php/v1/page/`, `/revision/` and `/transform/` here serves today's
+ * clients unchanged. What the service does not answer itself under those prefixes (history,
+ * language links, compare, saves, transforms, routes of extensions) goes to the wiki unchanged.
+ */
+export function restPhpModule(api: PageApi): Module {
+  const { service, normalize, cache, html2 } = api;
+
+  /** The stored latest revision of a page, as MediaWiki names its absence. */
+  async function latestOf(ctx: RequestContext, req: RouteRequest, title: string): Promise<RevisionRow | { movedTo: string }> {
+    try {
+      return await service.revisions.latest(ctx, req.domain, title, askedAnew(req, ctx), true);
+    } catch (e) {
+      if (e instanceof PageMoved) return { movedTo: e.target };
+      if (e instanceof HttpError && e.status === 404) throw new MediaWikiError(404, 'rest-nonexistent-title', `The specified page (${title}) does not exist`);
+      throw e;
+    }
+  }
+
+  async function revisionById(ctx: RequestContext, req: RouteRequest): Promise<RevisionRow> {
+    const id = req.params.id!;
+    if (!/^\d+$/.test(id)) throw paramInvalid('id', id, 'badinteger', `Invalid value "${id}" for integer parameter "id".`);
+    try {
+      return await service.revisions.lookupRevision(ctx, req.domain, Number(id));
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 404) throw new MediaWikiError(404, 'rest-nonexistent-revision', `The specified revision (${id}) does not exist`);
+      throw e;
+    }
+  }
+
+  /** The size of a revision's parent, for `delta`: stored, else asked of the wiki; null for a first revision. */
+  async function parentSize(ctx: RequestContext, domain: string, row: RevisionRow): Promise<number | null> {
+    if (!row.parent_id) return null;
+    const stored = await service.revisions.table(domain).get(ctx, row.title, row.parent_id);
+    if (stored?.size !== undefined && stored.size !== null) return stored.size;
+    const page = await service.wiki(domain).api.revision(row.parent_id).catch(() => undefined);
+    return page?.revisions?.[0]?.size ?? null;
+  }
+
+  async function renderOf(ctx: RequestContext, req: RouteRequest, row: RevisionRow): Promise<Render> {
+    try {
+      return await service.renderer.render(ctx, req.domain, row, askedAnew(req, ctx));
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 403) throw new MediaWikiError(403, 'rest-permission-denied-revision', `Access to revision ${row.rev} of ${row.title} is denied: its text is hidden.`);
+      throw e;
+    }
+  }
+
+  /** The HTML of a render in the form and flavor asked for, as a string (for `with_html`) or bytes. */
+  async function htmlOf(req: RouteRequest, render: Render, flavor: string): Promise<{ gzipped: Buffer; type: string }> {
+    const version = negotiateHtml(req.headers.accept, '2');
+    const stored = version === '2' ? await html2.of(req.domain, render) : render.parts.html;
+    const type = version === '2' ? HTML_2_TYPE : render.types.html;
+    if (flavor !== 'fragment') return { gzipped: stored, type };
+    return { gzipped: await gzip(Buffer.from(fragmentOf((await gunzip(stored)).toString('utf8')))), type };
+  }
+
+  /** The page or revision answer in one form: JSON (`source`, `bare`, `with_html`) or HTML. */
+  async function answer(ctx: RequestContext, req: RouteRequest, row: RevisionRow, form: Form, latest: boolean): Promise<Response> {
+    const wiki = service.wiki(req.domain);
+    const [info, described] = await Promise.all([wiki.siteInfo(), wiki.describe(row.title)]);
+    const needsRender = form !== 'bare';
+    const render = needsRender ? await renderOf(ctx, req, row) : undefined;
+    const flavor = form === 'html' || form === 'with_html' ? flavorOf(req) : 'view';
+    const route = latest ? `/page/${rawUrlEncode(described.text)}` : `/revision/${row.rev}`;
+    const kind: keyof CachePolicy = latest ? 'latest' : 'revision';
+    const headers: Record<string, string> = {
+      'cache-control': flavor === 'stash' ? 'private, no-cache' : cache[kind],
+      'content-language': info.general.lang,
+      vary: 'Accept, Accept-Language, x-restbase-compat',
+    };
+    const keys = contentKeys(req.domain, row.title, row.rev, latest);
+    if (form === 'html') {
+      const html = await htmlOf(req, render!, flavor);
+      return {
+        status: 200,
+        headers: tagged({
+          ...headers, 'content-type': html.type, 'content-encoding': 'gzip',
+          etag: `"${row.rev}/${render!.tid}/${flavor}/html"`, 'last-modified': new Date(tidTime(render!.tid)).toUTCString(),
+        }, keys),
+        body: html.gzipped,
+      };
+    }
+    const object = latest ? pageObject(row, described.text, info) : revisionObject(row, described.text, info, await parentSize(ctx, req.domain, row));
+    if (form === 'source') object.source = (await gunzip(render!.parts.wikitext)).toString('utf8');
+    if (form === 'bare') object.html_url = wikiRestUrl(info, `${route}/html`);
+    if (form === 'with_html') object.html = (await gunzip((await htmlOf(req, render!, flavor)).gzipped)).toString('utf8');
+    if (render?.redirect) object.redirect_target = wikiRestUrl(info, `/page/${rawUrlEncode(render.redirect)}${SUFFIX[form]}`);
+    const etag = form === 'with_html'
+      ? `"${row.rev}/${render!.tid}/${flavor}/with_html"`
+      : strongTag(form, row.rev, render?.tid ?? '', !!row.user_hidden, !!row.comment_hidden, info.rightsinfo?.url ?? '');
+    return {
+      status: 200,
+      headers: tagged({ ...headers, 'content-type': 'application/json', etag, ...(row.timestamp ? { 'last-modified': new Date(row.timestamp).toUTCString() } : {}) }, keys),
+      body: object,
+    };
+  }
+
+  /** The same URL with another title segment (after `page/`), its suffix and query kept. */
+  function withTitle(req: RouteRequest, title: string, form: Form): string {
+    const query = req.uri.includes('?') ? req.uri.slice(req.uri.indexOf('?')) : '';
+    return `/${req.domain}/rest.php/v1/page/${titleSegment(title)}${SUFFIX[form]}${query}`;
+  }
+
+  const pageRoute = (form: Form): Route['handler'] => async (req, ctx) => {
+    const title = await normalize(req).catch((e: unknown) => {
+      if (e instanceof HttpError && e.status === 400) throw new MediaWikiError(400, 'rest-invalid-title', `Invalid title: ${req.params.title}`);
+      throw e;
+    });
+    // Another spelling of the title: MediaWiki's 301 to the canonical one (caches keep one copy).
+    if (req.params.title !== title) return { status: 301, headers: { location: withTitle(req, title, form), 'cache-control': 'max-age=3600' } };
+    const found = await latestOf(ctx, req, title);
+    const followsRedirects = (form === 'html' || form === 'with_html') && !['no', 'false', '0'].includes(req.query.get('redirect') ?? '');
+    if ('movedTo' in found) {
+      if (followsRedirects) return { status: 307, headers: { location: withTitle(req, found.movedTo, form), 'cache-control': 'no-cache' } };
+      throw new MediaWikiError(404, 'rest-nonexistent-title', `The specified page (${title}) does not exist`);
+    }
+    if (followsRedirects) {
+      const render = await renderOf(ctx, req, found);
+      // A wiki redirect: 307 to its target's same route (MediaWiki 1.43); `redirect=no` serves the redirect page itself.
+      if (render.redirect) return { status: 307, headers: tagged({ location: withTitle(req, render.redirect.replace(/ /g, '_'), form), 'cache-control': cache.latest }, contentKeys(req.domain, title, found.rev, true)) };
+    }
+    return answer(ctx, req, found, form, true);
+  };
+
+  const revisionRoute = (form: Form): Route['handler'] => async (req, ctx) => {
+    try {
+      return await answer(ctx, req, await revisionById(ctx, req), form, false);
+    } catch (e) {
+      if (e instanceof RevisionMoved) return answer(ctx, req, await service.revisions.lookupRevision(ctx, req.domain, Number(req.params.id)), form, false);
+      throw e;
+    }
+  };
+
+  const passThrough: Route['handler'] = (req) => passToWiki(service.wiki(req.domain).restBase, req, PASS_THROUGH_TIMEOUT_MS);
+
+  const spec = (summary: string, param: 'title' | 'id') => ({
+    summary,
+    tags: ['MediaWiki REST API'],
+    parameters: [
+      { name: param, in: 'path', required: true, schema: { type: 'string' } },
+      ...(param === 'title' ? [{ name: 'redirect', in: 'query', schema: { type: 'string' } }] : []),
+      { name: 'flavor', in: 'query', schema: { type: 'string' } },
+    ],
+  });
+  const forms: Form[] = ['source', 'bare', 'html', 'with_html'];
+  const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
+  return {
+    name: 'rest_php',
+    api: 'rest.php/v1',
+    routes: [
+      ...forms.map((form): Route => ({ method: 'GET', path: `/page/{title}${SUFFIX[form]}`, handler: pageRoute(form), spec: spec(`A page's latest revision: ${form === 'source' ? 'source and metadata' : form}`, 'title') })),
+      ...forms.map((form): Route => ({ method: 'GET', path: `/revision/{id}${SUFFIX[form]}`, handler: revisionRoute(form), spec: spec(`A revision: ${form === 'source' ? 'source and metadata' : form}`, 'id') })),
+      // Everything else below these prefixes is the wiki's to answer, exactly as it would.
+      ...['/page', '/page/*', '/revision/*', '/transform/*'].flatMap((path) => METHODS.map((method): Route => ({ method, path, handler: passThrough, body: 'raw' }))),
+    ],
+  };
+}

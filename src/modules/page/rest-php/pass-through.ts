@@ -1,0 +1,58 @@
+import http from 'node:http';
+import https from 'node:https';
+import { HttpError } from '../../../errors.js';
+import type { Response, RouteRequest } from '../../../router/types.js';
+
+/** Headers that belong to one connection, not to the request or answer passed on. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
+/** Set by the service's HTTP front for its own answer (request id, browser headers). */
+const OWN_ANSWER_HEADERS = new Set(['x-request-id', 'date', 'server', 'x-content-type-options']);
+
+const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+
+/** Far above any answer of the REST API's routes; a larger one is refused rather than held. */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A request the service does not answer itself, sent to the wiki's own `rest.php` unchanged (method,
+ * path below `rest.php`, query, headers but those of the connection, body) and its answer sent
+ * back unchanged (status, headers, bytes). The client's `X-Forwarded-For` arrives here already
+ * checked and extended with the client's address by the HTTP front. Never retried: the request
+ * may be an edit.
+ */
+export async function passToWiki(restBase: string, req: RouteRequest, timeoutMs: number): Promise<Response> {
+  const below = req.uri.slice(req.uri.indexOf('/rest.php/') + '/rest.php'.length);
+  const url = new URL(`${restBase.replace(/\/$/, '')}${below}`);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
+  // Answers come back as they are; the service's front compresses for the client as it would its own.
+  delete headers['accept-encoding'];
+  const body = Buffer.isBuffer(req.body) ? req.body : undefined;
+  if (body) headers['content-length'] = String(body.length);
+  const answer = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? https : http).request(url, { method: req.method, headers, agent: agents[url.protocol as 'http:'], timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_ANSWER_BYTES) return res.destroy(new Error(`the wiki's answer is larger than ${MAX_ANSWER_BYTES} bytes`));
+        chunks.push(chunk);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    request.on('timeout', () => request.destroy(new HttpError(504, 'upstream-timeout', `The wiki did not answer within ${timeoutMs / 1000} s.`)));
+    request.on('error', reject);
+    request.end(body);
+  }).catch((e: unknown) => {
+    if (e instanceof HttpError) throw e;
+    throw new HttpError(502, 'upstream-unavailable', `The wiki could not be reached: ${(e as Error).message}`);
+  });
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || OWN_ANSWER_HEADERS.has(name)) continue;
+    // Several cookies stay several headers (a newline never occurs in a header value).
+    out[name] = Array.isArray(value) ? value.join('\n') : value;
+  }
+  return { status: answer.status, headers: out, body: answer.body };
+}

@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import { gunzipSync } from 'node:zlib';
+import { after, before, describe, it } from 'node:test';
+import { request } from '../helpers.js';
+import { startAgainstWiki, WIKI_URL, type AgainstWiki } from '../wiki.js';
+
+const RUN = Date.now().toString(36);
+const WIKI_REST = `${WIKI_URL}/rest.php/v1`;
+
+const wikiJson = async (path: string) => {
+  const res = await fetch(`${WIKI_REST}${path}`);
+  assert.equal(res.status, 200, `the wiki's ${path}`);
+  return res.json();
+};
+
+/**
+ * MediaWiki's REST API (rest.php/v1) answered by the service from storage, against the real
+ * wiki: its bodies compared with the wiki's own, its semantics (redirects, errors, ETags) as
+ * MediaWiki 1.43 defines them, everything else passed to the wiki unchanged.
+ */
+describe('rest.php/v1: MediaWiki REST API from storage', () => {
+  let a: AgainstWiki;
+  let rest: string;
+  let made: { title: string; first: number; second: number };
+
+  before(async () => {
+    a = await startAgainstWiki();
+    rest = `${a.s.base}/wiki.test/rest.php/v1`;
+    const title = `Rest php ${RUN}`;
+    const first = await a.wiki.edit(title, 'First [[Main Page|text]].', 'first');
+    const second = await a.wiki.edit(title, 'Second, longer [[Main Page|text]] of the page.', 'second');
+    made = { title: title.replace(/ /g, '_'), first, second };
+  });
+  after(() => a.close());
+
+  it('answers page/{title} and /bare with the wiki\'s own bodies, and asks the wiki nothing once stored', async () => {
+    for (const title of ['Main_Page', 'Suoku_puslopa', made.title]) {
+      for (const form of ['', '/bare']) {
+        const ours = await request(`${rest}/page/${encodeURIComponent(title)}${form}`);
+        assert.equal(ours.status, 200, ours.text);
+        assert.equal(ours.headers['content-type'], 'application/json');
+        assert.deepEqual(ours.json, await wikiJson(`/page/${encodeURIComponent(title)}${form}`), `${title}${form}`);
+      }
+    }
+    const readAll = async () => {
+      for (const form of ['', '/bare', '/html', '/with_html']) {
+        assert.equal((await request(`${rest}/page/${made.title}${form}`)).status, 200);
+        assert.equal((await request(`${rest}/revision/${made.first}${form}`)).status, 200);
+      }
+    };
+    await readAll();
+    const asked = a.wikiRequests();
+    await readAll();
+    assert.equal(a.wikiRequests(), asked, 'stored pages and revisions are served without the wiki');
+  });
+
+  it('answers revision/{id} and /bare with the wiki\'s own bodies (page, user, comment, size, delta)', async () => {
+    for (const id of [made.first, made.second, 2]) {
+      for (const form of ['', '/bare']) {
+        const ours = await request(`${rest}/revision/${id}${form}`);
+        assert.equal(ours.status, 200, ours.text);
+        assert.deepEqual(ours.json, await wikiJson(`/revision/${id}${form}`), `revision ${id}${form}`);
+      }
+    }
+  });
+
+  it('serves HTML as stored: 2.x, an ETag per revision and render, Last-Modified, Content-Language; with_html carries the same HTML', async () => {
+    const html = await request(`${rest}/page/${made.title}/html`);
+    assert.equal(html.status, 200, html.text);
+    assert.match(String(html.headers['content-type']), /^text\/html; charset=utf-8; profile="https:\/\/www\.mediawiki\.org\/wiki\/Specs\/HTML\/2\.\d+\.\d+"$/);
+    assert.match(String(html.headers.etag), new RegExp(`^"${made.second}/[0-9a-f-]{36}/view/html"$`));
+    assert.ok(html.headers['last-modified'] && html.headers['content-language'] === 'en');
+    assert.match(String(html.headers['cache-control']), /max-age/);
+    assert.match(html.text, /Second, longer/);
+    const both = await request(`${rest}/page/${made.title}/with_html`);
+    assert.equal(both.json.html, html.text, 'with_html holds the same HTML');
+    assert.equal(both.json.latest.id, made.second);
+    const again = await request(`${rest}/page/${made.title}/html`, { headers: { 'if-none-match': String(html.headers.etag) } });
+    assert.equal(again.status, 304);
+    const old = await request(`${rest}/revision/${made.first}/html`);
+    assert.match(old.text, /First/);
+    assert.match(String(old.headers.etag), new RegExp(`^"${made.first}/`));
+    const fragment = await request(`${rest}/page/${made.title}/html?flavor=fragment`);
+    assert.doesNotMatch(fragment.text, /<html|<head|<body/, 'a fragment is the body\'s content');
+    assert.match(fragment.text, /Second, longer/);
+    const bad = await request(`${rest}/page/${made.title}/html?flavor=nonsense`);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.json.httpCode, 400);
+  });
+
+  it('redirects another spelling of a title (301) and a wiki redirect (307, unless redirect=no), naming redirect_target', async () => {
+    const spelled = await request(`${rest}/page/${encodeURIComponent(made.title.replace(/_/g, ' '))}/html?flavor=edit`);
+    assert.equal(spelled.status, 301);
+    assert.match(String(spelled.headers.location), new RegExp(`${made.title}/html\\?flavor=edit$`));
+    const redirect = await request(`${rest}/page/ASV/html`);
+    assert.equal(redirect.status, 307);
+    const target = decodeURIComponent(String(redirect.headers.location));
+    assert.match(target, /Amerikys_Sa.kierstuos_Va.steibys\/html$/);
+    const itself = await request(`${rest}/page/ASV/with_html?redirect=no`);
+    assert.equal(itself.status, 200);
+    assert.match(String(itself.json.redirect_target), /\/rest\.php\/v1\/page\/Amerikys_Sa.*\/with_html$/);
+    assert.equal((await request(`${rest}/page/ASV/bare`)).status, 200, 'metadata is not redirected');
+  });
+
+  it('answers missing pages and revisions (404) and malformed ids (400) in MediaWiki\'s error shape; x-restbase-compat adds RESTBase\'s fields', async () => {
+    const missing = await request(`${rest}/page/No_such_page_${RUN}/html`);
+    assert.equal(missing.status, 404);
+    assert.equal(missing.headers['content-type'], 'application/json');
+    assert.equal(missing.json.httpCode, 404);
+    assert.equal(missing.json.httpReason, 'Not Found');
+    assert.equal(missing.json.errorKey, 'rest-nonexistent-title');
+    assert.match(missing.json.messageTranslations.en, /does not exist/);
+    const revision = await request(`${rest}/revision/999999999/bare`);
+    assert.equal(revision.status, 404);
+    assert.equal(revision.json.errorKey, 'rest-nonexistent-revision');
+    const malformed = await request(`${rest}/revision/abc`);
+    assert.equal(malformed.status, 400);
+    assert.equal(malformed.json.name, 'id');
+    const compat = await request(`${rest}/page/No_such_page_${RUN}`, { headers: { 'x-restbase-compat': 'true' } });
+    assert.equal(compat.status, 404);
+    assert.equal(compat.json.type, 'MediaWikiError/Not_Found');
+    assert.equal(compat.json.title, 'rest-nonexistent-title');
+    assert.equal(compat.json.method, 'get');
+    assert.match(compat.json.detail, /does not exist/);
+    assert.equal(compat.json.httpCode, 404);
+  });
+
+  it('passes every other route under page/, revision/ and transform/ to the wiki unchanged', async () => {
+    const ours = await fetch(`${rest}/page/Main_Page/history`);
+    const theirs = await fetch(`${WIKI_REST}/page/Main_Page/history`);
+    assert.equal(ours.status, theirs.status);
+    assert.equal(ours.headers.get('etag'), theirs.headers.get('etag'));
+    assert.deepEqual(Buffer.from(await ours.arrayBuffer()), Buffer.from(await theirs.arrayBuffer()), 'byte for byte');
+    const body = JSON.stringify({ wikitext: "''pass''" });
+    const post = (base: string) => fetch(`${base}/transform/wikitext/to/lint`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const [mine, wiki] = await Promise.all([post(rest), post(WIKI_REST)]);
+    assert.equal(mine.status, wiki.status);
+    assert.equal(await mine.text(), await wiki.text());
+    const count = await fetch(`${rest}/page/Main_Page/history/counts/edits`);
+    assert.equal(count.status, 200);
+  });
+
+  it("answers an edit the wiki refuses for its content with the wiki's code as a 4xx, not a 502 (a module that does not compile)", async () => {
+    const res = await request(`${a.v1}/page/${encodeURIComponent(`Module:Broken ${RUN}`)}`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: { wikitext: 'return {' },
+    });
+    assert.equal(res.status, 422, res.text);
+    assert.match(String(res.json.wiki_code), /scribunto/);
+  });
+
+  it('serves old revisions from their stored render, gzipped as stored', async () => {
+    const res = await fetch(`${rest}/revision/${made.first}/html`, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(res.headers.get('content-encoding'), 'gzip');
+    const raw = Buffer.from(await res.arrayBuffer());
+    // fetch decodes: what arrives is HTML either way; the stored bytes are what was sent.
+    assert.match((raw[0] === 0x1f ? gunzipSync(raw) : raw).toString('utf8'), /First/);
+  });
+});
