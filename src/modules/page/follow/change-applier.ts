@@ -81,6 +81,26 @@ export class ChangeApplier {
   }
 
   /**
+   * For a notice of edits and creations: each page's new revision named at once (see
+   * `KnownRevisions.namedLatest`), so a read right after the wiki answered asks for it. True if
+   * that is all the changes ask before the wiki may answer (no deletion, move or hiding, whose
+   * new state must be asked of the wiki first).
+   */
+  async nameLatest(ctx: RequestContext, changes: RecentChange[]): Promise<boolean> {
+    const wiki = this.service.wiki(this.domain);
+    let all = true;
+    for (const c of changes) {
+      if ((c.type !== 'edit' && c.type !== 'new') || !Number.isInteger(c.revid)) {
+        all = false;
+        continue;
+      }
+      const title = await wiki.normalize(c.title).catch(() => undefined);
+      if (title) await this.service.revisions.namedLatest(ctx, this.domain, title, c.revid!);
+    }
+    return all;
+  }
+
+  /**
    * Of the pages changes touched, those worth a request to the wiki when only what is stored is
    * kept fresh: pages stored here, and the titles stored pages were moved to.
    */

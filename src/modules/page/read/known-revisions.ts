@@ -195,6 +195,21 @@ export class KnownRevisions {
     }
   }
 
+  /**
+   * The wiki named `rev` as the page's new latest revision (its notice of an edit, sent before it
+   * answered its editor): the stored page state points at it, so the next read asks the wiki for
+   * it rather than serve the stored one, and caches are purged. Asks the wiki nothing: a notice
+   * is answered at once, whatever load the wiki is under.
+   */
+  async namedLatest(ctx: RequestContext, domain: string, title: string, rev: number): Promise<void> {
+    this.caches.forgetMiss(missingPage(domain, title));
+    const revs = this.table(domain);
+    const newest = await revs.newest(ctx, title);
+    // Nothing stored: a read asks the wiki anyway. Already as new: nothing to do.
+    if (!newest || newest.latest_rev === null || newest.latest_rev >= rev) return;
+    if (await revs.pointLatest(ctx, title, newest.latest_rev, rev)) this.purger.purgeLater(latestPurge(domain, title));
+  }
+
   /** Asks the wiki again about a stored revision (hidden, shown again); false if it is not stored here. */
   async recheckWithWiki(ctx: RequestContext, domain: string, title: string, revid: number): Promise<boolean> {
     const row = await this.table(domain).get(ctx, title, revid);

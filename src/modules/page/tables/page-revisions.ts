@@ -149,6 +149,19 @@ export class PageRevisions {
     }
   }
 
+  /**
+   * Points the page's latest revision at `rev`, not stored yet, if the stored latest is still
+   * `from`: the next read asks the wiki for it. False if the page state moved meanwhile.
+   */
+  async pointLatest(ctx: RequestContext, title: string, from: number, rev: number): Promise<boolean> {
+    this.cache.invalidate(title);
+    try {
+      return await this.table.putIf(ctx, { attributes: { title, latest_rev: rev }, if: { latest_rev: { eq: from } } });
+    } finally {
+      this.cache.invalidate(title);
+    }
+  }
+
   /** Stores one revision's row as given (page state untouched). */
   async saveRow(ctx: RequestContext, title: string, row: Record<string, unknown>): Promise<void> {
     await this.write(ctx, title, { ...row, title });

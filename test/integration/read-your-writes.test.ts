@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { request } from '../helpers.js';
+import { FAST_FOLLOWER, startAgainstWiki, waitFor, WikiAdmin, type AgainstWiki } from '../wiki.js';
+
+/** Where the test wiki reads where its notices go (scripts/wiki.sh includes it when present). */
+const NOTIFY_SETTINGS = path.resolve(process.env.WIKISTORE_TEST_WIKI_DIR ?? '.wiki', 'NotifySettings.php');
+const RUN = Date.now().toString(36);
+const SECRET = `notice-secret-${RUN}-0123456789`;
+const TIMEOUT_S = 1;
+
+/** The wiki's notices sent to `url` from now on (as an operator's LocalSettings.php sets them). */
+async function notifyTo(url: string | undefined): Promise<void> {
+  if (url === undefined) return rm(NOTIFY_SETTINGS, { force: true });
+  await writeFile(NOTIFY_SETTINGS, `<?php\n$wgWikistoreNotifyUrl = '${url}';\n$wgWikistoreNotifySecret = '${SECRET}';\n$wgWikistoreNotifyTimeout = ${TIMEOUT_S};\n`);
+  // PHP's opcache revalidates included files by time stamp: an edit made at once might not see it.
+  await new Promise((r) => setTimeout(r, 1100));
+}
+
+const quantile = (values: number[], q: number) => [...values].sort((x, y) => x - y)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
+
+/**
+ * Read-your-writes: the WikistoreNotify extension, loaded by the real wiki, tells the service of
+ * each change before the wiki answers its editor, so a read made right after the edit returns
+ * sees it. The service asks the wiki for the latest revision only once an hour here: what it
+ * serves fresh, it learnt from the notice.
+ */
+describe('read-your-writes: the wiki tells the service of each change as it happens', () => {
+  let a: AgainstWiki;
+  let rest: string;
+
+  before(async () => {
+    a = await startAgainstWiki({}, { notice_secret: SECRET });
+    rest = `${a.s.base}/wiki.test/rest.php/v1`;
+    await notifyTo(`${a.s.base}/wiki.test/v1/changes`);
+  });
+  after(async () => {
+    await notifyTo(undefined);
+    await a.close();
+  });
+
+  it('200 edits made on the wiki: each read made right after its edit shows the new revision (html and with_html)', async (t) => {
+    const pages = 4;
+    const perPage = 50;
+    const took: number[] = [];
+    const stale: string[] = [];
+    await Promise.all(Array.from({ length: pages }, async (_, p) => {
+      const title = `Read your writes ${RUN} ${p}`;
+      const key = title.replace(/ /g, '_');
+      for (let i = 0; i < perPage; i++) {
+        const started = performance.now();
+        const rev = await a.wiki.edit(title, `Edit number ${i} of page ${p}.`);
+        took.push(performance.now() - started);
+        const html = await request(`${rest}/page/${encodeURIComponent(key)}/html`);
+        const both = await request(`${rest}/page/${encodeURIComponent(key)}/with_html`);
+        if (!String(html.headers.etag).startsWith(`"${rev}/`) || !html.text.includes(`Edit number ${i} of`)) stale.push(`${title} ${i}: html ${html.headers.etag}`);
+        if (both.json?.latest?.id !== rev || !String(both.json.html).includes(`Edit number ${i} of`)) stale.push(`${title} ${i}: with_html ${both.json?.latest?.id}`);
+      }
+    }));
+    assert.deepEqual(stale, [], 'every read after an edit shows that edit');
+    t.diagnostic(`edit on the wiki with notices: median ${quantile(took, 0.5).toFixed(0)} ms, p99 ${quantile(took, 0.99).toFixed(0)} ms`);
+  });
+
+  it('a move and a deletion are served at once too (the old title redirects, the deleted page is gone)', async () => {
+    const from = `Move notice ${RUN}`;
+    const to = `Moved notice ${RUN}`;
+    await a.wiki.edit(from, 'About to move.');
+    assert.equal((await request(`${rest}/page/${encodeURIComponent(from.replace(/ /g, '_'))}/bare`)).status, 200);
+    await a.wiki.move(from, to, { noredirect: true });
+    const moved = await request(`${rest}/page/${encodeURIComponent(to.replace(/ /g, '_'))}/with_html`);
+    assert.equal(moved.status, 200, moved.text);
+    assert.match(moved.json.html, /About to move/);
+    const old = await request(`${rest}/page/${encodeURIComponent(from.replace(/ /g, '_'))}/html`);
+    assert.equal(old.status, 307, 'the old title leads to where the page went');
+    await a.wiki.delete(to);
+    assert.equal((await request(`${rest}/page/${encodeURIComponent(to.replace(/ /g, '_'))}/html`)).status, 404);
+  });
+
+  it('refuses notices without the secret (403) and malformed ones (400); takes EventBus page_change events', async () => {
+    const changes = `${a.s.base}/wiki.test/v1/changes`;
+    const event = { page_change_kind: 'edit', dt: new Date().toISOString(), page: { page_title: 'Main_Page', namespace_id: 0 } };
+    const json = { 'content-type': 'application/json' };
+    assert.equal((await request(changes, { method: 'POST', headers: json, body: [event] })).status, 403);
+    assert.equal((await request(changes, { method: 'POST', headers: { ...json, authorization: 'Bearer wrong-secret-0123456789' }, body: [event] })).status, 403);
+    const bad = await request(changes, { method: 'POST', headers: { ...json, authorization: `Bearer ${SECRET}` }, body: [{ page_change_kind: 'sneeze', page: { page_title: 'X' } }] });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers['content-type'], 'application/problem+json');
+    const ok = await request(`${changes}?secret=${encodeURIComponent(SECRET)}`, { method: 'POST', headers: json, body: [event] });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.json.applied, 1);
+  });
+
+  it('a service that does not answer slows an edit by the timeout at most, and the edit succeeds', async () => {
+    // A port that accepts connections and never answers: the worst a service can do.
+    const holes = new Set<net.Socket>();
+    const hole = net.createServer((s) => holes.add(s.on('error', () => undefined)));
+    await new Promise<void>((r) => hole.listen(0, '127.0.0.1', r));
+    try {
+      await notifyTo(`http://127.0.0.1:${(hole.address() as net.AddressInfo).port}/wiki.test/v1/changes`);
+      const wiki = await new WikiAdmin().login();
+      const took: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const started = performance.now();
+        assert.ok((await wiki.edit(`Service down ${RUN}`, `Edit ${i} while the service hangs.`)) > 0);
+        took.push(performance.now() - started);
+      }
+      assert.ok(Math.max(...took) < TIMEOUT_S * 1000 + 1500, `edits took ${took.map((n) => n.toFixed(0)).join(', ')} ms`);
+    } finally {
+      for (const s of holes) s.destroy();
+      hole.close();
+      await notifyTo(`${a.s.base}/wiki.test/v1/changes`);
+    }
+  });
+});
+
+describe('read-your-writes: a notice lost is caught by the poll', () => {
+  let a: AgainstWiki;
+  before(async () => {
+    a = await startAgainstWiki({ ...FAST_FOLLOWER }, { notice_secret: SECRET });
+  });
+  after(() => a.close());
+
+  it('an edit whose notice went nowhere is served within the poll interval', async () => {
+    const title = `Lost notice ${RUN}`;
+    const key = encodeURIComponent(title.replace(/ /g, '_'));
+    await a.wiki.edit(title, 'First.');
+    await waitFor('the first revision served', 10_000, async () => ((await request(`${a.s.base}/wiki.test/rest.php/v1/page/${key}/bare`)).status === 200 ? true : undefined));
+    // No notice reaches this service (the wiki's go to another, or nowhere): only its poll can tell it.
+    const rev = await a.wiki.edit(title, 'Second, never noticed.');
+    const seen = await waitFor('the edit served through the poll', 10_000, async () => {
+      const res = await request(`${a.s.base}/wiki.test/rest.php/v1/page/${key}/bare`);
+      return res.json.latest?.id === rev ? true : undefined;
+    });
+    assert.equal(seen, true);
+  });
+});
