@@ -9,6 +9,8 @@ import type { ChangeApplier } from './change-applier.js';
 
 /** Events one notice may carry (the extension sends one; EventBus batches a few). */
 const MAX_EVENTS = 500;
+/** What every event names. */
+const EVENT_FIELDS = ['page_change_kind', 'page'];
 /** Pages refreshed at once for notices: a burst of edits queues rather than floods the wiki. */
 const NOTICE_CONCURRENCY = 8;
 
@@ -95,7 +97,8 @@ export function changeNoticesModule(service: PageService, appliers: Map<string, 
         summary: "The wiki's notice of its changes (MediaWiki page_change events): applied before the answer",
         tags: ['changes'],
         parameters: [{ name: 'secret', in: 'query', schema: { type: 'string' }, description: 'The notice secret, for senders that set no Authorization header (EventBus)' }],
-        requestBody: { content: { 'application/json': { schema: { type: ['object', 'array'] } } } },
+        // One event, or several (as EventBus posts them).
+        requestBody: { content: { 'application/json': { schema: { type: ['object', 'array'], required: EVENT_FIELDS, items: { type: 'object', required: EVENT_FIELDS }, maxItems: MAX_EVENTS } } } },
       },
       async handler(req, ctx) {
         authenticate(req, ctx);
