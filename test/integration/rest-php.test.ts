@@ -155,4 +155,48 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     // fetch decodes: what arrives is HTML either way; the stored bytes are what was sent.
     assert.match((raw[0] === 0x1f ? gunzipSync(raw) : raw).toString('utf8'), /First/);
   });
+
+  it('saves through the service: PUT page/{title} on the latest revision (200, the new revision served at once), a stale base (409), a cookie without its token (403); POST page creates (201)', async () => {
+    const title = `Rest php save ${RUN}`;
+    const key = encodeURIComponent(title.replace(/ /g, '_'));
+    const json = { 'content-type': 'application/json' };
+    const created = await request(`${rest}/page`, { method: 'POST', headers: json, body: { title, source: 'Created through the service.', comment: 'create', token: '+\\' } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(new URL(String(created.headers.location), `${rest}/page`).href, `${rest}/page/${key}`);
+    assert.equal(created.json.source, 'Created through the service.');
+    const base = created.json.latest.id;
+    const updated = await request(`${rest}/page/${key}`, { method: 'PUT', headers: json, body: { source: 'Updated through the service.', comment: 'update', latest: { id: base }, token: '+\\' } });
+    assert.equal(updated.status, 200, updated.text);
+    assert.ok(updated.json.latest.id > base);
+    assert.equal(updated.json.source, 'Updated through the service.');
+    const html = await request(`${rest}/page/${key}/html`);
+    assert.match(html.text, /Updated through the service/);
+    assert.match(String(html.headers.etag), new RegExp(`^"${updated.json.latest.id}/`));
+    const stale = await request(`${rest}/page/${key}`, { method: 'PUT', headers: json, body: { source: 'Another text entirely.', comment: 'stale', latest: { id: base }, token: '+\\' } });
+    assert.equal(stale.status, 409, stale.text);
+    assert.equal(stale.json.httpCode, 409);
+    const cookie = await request(`${rest}/page/${key}`, { method: 'PUT', headers: { ...json, cookie: a.wiki.cookieHeader() }, body: { source: 'With a cookie.', comment: 'cookie', latest: { id: updated.json.latest.id } } });
+    assert.equal(cookie.status, 403, cookie.text);
+    assert.equal((await request(`${rest}/page/${key}/bare`)).json.latest.id, updated.json.latest.id, 'nothing saved');
+  });
+
+  it('transforms edited HTML back selectively from the render its ETag names (flavor=stash)', async () => {
+    const title = `Rest php selser ${RUN}`;
+    const key = encodeURIComponent(title.replace(/ /g, '_'));
+    const wikitext = 'Para one with [[Main Page|a link]] and text.\n\n*item  one\n*item two\n\nPara three  here.';
+    const rev = await a.wiki.edit(title, wikitext);
+    const html = await request(`${rest}/page/${key}/html?flavor=stash`);
+    assert.equal(html.status, 200, html.text);
+    assert.match(String(html.headers.etag), new RegExp(`^"${rev}/[0-9a-f-]{36}/stash/html"$`));
+    const edited = html.text.replace('and text.', 'and more text.');
+    const back = (ifMatch?: string) => request(`${rest}/transform/html/to/wikitext/${key}/${rev}`, {
+      method: 'POST', headers: { 'content-type': 'application/json', ...(ifMatch ? { 'if-match': ifMatch } : {}) }, body: { html: edited },
+    });
+    const exact = await back(String(html.headers.etag));
+    assert.equal(exact.status, 200, exact.text);
+    assert.equal(exact.text, wikitext.replace('and text.', 'and more text.'), 'only the edit changed');
+    const toHtml = await request(`${rest}/transform/wikitext/to/html/${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { wikitext: "''x''" } });
+    assert.equal(toHtml.status, 200, toHtml.text);
+    assert.match(toHtml.text, /<i[ >]/);
+  });
 });

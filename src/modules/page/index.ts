@@ -100,5 +100,5 @@ export function pageModules(options: PageModuleOptions): PageApi {
     domains: [...options.wikis.keys()], expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
   });
   const notices = changeNoticesModule(service, follower.appliers, options.log);
-  return { modules: [follower, notices, page, saveRecordsModule(service, locksOf), branchRecords], service, transforms, normalize, caches, cache, html2, followers: follower.followers };
+  return { modules: [follower, notices, page, saveRecordsModule(service, locksOf), branchRecords], service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers };
 }

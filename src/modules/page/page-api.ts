@@ -5,6 +5,7 @@ import type { CachePurger } from '../../upstream/cache-purger.js';
 import type { Wiki } from '../../upstream/wiki.js';
 import type { NormalizeTitle } from './model/title-url.js';
 import type { Transforms } from './edit/transforms.js';
+import type { PageSaver } from './edit/page-saver.js';
 import type { ChangeFollower, FollowerOptions } from './follow/change-follower.js';
 import type { CachePolicy } from './model/cache-control.js';
 import type { Html2Cache } from './model/html-versions.js';
@@ -35,6 +36,8 @@ export interface PageApi {
   modules: Module[];
   service: PageService;
   transforms: Transforms;
+  /** Saves through the service's own path (HTTP transaction, the page's CAS, the render stored). */
+  saver: PageSaver;
   normalize: NormalizeTitle;
   /** Builds the headers of a stored render's answer once per render and key. */
   caches: PageCaches;

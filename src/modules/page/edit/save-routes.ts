@@ -28,7 +28,7 @@ export function forwardedCredentials(req: Pick<RouteRequest, 'headers'>, ctx: Re
  * the caller's behalf. `Authorization` is not sent by browsers on their own: such saves (and
  * anonymous ones) may have the token fetched for them.
  */
-function credentialsOf(req: Pick<RouteRequest, 'headers'>, ctx: RequestContext, bodyToken?: unknown): Credentials {
+export function credentialsOf(req: Pick<RouteRequest, 'headers'>, ctx: RequestContext, bodyToken?: unknown): Credentials {
   const credentials = forwardedCredentials(req, ctx);
   const token = typeof bodyToken === 'string' ? bodyToken : req.headers['x-csrf-token'];
   if (token) credentials.csrfToken = token;

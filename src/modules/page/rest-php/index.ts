@@ -14,6 +14,7 @@ import type { PageApi } from '../page-api.js';
 import { pageObject, rawUrlEncode, revisionObject, wikiRestUrl } from './bodies.js';
 import { MediaWikiError } from './errors.js';
 import { passToWiki } from './pass-through.js';
+import { restPhpWrites } from './writes.js';
 
 /** What a `page/` or `revision/` route answers: source and metadata, metadata, HTML, or both. */
 type Form = 'source' | 'bare' | 'html' | 'with_html';
@@ -190,15 +191,20 @@ export function restPhpModule(api: PageApi): Module {
     ],
   });
   const forms: Form[] = ['source', 'bare', 'html', 'with_html'];
-  const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
-  return {
-    name: 'rest_php',
-    api: 'rest.php/v1',
-    routes: [
-      ...forms.map((form): Route => ({ method: 'GET', path: `/page/{title}${SUFFIX[form]}`, handler: pageRoute(form), spec: spec(`A page's latest revision: ${form === 'source' ? 'source and metadata' : form}`, 'title') })),
-      ...forms.map((form): Route => ({ method: 'GET', path: `/revision/{id}${SUFFIX[form]}`, handler: revisionRoute(form), spec: spec(`A revision: ${form === 'source' ? 'source and metadata' : form}`, 'id') })),
-      // Everything else below these prefixes is the wiki's to answer, exactly as it would.
-      ...['/page', '/page/*', '/revision/*', '/transform/*'].flatMap((path) => METHODS.map((method): Route => ({ method, path, handler: passThrough, body: 'raw' }))),
-    ],
+  const pageAnswer = async (req: RouteRequest, ctx: RequestContext, title: string) => {
+    const row = await latestOf(ctx, req, title);
+    if ('movedTo' in row) throw new MediaWikiError(404, 'rest-nonexistent-title', `The specified page (${title}) does not exist`);
+    return answer(ctx, req, row, 'source', true);
   };
+  const own: Route[] = [
+    ...forms.map((form): Route => ({ method: 'GET', path: `/page/{title}${SUFFIX[form]}`, handler: pageRoute(form), spec: spec(`A page's latest revision: ${form === 'source' ? 'source and metadata' : form}`, 'title') })),
+    ...forms.map((form): Route => ({ method: 'GET', path: `/revision/{id}${SUFFIX[form]}`, handler: revisionRoute(form), spec: spec(`A revision: ${form === 'source' ? 'source and metadata' : form}`, 'id') })),
+    ...restPhpWrites(api, api.saver, pageAnswer, passThrough),
+  ];
+  // Everything else below these prefixes is the wiki's to answer, exactly as it would.
+  const taken = new Set(own.map((r) => `${r.method} ${r.path}`));
+  const passed = ['/page', '/page/*', '/revision/*', '/transform/*']
+    .flatMap((path) => ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'].map((method): Route => ({ method, path, handler: passThrough, body: 'raw' })))
+    .filter((r) => !taken.has(`${r.method} ${r.path}`));
+  return { name: 'rest_php', api: 'rest.php/v1', routes: [...own, ...passed] };
 }

@@ -27,7 +27,8 @@ export async function passToWiki(restBase: string, req: RouteRequest, timeoutMs:
   for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
   // Answers come back as they are; the service's front compresses for the client as it would its own.
   delete headers['accept-encoding'];
-  const body = Buffer.isBuffer(req.body) ? req.body : undefined;
+  // Raw bytes as sent; a JSON body a route of the service read first (and then passed on) as JSON.
+  const body = Buffer.isBuffer(req.body) ? req.body : req.body !== undefined ? Buffer.from(JSON.stringify(req.body)) : undefined;
   if (body) headers['content-length'] = String(body.length);
   const answer = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, { method: req.method, headers, agent: agents[url.protocol as 'http:'], timeout: timeoutMs }, (res) => {
