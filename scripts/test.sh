@@ -79,7 +79,8 @@ done
 if [ ${#files[@]} -eq 0 ]; then
   # The longest files start first, so that none of them begins last and runs on alone.
   slow_first=(dist/test/integration/roundtrip.test.js dist/test/integration/backfill.test.js dist/test/integration/transactions.test.js
-    dist/test/integration/scale-generator.test.js dist/test/integration/branches.test.js dist/test/storage/cassandra.test.js)
+    dist/test/integration/scale-generator.test.js dist/test/integration/branches.test.js dist/test/integration/read-your-writes.test.js
+    dist/test/storage/cassandra.test.js)
   mapfile -t rest < <(find dist/test -name '*.test.js' -not -path 'dist/test/cluster/*' | sort | grep -vxF -f <(printf '%s\n' "${slow_first[@]}"))
   files=("${slow_first[@]}" "${rest[@]}")
 fi

@@ -86,6 +86,10 @@ export async function coldMisses(serviceBase: string, wikiUrl: string): Promise<
       floor: 'latest revision named with its wikitext, then page bundle', direct: chain, byTitle,
     },
     {
+      kind: 'latest through rest.php/v1 page/{title}/html, page never seen', from: 'R', miss: (p) => ok(`${serviceBase}/${DOMAIN}/rest.php/v1/page/${encodeURIComponent(p.title)}/html`),
+      floor: 'latest revision named with its wikitext, then page bundle', direct: chain, byTitle,
+    },
+    {
       kind: 'latest, revision known, not rendered', from: 'M', prepare: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/`), miss: (p) => ok(`${v1}/page/${encodeURIComponent(p.title)}/html`),
       floor: 'page bundle (the wikitext is asked for after it, not waited for)', direct: pagebundle,
     },

@@ -69,6 +69,14 @@ export async function pageScenarios(wikiUrl: string, opts: { seconds: number; ro
     const restReq = { url: `${service.base}/${DOMAIN}/rest_v1/page/html/${encodeURIComponent(title).replace(/%3A/g, ':')}`, headers: gzip };
     comparisons.push(await compare('rest_v1 page/html (2.x) vs /v1/ page html', opts.rounds, () => load(restReq, opts.seconds), '/v1/', () => load(serviceReq, opts.seconds), { minRatio: 0.9 }));
 
+    // MediaWiki's REST API (rest.php/v1) from storage: against a bare server sending the same bytes
+    // and headers, and against the wiki's own rest.php for the same page.
+    const restPhp = `/${DOMAIN}/rest.php/v1/page/${encodeURIComponent(title)}`;
+    comparisons.push(await sideBySide(service, 'rest.php/v1 page/html (gzip accepted)', { path: `${restPhp}/html`, headers: gzip }, opts, { minRatio: 0.8, maxP99Ratio: 2 }));
+    comparisons.push(await sideBySide(service, 'rest.php/v1 page/with_html (gzip accepted)', { path: `${restPhp}/with_html`, headers: gzip }, opts, { minRatio: 0.8, maxP99Ratio: 2 }));
+    const restPhpReq = { url: `${service.base}${restPhp}/html`, headers: gzip };
+    comparisons.push(await compare('rest.php/v1 page/html vs the wiki\'s own rest.php/v1 html', opts.rounds, () => load(restPhpReq, opts.seconds), 'wiki', () => load(wikiReq, opts.seconds, 8)));
+
     const coldMiss = await coldMisses(service.base, wikiUrl);
 
     // Coalescing: 100 concurrent misses of one render.

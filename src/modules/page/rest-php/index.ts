@@ -11,6 +11,7 @@ import type { RevisionRow } from '../model/revision.js';
 import { contentKeys, tagged } from '../model/surrogate-keys.js';
 import { titleSegment } from '../model/title-url.js';
 import type { PageApi } from '../page-api.js';
+import { contentReuse, type PageReuse } from '../read/page-caches.js';
 import { pageObject, rawUrlEncode, revisionObject, wikiRestUrl } from './bodies.js';
 import { MediaWikiError } from './errors.js';
 import { passToWiki } from './pass-through.js';
@@ -51,7 +52,7 @@ const strongTag = (...parts: (string | number | boolean | null)[]) => `"${create
  * language links, compare, saves, transforms, routes of extensions) goes to the wiki unchanged.
  */
 export function restPhpModule(api: PageApi): Module {
-  const { service, normalize, cache, html2 } = api;
+  const { service, normalize, cache, html2, caches } = api;
 
   /** The stored latest revision of a page, as MediaWiki names its absence. */
   async function latestOf(ctx: RequestContext, req: RouteRequest, title: string): Promise<RevisionRow | { movedTo: string }> {
@@ -102,9 +103,16 @@ export function restPhpModule(api: PageApi): Module {
     return { gzipped: await gzip(Buffer.from(fragmentOf((await gunzip(stored)).toString('utf8')))), type };
   }
 
-  /** The page or revision answer in one form: JSON (`source`, `bare`, `with_html`) or HTML. */
-  async function answer(ctx: RequestContext, req: RouteRequest, row: RevisionRow, form: Form, latest: boolean): Promise<Response> {
+  /**
+   * The page or revision answer in one form: JSON (`source`, `bare`, `with_html`) or HTML. With
+   * `reuse` (the page's state as it was before it was read), the same request is answered again
+   * from memory while nothing it was made from changed.
+   */
+  async function answer(ctx: RequestContext, req: RouteRequest, row: RevisionRow, form: Form, latest: boolean, reuse?: PageReuse): Promise<Response> {
     const wiki = service.wiki(req.domain);
+    const note = service.reads.noter(req.domain, row.title);
+    note();
+    const reused = reuse && flavorOf(req) !== 'stash' ? { reuse: contentReuse(reuse, wiki, note) } : {};
     const [info, described] = await Promise.all([wiki.siteInfo(), wiki.describe(row.title)]);
     const needsRender = form !== 'bare';
     const render = needsRender ? await renderOf(ctx, req, row) : undefined;
@@ -126,6 +134,7 @@ export function restPhpModule(api: PageApi): Module {
           etag: `"${row.rev}/${render!.tid}/${flavor}/html"`, 'last-modified': new Date(tidTime(render!.tid)).toUTCString(),
         }, keys),
         body: html.gzipped,
+        ...reused,
       };
     }
     const object = latest ? pageObject(row, described.text, info) : revisionObject(row, described.text, info, await parentSize(ctx, req.domain, row));
@@ -140,6 +149,7 @@ export function restPhpModule(api: PageApi): Module {
       status: 200,
       headers: tagged({ ...headers, 'content-type': 'application/json', etag, ...(row.timestamp ? { 'last-modified': new Date(row.timestamp).toUTCString() } : {}) }, keys),
       body: object,
+      ...reused,
     };
   }
 
@@ -156,6 +166,7 @@ export function restPhpModule(api: PageApi): Module {
     });
     // Another spelling of the title: MediaWiki's 301 to the canonical one (caches keep one copy).
     if (req.params.title !== title) return { status: 301, headers: { location: withTitle(req, title, form), 'cache-control': 'max-age=3600' } };
+    const reuse = caches.reuseOfPage(req.domain, title);
     const found = await latestOf(ctx, req, title);
     const followsRedirects = (form === 'html' || form === 'with_html') && !['no', 'false', '0'].includes(req.query.get('redirect') ?? '');
     if ('movedTo' in found) {
@@ -167,7 +178,7 @@ export function restPhpModule(api: PageApi): Module {
       // A wiki redirect: 307 to its target's same route (MediaWiki 1.43); `redirect=no` serves the redirect page itself.
       if (render.redirect) return { status: 307, headers: tagged({ location: withTitle(req, render.redirect.replace(/ /g, '_'), form), 'cache-control': cache.latest }, contentKeys(req.domain, title, found.rev, true)) };
     }
-    return answer(ctx, req, found, form, true);
+    return answer(ctx, req, found, form, true, reuse);
   };
 
   const revisionRoute = (form: Form): Route['handler'] => async (req, ctx) => {
