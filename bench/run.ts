@@ -8,6 +8,7 @@ import { httpScenarios } from './scenarios/http.js';
 import { invalidationScenario, type InvalidationReport } from './scenarios/display.js';
 import { pageScenarios, type PageReport } from './scenarios/page.js';
 import { saveScenario, type SaveReport } from './scenarios/save.js';
+import { noticesScenario, type NoticesReport } from './scenarios/notices.js';
 import { storageScenarios } from './scenarios/storage.js';
 import { scaleScenario, type ScaleRow } from './scenarios/scale.js';
 import { sweepScenario, type SweepRow } from './scenarios/transaction-sweep.js';
@@ -60,6 +61,7 @@ comparisons.push(...http.comparisons);
 const wikiUrl = process.env.WIKISTORE_BENCH_WIKI_URL;
 let page: PageReport | undefined;
 let save: SaveReport | undefined;
+let notices: NoticesReport | undefined;
 let follower: FollowerReport | undefined;
 let backfill: BackfillReport | undefined;
 let dependents: DependentsReport | undefined;
@@ -71,6 +73,7 @@ if (wikiUrl) {
   workers = await workerScenarios(wikiUrl, page.article.title, 'Mozilla_Firefox', opts);
   comparisons.push(workers.comparison);
   save = await saveScenario(wikiUrl, quick ? 6 : 20);
+  notices = await noticesScenario(wikiUrl, quick ? 20 : 60);
   follower = await followerScenario(wikiUrl, quick ? 20 : 50);
   backfill = await backfillScenario(wikiUrl, quick ? 40 : 200);
   dependents = await dependentsScenario(wikiUrl, quick ? 100 : 1000);
@@ -139,6 +142,13 @@ if (page) {
         `slowest ${save.serviceMaxMs.toFixed(1)} ms vs ${save.directMaxMs.toFixed(1)} ms`,
     );
   }
+  if (notices) {
+    console.log(
+      `edit on the wiki with the WikistoreNotify extension: median ${notices.withMs.median.toFixed(0)} ms, p99 ${notices.withMs.p99.toFixed(0)} ms vs without ` +
+        `${notices.withoutMs.median.toFixed(0)} ms, p99 ${notices.withoutMs.p99.toFixed(0)} ms: ${notices.addedMedianMs.toFixed(0)} ms added (median), ${notices.addedP99Ms.toFixed(0)} ms (p99); ` +
+        `reads right after the edit that showed it: ${notices.freshReads} of ${notices.samples} (target: all: ${verdict(notices.freshReads === notices.samples)})`,
+    );
+  }
   if (follower) {
     console.log(
       `follower lag over a burst of ${follower.edits} edits on ${follower.pages} pages (wiki's answer to stored and rendered, polling every ${follower.pollSeconds} s): ` +
@@ -181,7 +191,7 @@ for (const c of comparisons.filter((c) => c.met === false)) {
 
 fs.mkdirSync(outDir, { recursive: true });
 const file = path.join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, comparisons, startupMs: http.startupMs, rss: http.rss, page, save, follower, backfill, workers }, null, 2));
+fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, comparisons, startupMs: http.startupMs, rss: http.rss, page, save, notices, follower, backfill, workers }, null, 2));
 console.log(`\nresults: ${file}`);
 
 /** A ratio of two durations, or '-' when the smaller one is too short to divide by. */
