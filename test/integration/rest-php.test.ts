@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { request } from '../helpers.js';
@@ -138,6 +139,14 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     assert.equal(await mine.text(), await wiki.text());
     const count = await fetch(`${rest}/page/Main_Page/history/counts/edits`);
     assert.equal(count.status, 200);
+    // Sent as written (a URL object would resolve the dot segments before they left).
+    const raw = (path: string) => new Promise<number>((resolve, reject) => {
+      const base = new URL(rest);
+      http.get({ host: base.hostname, port: base.port, path: `${base.pathname}${path}` }, (res) => resolve(res.resume().statusCode!)).on('error', reject);
+    });
+    for (const escape of ['/page/x/../../../index.php', '/page/x/%2e%2e/%2E%2E/%2e%2e/index.php']) {
+      assert.equal(await raw(escape), 400, `${escape} stays inside rest.php`);
+    }
   });
 
   it("answers an edit the wiki refuses for its content with the wiki's code as a 4xx, not a 502 (a module that does not compile)", async () => {

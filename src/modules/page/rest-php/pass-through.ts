@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { HttpError } from '../../../errors.js';
+import { HttpError, badRequest } from '../../../errors.js';
 import type { Response, RouteRequest } from '../../../router/types.js';
 
 /** Headers that belong to one connection, not to the request or answer passed on. */
@@ -22,7 +22,10 @@ const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
  */
 export async function passToWiki(restBase: string, req: RouteRequest, timeoutMs: number): Promise<Response> {
   const below = req.uri.slice(req.uri.indexOf('/rest.php/') + '/rest.php'.length);
-  const url = new URL(`${restBase.replace(/\/$/, '')}${below}`);
+  const base = new URL(restBase.replace(/\/$/, ''));
+  const url = new URL(`${base.href}${below}`);
+  // Dot segments (`..`, `%2e%2e`) would leave rest.php for any other path of the wiki's host.
+  if (!url.pathname.startsWith(`${base.pathname}/v1/`) || url.host !== base.host) throw badRequest('The path leaves the wiki\'s REST API.', 'invalid-path');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
   // Answers come back as they are; the service's front compresses for the client as it would its own.

@@ -22,7 +22,7 @@ const createBody = {
 } as const;
 const toHtmlBody = {
   type: 'object', required: ['wikitext'],
-  properties: { wikitext: { type: 'string' }, body_only: { type: 'boolean' }, stash: { type: 'boolean' }, contentmodel: { type: 'string' }, original: { type: ['object', 'string'] } },
+  properties: { wikitext: { type: 'string' }, body_only: { type: 'boolean' }, bodyOnly: { type: 'boolean' }, stash: { type: 'boolean' }, contentmodel: { type: 'string' }, original: { type: ['object', 'string'] } },
 } as const;
 const toWikitextBody = {
   type: 'object', required: ['html'],
@@ -85,8 +85,8 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, pageAnswer: (req: 
   const toHtml = withBody(toHtmlBody, async (req, ctx) => {
     const body = req.body;
     const target = await targetOf(req, normalize, 'revision');
-    if (!body.stash && req.query.get('stash') !== 'true') return transformed(await transforms.toHtml(ctx, req.domain, target, body.wikitext, !!body.body_only));
-    const { part, etag } = await transforms.toStashedHtml(ctx, req.domain, target, body.wikitext, !!body.body_only);
+    if (!body.stash && req.query.get('stash') !== 'true') return transformed(await transforms.toHtml(ctx, req.domain, target, body.wikitext, !!(body.body_only ?? body.bodyOnly)));
+    const { part, etag } = await transforms.toStashedHtml(ctx, req.domain, target, body.wikitext, !!(body.body_only ?? body.bodyOnly));
     return transformed(part, etag);
   });
 
