@@ -7,21 +7,24 @@ import type { PhysicalNames } from './names.js';
 
 const MAX_SHAPES_PER_TABLE = 16;
 
-/** A point lookup planned once per table and set of key names: later lookups only bring values. */
+/** A key read planned once per table and set of key names: later reads only bring values. */
 interface PointRead {
   plan: QueryPlan;
   sql: string;
 }
 
 /**
- * The key names of a query that is nothing but scalar equality conditions (`{table, attributes}`),
- * in the order given: what its plan and statement depend on. Anything else: undefined.
+ * The key names of a query that is nothing but scalar equality conditions and perhaps a limit
+ * (`{table, attributes, limit}`), in the order given: what its plan and statement depend on.
+ * Anything else: undefined.
  */
 function conditionNames(query: Query): string | undefined {
-  for (const field in query) if (field !== 'table' && field !== 'attributes') return undefined;
+  for (const field in query) if (field !== 'table' && field !== 'attributes' && field !== 'limit') return undefined;
+  if (query.limit !== undefined && !Number.isInteger(query.limit)) return undefined;
   const conditions = query.attributes;
   if (typeof conditions !== 'object' || conditions === null) return undefined;
-  let names = '';
+  // The limit is written into the statement: a shape of its own.
+  let names = query.limit === undefined ? '' : `${query.limit}\u0001`;
   for (const name in conditions) {
     const value = conditions[name];
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return undefined;
@@ -31,20 +34,22 @@ function conditionNames(query: Query): string | undefined {
 }
 
 /**
- * Statements of point lookups (every key pinned), kept per table definition. Planning a query and
- * writing its SQL cost more than a tenth of an uncached SQLite point read; a point lookup's plan
- * differs from the next one's only in its key values, which are validated here as the planner would.
- * Statements read the schema epoch with the rows (see `selectStatement`'s `withEpoch`).
+ * Statements of point lookups and partition reads (every hash key pinned by equality, perhaps a
+ * limit), kept per table definition. Planning a query and writing its SQL cost more than a tenth
+ * of an uncached SQLite point read; such a read's plan differs from the next one's only in its key
+ * values, which are validated here as the planner would. `withEpoch`: statements that read the
+ * schema epoch with the rows (see `selectStatement`).
  */
 export class PointReads {
   /** Keyed by the definition: a table migrated or reloaded has a new one, and its statements go with the old. */
   private readonly byTable = new WeakMap<TableInfo, Map<string, PointRead>>();
 
-  constructor(private readonly encode: ToEngine) {}
+  constructor(private readonly encode: ToEngine, private readonly recursiveSkipScan: boolean) {}
 
-  /** The plan and statement of `query`; a query that is not a plain point lookup is planned in full. */
-  statement(info: TableInfo, names: PhysicalNames, query: Query, now: number): { plan: QueryPlan; stmt: Statement } {
-    const shape = conditionNames(query);
+  /** The plan and statement of `query`; a query that is not a plain key lookup is planned in full. */
+  statement(info: TableInfo, names: PhysicalNames, query: Query, now: number, withEpoch = true): { plan: QueryPlan; stmt: Statement } {
+    const names0 = conditionNames(query);
+    const shape = names0 === undefined ? undefined : `${withEpoch ? 'e' : ''}\u0002${names0}`;
     let reads = shape === undefined ? undefined : this.byTable.get(info);
     const kept = reads?.get(shape!);
     if (kept) {
@@ -57,8 +62,8 @@ export class PointReads {
       return { plan: kept.plan, stmt: { sql: kept.sql, params } };
     }
     const plan = planQuery(info, query, this.encode);
-    const stmt = selectStatement(info, names, plan, now, true);
-    if (shape !== undefined && isPointWithParams(plan, stmt, now)) {
+    const stmt = selectStatement(info, names, plan, now, withEpoch, this.recursiveSkipScan);
+    if (shape !== undefined && isKeyReadWithParams(info, plan, stmt, now)) {
       if (!reads) this.byTable.set(info, (reads = new Map()));
       // Key names in every order a client could send: a few are kept, not all n! of them.
       if (reads.size < MAX_SHAPES_PER_TABLE) reads.set(shape, { plan, sql: stmt.sql });
@@ -67,8 +72,12 @@ export class PointReads {
   }
 }
 
-/** A point lookup whose parameters are its key values and then `now`, as the kept path builds them. */
-function isPointWithParams(plan: QueryPlan, stmt: Statement, now: number): boolean {
-  if (plan.order.length > 0 || plan.withTTL || stmt.params.length !== plan.predicates.length + 1) return false;
+/**
+ * A read of one row or one partition (every hash key pinned) whose parameters are its key values
+ * and then `now`, as the kept path builds them.
+ */
+function isKeyReadWithParams(info: TableInfo, plan: QueryPlan, stmt: Statement, now: number): boolean {
+  if (plan.withTTL || plan.after || stmt.params.length !== plan.predicates.length + 1) return false;
+  if (!info.hash.every((h) => plan.predicates.some((p) => p.column === h && p.op === 'eq'))) return false;
   return plan.predicates.every((p, i) => p.op === 'eq' && stmt.params[i] === p.value) && stmt.params[plan.predicates.length] === now;
 }

@@ -61,7 +61,7 @@ export class SqlTableStorage implements TableStorage {
   private constructor(private readonly driver: SqlDriver, readCacheBytes: number) {
     const codec = (this.codec = driver.dialect);
     this.encode = (type, value) => toStorage(type, value, codec);
-    this.pointReads = new PointReads(this.encode);
+    this.pointReads = new PointReads(this.encode, this.driver.dialect.recursiveSkipScan);
     this.cache = driver.dataVersion && readCacheBytes > 0 ? new ReadCache(readCacheBytes) : undefined;
     this.tables = new SchemaCache({
       readEpoch: () => readEpoch(driver),
@@ -248,7 +248,10 @@ export class SqlTableStorage implements TableStorage {
   private async readConfirmed(domain: string, query: Query): Promise<{ table: Table; result: QueryResult }> {
     if (!this.confirmsInTransaction) {
       const table = await this.table(domain, query.table);
-      return { table, result: (await this.read(table, planQuery(table.info, query, this.encode), false)).result };
+      const now = Date.now();
+      const { plan, stmt } = this.pointReads.statement(table.info, table.names, query, now, false);
+      const rows = plan.order.length === 0 ? optional(await this.driver.one(stmt.sql, stmt.params)) : await read(this.driver, stmt);
+      return { table, result: this.answer(table, plan, rows, now, false).result };
     }
     const { table, plan } = await this.plannedOn(domain, query.table, (info) => planQuery(info, query, this.encode));
     const { result, epoch } = await this.read(table, plan, true);

@@ -81,21 +81,20 @@ export class ChangeApplier {
   }
 
   /**
-   * For a notice of edits and creations: each page's new revision named at once (see
-   * `KnownRevisions.namedLatest`), so a read right after the wiki answered asks for it. True if
-   * that is all the changes ask before the wiki may answer (no deletion, move or hiding, whose
-   * new state must be asked of the wiki first).
+   * For the wiki's notice of changes: each page they touch marked unchecked (see
+   * `KnownRevisions.noticed`), so a read right after the wiki answered asks it. True if that is all
+   * they ask before the wiki may answer; a revision's visibility changed must be re-checked first
+   * (hidden text is never served).
    */
-  async nameLatest(ctx: RequestContext, changes: RecentChange[]): Promise<boolean> {
+  async markNoticed(ctx: RequestContext, changes: RecentChange[]): Promise<boolean> {
     const wiki = this.service.wiki(this.domain);
     let all = true;
     for (const c of changes) {
-      if ((c.type !== 'edit' && c.type !== 'new') || !Number.isInteger(c.revid)) {
-        all = false;
-        continue;
+      if (c.type === 'log' && (c.logtype === 'delete' || c.logtype === 'suppress') && c.logaction === 'revision') all = false;
+      for (const t of [c.title, c.logparams?.target_title]) {
+        const title = typeof t === 'string' && t ? await wiki.normalize(t).catch(() => undefined) : undefined;
+        if (title) await this.service.revisions.noticed(ctx, this.domain, title);
       }
-      const title = await wiki.normalize(c.title).catch(() => undefined);
-      if (title) await this.service.revisions.namedLatest(ctx, this.domain, title, c.revid!);
     }
     return all;
   }

@@ -68,9 +68,9 @@ const sameSecret = (given: string, secret: string) => {
  * `POST /{domain}/v1/changes`: the wiki telling the service of a change as it happens (the
  * WikistoreNotify extension, or EventBus's `page_change` events), so the next read after the
  * wiki answered its editor sees the change. Applied as the follower applies the changes it
- * reads (the same plan, purges and renders). An edit is answered once its revision is named as
- * the page's latest (no request to the wiki); a deletion, move or hiding once the page's new
- * state is asked of the wiki and stored; renders are made after. A notice only makes the service ask the wiki again, so its
+ * reads (the same plan, purges and renders). Answered once the pages touched are marked
+ * unchecked (no request to the wiki: the next read asks it), or for a revision hidden once it is
+ * re-checked; the refreshes and renders follow. A notice only makes the service ask the wiki again, so its
  * secret guards against being made to ask needlessly: it grants nothing else.
  */
 export function changeNoticesModule(service: PageService, appliers: Map<string, ChangeApplier>, log: Logger): Module {
@@ -107,9 +107,9 @@ export function changeNoticesModule(service: PageService, appliers: Map<string, 
         for (const e of events) if (!e || typeof e !== 'object' || Array.isArray(e)) throw badRequest('Each event is a JSON object.', 'invalid-notice');
         const changes = events.map(fromPageChange);
         const applier = appliers.get(req.domain)!;
-        // Edits name their revision, stored at once: the next read asks the wiki for it. Asking the
-        // wiki now would wait for a worker of the wiki while its editors' requests hold them all.
-        const named = await applier.nameLatest(ctx, changes);
+        // The pages are marked unchecked at once: the next read asks the wiki. Asking the wiki now
+        // would wait for a worker of the wiki while its editors' requests hold them all.
+        const named = await applier.markNoticed(ctx, changes);
         const applying = await applier.apply(ctx, changes, (_kind, work, priority) => queue.add(work, { priority }).then(() => undefined));
         applying.rest.catch((err) => log.warn({ err, domain: req.domain }, 'applying a notice failed; the next read or the follower catches up'));
         if (named) applying.stored.catch(() => undefined);

@@ -94,8 +94,11 @@ export class KnownRevisions {
     // A forced check asks the wiki anew: a check already under way may have been asked before
     // what its caller knows happened (a promote right after an edit on the wiki would merge over
     // the revision before that edit, and the wiki take it as an edit conflict with oneself).
-    const refresh = () => (force ? ask() : this.flights.run(`latest\u0000${domain}\u0000${title}`, ask));
-    if (row && !force && row.latest_rev !== null) {
+    // A state marked unchecked (the wiki's notice of a change) is asked anew too: a check under way
+    // may have been asked before the change.
+    const unchecked = !!row && row.checked === null;
+    const refresh = () => (force || unchecked ? ask() : this.flights.run(`latest\u0000${domain}\u0000${title}`, ask));
+    if (row && !force && !unchecked && row.latest_rev !== null) {
       // Serve what is stored and let the wiki's answer update it for the next reader.
       refresh().catch((err) => this.log.warn({ err, domain, title }, 'refreshing the latest revision failed'));
       return this.servedAsLatest(ctx, domain, title, row);
@@ -196,18 +199,18 @@ export class KnownRevisions {
   }
 
   /**
-   * The wiki named `rev` as the page's new latest revision (its notice of an edit, sent before it
-   * answered its editor): the stored page state points at it, so the next read asks the wiki for
-   * it rather than serve the stored one, and caches are purged. Asks the wiki nothing: a notice
-   * is answered at once, whatever load the wiki is under.
+   * The wiki told of a change to the page (its notice, sent before it answered whoever made the
+   * change): the stored state is marked unchecked, so the next read asks the wiki rather than
+   * serve it (and the CDN is purged). Asks the wiki nothing: a notice is answered at once, however
+   * busy the wiki is.
    */
-  async namedLatest(ctx: RequestContext, domain: string, title: string, rev: number): Promise<void> {
+  async noticed(ctx: RequestContext, domain: string, title: string): Promise<void> {
     this.caches.forgetMiss(missingPage(domain, title));
     const revs = this.table(domain);
-    const newest = await revs.newest(ctx, title);
-    // Nothing stored: a read asks the wiki anyway. Already as new: nothing to do.
-    if (!newest || newest.latest_rev === null || newest.latest_rev >= rev) return;
-    if (await revs.pointLatest(ctx, title, newest.latest_rev, rev)) this.purger.purgeLater(latestPurge(domain, title));
+    // Nothing stored: a read asks the wiki anyway.
+    if (!(await revs.newest(ctx, title))) return;
+    await revs.markUnchecked(ctx, title);
+    this.purger.purgeLater(latestPurge(domain, title));
   }
 
   /** Asks the wiki again about a stored revision (hidden, shown again); false if it is not stored here. */

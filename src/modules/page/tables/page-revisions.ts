@@ -149,17 +149,9 @@ export class PageRevisions {
     }
   }
 
-  /**
-   * Points the page's latest revision at `rev`, not stored yet, if the stored latest is still
-   * `from`: the next read asks the wiki for it. False if the page state moved meanwhile.
-   */
-  async pointLatest(ctx: RequestContext, title: string, from: number, rev: number): Promise<boolean> {
-    this.cache.invalidate(title);
-    try {
-      return await this.table.putIf(ctx, { attributes: { title, latest_rev: rev }, if: { latest_rev: { eq: from } } });
-    } finally {
-      this.cache.invalidate(title);
-    }
+  /** Records that the wiki told of a change to the page: its stored state is asked of the wiki before it is served again. */
+  async markUnchecked(ctx: RequestContext, title: string): Promise<void> {
+    await this.write(ctx, title, { title, checked: null });
   }
 
   /** Stores one revision's row as given (page state untouched). */
