@@ -7,6 +7,7 @@ import { backfillScenario, dependentsScenario, followerScenario, type BackfillRe
 import { httpScenarios } from './scenarios/http.js';
 import { invalidationScenario, type InvalidationReport } from './scenarios/display.js';
 import { pageScenarios, type PageReport } from './scenarios/page.js';
+import { pageEngineScenarios, type PageEngine } from './scenarios/page-engines.js';
 import { saveScenario, type SaveReport } from './scenarios/save.js';
 import { noticesScenario, type NoticesReport } from './scenarios/notices.js';
 import { storageScenarios } from './scenarios/storage.js';
@@ -70,6 +71,17 @@ let workers: WorkersReport | undefined;
 if (wikiUrl) {
   page = await pageScenarios(wikiUrl, opts);
   comparisons.push(...page.comparisons);
+  // The same reads on every engine set up, each beside its bare server.
+  const engines: PageEngine[] = [{ name: 'sqlite', storage: 'sqlite' }];
+  if (pgUrl) engines.push({ name: 'postgres', storage: { yaml: `  backend: postgres\n  url: ${JSON.stringify(pgUrl)}` } });
+  if (mariadbUrl) engines.push({ name: 'mariadb', storage: { yaml: `  backend: mariadb\n  url: ${JSON.stringify(mariadbUrl)}` } });
+  if (cassandraHost) {
+    engines.push({
+      name: 'cassandra',
+      storage: { yaml: `  backend: cassandra\n  contact_points: [${JSON.stringify(cassandraHost)}]\n  local_data_center: datacenter1\n  keyspace_prefix: benchpage\n  replication: { datacenter1: 1 }` },
+    });
+  }
+  comparisons.push(...(await pageEngineScenarios(wikiUrl, page.article.title, engines, opts)));
   workers = await workerScenarios(wikiUrl, page.article.title, 'Mozilla_Firefox', opts);
   comparisons.push(workers.comparison);
   save = await saveScenario(wikiUrl, quick ? 6 : 20);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { tempDir } from '../helpers.js';
-import { startAgainstWiki, waitFor, WIKI_URL, type AgainstWiki } from '../wiki.js';
+import { FAST_FOLLOWER, startAgainstWiki, waitFor, WIKI_URL, type AgainstWiki } from '../wiki.js';
 
 const RUN = Date.now().toString(36);
 
@@ -100,5 +100,61 @@ http {
     const followed = await fetch(to);
     assert.equal(followed.status, 200);
     assert.match(((await followed.json()) as { html: string }).html, /A subpage behind the proxy/);
+  });
+});
+
+/**
+ * The service behind a real Varnish that fronts the wiki, configured by the VCL shipped in
+ * deploy/varnish/mediawiki-front.vcl (paths and ports set as its comments say): the REST API's page
+ * routes cached from the service and purged when the wiki changes, the rest from the wiki.
+ */
+describe('rest.php/v1 through Varnish in front of the wiki (deploy/varnish/mediawiki-front.vcl)', () => {
+  let a: AgainstWiki;
+  let varnish: ChildProcess;
+  let front: string;
+
+  before(async () => {
+    const port = await freePort();
+    a = await startAgainstWiki({ ...FAST_FOLLOWER, follow_changes: true, purge_hosts: [`127.0.0.1:${port}`] });
+    const dir = tempDir('wikistore-front-');
+    // varnishd's worker runs as its own user: it must read the VCL and its state folder.
+    await chmod(dir, 0o755);
+    const wiki = new URL(WIKI_URL);
+    const vcl = (await readFile('deploy/varnish/mediawiki-front.vcl', 'utf8'))
+      .replace('.port = "8080";', `.port = "${wiki.port}";`)
+      .replace('.port = "7231";', `.port = "${new URL(a.s.base).port}";`)
+      .replace(/\^\/w\\?\//g, (m) => m.replace('/w', ''))
+      .replace(/wiki\.example/g, 'wiki.test');
+    await writeFile(path.join(dir, 'front.vcl'), vcl);
+    varnish = spawn('varnishd', ['-F', '-a', `127.0.0.1:${port}`, '-f', path.join(dir, 'front.vcl'), '-s', 'malloc,32m', '-n', path.join(dir, 'state')], { stdio: 'ignore' });
+    front = `http://127.0.0.1:${port}`;
+    await waitFor('varnishd answering', 10_000, async () => (await fetch(`${front}/api.php?action=query&format=json`).then((r) => r.status === 200, () => false)) || undefined);
+  });
+  after(async () => {
+    varnish?.kill('SIGTERM');
+    await a.close();
+  });
+
+  it('serves page HTML from the service, cached, and purged when the page is edited on the wiki; the rest from the wiki', async () => {
+    const title = `Varnish front ${RUN}`;
+    const key = encodeURIComponent(title.replace(/ /g, '_'));
+    await a.wiki.edit(title, 'Before the edit.');
+    const url = `${front}/rest.php/v1/page/${key}/html`;
+    const first = await fetch(url);
+    assert.equal(first.status, 200);
+    assert.match(await first.text(), /Before the edit/);
+    const second = await fetch(url);
+    assert.match(await second.text(), /Before the edit/);
+    assert.equal(String(second.headers.get('x-varnish')).trim().split(/\s+/).length, 2, 'the second read is a cache hit');
+    assert.equal(second.headers.get('xkey'), null, 'surrogate keys stay in the cache');
+    const rev = await a.wiki.edit(title, 'After the edit.');
+    const fresh = await waitFor('the cached page purged after the edit', 10_000, async () => {
+      const res = await fetch(url);
+      const text = await res.text();
+      return text.includes('After the edit') ? res : undefined;
+    });
+    assert.match(String(fresh.headers.get('etag')), new RegExp(`^"${rev}/`));
+    const siteinfo = await fetch(`${front}/api.php?action=query&meta=siteinfo&format=json`);
+    assert.match(await siteinfo.text(), /"generator":"MediaWiki/, 'the rest of the wiki is the wiki');
   });
 });
