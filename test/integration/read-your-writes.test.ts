@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { request } from '../helpers.js';
 import { FAST_FOLLOWER, startAgainstWiki, waitFor, WikiAdmin, type AgainstWiki } from '../wiki.js';
+import { startNginxFront } from '../fronts.js';
 
 /** Where the test wiki reads where its notices go (scripts/wiki.sh includes it when present). */
 const NOTIFY_SETTINGS = path.resolve(process.env.WIKISTORE_TEST_WIKI_DIR ?? '.wiki', 'NotifySettings.php');
@@ -30,15 +31,20 @@ const quantile = (values: number[], q: number) => [...values].sort((x, y) => x -
  */
 describe('read-your-writes: the wiki tells the service of each change as it happens', () => {
   let a: AgainstWiki;
+  /** rest.php/v1 as clients reach it: nginx in front of the wiki, with the README's rule. */
   let rest: string;
+  let stopFront: () => Promise<void>;
 
   before(async () => {
     a = await startAgainstWiki({}, { notice_secret: SECRET });
-    rest = `${a.s.base}/wiki.test/rest.php/v1`;
+    const front = await startNginxFront(a.s.base);
+    stopFront = front.stop;
+    rest = `${front.front}/rest.php/v1`;
     await notifyTo(`${a.s.base}/wiki.test/v1/changes`);
   });
   after(async () => {
     await notifyTo(undefined);
+    await stopFront();
     await a.close();
   });
 

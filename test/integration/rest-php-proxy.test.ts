@@ -1,29 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { tempDir } from '../helpers.js';
+import { freePort, startNginxFront } from '../fronts.js';
 import { FAST_FOLLOWER, startAgainstWiki, waitFor, WIKI_URL, type AgainstWiki } from '../wiki.js';
 
 const RUN = Date.now().toString(36);
-
-/** The README's nginx rule for MediaWiki's REST API, as an operator copies it. */
-async function readmeNginxRule(): Promise<{ http: string; server: string }> {
-  const readme = await readFile('README.md', 'utf8');
-  const block = /```nginx\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("### In front of MediaWiki's REST API")));
-  assert.ok(block, 'the README shows the nginx rule');
-  const [http, server] = block[1]!.split('# in the wiki\'s server {}');
-  return { http: http!.replace('# in http {}', ''), server: server! };
-}
-
-const freePort = () => new Promise<number>((resolve) => {
-  const s = net.createServer().listen(0, '127.0.0.1', () => {
-    const { port } = s.address() as net.AddressInfo;
-    s.close(() => resolve(port));
-  });
-});
 
 /**
  * The service in front of the real wiki through nginx configured with the README's rule (the
@@ -32,42 +16,15 @@ const freePort = () => new Promise<number>((resolve) => {
  */
 describe("rest.php/v1 through nginx, configured as the README says", () => {
   let a: AgainstWiki;
-  let nginx: ChildProcess;
   let front: string;
+  let stopFront: (() => Promise<void>) | undefined;
 
   before(async () => {
     a = await startAgainstWiki();
-    const dir = tempDir();
-    const port = await freePort();
-    const service = new URL(a.s.base);
-    const rule = await readmeNginxRule();
-    const adapt = (text: string) => text.replace(/\/w\//g, '/').replace(/\^\/w\\\//g, '^/').replace(/wiki\.example/g, 'wiki.test').replace('127.0.0.1:7231', service.host);
-    const wiki = new URL(WIKI_URL);
-    await writeFile(path.join(dir, 'nginx.conf'), `
-user root;
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fastcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
-  ${adapt(rule.http)}
-  server {
-    listen 127.0.0.1:${port};
-    ${adapt(rule.server)}
-    location / { proxy_pass http://${wiki.host}; }
-  }
-}
-`);
-    nginx = spawn('/usr/sbin/nginx', ['-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    nginx.stderr!.on('data', (d) => (stderr += d));
-    front = `http://127.0.0.1:${port}`;
-    await waitFor(`nginx answering (${stderr})`, 10_000, async () => (await fetch(`${front}/api.php?action=query&format=json`).then((r) => r.status === 200, () => false)) || undefined);
+    ({ front, stop: stopFront } = await startNginxFront(a.s.base));
   });
   after(async () => {
-    nginx?.kill('SIGTERM');
+    await stopFront?.();
     await a.close();
   });
 

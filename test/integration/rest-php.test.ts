@@ -4,6 +4,7 @@ import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { request } from '../helpers.js';
 import { startAgainstWiki, WIKI_URL, type AgainstWiki } from '../wiki.js';
+import { startNginxFront } from '../fronts.js';
 
 const RUN = Date.now().toString(36);
 const WIKI_REST = `${WIKI_URL}/rest.php/v1`;
@@ -16,23 +17,33 @@ const wikiJson = async (path: string) => {
 
 /**
  * MediaWiki's REST API (rest.php/v1) answered by the service from storage, against the real
- * wiki: its bodies compared with the wiki's own, its semantics (redirects, errors, ETags) as
- * MediaWiki 1.43 defines them, everything else passed to the wiki unchanged.
+ * wiki, through nginx configured with the README's rule (as clients reach it): its bodies
+ * compared with the wiki's own, its semantics (redirects, errors, ETags) as MediaWiki 1.43
+ * defines them, everything else passed to the wiki unchanged.
  */
 describe('rest.php/v1: MediaWiki REST API from storage', () => {
   let a: AgainstWiki;
+  /** The wiki's REST API as clients reach it (nginx in front), and the service's own. */
   let rest: string;
+  let direct: string;
+  let stopFront: () => Promise<void>;
   let made: { title: string; first: number; second: number };
 
   before(async () => {
     a = await startAgainstWiki();
-    rest = `${a.s.base}/wiki.test/rest.php/v1`;
+    direct = `${a.s.base}/wiki.test/rest.php/v1`;
+    const front = await startNginxFront(a.s.base);
+    stopFront = front.stop;
+    rest = `${front.front}/rest.php/v1`;
     const title = `Rest php ${RUN}`;
     const first = await a.wiki.edit(title, 'First [[Main Page|text]].', 'first');
     const second = await a.wiki.edit(title, 'Second, longer [[Main Page|text]] of the page.', 'second');
     made = { title: title.replace(/ /g, '_'), first, second };
   });
-  after(() => a.close());
+  after(async () => {
+    await stopFront();
+    await a.close();
+  });
 
   it('answers page/{title} and /bare with the wiki\'s own bodies, and asks the wiki nothing once stored', async () => {
     for (const title of ['Main_Page', 'Suoku_puslopa', made.title]) {
@@ -139,9 +150,10 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     assert.equal(await mine.text(), await wiki.text());
     const count = await fetch(`${rest}/page/Main_Page/history/counts/edits`);
     assert.equal(count.status, 200);
-    // Sent as written (a URL object would resolve the dot segments before they left).
+    // Sent as written (a URL object would resolve the dot segments before they left), to the
+    // service itself (nginx resolves them before any rule).
     const raw = (path: string) => new Promise<number>((resolve, reject) => {
-      const base = new URL(rest);
+      const base = new URL(direct);
       http.get({ host: base.hostname, port: base.port, path: `${base.pathname}${path}` }, (res) => resolve(res.resume().statusCode!)).on('error', reject);
     });
     for (const escape of ['/page/x/../../../index.php', '/page/x/%2e%2e/%2E%2E/%2e%2e/index.php']) {
