@@ -68,6 +68,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     purger,
     metrics,
     branchTtlSeconds: Math.ceil(config.branch_ttl),
+    changeLogSeconds: Math.ceil(config.change_log_days * 86400),
     branchSweepMs: config.branch_sweep_interval * 1000,
     follow: config.follow_changes
       ? {

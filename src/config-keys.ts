@@ -6,6 +6,7 @@ const WIKI_KEYS = ['action_api', 'rest_api', 'parsoid_domain', 'parsoid', 'maxla
 const STORAGE_KEYS: Record<string, string[]> = {
   sqlite: ['backend', 'path', 'read_cache_mb'],
   postgres: ['backend', 'url', 'pool_size'],
+  mariadb: ['backend', 'url', 'pool_size'],
   cassandra: ['backend', 'contact_points', 'local_data_center', 'keyspace_prefix', 'replication', 'consistency'],
 };
 const NESTED: Record<string, string[]> = {

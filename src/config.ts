@@ -135,6 +135,8 @@ export interface Config {
   transaction_lifetime: number;
   /** Seconds a branch (a draft) lives after its last update unless merged into the page. */
   branch_ttl: number;
+  /** Days the change log keeps each change: how far back a change stream client may resume. */
+  change_log_days: number;
   /** Seconds between sweeps of expired branches (0 = never: they still expire, their leftovers stay). */
   branch_sweep_interval: number;
   /** HTTP caches in front of the service ("host:port"), sent a PURGE for every URL whose answer changed. */
@@ -232,6 +234,7 @@ export function defaultConfig(dataDir = './data'): Config {
     transaction_sweep_interval: 5,
     transaction_lifetime: 3600,
     branch_ttl: 30 * 86400,
+    change_log_days: 7,
     branch_sweep_interval: 3600,
   };
 }
@@ -275,7 +278,7 @@ function validate(config: Config): Config {
   for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'answer_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval', 'branch_sweep_interval'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] >= 0)) fail(`${key} must be a number of at least 0`);
   }
-  for (const key of ['headers_timeout', 'request_timeout', 'keep_alive_timeout', 'transaction_lease', 'transaction_lifetime', 'branch_ttl'] as const) {
+  for (const key of ['headers_timeout', 'request_timeout', 'keep_alive_timeout', 'transaction_lease', 'transaction_lifetime', 'branch_ttl', 'change_log_days'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] > 0)) fail(`${key} must be a positive number of seconds`);
   }
   if (config.request_timeout < config.headers_timeout) fail('request_timeout cannot be shorter than headers_timeout');

@@ -1,6 +1,7 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
+import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { HttpError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
@@ -246,7 +247,30 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
   }
 
   /** Headers made final, the body encoded, the answer kept to be sent again if it may be, and written. */
+  /**
+   * An answer whose body is a stream (the change stream's events): headers at once, then the body
+   * as it comes, never compressed or kept; it ends when the stream does or the client goes.
+   */
+  function streamed(res: ServerResponse, arrival: Arrival, response: Response & { body: Readable }, match?: RouteMatch): void {
+    const headers: Record<string, string> = {};
+    for (const k in response.headers) headers[k.toLowerCase()] = String(response.headers[k]);
+    headers['x-request-id'] = arrival.requestId;
+    addBrowserHeaders(headers, arrival.internal);
+    res.writeHead(response.status, headers);
+    res.flushHeaders();
+    metrics.observe(match?.label ?? '(unmatched)', arrival.method, response.status, secondsSince(arrival.started));
+    if (arrival.method === 'HEAD') {
+      response.body.destroy();
+      res.end();
+      return;
+    }
+    response.body.on('error', (err) => log.warn({ err }, 'a streamed answer failed'));
+    res.on('close', () => response.body.destroy());
+    response.body.pipe(res);
+  }
+
   async function finish(req: IncomingMessage, res: ServerResponse, arrival: Arrival, response: Response, match?: RouteMatch, memoKey?: string): Promise<void> {
+    if (response.body instanceof Readable) return streamed(res, arrival, response as Response & { body: Readable }, match);
     const { method, path, headers, requestId, started } = arrival;
     let body: Buffer = Buffer.alloc(0);
     const outHeaders: Record<string, string> = {};

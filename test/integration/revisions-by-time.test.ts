@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { PageCaches } from '../../src/modules/page/read/page-caches.js';
+import { ChangeLogs } from '../../src/modules/page/tables/change-log.js';
 import { PageRevisions } from '../../src/modules/page/tables/page-revisions.js';
 import type { RequestContext } from '../../src/router/types.js';
 import { BACKENDS, startServer, type TestServer } from '../helpers.js';
@@ -24,7 +25,7 @@ for (const backend of BACKENDS) {
     before(async () => {
       s = await startServer({ storage: backend.storage() });
       ctx = s.app.router.context({ requestId: 'r', admin: true, log: pino({ level: 'silent' }), external: false });
-      revs = new PageRevisions(s.domain, new PageCaches({ rowTtlMs: 0, renderBytes: 1024, missTtlMs: 0 }).rowsOf(s.domain));
+      revs = new PageRevisions(s.domain, new PageCaches({ rowTtlMs: 0, renderBytes: 1024, missTtlMs: 0 }).rowsOf(s.domain), new ChangeLogs(3600).of(s.domain));
       await revs.create(ctx);
     });
     after(() => s?.close());

@@ -10,6 +10,7 @@ import { DisplayPages } from './display/display-pages.js';
 import { LinkStates } from './display/link-states.js';
 import { followerModule } from './follow/follower-module.js';
 import { changeNoticesModule } from './follow/change-notices.js';
+import { changeStreamModule } from './follow/change-stream.js';
 import type { PageMove } from './follow/change-plan.js';
 import { BranchCallers } from './drafts/branch-callers.js';
 import { BranchExpirySweep } from './drafts/branch-expiry-sweep.js';
@@ -36,7 +37,7 @@ export type { PageApi, PageModuleOptions } from './page-api.js';
  */
 export function pageModules(options: PageModuleOptions): PageApi {
   const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
-  const service = new PageService(options.wikis, caches, { latestCheckMs: options.latestCheckMs, revisionRecheckMs: options.revisionRecheckMs }, options.log, options.purger);
+  const service = new PageService(options.wikis, caches, { latestCheckMs: options.latestCheckMs, revisionRecheckMs: options.revisionRecheckMs }, options.log, options.purger, options.changeLogSeconds);
   const cache = cachePolicy(Math.round(options.latestCheckMs / 1000), Math.round(options.revisionRecheckMs / 1000));
   const locks = new Map([...options.wikis.keys()].map((domain) => [domain, new SaveLocks(domain)]));
   const locksOf = (domain: string) => locks.get(domain)!;
@@ -100,5 +101,6 @@ export function pageModules(options: PageModuleOptions): PageApi {
     domains: [...options.wikis.keys()], expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
   });
   const notices = changeNoticesModule(service, follower.appliers, options.log);
-  return { modules: [follower, notices, page, saveRecordsModule(service, locksOf), branchRecords], service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers };
+  const stream = changeStreamModule(service, options.log);
+  return { modules: [follower, notices, stream, page, saveRecordsModule(service, locksOf), branchRecords], service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers };
 }

@@ -29,6 +29,8 @@ export interface PageModuleOptions {
   /** How long a branch lives after its last update (s), and how often expired ones are swept (ms). */
   branchTtlSeconds: number;
   branchSweepMs: number;
+  /** How long the change log keeps each change (s). */
+  changeLogSeconds: number;
 }
 
 /** The page modules and what another face of them (rest_v1) builds on. */

@@ -10,6 +10,7 @@ import { revisionText, wikitextIn, type KnownWikitext } from '../../../upstream/
 import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
 import { pagePurge, latestPurge, revisionPurge } from '../model/purge-urls.js';
+import type { ChangeLogs } from '../tables/change-log.js';
 import { revisionMetadata, type RevisionRow } from '../model/revision.js';
 import { latestFromApi, PageRevisions } from '../tables/page-revisions.js';
 import type { RenderStore } from '../tables/render-store.js';
@@ -61,6 +62,8 @@ export class KnownRevisions {
     private readonly freshness: { latestCheckMs: number; revisionRecheckMs: number },
     private readonly log: Logger,
     private readonly purger: CachePurger,
+    /** Every change to what is stored of a page, recorded where it happens (see tables/change-log.ts). */
+    readonly changes: ChangeLogs,
   ) {}
 
   private wiki(domain: string): Wiki {
@@ -69,7 +72,7 @@ export class KnownRevisions {
 
   /** The domain's page_revisions table. */
   table(domain: string): PageRevisions {
-    return this.tables.remember(domain, () => new PageRevisions(domain, this.caches.rowsOf(domain)));
+    return this.tables.remember(domain, () => new PageRevisions(domain, this.caches.rowsOf(domain), this.changes.of(domain)));
   }
 
   /** Resolves once the page's state write in flight, if any, is done (see `stateWrites`). */
@@ -172,6 +175,7 @@ export class KnownRevisions {
       await this.latest(ctx, domain, row.title, true);
       await revs.markGone(ctx, row.title, row.rev);
       this.purger.purgeLater(revisionPurge(domain, row.title, row.rev, row.tid));
+      if (!row.text_hidden) await revs.changes.record(ctx, { kind: 'visibility', title: row.title, rev: row.rev });
       throw notFound(`Revision ${row.rev} of ${row.title} is no longer visible on the wiki.`, 'revision-not-found');
     }
     const owner = await this.wiki(domain).normalize(page.title);
@@ -182,6 +186,9 @@ export class KnownRevisions {
     await revs.saveFromApi(ctx, row.title, page, page.revisions ?? []);
     const now = (await revs.get(ctx, row.title, row.rev)) ?? row;
     if (!!now.text_hidden !== !!row.text_hidden) this.purger.purgeLater(revisionPurge(domain, row.title, row.rev, row.tid));
+    if (!!now.text_hidden !== !!row.text_hidden || !!now.user_hidden !== !!row.user_hidden || !!now.comment_hidden !== !!row.comment_hidden) {
+      await revs.changes.record(ctx, { kind: 'visibility', title: row.title, rev: row.rev });
+    }
     return this.servable(now);
   }
 

@@ -5,6 +5,7 @@ import type { Wiki } from '../../../upstream/wiki.js';
 import { SingleFlight } from '../model/single-flight.js';
 import { RenderStore } from '../tables/render-store.js';
 import { StoredSiteInfo } from '../tables/stored-site-info.js';
+import { ChangeLogs } from '../tables/change-log.js';
 import { KnownRevisions } from './known-revisions.js';
 import type { PageCaches } from './page-caches.js';
 import { PageListings } from './page-listings.js';
@@ -25,6 +26,8 @@ export class PageService {
   readonly reads = new ReadCounts();
   /** The stored pages and renders, listed. */
   readonly listings: PageListings;
+  /** What changed, per wiki, for the change stream. */
+  readonly changes: ChangeLogs;
 
   constructor(
     private readonly wikis: Map<string, Wiki>,
@@ -32,10 +35,13 @@ export class PageService {
     freshness: { latestCheckMs: number; revisionRecheckMs: number },
     log: Logger,
     readonly purger: CachePurger,
+    /** How long the change log keeps each change (s). */
+    changeLogSeconds = 7 * 86400,
   ) {
+    this.changes = new ChangeLogs(changeLogSeconds);
     this.renders = new RenderStore(caches, (ctx, domain, title, tid) => this.revisions.table(domain).revisionRendered(ctx, title, tid));
     const flights = new SingleFlight();
-    this.revisions = new KnownRevisions(wikis, caches, flights, this.renders, freshness, log, purger);
+    this.revisions = new KnownRevisions(wikis, caches, flights, this.renders, freshness, log, purger, this.changes);
     this.renderer = new Renderer(wikis, this.revisions, this.renders, flights, log, purger);
     this.revisions.onNamedLatest = (ctx, domain, row, wikitext) => this.renderer.startEarly(ctx, domain, row, wikitext);
     this.revisions.onAskingRevision = (domain, title, revid, wikitext) => this.renderer.fetchEarly(domain, title, revid, wikitext);

@@ -4,6 +4,7 @@ import type { ApiPage, ApiRevision } from '../../../upstream/action-api.js';
 import { TableClient } from '../../../table-access/table-client.js';
 import type { TitleCache } from '../model/title-cache.js';
 import type { RevisionRow } from '../model/revision.js';
+import type { ChangeLog } from './change-log.js';
 
 /** One revision of a page as stored, with the page's static state joined to it. */
 export const PAGE_REVISIONS_SCHEMA = {
@@ -72,7 +73,7 @@ export class PageRevisions {
   readonly table: TableClient;
 
   /** `cache` is this domain's page-state cache (see PageCaches). */
-  constructor(domain: string, private readonly cache: TitleCache<RevisionRow | undefined>) {
+  constructor(domain: string, private readonly cache: TitleCache<RevisionRow | undefined>, readonly changes: ChangeLog) {
     this.table = new TableClient(domain, 'page_revisions');
   }
 
@@ -93,7 +94,7 @@ export class PageRevisions {
   }
 
   async create(ctx: RequestContext): Promise<void> {
-    await this.table.create(ctx, PAGE_REVISIONS_SCHEMA);
+    await Promise.all([this.table.create(ctx, PAGE_REVISIONS_SCHEMA), this.changes.create(ctx)]);
   }
 
   newest(ctx: RequestContext, title: string): Promise<RevisionRow | undefined> {
@@ -132,6 +133,9 @@ export class PageRevisions {
   async markLatest(ctx: RequestContext, title: string, latestRev: number, latestTid: string | null, current: RevisionRow | undefined): Promise<void> {
     const now = new Date().toISOString();
     await this.write(ctx, title, { title, latest_rev: latestRev, latest_tid: latestTid, checked: now, deleted: null, first_seen: current?.first_seen ?? now });
+    // A revision rendered before (an undeletion, a revert) is recorded now; a new one once rendered (setRenderTid).
+    if (current?.deleted) await this.changes.record(ctx, { kind: 'undelete', title, rev: latestRev, ...(latestTid ? { tid: latestTid } : {}) });
+    else if (latestTid && current?.latest_rev !== latestRev) await this.changes.record(ctx, { kind: 'edit', title, rev: latestRev, tid: latestTid });
   }
 
   /**
@@ -140,13 +144,17 @@ export class PageRevisions {
    */
   async recordSaved(ctx: RequestContext, title: string, from: number | null, row: Record<string, unknown>): Promise<boolean> {
     const now = new Date().toISOString();
-    const statics = { latest_rev: row.rev, checked: now, deleted: null, ...(from === null ? { first_seen: now } : {}) };
+    // The latest render is the saved revision's, or none until it is stored (setRenderTid).
+    const statics = { latest_rev: row.rev, latest_tid: row.tid ?? null, checked: now, deleted: null, ...(from === null ? { first_seen: now } : {}) };
     this.cache.invalidate(title);
+    let saved: boolean;
     try {
-      return await this.table.putIf(ctx, { attributes: { ...row, title, ...statics }, if: { latest_rev: { eq: from } } });
+      saved = await this.table.putIf(ctx, { attributes: { ...row, title, ...statics }, if: { latest_rev: { eq: from } } });
     } finally {
       this.cache.invalidate(title);
     }
+    if (saved && row.tid) await this.changes.record(ctx, { kind: 'edit', title, rev: Number(row.rev), tid: row.tid as string });
+    return saved;
   }
 
   /** Records that the wiki told of a change to the page: its stored state is asked of the wiki before it is served again. */
@@ -168,6 +176,7 @@ export class PageRevisions {
   /** Records that the page `pageId`, stored under `from`, is now at `to`. */
   async markMoved(ctx: RequestContext, from: string, to: string, pageId: number): Promise<void> {
     await this.write(ctx, from, { title: from, moved_to: to, moved_page: pageId });
+    await this.changes.record(ctx, { kind: 'move', title: from, to });
   }
 
   /** A revision the wiki no longer shows though its page is there: kept, but never served again. */
@@ -182,10 +191,14 @@ export class PageRevisions {
   async tombstone(ctx: RequestContext, title: string): Promise<void> {
     const now = new Date().toISOString();
     await this.write(ctx, title, { title, deleted: now, checked: now });
+    await this.changes.record(ctx, { kind: 'delete', title });
   }
 
   async setRenderTid(ctx: RequestContext, title: string, rev: number, tid: string, isLatest: boolean): Promise<void> {
+    const before = isLatest ? await this.newest(ctx, title) : undefined;
     await this.write(ctx, title, { title, rev, tid, ...(isLatest ? { latest_tid: tid } : {}) });
+    // The latest revision's first render is its edit's event; a later one of the same revision a re-render.
+    if (isLatest && before?.latest_tid !== tid) await this.changes.record(ctx, { kind: before?.latest_tid ? 'rerender' : 'edit', title, rev, tid });
   }
 
   /** Pages with stored revisions, each once, with their static state. */

@@ -192,7 +192,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
   return {
     name: 'page',
     api: 'v1',
-    tables: ['page_revisions', 'parsoid', 'site_info', 'page_render_leases', 'transform_stash', 'page_links', 'link_states'],
+    tables: ['page_revisions', 'page_changes', 'parsoid', 'site_info', 'page_render_leases', 'transform_stash', 'page_links', 'link_states'],
     async setup(ctx) {
       await Promise.all(domains.map((domain) => setupDomain(ctx, domain)));
     },

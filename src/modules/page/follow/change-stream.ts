@@ -1,0 +1,197 @@
+import { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import { badRequest } from '../../../errors.js';
+import type { Module, RequestContext, RouteRequest } from '../../../router/types.js';
+import { isTid, parseTime, tidTime } from '../../../tid.js';
+import { gunzip } from '../../../compression.js';
+import type { PageService } from '../read/page-service.js';
+import { ChangeLog, type ChangeEvent } from '../tables/change-log.js';
+import { ChangeFeed, isAfter } from './change-feed.js';
+
+/** A comment line every so often keeps an idle stream open through proxies that close silent connections. */
+const HEARTBEAT_MS = 15_000;
+/** Events read from the log at once while a stream catches up. */
+const CATCH_UP_PAGE = 200;
+/** Events from the feed held for a stream still catching up; past this it reads them from the log. */
+const MAX_HELD = 1000;
+/** A client that takes nothing for this long while events wait is cut: it resumes with Last-Event-ID. */
+const STALL_MS = 30_000;
+
+interface StreamOptions {
+  namespaces?: Set<number>;
+  prefix?: string;
+  includeHtml: boolean;
+}
+
+/**
+ * One client's Server-Sent Events: the change log from its position on, then the feed. It reads
+ * the log only when the client takes what it was given (backpressure), so a slow client holds a
+ * bounded buffer; one that takes nothing for `STALL_MS` is cut, and resumes where it stopped.
+ */
+class ChangeEventStream extends Readable {
+  private held: ChangeEvent[] = [];
+  /** Behind the feed: the log is read until this stream reaches the feed's position. */
+  private catchingUp = true;
+  private pumping = false;
+  /** The client has not taken what it was given: nothing more is pushed until it asks (`_read`). */
+  private waiting = false;
+  private unsubscribe: (() => void) | undefined;
+  private heartbeat: NodeJS.Timeout;
+  private stall: NodeJS.Timeout | undefined;
+
+  constructor(
+    private cursor: string,
+    feed: ChangeFeed,
+    private readonly log: ChangeLog,
+    private readonly ctx: RequestContext,
+    private readonly service: PageService,
+    private readonly options: StreamOptions,
+    private readonly logger: Logger,
+  ) {
+    super({ highWaterMark: 64 * 1024 });
+    this.push('retry: 2000\n\n');
+    this.unsubscribe = feed.subscribe((events) => this.fromFeed(events));
+    this.heartbeat = setInterval(() => this.push(': keep-alive\n\n'), HEARTBEAT_MS);
+  }
+
+  private fromFeed(events: ChangeEvent[]): void {
+    this.held.push(...events);
+    // Too many waiting for a slow or catching-up client: read from the log instead, later.
+    if (this.held.length > MAX_HELD) {
+      this.held = [];
+      this.catchingUp = true;
+    }
+    if (!this.pumping && !this.waiting) void this.pump();
+  }
+
+  override _read(): void {
+    clearTimeout(this.stall);
+    this.stall = undefined;
+    this.waiting = false;
+    if (!this.pumping) void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      for (;;) {
+        if (this.destroyed) return;
+        let events: ChangeEvent[];
+        if (this.catchingUp) {
+          events = await this.log.after(this.ctx, this.cursor, CATCH_UP_PAGE);
+          if (events.length < CATCH_UP_PAGE) {
+            // Caught up: what the feed hands out from its position on follows what was read here.
+            this.catchingUp = false;
+          }
+        } else {
+          events = this.held.filter((e) => isAfter(e.id, this.cursor));
+          this.held = [];
+        }
+        if (events.length === 0) return;
+        let more = true;
+        for (const event of events) {
+          this.cursor = event.id;
+          const text = await this.format(event);
+          if (text !== undefined) more = this.push(text);
+        }
+        if (!more) {
+          // The client has not taken what it was given: wait for it, not longer than STALL_MS.
+          this.waiting = true;
+          this.stall = setTimeout(() => this.destroy(), STALL_MS);
+          this.stall.unref();
+          return;
+        }
+      }
+    } catch (err) {
+      this.logger.warn({ err }, 'a change stream failed; the client resumes with Last-Event-ID');
+      this.destroy();
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** One event as SSE, or undefined when the client's filters leave it out. */
+  private async format(event: ChangeEvent): Promise<string | undefined> {
+    const wiki = this.service.wiki(this.log.domain);
+    const { ns } = await wiki.describe(event.title).catch(() => ({ ns: 0 }));
+    if (this.options.namespaces && !this.options.namespaces.has(ns)) return undefined;
+    if (this.options.prefix !== undefined && !event.title.startsWith(this.options.prefix) && !(event.to ?? '').startsWith(this.options.prefix)) return undefined;
+    const data: Record<string, unknown> = { ...event, namespace: ns, dt: new Date(tidTime(event.id)).toISOString() };
+    if (this.options.includeHtml && event.tid && event.rev !== undefined) {
+      const render = await this.service.renders.byTid(this.ctx, this.log.domain, event.title, event.tid, event.rev).catch(() => undefined);
+      if (render) data.html = (await gunzip(render.parts.html)).toString('utf8');
+    }
+    return `id: ${event.id}\nevent: ${event.kind}\ndata: ${JSON.stringify(data)}\n\n`;
+  }
+
+  override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
+    clearInterval(this.heartbeat);
+    clearTimeout(this.stall);
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    callback(err);
+  }
+}
+
+/** Where a client starts: after the event it names (Last-Event-ID, or `since` an id), from a time (`since`), or from now. */
+function startOf(req: RouteRequest): string {
+  const since = req.headers['last-event-id'] || req.query.get('since') || undefined;
+  if (since === undefined) return ChangeLog.idBefore(Date.now());
+  if (isTid(since)) return since.toLowerCase();
+  if (!/^\d{4}-?\d{2}-?\d{2}T/.test(since)) throw badRequest('since (or Last-Event-ID) is an event id or a time (ISO 8601).', 'invalid-since');
+  return ChangeLog.idBefore(parseTime(since));
+}
+
+/**
+ * `GET /{domain}/v1/changes`: every change to what the service stores of a page, as Server-Sent
+ * Events (an EventSource), in order, each with its id; `Last-Event-ID` (or `since`) resumes after
+ * an event or from a time within the change log's keeping period. `namespace=0,4` and `prefix`
+ * filter; `include=html` carries the new render's HTML.
+ */
+export function changeStreamModule(service: PageService, log: Logger): Module {
+  const feeds = new Map<string, ChangeFeed>();
+  let setupCtx: RequestContext | undefined;
+  const feedOf = (domain: string) => {
+    let feed = feeds.get(domain);
+    if (!feed) feeds.set(domain, (feed = new ChangeFeed(service.changes.of(domain), service.changes, setupCtx!, log)));
+    return feed;
+  };
+  return {
+    name: 'page-change-stream',
+    api: 'v1',
+    async setup(ctx) {
+      setupCtx = ctx;
+    },
+    routes: [{
+      method: 'GET',
+      path: '/changes',
+      spec: {
+        summary: 'Every change to the stored pages, as Server-Sent Events (resume with Last-Event-ID)',
+        tags: ['changes'],
+        parameters: [
+          { name: 'since', in: 'query', schema: { type: 'string' }, description: 'An event id to resume after, or a time (ISO 8601) to start from' },
+          { name: 'namespace', in: 'query', schema: { type: 'string', pattern: '^-?\\d+(,-?\\d+)*$' }, description: 'Namespace ids, comma-separated' },
+          { name: 'prefix', in: 'query', schema: { type: 'string' }, description: 'Only titles starting with this (underscores for spaces)' },
+          { name: 'include', in: 'query', schema: { type: 'string', enum: ['html'] }, description: 'html: each edit carries its render' },
+          { name: 'last-event-id', in: 'header', schema: { type: 'string' } },
+        ],
+        responses: { 200: { description: 'text/event-stream: id, event (edit, rerender, delete, undelete, move, visibility), data (JSON)', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+      },
+      handler: (req) => {
+        const start = startOf(req);
+        const namespace = req.query.get('namespace');
+        const body = new ChangeEventStream(start, feedOf(req.domain), service.changes.of(req.domain), setupCtx!, service, {
+          namespaces: namespace ? new Set(namespace.split(',').map(Number)) : undefined,
+          prefix: req.query.get('prefix')?.replace(/ /g, '_') ?? undefined,
+          includeHtml: req.query.get('include') === 'html',
+        }, log);
+        return {
+          status: 200,
+          // Never kept by a cache: each client's stream is its own.
+          headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
+          body,
+        };
+      },
+    }],
+  };
+}

@@ -1,0 +1,102 @@
+import { EventEmitter } from 'node:events';
+import type { RequestContext } from '../../../router/types.js';
+import { TableClient } from '../../../table-access/table-client.js';
+import { maxTidAt, newTid, tidTime } from '../../../tid.js';
+
+/** What changed in what the service stores of a page. */
+export type ChangeKind = 'edit' | 'rerender' | 'delete' | 'undelete' | 'move' | 'visibility';
+
+/** One change, as the change stream sends it. */
+export interface ChangeEvent {
+  /** Time-ordered (a v1 timeuuid): the stream's event id, and where a client resumes from. */
+  id: string;
+  kind: ChangeKind;
+  title: string;
+  rev?: number;
+  /** The render of `rev` (edit, rerender), if made. */
+  tid?: string;
+  /** Where a moved page went. */
+  to?: string;
+}
+
+const SCHEMA = {
+  version: 1,
+  attributes: { hour: 'string', id: 'timeuuid', kind: 'string', title: 'string', rev: 'varint', tid: 'string', to: 'string' },
+  index: [
+    { attribute: 'hour', type: 'hash' },
+    { attribute: 'id', type: 'range', order: 'asc' },
+  ],
+};
+
+/** Events are kept in one partition per hour: bounded on every engine, read in order hour by hour. */
+const HOUR_MS = 3600_000;
+const hourOf = (ms: number) => new Date(ms).toISOString().slice(0, 13);
+
+/**
+ * The change log of one wiki: every change to what the service stores of a page (a new latest
+ * revision and its render, a render made anew, a deletion, an undeletion, a move, a revision's
+ * visibility), recorded where the stored state changes, so each is recorded once whatever told
+ * the service (its follower, the wiki's notice, a save through it, a read). Kept `keepSeconds`
+ * (TTL, on every engine); read in order after an event's id by the change stream.
+ */
+export class ChangeLog {
+  private readonly table: TableClient;
+
+  constructor(readonly domain: string, private readonly keepSeconds: number, private readonly recorded: EventEmitter) {
+    this.table = new TableClient(domain, 'page_changes');
+  }
+
+  async create(ctx: RequestContext): Promise<void> {
+    await this.table.create(ctx, SCHEMA);
+  }
+
+  async record(ctx: RequestContext, event: Omit<ChangeEvent, 'id'>): Promise<void> {
+    const id = newTid();
+    await this.table.put(ctx, { attributes: { hour: hourOf(tidTime(id)), id, ...event, _ttl: this.keepSeconds } });
+    this.recorded.emit('recorded', this.domain);
+  }
+
+  /** The id before every event of `ms` and later: where a client asking `since` a time starts. */
+  static idBefore(ms: number): string {
+    return maxTidAt(ms - 1);
+  }
+
+  /** How far back events are kept (ms since the epoch). */
+  oldest(): number {
+    return Date.now() - this.keepSeconds * 1000;
+  }
+
+  /** Up to `limit` events after `after` (an event id), oldest first, hour by hour up to now. */
+  async after(ctx: RequestContext, after: string, limit: number): Promise<ChangeEvent[]> {
+    const events: ChangeEvent[] = [];
+    const now = Date.now();
+    let hour = Math.max(tidTime(after), this.oldest());
+    for (let cursor = after; events.length < limit && hourOf(hour) <= hourOf(now); hour = (Math.floor(hour / HOUR_MS) + 1) * HOUR_MS) {
+      const { items } = await this.table.query(ctx, { attributes: { hour: hourOf(hour), id: { gt: cursor } }, limit: limit - events.length });
+      for (const row of items) {
+        events.push({
+          id: row.id as string, kind: row.kind as ChangeKind, title: row.title as string,
+          ...(row.rev !== null && row.rev !== undefined ? { rev: Number(row.rev) } : {}),
+          ...(row.tid ? { tid: row.tid as string } : {}),
+          ...(row.to ? { to: row.to as string } : {}),
+        });
+      }
+      if (events.length) cursor = events.at(-1)!.id;
+    }
+    return events;
+  }
+}
+
+/** The change logs of every wiki, and a signal when one records (the streams of this process wake at once). */
+export class ChangeLogs {
+  readonly recorded = new EventEmitter().setMaxListeners(0);
+  private readonly logs = new Map<string, ChangeLog>();
+
+  constructor(private readonly keepSeconds: number) {}
+
+  of(domain: string): ChangeLog {
+    let log = this.logs.get(domain);
+    if (!log) this.logs.set(domain, (log = new ChangeLog(domain, this.keepSeconds, this.recorded)));
+    return log;
+  }
+}

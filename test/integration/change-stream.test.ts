@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { request } from '../helpers.js';
+import { startAgainstWiki, waitFor, type AgainstWiki } from '../wiki.js';
+
+const RUN = Date.now().toString(36);
+const SECRET = `stream-notice-secret-${RUN}-0123456789`;
+
+interface Sse {
+  id: string;
+  event: string;
+  data: Record<string, any>;
+}
+
+/** An EventSource's reading of a stream: its events as they come, and a way to hang up. */
+function listen(url: string, headers: Record<string, string> = {}): { events: Sse[]; status: Promise<{ status: number; headers: http.IncomingHttpHeaders }>; close: () => void } {
+  const events: Sse[] = [];
+  let buffer = '';
+  let req!: http.ClientRequest;
+  const status = new Promise<{ status: number; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
+    req = http.get(url, { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
+      resolve({ status: res.statusCode!, headers: res.headers });
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffer += chunk;
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const fields = Object.fromEntries(block.split('\n').filter((l) => !l.startsWith(':')).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]));
+          if (fields.data) events.push({ id: fields.id!, event: fields.event!, data: JSON.parse(fields.data) });
+        }
+      });
+      res.on('error', () => undefined);
+    });
+    req.on('error', reject);
+  });
+  return { events, status, close: () => req.destroy() };
+}
+
+/**
+ * The change stream (`GET /{domain}/v1/changes`, Server-Sent Events) against the real wiki: what
+ * the service learns of (here from the wiki's notices, as the WikistoreNotify extension sends
+ * them) arrives in order, once, and a client resuming with Last-Event-ID misses nothing.
+ */
+describe('the change stream', () => {
+  let a: AgainstWiki;
+  let stream: string;
+  const notify = (events: Record<string, unknown>[]) =>
+    request(`${a.s.base}/wiki.test/v1/changes`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${SECRET}` }, body: events });
+  const edited = async (title: string, text: string) => {
+    const rev = await a.wiki.edit(title, text);
+    const key = title.replace(/ /g, '_');
+    const res = await notify([{ page_change_kind: 'edit', page: { page_title: key, namespace_id: 0 }, revision: { rev_id: rev } }]);
+    assert.equal(res.status, 200, res.text);
+    // Stored (and so recorded) before the next edit: two quick edits may be stored as one change.
+    await waitFor(`revision ${rev} stored`, 15_000, async () => {
+      const html = await request(`${a.s.base}/wiki.test/v1/page/${encodeURIComponent(key)}/html`);
+      return String(html.headers.etag).startsWith(`"${rev}/`) ? true : undefined;
+    });
+    return rev;
+  };
+  const eventsOf = (events: Sse[], title: string) => events.filter((e) => e.data.title === title || e.data.to === title);
+
+  before(async () => {
+    a = await startAgainstWiki({}, { notice_secret: SECRET });
+    stream = `${a.s.base}/wiki.test/v1/changes`;
+  });
+  after(() => a.close());
+
+  it('delivers each change once, in order: edits with their revision and render, a move, a deletion', async () => {
+    const client = listen(stream);
+    const head = await client.status;
+    assert.equal(head.status, 200);
+    assert.match(String(head.headers['content-type']), /^text\/event-stream/);
+    assert.equal(head.headers['cache-control'], 'no-store');
+    const title = `Stream page ${RUN}`;
+    const key = title.replace(/ /g, '_');
+    // Stored first (a read), so the service follows it.
+    const first = await a.wiki.edit(title, 'Version one.');
+    assert.equal((await request(`${a.s.base}/wiki.test/v1/page/${encodeURIComponent(key)}/html`)).status, 200);
+    const second = await edited(title, 'Version two.');
+    const third = await edited(title, 'Version three.');
+    await a.wiki.move(title, `${title} moved`, { noredirect: true });
+    await notify([{ page_change_kind: 'move', page: { page_title: `${key}_moved`, namespace_id: 0 }, prior_state: { page: { page_title: key, namespace_id: 0 } } }]);
+    const got = await waitFor('the edits and the move streamed', 15_000, async () => {
+      const mine = eventsOf(client.events, key);
+      return mine.some((e) => e.event === 'move') && mine.filter((e) => e.event === 'edit').length >= 3 ? mine : undefined;
+    });
+    const edits = got.filter((e) => e.event === 'edit');
+    assert.deepEqual(edits.map((e) => e.data.rev), [first, second, third], 'each revision once, in order');
+    assert.ok(edits.every((e) => /^[0-9a-f-]{36}$/.test(e.data.tid)), 'with the render made of it');
+    const move = got.find((e) => e.event === 'move')!;
+    assert.equal(move.data.to, `${key}_moved`);
+    await a.wiki.delete(`${title} moved`);
+    await notify([{ page_change_kind: 'delete', page: { page_title: `${key}_moved`, namespace_id: 0 } }]);
+    const deleted = await waitFor('the deletion streamed', 15_000, async () => client.events.find((e) => e.event === 'delete' && e.data.title === `${key}_moved`));
+    assert.ok(deleted.id > move.id);
+    const ids = client.events.map((e) => e.id);
+    assert.deepEqual([...ids].sort(), ids, 'ids in order');
+    assert.equal(new Set(ids).size, ids.length, 'no event twice');
+    client.close();
+  });
+
+  it('resumes after Last-Event-ID with every event missed meanwhile, none twice; filters and include=html', async () => {
+    const title = `Resume page ${RUN}`;
+    const key = title.replace(/ /g, '_');
+    await a.wiki.edit(title, 'Resume one.');
+    assert.equal((await request(`${a.s.base}/wiki.test/v1/page/${encodeURIComponent(key)}/html`)).status, 200);
+    const client = listen(`${stream}?prefix=${encodeURIComponent(key)}`);
+    await client.status;
+    const two = await edited(title, 'Resume two.');
+    const seen = await waitFor('the edit streamed', 15_000, async () => client.events.find((e) => e.data.rev === two));
+    client.close();
+    // Missed while away.
+    const missed = [await edited(title, 'Resume three.'), await edited(title, 'Resume four.')];
+    const again = listen(`${stream}?prefix=${encodeURIComponent(key)}&include=html`, { 'last-event-id': seen!.id });
+    await again.status;
+    const resumed = await waitFor('the missed edits streamed', 15_000, async () => (again.events.filter((e) => e.event === 'edit').length >= 2 ? again.events : undefined));
+    assert.deepEqual(resumed.filter((e) => e.event === 'edit').map((e) => e.data.rev), missed);
+    assert.ok(resumed.every((e) => e.id > seen!.id && e.data.title === key));
+    assert.match(resumed.at(-1)!.data.html, /Resume four/, 'include=html carries the render');
+    again.close();
+    const other = listen(`${stream}?namespace=4&since=${encodeURIComponent(seen!.id)}`);
+    await other.status;
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.deepEqual(eventsOf(other.events, key), [], 'a namespace filter leaves other namespaces out');
+    other.close();
+    assert.equal((await request(`${stream}?since=yesterday`)).status, 400);
+  });
+});
