@@ -1,0 +1,113 @@
+import { parseArgs } from 'node:util';
+import { SingleBar } from 'cli-progress';
+import { pino } from 'pino';
+import { createApp } from './app.js';
+import { loadConfig } from './config.js';
+import { SnapshotWriter, type Outcome } from './modules/page/snapshot/snapshot-writer.js';
+import { parseTime } from './tid.js';
+
+const USAGE = `Writes a wiki as it was at one moment, in Wikimedia Enterprise's HTML snapshot layout.
+
+  npm run snapshot -- --domain DOMAIN [--at TIME] [--since TIME] [--namespace 0,4,...]
+                      [--out DIR] [--pages N] [--concurrency N]
+
+  --at           the moment (ISO 8601; default: now, fixed when the run starts)
+  --since        only pages changed between --since and --at, with those deleted listed
+  --namespace    namespaces, comma-separated (default 0)
+  --out          the folder written (default snapshot-{domain}-{time})
+  --pages        pages per NDJSON chunk (default 1000)
+  --concurrency  pages read side by side (default 4)
+
+Ctrl-C stops after the chunk under way; the same command goes on where it stopped (give --at
+then, or the same --out: the folder remembers its options). Pages the store lacks are rendered
+through the wiki first.`;
+
+function usage(message?: string): never {
+  if (message) console.error(`${message}\n`);
+  console.error(USAGE);
+  process.exit(2);
+}
+
+const { values } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        domain: { type: 'string' }, at: { type: 'string' }, since: { type: 'string' }, namespace: { type: 'string', default: '0' },
+        out: { type: 'string' }, pages: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '4' }, help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    usage((e as Error).message);
+  }
+})();
+if (values.help) usage();
+const time = (flag: string, text: string) => {
+  try {
+    return parseTime(text);
+  } catch (e) {
+    usage(`--${flag}: ${(e as Error).message}`);
+  }
+};
+const at = values.at === undefined ? Math.floor(Date.now() / 1000) * 1000 : time('at', values.at);
+const since = values.since === undefined ? undefined : time('since', values.since);
+if (since !== undefined && since >= at) usage('--since must come before --at.');
+const namespaces = values.namespace!.split(',').map(Number);
+if (namespaces.some((n) => !Number.isInteger(n) || n < 0)) usage('--namespace takes namespace numbers (0, 4, ...).');
+const pages = Number(values.pages);
+const concurrency = Number(values.concurrency);
+if (!Number.isInteger(pages) || pages < 1) usage('--pages must be a positive integer.');
+if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) usage('--concurrency must be an integer from 1 to 64.');
+
+let config;
+try {
+  config = loadConfig();
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
+const domain = values.domain ?? (Object.keys(config.wikis).length === 1 ? Object.keys(config.wikis)[0] : undefined);
+if (!domain || !config.wikis[domain]) usage(`--domain must name one of the configured wikis: ${Object.keys(config.wikis).join(', ')}`);
+const out = values.out ?? `snapshot-${domain}-${new Date(at).toISOString().replace(/[:.]/g, '')}`;
+
+// The snapshot runs the service's own code on the same storage, without listening or following.
+const log = pino({ level: 'warn', base: { service: 'wikistore-snapshot' } }, pino.destination(2));
+const app = await createApp({ ...config, follow_changes: false, ttl_sweep_interval: 0, transaction_sweep_interval: 0 }, { log });
+const ctx = app.router.context({ requestId: 'snapshot', admin: true, log });
+
+let stopping = false;
+process.on('SIGINT', () => {
+  if (stopping) process.exit(130);
+  stopping = true;
+  console.error('\nStopping after the chunk under way; run the same command again to go on.');
+});
+
+const bar = new SingleBar({
+  format: `${domain} at ${new Date(at).toISOString()} {value} pages | {speed} pages/s | written {written}, absent {absent}, hidden {hidden}, unchanged {unchanged}, failed {failed}`,
+  noTTYOutput: true, notTTYSchedule: 2000, hideCursor: true,
+});
+const counts: Record<Outcome, number> = { written: 0, absent: 0, hidden: 0, unchanged: 0, failed: 0 };
+const startedAt = Date.now();
+let done = 0;
+bar.start(0, 0, { ...counts, speed: '0.0' });
+const writer = new SnapshotWriter(app.page.service, app.page.html2, domain);
+let code = 0;
+try {
+  const report = await writer.run(ctx, {
+    at, since, namespaces, out, pagesPerChunk: pages, concurrency,
+    stopped: () => stopping,
+    progress(outcome) {
+      done++;
+      counts[outcome]++;
+      bar.setTotal(done);
+      bar.update(done, { ...counts, speed: (done / Math.max(0.001, (Date.now() - startedAt) / 1000)).toFixed(1) });
+    },
+  });
+  bar.stop();
+  console.log(report.complete ? `Done${report.resumed ? ' (resumed)' : ''}: ${out}/manifest.json` : `Stopped: run the same command again to go on (${out}).`);
+} catch (err) {
+  bar.stop();
+  console.error((err as Error).message);
+  code = 1;
+}
+await app.close();
+process.exit(code);
