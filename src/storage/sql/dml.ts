@@ -7,6 +7,12 @@ import { q, type PhysicalNames } from './names.js';
 export interface Statement {
   sql: string;
   params: unknown[];
+  /**
+   * Key columns the statement does not read because its WHERE pins them (`column = ?`): each
+   * row's value is the parameter at `param`, as sent. A partition's rows do not each carry the
+   * key the reader gave.
+   */
+  pinned?: { column: string; param: number }[];
 }
 
 /** Runs a statement (its count of rows changed), or reads its rows. */
@@ -55,7 +61,14 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
   const join = plan.joinStatics
     ? ` LEFT JOIN ${q(names.statics)} s ON ${info.hash.map((h) => `s.${q(h)} = m.${q(h)}`).join(' AND ')}`
     : '';
-  const columns = selectedColumns(plan).map((c) => `${ref(c)} AS ${q(c)}`);
+  // Key columns pinned by equality (predicates are the first parameters, in order) are not read.
+  const keys = new Set([...info.hash, ...info.range]);
+  const ordered = new Set(plan.order.map((o) => o.column));
+  const pinned = plan.distinct ? [] : plan.predicates.flatMap((p, param) => (p.op === 'eq' && keys.has(p.column) && !ordered.has(p.column) ? [{ column: p.column, param }] : []));
+  const pinnedColumns = new Set(pinned.map((p) => p.column));
+  const columns = selectedColumns(plan).filter((c) => !pinnedColumns.has(c)).map((c) => `${ref(c)} AS ${q(c)}`);
+  // A statement needs a column: a row with none read still says the row is there.
+  if (columns.length === 0) columns.push('1 AS "_one"');
   if (plan.withTTL) columns.push('m."_exp" AS "_exp"');
   if (withEpoch) columns.push(`(${readSchemaEpochSql()}) AS ${q(EPOCH_COLUMN)}`);
   const orderBy = plan.order.length > 0 ? ` ORDER BY ${plan.order.map((o) => `${ref(o.column)} ${o.dir.toUpperCase()}`).join(', ')}` : '';
@@ -67,6 +80,7 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
   return {
     sql: `SELECT ${plan.distinct ? 'DISTINCT ' : ''}${columns.join(', ')} FROM ${q(names.main)} m${join} WHERE ${where.join(' AND ')}${orderBy}${point ? '' : ` LIMIT ${plan.limit}`}`,
     params,
+    ...(pinned.length ? { pinned } : {}),
   };
 }
 

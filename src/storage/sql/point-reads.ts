@@ -11,6 +11,7 @@ const MAX_SHAPES_PER_TABLE = 16;
 interface PointRead {
   plan: QueryPlan;
   sql: string;
+  pinned: Statement['pinned'];
 }
 
 /**
@@ -59,14 +60,14 @@ export class PointReads {
         params.push(this.encode(type, normalizeValue(type, query.attributes![column], column)));
       }
       params.push(now);
-      return { plan: kept.plan, stmt: { sql: kept.sql, params } };
+      return { plan: kept.plan, stmt: { sql: kept.sql, params, pinned: kept.pinned } };
     }
     const plan = planQuery(info, query, this.encode);
     const stmt = selectStatement(info, names, plan, now, withEpoch, this.recursiveSkipScan);
     if (shape !== undefined && isKeyReadWithParams(info, plan, stmt, now)) {
       if (!reads) this.byTable.set(info, (reads = new Map()));
       // Key names in every order a client could send: a few are kept, not all n! of them.
-      if (reads.size < MAX_SHAPES_PER_TABLE) reads.set(shape, { plan, sql: stmt.sql });
+      if (reads.size < MAX_SHAPES_PER_TABLE) reads.set(shape, { plan, sql: stmt.sql, pinned: stmt.pinned });
     }
     return { plan, stmt };
   }

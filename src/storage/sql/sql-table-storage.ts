@@ -8,7 +8,7 @@ import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo }
 import { bumpSchemaEpochSql, createTableDdl, dropTableDdl, metaTableDdl, migrateTableDdl, readSchemaEpochSql } from './ddl.js';
 import { SchemaCache } from '../schema-cache.js';
 import {
-  deleteRowsStatement, deleteStaticStatement, EPOCH_COLUMN, exec, nextExpiryStatement, read, selectStatement, sweepStatement, upsertRowStatement, upsertStaticStatement,
+  deleteRowsStatement, deleteStaticStatement, EPOCH_COLUMN, exec, nextExpiryStatement, read, selectStatement, sweepStatement, upsertRowStatement, upsertStaticStatement, type Statement,
 } from './dml.js';
 import type { SqlDriver, SqlExecutor, SqlRow } from './driver.js';
 import { META_TABLE, physicalNames, q, type PhysicalNames } from './names.js';
@@ -230,7 +230,7 @@ export class SqlTableStorage implements TableStorage {
       const now = Date.now();
       const { plan, stmt } = this.pointReads.statement(table.info, table.names, query, now);
       const rows = plan.order.length === 0 ? optional(immediate.oneSync(stmt.sql, stmt.params)) : immediate.allSync(stmt.sql, stmt.params);
-      const { result, epoch } = this.answer(table, plan, rows, now, true);
+      const { result, epoch } = this.answer(table, plan, rows, now, true, stmt);
       this.tables.confirm(String(epoch ?? epochIn(immediate.oneSync(readSchemaEpochSql(), []))));
       return { table, result };
     } catch {
@@ -251,7 +251,7 @@ export class SqlTableStorage implements TableStorage {
       const now = Date.now();
       const { plan, stmt } = this.pointReads.statement(table.info, table.names, query, now, false);
       const rows = plan.order.length === 0 ? optional(await this.driver.one(stmt.sql, stmt.params)) : await read(this.driver, stmt);
-      return { table, result: this.answer(table, plan, rows, now, false).result };
+      return { table, result: this.answer(table, plan, rows, now, false, stmt).result };
     }
     const { table, plan } = await this.plannedOn(domain, query.table, (info) => planQuery(info, query, this.encode));
     const { result, epoch } = await this.read(table, plan, true);
@@ -280,14 +280,16 @@ export class SqlTableStorage implements TableStorage {
     const stmt = selectStatement(table.info, table.names, plan, now, withEpoch, this.driver.dialect.recursiveSkipScan);
     // A plan with no order columns pins every key: one row at most.
     const rows = plan.order.length === 0 ? optional(await this.driver.one(stmt.sql, stmt.params)) : await read(this.driver, stmt);
-    return this.answer(table, plan, rows, now, withEpoch);
+    return this.answer(table, plan, rows, now, withEpoch, stmt);
   }
 
   /** The rows a plan's statement returned, as items (and a paging token when the page is full). */
-  private answer({ info }: Table, plan: QueryPlan, rows: SqlRow[], now: number, withEpoch: boolean): { result: QueryResult; epoch?: unknown } {
+  private answer({ info }: Table, plan: QueryPlan, rows: SqlRow[], now: number, withEpoch: boolean, stmt: Statement): { result: QueryResult; epoch?: unknown } {
     // As in DynamoDB, a full page carries a token even if nothing follows: reading one row more
     // to find out would read its values too (a second blob for every latest-revision lookup).
+    const pinned = stmt.pinned;
     const items = rows.map((row) => {
+      if (pinned) for (const { column, param } of pinned) row[column] = stmt.params[param];
       const item = this.toItem(info, row, plan.output);
       if (plan.withTTL) item._ttl = row._exp === null || row._exp === undefined ? null : Math.max(0, Math.ceil((Number(row._exp) - now) / 1000));
       return item;
