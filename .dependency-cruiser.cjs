@@ -5,7 +5,7 @@
  *   modules/* (each alone)   upstream/ (the wikis)   table-access/ (modules' handles on tables)
  *   http/ (the server)  →  router/ (dispatch, validation)  →  storage/  →  base files in src/
  */
-const ENTRY = '^src/(main|serve|supervisor|startup|app|backfill|snapshot)\\.ts$';
+const ENTRY = '^src/(main|serve|supervisor|startup|app|backfill|snapshot|tool)\\.ts$';
 
 /** Files of the page module's `folder` import nothing the pattern (relative to the module) names. */
 function pageLayer(name, folder, forbidden) {

@@ -1,9 +1,7 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
-import { pino } from 'pino';
-import { createApp } from './app.js';
-import { loadConfig } from './config.js';
+import { toolApp, toolConfig, toolDomain, usageOf } from './tool.js';
 import { Backfill, type BackfillSource } from './modules/page/follow/page-backfill.js';
 
 const USAGE = `Stores and renders every page of a wiki, resumably.
@@ -20,11 +18,7 @@ const USAGE = `Stores and renders every page of a wiki, resumably.
 Pages whose latest revision is stored and rendered are skipped. Ctrl-C stops after the pages in
 flight; running the same command again goes on where it stopped.`;
 
-function usage(message?: string): never {
-  if (message) console.error(`${message}\n`);
-  console.error(USAGE);
-  process.exit(2);
-}
+const usage: (message?: string) => never = usageOf(USAGE);
 
 const { values } = (() => {
   try {
@@ -50,15 +44,8 @@ if (sources.length !== 1) usage('Name exactly one of --all, --titles-from and --
 const concurrency = Number(values.concurrency);
 if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) usage('--concurrency must be an integer from 1 to 64.');
 
-let config;
-try {
-  config = loadConfig();
-} catch (err) {
-  console.error((err as Error).message);
-  process.exit(2);
-}
-const domain = values.domain ?? (Object.keys(config.wikis).length === 1 ? Object.keys(config.wikis)[0] : undefined);
-if (!domain || !config.wikis[domain]) usage(`--domain must name one of the configured wikis: ${Object.keys(config.wikis).join(', ')}`);
+const config = toolConfig();
+const domain = toolDomain(config, values.domain, usage);
 
 let source: BackfillSource;
 if (values.all) {
@@ -73,10 +60,7 @@ if (values.all) {
   source = { kind: 'titles', titles: [...new Set(fs.readFileSync(file, 'utf8').split(/\r?\n/).map((t) => t.trim()).filter(Boolean))] };
 }
 
-// The backfill runs the service's own code on the same storage, without listening or following.
-const log = pino({ level: 'warn', base: { service: 'wikistore-backfill' } }, pino.destination(2));
-const app = await createApp({ ...config, follow_changes: false, ttl_sweep_interval: 0, transaction_sweep_interval: 0 }, { log });
-const ctx = app.router.context({ requestId: 'backfill', admin: true, log });
+const { app, ctx } = await toolApp(config, 'backfill');
 const backfill = new Backfill(app.page.service, domain);
 
 let stopping = false;

@@ -1,8 +1,6 @@
 import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
-import { pino } from 'pino';
-import { createApp } from './app.js';
-import { loadConfig } from './config.js';
+import { toolApp, toolConfig, toolDomain, usageOf } from './tool.js';
 import { SnapshotWriter, type Outcome } from './modules/page/snapshot/snapshot-writer.js';
 import { parseTime } from './tid.js';
 
@@ -22,11 +20,7 @@ Ctrl-C stops after the chunk under way; the same command goes on where it stoppe
 then, or the same --out: the folder remembers its options). Pages the store lacks are rendered
 through the wiki first.`;
 
-function usage(message?: string): never {
-  if (message) console.error(`${message}\n`);
-  console.error(USAGE);
-  process.exit(2);
-}
+const usage: (message?: string) => never = usageOf(USAGE);
 
 const { values } = (() => {
   try {
@@ -58,21 +52,11 @@ const concurrency = Number(values.concurrency);
 if (!Number.isInteger(pages) || pages < 1) usage('--pages must be a positive integer.');
 if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) usage('--concurrency must be an integer from 1 to 64.');
 
-let config;
-try {
-  config = loadConfig();
-} catch (err) {
-  console.error((err as Error).message);
-  process.exit(2);
-}
-const domain = values.domain ?? (Object.keys(config.wikis).length === 1 ? Object.keys(config.wikis)[0] : undefined);
-if (!domain || !config.wikis[domain]) usage(`--domain must name one of the configured wikis: ${Object.keys(config.wikis).join(', ')}`);
+const config = toolConfig();
+const domain = toolDomain(config, values.domain, usage);
 const out = values.out ?? `snapshot-${domain}-${new Date(at).toISOString().replace(/[:.]/g, '')}`;
 
-// The snapshot runs the service's own code on the same storage, without listening or following.
-const log = pino({ level: 'warn', base: { service: 'wikistore-snapshot' } }, pino.destination(2));
-const app = await createApp({ ...config, follow_changes: false, ttl_sweep_interval: 0, transaction_sweep_interval: 0 }, { log });
-const ctx = app.router.context({ requestId: 'snapshot', admin: true, log });
+const { app, ctx } = await toolApp(config, 'snapshot');
 
 let stopping = false;
 process.on('SIGINT', () => {

@@ -11,6 +11,7 @@ import { LinkStates } from './display/link-states.js';
 import { followerModule } from './follow/follower-module.js';
 import { changeNoticesModule } from './follow/change-notices.js';
 import { changeStreamModule } from './follow/change-stream.js';
+import { snapshotModule } from './snapshot/snapshot-routes.js';
 import type { PageMove } from './follow/change-plan.js';
 import { BranchCallers } from './drafts/branch-callers.js';
 import { BranchExpirySweep } from './drafts/branch-expiry-sweep.js';
@@ -102,5 +103,5 @@ export function pageModules(options: PageModuleOptions): PageApi {
   });
   const notices = changeNoticesModule(service, follower.appliers, options.log);
   const stream = changeStreamModule(service, options.log);
-  return { modules: [follower, notices, stream, page, saveRecordsModule(service, locksOf), branchRecords], service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers };
+  return { modules: [follower, notices, stream, snapshotModule(service, html2), page, saveRecordsModule(service, locksOf), branchRecords], service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers };
 }

@@ -172,7 +172,8 @@ export class SnapshotWriter {
     }
   }
 
-  private async page(ctx: RequestContext, facts: WikiFacts, title: string, options: SnapshotOptions, meta: ChunkMeta): Promise<{ outcome: Outcome; line?: string }> {
+  /** One page's line at `options.at` (with `since`: only if it changed), or what became of it. */
+  async page(ctx: RequestContext, facts: WikiFacts, title: string, options: Pick<SnapshotOptions, 'at' | 'since'>, meta: Pick<ChunkMeta, 'deleted'> = { deleted: [] }): Promise<{ outcome: Outcome; line?: string }> {
     const row = await this.revisionAt(ctx, title, options.at);
     const before = options.since === undefined ? undefined : await this.revisionAt(ctx, title, options.since);
     if (!row) {

@@ -1,0 +1,39 @@
+import { pino } from 'pino';
+import { createApp, type App } from './app.js';
+import { loadConfig, type Config } from './config.js';
+import type { RequestContext } from './router/types.js';
+
+/** What the command-line tools (backfill, snapshot) share: the config, the wiki named, the app. */
+
+/** A tool's refusal of its arguments: the reason, then its usage, and status 2. */
+export function usageOf(text: string): (message?: string) => never {
+  return (message) => {
+    if (message) console.error(`${message}\n`);
+    console.error(text);
+    process.exit(2);
+  };
+}
+
+/** The config, or the process ends with its error (status 2). */
+export function toolConfig(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(2);
+  }
+}
+
+/** The wiki a tool works on: the one named, or the only one configured. */
+export function toolDomain(config: Config, given: string | undefined, usage: (message: string) => never): string {
+  const domain = given ?? (Object.keys(config.wikis).length === 1 ? Object.keys(config.wikis)[0] : undefined);
+  if (!domain || !config.wikis[domain]) usage(`--domain must name one of the configured wikis: ${Object.keys(config.wikis).join(', ')}`);
+  return domain;
+}
+
+/** The service's own code on the same storage, without listening or following, and a context to run it in. */
+export async function toolApp(config: Config, name: string): Promise<{ app: App; ctx: RequestContext }> {
+  const log = pino({ level: 'warn', base: { service: `wikistore-${name}` } }, pino.destination(2));
+  const app = await createApp({ ...config, follow_changes: false, ttl_sweep_interval: 0, transaction_sweep_interval: 0 }, { log });
+  return { app, ctx: app.router.context({ requestId: name, admin: true, log }) };
+}
