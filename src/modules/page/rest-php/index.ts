@@ -6,7 +6,7 @@ import { gunzip, gzip } from '../../../compression.js';
 import { askedAnew, type CachePolicy } from '../model/cache-control.js';
 import { HTML_2_TYPE, negotiateHtml } from '../model/html-versions.js';
 import { PageMoved, RevisionMoved } from '../model/page-moves.js';
-import type { Render } from '../model/render.js';
+import type { BundleRender, Render } from '../model/render.js';
 import type { RevisionRow } from '../model/revision.js';
 import { contentKeys, tagged } from '../model/surrogate-keys.js';
 import { titleSegment } from '../model/title-url.js';
@@ -85,9 +85,16 @@ export function restPhpModule(api: PageApi): Module {
     return page?.revisions?.[0]?.size ?? null;
   }
 
-  async function renderOf(ctx: RequestContext, req: RouteRequest, row: RevisionRow): Promise<Render> {
+  /**
+   * The render of a revision: with its wikitext (`source`), or its page bundle alone, answered
+   * before the wikitext a cold miss fetches next has come (a miss waits for Parsoid alone).
+   */
+  async function renderOf(ctx: RequestContext, req: RouteRequest, row: RevisionRow, withWikitext: true): Promise<Render>;
+  async function renderOf(ctx: RequestContext, req: RouteRequest, row: RevisionRow, withWikitext: false): Promise<BundleRender>;
+  async function renderOf(ctx: RequestContext, req: RouteRequest, row: RevisionRow, withWikitext: boolean): Promise<BundleRender> {
     try {
-      return await service.renderer.render(ctx, req.domain, row, askedAnew(req, ctx));
+      const force = askedAnew(req, ctx);
+      return await (withWikitext ? service.renderer.render(ctx, req.domain, row, force) : service.renderer.renderBundle(ctx, req.domain, row, force));
     } catch (e) {
       if (e instanceof HttpError && e.status === 403) throw new MediaWikiError(403, 'rest-permission-denied-revision', `Access to revision ${row.rev} of ${row.title} is denied: its text is hidden.`);
       throw e;
@@ -95,7 +102,7 @@ export function restPhpModule(api: PageApi): Module {
   }
 
   /** The HTML of a render in the form and flavor asked for, as a string (for `with_html`) or bytes. */
-  async function htmlOf(req: RouteRequest, render: Render, flavor: string): Promise<{ gzipped: Buffer; type: string }> {
+  async function htmlOf(req: RouteRequest, render: BundleRender, flavor: string): Promise<{ gzipped: Buffer; type: string }> {
     const version = negotiateHtml(req.headers.accept, '2');
     const stored = version === '2' ? await html2.of(req.domain, render) : render.parts.html;
     const type = version === '2' ? HTML_2_TYPE : render.types.html;
@@ -108,14 +115,14 @@ export function restPhpModule(api: PageApi): Module {
    * `reuse` (the page's state as it was before it was read), the same request is answered again
    * from memory while nothing it was made from changed.
    */
-  async function answer(ctx: RequestContext, req: RouteRequest, row: RevisionRow, form: Form, latest: boolean, reuse?: PageReuse): Promise<Response> {
+  async function answer(ctx: RequestContext, req: RouteRequest, row: RevisionRow, form: Form, latest: boolean, reuse?: PageReuse, bundle?: BundleRender): Promise<Response> {
     const wiki = service.wiki(req.domain);
     const note = service.reads.noter(req.domain, row.title);
     note();
     const reused = reuse && flavorOf(req) !== 'stash' ? { reuse: contentReuse(reuse, wiki, note) } : {};
     const [info, described] = await Promise.all([wiki.siteInfo(), wiki.describe(row.title)]);
-    const needsRender = form !== 'bare';
-    const render = needsRender ? await renderOf(ctx, req, row) : undefined;
+    // Every form names a redirect's target, so every form needs the render (which holds it).
+    const render = form === 'source' ? await renderOf(ctx, req, row, true) : (bundle ?? (await renderOf(ctx, req, row, false)));
     const flavor = form === 'html' || form === 'with_html' ? flavorOf(req) : 'view';
     const route = latest ? `/page/${rawUrlEncode(described.text)}` : `/revision/${row.rev}`;
     const kind: keyof CachePolicy = latest ? 'latest' : 'revision';
@@ -126,25 +133,25 @@ export function restPhpModule(api: PageApi): Module {
     };
     const keys = contentKeys(req.domain, row.title, row.rev, latest);
     if (form === 'html') {
-      const html = await htmlOf(req, render!, flavor);
+      const html = await htmlOf(req, render, flavor);
       return {
         status: 200,
         headers: tagged({
           ...headers, 'content-type': html.type, 'content-encoding': 'gzip',
-          etag: `"${row.rev}/${render!.tid}/${flavor}/html"`, 'last-modified': new Date(tidTime(render!.tid)).toUTCString(),
+          etag: `"${row.rev}/${render.tid}/${flavor}/html"`, 'last-modified': new Date(tidTime(render.tid)).toUTCString(),
         }, keys),
         body: html.gzipped,
         ...reused,
       };
     }
     const object = latest ? pageObject(row, described.text, info) : revisionObject(row, described.text, info, await parentSize(ctx, req.domain, row));
-    if (form === 'source') object.source = (await gunzip(render!.parts.wikitext)).toString('utf8');
+    if (form === 'source') object.source = (await gunzip((render as Render).parts.wikitext)).toString('utf8');
     if (form === 'bare') object.html_url = wikiRestUrl(info, `${route}/html`);
-    if (form === 'with_html') object.html = (await gunzip((await htmlOf(req, render!, flavor)).gzipped)).toString('utf8');
-    if (render?.redirect) object.redirect_target = wikiRestUrl(info, `/page/${rawUrlEncode(render.redirect)}${SUFFIX[form]}`);
+    if (form === 'with_html') object.html = (await gunzip((await htmlOf(req, render, flavor)).gzipped)).toString('utf8');
+    if (render.redirect) object.redirect_target = wikiRestUrl(info, `/page/${rawUrlEncode(render.redirect)}${SUFFIX[form]}`);
     const etag = form === 'with_html'
-      ? `"${row.rev}/${render!.tid}/${flavor}/with_html"`
-      : strongTag(form, row.rev, render?.tid ?? '', !!row.user_hidden, !!row.comment_hidden, info.rightsinfo?.url ?? '');
+      ? `"${row.rev}/${render.tid}/${flavor}/with_html"`
+      : strongTag(form, row.rev, render.tid, !!row.user_hidden, !!row.comment_hidden, info.rightsinfo?.url ?? '');
     return {
       status: 200,
       headers: tagged({ ...headers, 'content-type': 'application/json', etag, ...(row.timestamp ? { 'last-modified': new Date(row.timestamp).toUTCString() } : {}) }, keys),
@@ -173,12 +180,13 @@ export function restPhpModule(api: PageApi): Module {
       if (followsRedirects) return { status: 307, headers: { location: withTitle(req, found.movedTo, form), 'cache-control': 'no-cache' } };
       throw new MediaWikiError(404, 'rest-nonexistent-title', `The specified page (${title}) does not exist`);
     }
+    let bundle: BundleRender | undefined;
     if (followsRedirects) {
-      const render = await renderOf(ctx, req, found);
+      bundle = await renderOf(ctx, req, found, false);
       // A wiki redirect: 307 to its target's same route (MediaWiki 1.43); `redirect=no` serves the redirect page itself.
-      if (render.redirect) return { status: 307, headers: tagged({ location: withTitle(req, render.redirect.replace(/ /g, '_'), form), 'cache-control': cache.latest }, contentKeys(req.domain, title, found.rev, true)) };
+      if (bundle.redirect) return { status: 307, headers: tagged({ location: withTitle(req, bundle.redirect.replace(/ /g, '_'), form), 'cache-control': cache.latest }, contentKeys(req.domain, title, found.rev, true)) };
     }
-    return answer(ctx, req, found, form, true, reuse);
+    return answer(ctx, req, found, form, true, reuse, bundle);
   };
 
   const revisionRoute = (form: Form): Route['handler'] => async (req, ctx) => {
