@@ -10,6 +10,7 @@ import { pageScenarios, type PageReport } from './scenarios/page.js';
 import { pageEngineScenarios, type PageEngine } from './scenarios/page-engines.js';
 import { saveScenario, type SaveReport } from './scenarios/save.js';
 import { noticesScenario, type NoticesReport } from './scenarios/notices.js';
+import { streamScenario, type StreamReport } from './scenarios/stream.js';
 import { storageScenarios } from './scenarios/storage.js';
 import { scaleScenario, type ScaleRow } from './scenarios/scale.js';
 import { sweepScenario, type SweepRow } from './scenarios/transaction-sweep.js';
@@ -63,6 +64,7 @@ const wikiUrl = process.env.WIKISTORE_BENCH_WIKI_URL;
 let page: PageReport | undefined;
 let save: SaveReport | undefined;
 let notices: NoticesReport | undefined;
+let stream: StreamReport | undefined;
 let follower: FollowerReport | undefined;
 let backfill: BackfillReport | undefined;
 let dependents: DependentsReport | undefined;
@@ -86,6 +88,7 @@ if (wikiUrl) {
   comparisons.push(workers.comparison);
   save = await saveScenario(wikiUrl, quick ? 6 : 20);
   notices = await noticesScenario(wikiUrl, quick ? 20 : 60);
+  stream = await streamScenario(wikiUrl, quick ? 10 : 30, 1000);
   follower = await followerScenario(wikiUrl, quick ? 20 : 50);
   backfill = await backfillScenario(wikiUrl, quick ? 40 : 200);
   dependents = await dependentsScenario(wikiUrl, quick ? 100 : 1000);
@@ -161,6 +164,12 @@ if (page) {
         `reads right after the edit that showed it: ${notices.freshReads} of ${notices.samples} (target: all: ${verdict(notices.freshReads === notices.samples)})`,
     );
   }
+  if (stream) {
+    console.log(
+      `change stream: an edit's event ${stream.latencyMs.median.toFixed(0)} ms (median), ${stream.latencyMs.p99.toFixed(0)} ms (p99) after the wiki answered it, the notice pushed ` +
+        `(${stream.latencyMs.samples} edits; target p99 ≤ 100 ms: ${verdict(stream.latencyMs.p99 <= 100)}); RSS ${stream.rssMb.before.toFixed(0)} MB, ${stream.rssMb.after.toFixed(0)} MB with ${stream.rssMb.streams} idle streams open`,
+    );
+  }
   if (follower) {
     console.log(
       `follower lag over a burst of ${follower.edits} edits on ${follower.pages} pages (wiki's answer to stored and rendered, polling every ${follower.pollSeconds} s): ` +
@@ -203,7 +212,7 @@ for (const c of comparisons.filter((c) => c.met === false)) {
 
 fs.mkdirSync(outDir, { recursive: true });
 const file = path.join(outDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, comparisons, startupMs: http.startupMs, rss: http.rss, page, save, notices, follower, backfill, workers }, null, 2));
+fs.writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), quick, comparisons, startupMs: http.startupMs, rss: http.rss, page, save, notices, stream, follower, backfill, workers }, null, 2));
 console.log(`\nresults: ${file}`);
 
 /** A ratio of two durations, or '-' when the smaller one is too short to divide by. */
