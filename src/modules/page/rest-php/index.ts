@@ -48,8 +48,9 @@ const strongTag = (...parts: (string | number | boolean | null)[]) => `"${create
  * `/{domain}/rest.php/v1/...`: MediaWiki's own REST API (core's `page/` and `revision/` routes,
  * in the shapes of MediaWiki 1.43), answered from the stored renders and revisions, so a proxy
  * that sends the wiki's `rest.php/v1/page/`, `/revision/` and `/transform/` here serves today's
- * clients unchanged. What the service does not answer itself under those prefixes (history,
- * language links, compare, saves, transforms, routes of extensions) goes to the wiki unchanged.
+ * clients unchanged. Saves and transforms are the service's too (writes.ts); what it does not
+ * answer itself under those prefixes (history, language links, compare, lint, routes of
+ * extensions, content models other than wikitext) goes to the wiki unchanged.
  */
 export function restPhpModule(api: PageApi): Module {
   const { service, normalize, cache, html2, caches } = api;
@@ -117,13 +118,13 @@ export function restPhpModule(api: PageApi): Module {
    */
   async function answer(ctx: RequestContext, req: RouteRequest, row: RevisionRow, form: Form, latest: boolean, reuse?: PageReuse, bundle?: BundleRender): Promise<Response> {
     const wiki = service.wiki(req.domain);
+    const flavor = form === 'html' || form === 'with_html' ? flavorOf(req) : 'view';
     const note = service.reads.noter(req.domain, row.title);
     note();
-    const reused = reuse && flavorOf(req) !== 'stash' ? { reuse: contentReuse(reuse, wiki, note) } : {};
+    const reused = reuse && flavor !== 'stash' ? { reuse: contentReuse(reuse, wiki, note) } : {};
     const [info, described] = await Promise.all([wiki.siteInfo(), wiki.describe(row.title)]);
     // Every form names a redirect's target, so every form needs the render (which holds it).
     const render = form === 'source' ? await renderOf(ctx, req, row, true) : (bundle ?? (await renderOf(ctx, req, row, false)));
-    const flavor = form === 'html' || form === 'with_html' ? flavorOf(req) : 'view';
     const route = latest ? `/page/${rawUrlEncode(described.text)}` : `/revision/${row.rev}`;
     const kind: keyof CachePolicy = latest ? 'latest' : 'revision';
     const headers: Record<string, string> = {
