@@ -7,11 +7,12 @@ import { parseTime } from './tid.js';
 const USAGE = `Writes a wiki as it was at one moment, in Wikimedia Enterprise's HTML snapshot layout.
 
   npm run snapshot -- --domain DOMAIN [--at TIME] [--since TIME] [--namespace 0,4,...]
-                      [--out DIR] [--pages N] [--concurrency N]
+                      [--prefix TITLE_START] [--out DIR] [--pages N] [--concurrency N]
 
   --at           the moment (ISO 8601; default: now, fixed when the run starts)
   --since        only pages changed between --since and --at, with those deleted listed
   --namespace    namespaces, comma-separated (default 0)
+  --prefix       only titles starting with this (underscores for spaces)
   --out          the folder written (default snapshot-{domain}-{time})
   --pages        pages per NDJSON chunk (default 1000)
   --concurrency  pages read side by side (default 4)
@@ -26,7 +27,7 @@ const { values } = (() => {
   try {
     return parseArgs({
       options: {
-        domain: { type: 'string' }, at: { type: 'string' }, since: { type: 'string' }, namespace: { type: 'string', default: '0' },
+        domain: { type: 'string' }, at: { type: 'string' }, since: { type: 'string' }, namespace: { type: 'string', default: '0' }, prefix: { type: 'string' },
         out: { type: 'string' }, pages: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '4' }, help: { type: 'boolean', short: 'h' },
       },
     });
@@ -77,7 +78,7 @@ const writer = new SnapshotWriter(app.page.service, app.page.html2, domain);
 let code = 0;
 try {
   const report = await writer.run(ctx, {
-    at, since, namespaces, out, pagesPerChunk: pages, concurrency,
+    at, since, namespaces, prefix: values.prefix?.replace(/ /g, '_'), out, pagesPerChunk: pages, concurrency,
     stopped: () => stopping,
     progress(outcome) {
       done++;

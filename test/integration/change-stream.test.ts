@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { request } from '../helpers.js';
+import { BACKENDS, request } from '../helpers.js';
 import { startAgainstWiki, waitFor, type AgainstWiki } from '../wiki.js';
 
 const RUN = Date.now().toString(36);
@@ -43,7 +43,7 @@ function listen(url: string, headers: Record<string, string> = {}): { events: Ss
  * the service learns of (here from the wiki's notices, as the WikistoreNotify extension sends
  * them) arrives in order, once, and a client resuming with Last-Event-ID misses nothing.
  */
-describe('the change stream', () => {
+for (const backend of BACKENDS) describe(`the change stream (${backend.name})`, () => {
   let a: AgainstWiki;
   let stream: string;
   const notify = (events: Record<string, unknown>[]) =>
@@ -63,7 +63,7 @@ describe('the change stream', () => {
   const eventsOf = (events: Sse[], title: string) => events.filter((e) => e.data.title === title || e.data.to === title);
 
   before(async () => {
-    a = await startAgainstWiki({}, { notice_secret: SECRET });
+    a = await startAgainstWiki({ storage: backend.storage() }, { notice_secret: SECRET });
     stream = `${a.s.base}/wiki.test/v1/changes`;
   });
   after(() => a.close());
@@ -74,7 +74,7 @@ describe('the change stream', () => {
     assert.equal(head.status, 200);
     assert.match(String(head.headers['content-type']), /^text\/event-stream/);
     assert.equal(head.headers['cache-control'], 'no-store');
-    const title = `Stream page ${RUN}`;
+    const title = `Stream page ${RUN} ${backend.name}`;
     const key = title.replace(/ /g, '_');
     // Stored first (a read), so the service follows it.
     const first = await a.wiki.edit(title, 'Version one.');
@@ -103,7 +103,7 @@ describe('the change stream', () => {
   });
 
   it('resumes after Last-Event-ID with every event missed meanwhile, none twice; filters and include=html', async () => {
-    const title = `Resume page ${RUN}`;
+    const title = `Resume page ${RUN} ${backend.name}`;
     const key = title.replace(/ /g, '_');
     await a.wiki.edit(title, 'Resume one.');
     assert.equal((await request(`${a.s.base}/wiki.test/v1/page/${encodeURIComponent(key)}/html`)).status, 200);

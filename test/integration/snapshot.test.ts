@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -7,11 +8,10 @@ import { after, before, describe, it } from 'node:test';
 import tar from 'tar-stream';
 import { SnapshotWriter, type SnapshotOptions } from '../../src/modules/page/snapshot/snapshot-writer.js';
 import type { RequestContext } from '../../src/router/types.js';
-import { request, sleep, tempDir } from '../helpers.js';
-import { startAgainstWiki, WIKI_URL, type AgainstWiki } from '../wiki.js';
+import { BACKENDS, processConfig, request, sleep, tempDir } from '../helpers.js';
+import { startAgainstWiki, waitFor, WIKI_URL, type AgainstWiki } from '../wiki.js';
 
 const RUN = Date.now().toString(36);
-const PREFIX = `Snapshot_${RUN}_`;
 
 /** The NDJSON records of a snapshot's archive, by chunk file name. */
 async function readArchive(file: string): Promise<Map<string, Record<string, any>[]>> {
@@ -41,7 +41,8 @@ const records = async (out: string) => [...(await readArchive(path.join(out, fs.
  * created after T as they were then), in Wikimedia Enterprise's layout, resumable to the same
  * bytes, and incremental.
  */
-describe('snapshots of the wiki at a moment', () => {
+for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${backend.name})`, () => {
+  const PREFIX = `Snapshot_${RUN}_${backend.name}_`;
   let a: AgainstWiki;
   let ctx: RequestContext;
   let t0: number;
@@ -51,7 +52,7 @@ describe('snapshots of the wiki at a moment', () => {
     new SnapshotWriter(a.s.app.page.service, a.s.app.page.html2, 'wiki.test').run(ctx, { at: t1, namespaces: [0], prefix: PREFIX, out, pagesPerChunk: 2, concurrency: 2, ...more });
 
   before(async () => {
-    a = await startAgainstWiki();
+    a = await startAgainstWiki({ storage: backend.storage() });
     ctx = a.s.app.router.context({ requestId: 'snapshot-test', admin: true, log: a.s.app.log });
     // Before t0: Edited, Deleted, Hidden exist. Between t0 and t1: Edited edited, Added created.
     await a.wiki.edit(title('Edited'), 'Edited, as it was first.');
@@ -155,4 +156,27 @@ describe('snapshots of the wiki at a moment', () => {
     // The page deleted since t1 is not listed by the wiki any more: over HTTP it is left out.
     assert.deepEqual(names.sort(), expected.filter((n) => !n.endsWith('Deleted')));
   });
+
+  // The command itself, killed with SIGKILL while it writes: once per run, on the default engine.
+  if (backend.name === BACKENDS[0]!.name) {
+    it('npm run snapshot, killed with SIGKILL mid-run and run again, writes the same bytes as a run never stopped', async () => {
+      const env = processConfig(tempDir(), 'wiki.test', WIKI_URL, '', backend.storage());
+      const command = (out: string) => spawn(process.execPath, [path.resolve('dist/src/snapshot.js'), '--domain', 'wiki.test', '--at', new Date(t1).toISOString(), '--prefix', PREFIX, '--pages', '1', '--concurrency', '1', '--out', out], {
+        env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      const finished = (child: ReturnType<typeof command>) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const whole = tempDir('wikistore-snapshot-');
+      assert.equal(await finished(command(whole)), 0);
+      const killed = tempDir('wikistore-snapshot-');
+      const first = command(killed);
+      await waitFor('a chunk written', 60_000, async () => (fs.existsSync(path.join(killed, '.work')) && fs.readdirSync(path.join(killed, '.work')).some((f) => /^chunk-0-\d+\.ndjson$/.test(f)) ? true : undefined));
+      first.kill('SIGKILL');
+      await finished(first);
+      assert.ok(!fs.existsSync(path.join(killed, 'manifest.json')), 'stopped before the end');
+      assert.equal(await finished(command(killed)), 0);
+      const archive = fs.readdirSync(whole).find((f) => f.endsWith('.tar.gz'))!;
+      assert.deepEqual(fs.readFileSync(path.join(killed, archive)), fs.readFileSync(path.join(whole, archive)));
+      assert.equal(JSON.parse(fs.readFileSync(path.join(killed, 'manifest.json'), 'utf8')).files[0].sha256, JSON.parse(fs.readFileSync(path.join(whole, 'manifest.json'), 'utf8')).files[0].sha256);
+    });
+  }
 });
