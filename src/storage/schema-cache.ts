@@ -39,7 +39,8 @@ export class SchemaCache<T> {
    * transaction, a read's own statement: see `confirm`), so none is asked here.
    */
   async get(key: string, load: () => Promise<T>, options: { confirmedLater?: boolean } = {}): Promise<T> {
-    if (!options.confirmedLater) await this.fresh();
+    // Awaited only when a check is due: most reads find the definitions checked moments ago.
+    if (!options.confirmedLater && this.due()) await this.fresh();
     const kept = this.entries.get(key);
     if (kept !== undefined) return kept;
     const generation = this.generation;
@@ -80,6 +81,13 @@ export class SchemaCache<T> {
     this.invalidate();
     this.epoch = epoch;
     throw definitionsChanged();
+  }
+
+  /** Whether the epoch is to be asked before a definition kept is used (`get` does so). */
+  due(): boolean {
+    const ask = this.options.dataVersion;
+    if (ask) return ask() !== this.checkedVersion;
+    return Date.now() - this.checkedAt >= (this.options.recheckMs ?? SCHEMA_RECHECK_MS);
   }
 
   private async fresh(): Promise<void> {

@@ -56,7 +56,9 @@ export class MariadbDriver implements SqlDriver {
     readonly dialect: Dialect,
     private readonly pool: mysql.Pool,
     private readonly database: string,
-  ) {}
+  ) {
+    this.direct = executor(pool);
+  }
 
   static async open(url: string, poolSize = 10): Promise<MariadbDriver> {
     const pool = mysql.createPool({
@@ -88,16 +90,19 @@ export class MariadbDriver implements SqlDriver {
     }
   }
 
+  /** Statements outside a transaction, straight on the pool. */
+  private readonly direct: SqlExecutor;
+
   all(sql: string, values: readonly unknown[]): Promise<SqlRow[]> {
-    return executor(this.pool).all(sql, values);
+    return this.direct.all(sql, values);
   }
 
   one(sql: string, values: readonly unknown[]): Promise<SqlRow | undefined> {
-    return executor(this.pool).one(sql, values);
+    return this.direct.one(sql, values);
   }
 
   run(sql: string, values: readonly unknown[]): Promise<number> {
-    return executor(this.pool).run(sql, values);
+    return this.direct.run(sql, values);
   }
 
   async transaction<T>(lockKey: string | undefined, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
