@@ -8,6 +8,7 @@ const USAGE = `Writes a wiki as it was at one moment, in Wikimedia Enterprise's 
 
   npm run snapshot -- --domain DOMAIN [--at TIME] [--since TIME] [--namespace 0,4,...]
                       [--prefix TITLE_START] [--out DIR] [--pages N] [--concurrency N]
+                      [--storage-only]
 
   --at           the moment (ISO 8601; default: now, fixed when the run starts)
   --since        only pages changed between --since and --at, with those deleted listed
@@ -16,6 +17,8 @@ const USAGE = `Writes a wiki as it was at one moment, in Wikimedia Enterprise's 
   --out          the folder written (default snapshot-{domain}-{time})
   --pages        pages per NDJSON chunk (default 1000)
   --concurrency  pages read side by side (default 4)
+  --storage-only the pages stored here, as storage knows them, asking the wiki nothing
+                 (pages never stored are left out; the manifest says so)
 
 Ctrl-C stops after the chunk under way; the same command goes on where it stopped (give --at
 then, or the same --out: the folder remembers its options). Pages the store lacks are rendered
@@ -28,7 +31,7 @@ const { values } = (() => {
     return parseArgs({
       options: {
         domain: { type: 'string' }, at: { type: 'string' }, since: { type: 'string' }, namespace: { type: 'string', default: '0' }, prefix: { type: 'string' },
-        out: { type: 'string' }, pages: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '4' }, help: { type: 'boolean', short: 'h' },
+        out: { type: 'string' }, pages: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '4' }, 'storage-only': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       },
     });
   } catch (e) {
@@ -79,6 +82,7 @@ let code = 0;
 try {
   const report = await writer.run(ctx, {
     at, since, namespaces, prefix: values.prefix?.replace(/ /g, '_'), out, pagesPerChunk: pages, concurrency,
+    storageOnly: values['storage-only'] === true,
     stopped: () => stopping,
     progress(outcome) {
       done++;

@@ -62,6 +62,13 @@ export interface ListedPage {
   missing?: boolean;
 }
 
+/** A page as a listing saw it, with its latest revision then (absent if the wiki gave none). */
+export interface LatestListed {
+  title: string;
+  ns: number;
+  latest?: { rev: number; timestamp: string; hidden: boolean };
+}
+
 /** What a link to a page shows: whether it exists, redirects, is a disambiguation page, its length. */
 export interface LinkTargetState {
   /** The title as asked for. */

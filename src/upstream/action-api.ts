@@ -1,8 +1,8 @@
 import { HttpError } from '../errors.js';
 import { upstreamFetch } from './fetch.js';
-import type { ApiPage, SiteInfo, RecentChange, ListedPage, LinkTargetState, Credentials, ApiEtiquette, WikiUser, EditContext, EditParams, EditResult } from './action-api-types.js';
+import type { ApiPage, SiteInfo, RecentChange, ListedPage, LatestListed, LinkTargetState, Credentials, ApiEtiquette, WikiUser, EditContext, EditParams, EditResult } from './action-api-types.js';
 
-export type { ApiRevision, ApiPage, SiteInfo, RecentChange, ListedPage, LinkTargetState, Credentials, ApiEtiquette, WikiUser, EditContext, EditParams, EditResult } from './action-api-types.js';
+export type { ApiRevision, ApiPage, SiteInfo, RecentChange, ListedPage, LatestListed, LinkTargetState, Credentials, ApiEtiquette, WikiUser, EditContext, EditParams, EditResult } from './action-api-types.js';
 
 /** A cookie that names a MediaWiki session or login (`{wiki}_session`, `{wiki}UserID`, `{wiki}Token`). */
 const SESSION_COOKIE = /(?:^|;)\s*[^=;]*(?:_session|UserID|UserName|Token)=/i;
@@ -215,6 +215,22 @@ export class ActionApi {
     const json = await this.query({ action: 'query', generator, prop: 'info', ...params, ...(cont ?? {}) });
     const pages = ((json.query?.pages ?? []) as ApiPage[]).filter((p) => !p.missing && !p.invalid);
     return { pages: pages.map((p) => ({ title: p.title, ns: p.ns, lastrevid: p.lastrevid })), cont: json.continue as Record<string, string> | undefined };
+  }
+
+  /**
+   * A page of the `allpages` listing with each page's latest revision: its id, time and whether
+   * its text is hidden (one request for as many pages as the listing gives).
+   */
+  async listLatest(params: Record<string, string>, cont?: Record<string, string>): Promise<{ pages: LatestListed[]; cont?: Record<string, string> }> {
+    const json = await this.query({ action: 'query', generator: 'allpages', prop: 'revisions', rvprop: 'ids|timestamp|sha1', rvslots: 'main', ...params, ...(cont ?? {}) });
+    const pages = ((json.query?.pages ?? []) as (ApiPage & { revisions?: { revid: number; timestamp: string; sha1hidden?: boolean }[] })[]).filter((p) => !p.missing && !p.invalid);
+    return {
+      pages: pages.map((p) => {
+        const latest = p.revisions?.[0];
+        return { title: p.title, ns: p.ns, ...(latest ? { latest: { rev: latest.revid, timestamp: latest.timestamp, hidden: latest.sha1hidden === true } } : {}) };
+      }),
+      cont: json.continue as Record<string, string> | undefined,
+    };
   }
 
   /** Pages named by title (at most 50), each with its latest revision id or marked missing. */

@@ -121,6 +121,19 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
     await assert.rejects(snapshot(stopped, { at: t0 }), /other options/, 'a folder holds one snapshot');
   });
 
+  it('from storage alone, holds the same pages as the wiki\'s listing gave, asking the wiki nothing', async () => {
+    const listed = tempDir('wikistore-snapshot-');
+    await snapshot(listed);
+    const alone = tempDir('wikistore-snapshot-');
+    const before = a.wikiRequests();
+    const report = await snapshot(alone, { storageOnly: true });
+    assert.equal(a.wikiRequests() - before, 0, 'no request to the wiki');
+    assert.equal((report.manifest as { source: string }).source, 'storage');
+    const byName = async (out: string) => new Map((await records(out)).map((r) => [r.name as string, { html: r.article_body.html, wikitext: r.article_body.wikitext, rev: r.version.identifier }]));
+    // Every page stored here: what the listing's run wrote (the page created after t1 was never read, so not stored).
+    assert.deepEqual(await byName(alone), await byName(listed));
+  });
+
   it('since t0, holds only what changed between t0 and t1; applied to the snapshot at t0 it gives the one at t1', async () => {
     const atT0 = tempDir('wikistore-snapshot-');
     await snapshot(atT0, { at: t0 });

@@ -60,12 +60,12 @@ export function snapshotModule(service: PageService, html2: Html2Cache): Module 
         const cursor: Cursor = next ? decode(next) : { at: ts ? parseTime(ts) : Math.floor(Date.now() / 1000) * 1000, ns: Number(req.query.get('namespace') ?? 0), ...(prefix ? { prefix } : {}) };
         const limit = Number(req.query.get('limit') ?? DEFAULT_LIMIT);
         const wiki = service.wiki(req.domain);
-        const listed = await wiki.api.listPages('allpages', { gapnamespace: String(cursor.ns), gaplimit: String(limit), ...(cursor.prefix ? { gapprefix: cursor.prefix } : {}) }, cursor.cont);
+        const listed = await wiki.api.listLatest({ gapnamespace: String(cursor.ns), gaplimit: String(limit), ...(cursor.prefix ? { gapprefix: cursor.prefix } : {}) }, cursor.cont);
         const writer = new SnapshotWriter(service, html2, req.domain);
         const facts = wikiFacts(await wiki.siteInfo());
         // A few at a time: pages the store lacks are rendered by the wiki.
         const queue = new PQueue({ concurrency: 4 });
-        const lines = await Promise.all(listed.pages.map((p) => queue.add(async () => (await writer.page(ctx, facts, p.title.replace(/ /g, '_'), { at: cursor.at })).line ?? '')));
+        const lines = await Promise.all(listed.pages.map((p) => queue.add(async () => (await writer.page(ctx, facts, { ...p, title: p.title.replace(/ /g, '_') }, { at: cursor.at })).line ?? '')));
         const headers: Record<string, string> = { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store' };
         if (listed.cont) headers.link = `</${req.domain}/v1/snapshot/?next=${encode({ ...cursor, cont: listed.cont })}>; rel="next"`;
         return { status: 200, headers, body: Buffer.from(lines.join('')) };

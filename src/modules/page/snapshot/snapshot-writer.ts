@@ -1,18 +1,15 @@
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
 import PQueue from 'p-queue';
-import tar from 'tar-stream';
 import { HttpError } from '../../../errors.js';
 import type { RequestContext } from '../../../router/types.js';
-import { gunzip } from '../../../compression.js';
+import { gunzipNow } from '../../../compression.js';
 import type { Html2Cache } from '../model/html-versions.js';
-import { PageMoved, RevisionMoved } from '../model/page-moves.js';
+import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
 import type { RevisionRow } from '../model/revision.js';
 import type { PageService } from '../read/page-service.js';
 import { enterpriseRecord, wikiFacts, type WikiFacts } from './enterprise.js';
+import { SnapshotArchive, type ArchiveFile } from './snapshot-archive.js';
 
 export interface SnapshotOptions {
   /** The moment the snapshot shows (ms). */
@@ -26,8 +23,23 @@ export interface SnapshotOptions {
   pagesPerChunk: number;
   concurrency: number;
   progress?: (outcome: Outcome) => void;
+  /**
+   * From what is stored alone, the wiki asked nothing: the pages stored here, each as storage
+   * knows it at `at` (kept current by following the wiki's changes). Pages never stored are not
+   * written. Otherwise the wiki lists its pages and renders those the store lacks.
+   */
+  storageOnly?: boolean;
   /** Checked between chunks: true stops (the next run with the same options goes on). */
   stopped?: () => boolean;
+}
+
+/**
+ * A title to write, with the page's latest revision when the wiki listed it (the listing is made
+ * after the snapshot's moment): what lets a page unchanged since be read from storage alone.
+ */
+export interface Listed {
+  title: string;
+  latest?: { rev: number; timestamp: string; hidden: boolean };
 }
 
 /** What became of one title: written, did not exist at the time, hidden, unchanged since `since`, or failed. */
@@ -47,10 +59,15 @@ export interface SnapshotReport {
 
 const VERSION = '0.1.0';
 
-const sha256 = (file: string) => new Promise<string>((resolve, reject) => {
-  const hash = createHash('sha256');
-  fs.createReadStream(file).on('data', (d) => hash.update(d)).on('end', () => resolve(hash.digest('hex'))).on('error', reject);
-});
+/** The metadata of a namespace's chunks, in chunk order. */
+function chunkMetas(work: string, ns: number): ChunkMeta[] {
+  const pattern = new RegExp(`^chunk-${ns}-(\\d+)\\.ndjson\\.meta\\.json$`);
+  return fs.readdirSync(work)
+    .map((f) => ({ f, i: Number(pattern.exec(f)?.[1] ?? NaN) }))
+    .filter(({ i }) => Number.isInteger(i))
+    .sort((a, b) => a.i - b.i)
+    .map(({ f }) => JSON.parse(fs.readFileSync(path.join(work, f), 'utf8')) as ChunkMeta);
+}
 
 /**
  * A wiki as it was at one moment, in Wikimedia Enterprise's HTML snapshot layout: per namespace a
@@ -71,23 +88,37 @@ export class SnapshotWriter {
     fs.mkdirSync(work, { recursive: true });
     const resumed = this.pinOptions(work, options);
     const facts = wikiFacts(await this.service.wiki(this.domain).siteInfo());
+    const files: (ArchiveFile & { pages: number })[] = [];
     for (const ns of options.namespaces) {
-      const titles = await this.titlesOf(ctx, work, ns, options.prefix);
+      const titles = await this.titlesOf(ctx, work, ns, options);
       const chunks = Math.ceil(titles.length / options.pagesPerChunk);
-      for (let c = 0; c < chunks; c++) {
-        if (options.stopped?.()) return { complete: false, resumed };
-        const file = path.join(work, `chunk-${ns}-${c}.ndjson`);
-        if (fs.existsSync(file)) continue;
-        await this.writeChunk(ctx, facts, titles.slice(c * options.pagesPerChunk, (c + 1) * options.pagesPerChunk), file, options);
+      const archive = new SnapshotArchive(path.join(options.out, `${facts.id}_namespace_${ns}.tar.gz`), (i) => `${facts.id}_namespace_${ns}_${i}.ndjson`, new Date(Math.floor(options.at / 1000) * 1000));
+      try {
+        for (let c = 0; c < chunks; c++) {
+          if (options.stopped?.()) {
+            await archive.abandon();
+            return { complete: false, resumed };
+          }
+          const file = path.join(work, `chunk-${ns}-${c}.ndjson`);
+          if (!fs.existsSync(file)) await this.writeChunk(ctx, facts, titles.slice(c * options.pagesPerChunk, (c + 1) * options.pagesPerChunk), file, options);
+          archive.add(file);
+        }
+        files.push({ ...(await archive.finish()), pages: chunkMetas(work, ns).reduce((n, meta) => n + (meta.counts.written ?? 0), 0) });
+      } catch (e) {
+        await archive.abandon();
+        throw e;
       }
     }
-    return { complete: true, resumed, manifest: await this.pack(work, facts, options) };
+    return { complete: true, resumed, manifest: this.manifest(work, facts, options, files) };
   }
 
   /** The options of the snapshot under way in `work`: a run with others there is refused. True if one was under way. */
   private pinOptions(work: string, options: SnapshotOptions): boolean {
     const file = path.join(work, 'options.json');
-    const pinned = JSON.stringify({ domain: this.domain, at: options.at, since: options.since ?? null, namespaces: options.namespaces, prefix: options.prefix ?? null, pagesPerChunk: options.pagesPerChunk });
+    const pinned = JSON.stringify({
+      domain: this.domain, at: options.at, since: options.since ?? null, namespaces: options.namespaces, prefix: options.prefix ?? null,
+      pagesPerChunk: options.pagesPerChunk, storageOnly: options.storageOnly ?? false,
+    });
     if (!fs.existsSync(file)) {
       fs.writeFileSync(file, pinned);
       return false;
@@ -99,51 +130,58 @@ export class SnapshotWriter {
   }
 
   /**
-   * Every title of a namespace the snapshot looks at, sorted: the wiki's pages now and the pages
-   * stored here (among them pages deleted since, which existed then). Listed once per snapshot.
+   * Every title of a namespace the snapshot looks at, sorted: the wiki's pages now, each with its
+   * latest revision, and the pages stored here (among them pages deleted since, which existed
+   * then); only the stored ones with `storageOnly`. Listed once per snapshot (one line each).
    */
-  private async titlesOf(ctx: RequestContext, work: string, ns: number, prefix: string | undefined): Promise<string[]> {
-    const file = path.join(work, `titles-${ns}.txt`);
-    if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  private async titlesOf(ctx: RequestContext, work: string, ns: number, options: Pick<SnapshotOptions, 'prefix' | 'storageOnly'>): Promise<Listed[]> {
+    const file = path.join(work, `titles-${ns}.ndjson`);
+    if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Listed);
+    const { prefix } = options;
     const wiki = this.service.wiki(this.domain);
-    // allpages takes a prefix without its namespace, spaces for underscores.
-    const localPart = async (text: string) => {
-      const described = await wiki.describe(text);
-      return described.ns === 0 ? described.text : described.text.slice(described.text.indexOf(':') + 1);
-    };
-    const titles = new Set<string>();
-    let cont: Record<string, string> | undefined;
-    do {
-      const listed = await wiki.api.listPages('allpages', { gapnamespace: String(ns), gaplimit: 'max', ...(prefix ? { gapprefix: await localPart(prefix) } : {}) }, cont);
-      for (const page of listed.pages) titles.add(page.title.replace(/ /g, '_'));
-      cont = listed.cont;
-    } while (cont);
+    const listed = new Map<string, Listed>();
+    if (!options.storageOnly) {
+      // allpages takes a prefix without its namespace, spaces for underscores.
+      const localPart = async (text: string) => {
+        const described = await wiki.describe(text);
+        return described.ns === 0 ? described.text : described.text.slice(described.text.indexOf(':') + 1);
+      };
+      let cont: Record<string, string> | undefined;
+      do {
+        const page = await wiki.api.listLatest({ gapnamespace: String(ns), gaplimit: 'max', ...(prefix ? { gapprefix: await localPart(prefix) } : {}) }, cont);
+        for (const { title, latest } of page.pages) {
+          const key = title.replace(/ /g, '_');
+          listed.set(key, { title: key, ...(latest ? { latest } : {}) });
+        }
+        cont = page.cont;
+      } while (cont);
+    }
     let next: string | undefined;
     do {
       const page = await this.service.revisions.table(this.domain).list(ctx, { limit: 1000, next });
       for (const row of page.items) {
         const title = row.title as string;
-        if (!titles.has(title) && (!prefix || title.startsWith(prefix)) && (await wiki.describe(title)).ns === ns) titles.add(title);
+        if (!listed.has(title) && (!prefix || title.startsWith(prefix)) && (await wiki.describe(title)).ns === ns) listed.set(title, { title });
       }
       next = page.next;
     } while (next);
-    const sorted = [...titles].sort();
-    fs.writeFileSync(`${file}.tmp`, sorted.join('\n') + '\n');
+    const sorted = [...listed.values()].sort((x, y) => (x.title < y.title ? -1 : x.title > y.title ? 1 : 0));
+    fs.writeFileSync(`${file}.tmp`, sorted.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
     fs.renameSync(`${file}.tmp`, file);
     return sorted;
   }
 
-  private async writeChunk(ctx: RequestContext, facts: WikiFacts, titles: string[], file: string, options: SnapshotOptions): Promise<void> {
+  private async writeChunk(ctx: RequestContext, facts: WikiFacts, titles: Listed[], file: string, options: SnapshotOptions): Promise<void> {
     const queue = new PQueue({ concurrency: options.concurrency });
     const meta: ChunkMeta = { counts: {}, deleted: [], failed: [] };
-    const lines = await Promise.all(titles.map((title) => queue.add(async () => {
+    const lines = await Promise.all(titles.map((entry) => queue.add(async () => {
       let outcome: Outcome;
       let line: string | undefined;
       try {
-        ({ outcome, line } = await this.page(ctx, facts, title, options, meta));
+        ({ outcome, line } = await this.page(ctx, facts, entry, options, meta));
       } catch (e) {
         outcome = 'failed';
-        meta.failed.push({ title, reason: e instanceof Error ? e.message.slice(0, 300) : String(e) });
+        meta.failed.push({ title: entry.title, reason: e instanceof Error ? e.message.slice(0, 300) : String(e) });
       }
       meta.counts[outcome] = (meta.counts[outcome] ?? 0) + 1;
       options.progress?.(outcome);
@@ -157,14 +195,20 @@ export class SnapshotWriter {
   /**
    * The revision current at `at`, or undefined if the page had none then (not yet created, or
    * moved away). A page deleted since is gone from the wiki's view: the revision stored here that
-   * was current then stands for it, unless its text was hidden.
+   * was current then stands for it, unless its text was hidden. With `storageOnly`, storage's
+   * word alone: the newest revision stored by then, unless the page was deleted by then.
    */
-  private async revisionAt(ctx: RequestContext, title: string, at: number): Promise<RevisionRow | undefined> {
+  private async revisionAt(ctx: RequestContext, title: string, at: number, storageOnly: boolean): Promise<RevisionRow | undefined> {
+    const revs = this.service.revisions.table(this.domain);
+    if (storageOnly) {
+      const row = await revs.currentAt(ctx, title, at);
+      const gone = row?.deleted && Date.parse(row.deleted) <= at;
+      return row && !gone && !movedAway(row) ? row : undefined;
+    }
     try {
       return await this.service.revisions.revisionAt(ctx, this.domain, title, at);
     } catch (e) {
       if (!(e instanceof PageMoved || e instanceof RevisionMoved || (e instanceof HttpError && e.status === 404))) throw e;
-      const revs = this.service.revisions.table(this.domain);
       const state = await revs.newest(ctx, title);
       if (!state?.deleted || Date.parse(state.deleted) <= at) return undefined;
       const stored = await revs.currentAt(ctx, title, at);
@@ -172,62 +216,66 @@ export class SnapshotWriter {
     }
   }
 
-  /** One page's line at `options.at` (with `since`: only if it changed), or what became of it. */
-  async page(ctx: RequestContext, facts: WikiFacts, title: string, options: Pick<SnapshotOptions, 'at' | 'since'>, meta: Pick<ChunkMeta, 'deleted'> = { deleted: [] }): Promise<{ outcome: Outcome; line?: string }> {
-    const row = await this.revisionAt(ctx, title, options.at);
-    const before = options.since === undefined ? undefined : await this.revisionAt(ctx, title, options.since);
-    if (!row) {
-      if (before) meta.deleted.push(title);
-      return { outcome: 'absent' };
+  /**
+   * The revision current at `at` of a listed page: the latest revision the listing named, when
+   * it was made by then (the page has not changed since), read from storage without asking the
+   * wiki; otherwise (changed since, not stored, not listed) as `revisionAt` finds it.
+   */
+  private async listedAt(ctx: RequestContext, entry: Listed, at: number, storageOnly: boolean): Promise<RevisionRow | 'hidden' | undefined> {
+    const latest = entry.latest;
+    if (latest && Date.parse(latest.timestamp) <= at) {
+      // Hidden now, if not then: hidden text is never written.
+      if (latest.hidden) return 'hidden';
+      const stored = await this.service.revisions.table(this.domain).get(ctx, entry.title, latest.rev);
+      if (stored && !stored.text_hidden && !stored.deleted && !movedAway(stored)) return stored;
     }
-    if (row.text_hidden) return { outcome: 'hidden' };
+    return this.revisionAt(ctx, entry.title, at, storageOnly);
+  }
+
+  /** One page's line at `options.at` (with `since`: only if it changed), or what became of it. */
+  async page(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'> = { deleted: [] }): Promise<{ outcome: Outcome; line?: string }> {
+    const { title, latest } = entry;
+    const storageOnly = options.storageOnly ?? false;
+    // Unchanged since `since` by the listing's word (and still visible): nothing to read.
+    if (options.since !== undefined && latest && !latest.hidden && Date.parse(latest.timestamp) <= options.since) return { outcome: 'unchanged' };
+    const row = await this.listedAt(ctx, entry, options.at, storageOnly);
+    const before = options.since === undefined ? undefined : await this.revisionAt(ctx, title, options.since, storageOnly);
+    // A page a mirror holds from `since` that is gone or hidden now: listed for it to drop.
+    const gone = (outcome: Outcome) => {
+      if (before && !before.text_hidden) meta.deleted.push(title);
+      return { outcome };
+    };
+    if (!row) return gone('absent');
+    if (row === 'hidden' || row.text_hidden) return gone('hidden');
     if (options.since !== undefined && before?.rev === row.rev) return { outcome: 'unchanged' };
     let render;
     try {
-      render = await this.service.renderer.render(ctx, this.domain, row, false);
+      render = storageOnly ? await this.service.renders.byTid(ctx, this.domain, title, row.tid ?? '', row.rev) : await this.service.renderer.render(ctx, this.domain, row, false);
     } catch (e) {
       if (e instanceof HttpError && e.status === 403) return { outcome: 'hidden' };
       throw e;
     }
-    const [html, wikitext, described] = await Promise.all([
-      this.html2.of(this.domain, render).then(gunzip), gunzip(render.parts.wikitext), this.service.wiki(this.domain).describe(title),
-    ]);
-    const record = enterpriseRecord(row, described.text, described.ns, facts, html.toString('utf8'), wikitext.toString('utf8'), new Date(options.at).toISOString());
+    if (!render) throw new HttpError(404, 'render-not-stored', `No render of revision ${row.rev} is stored.`);
+    const [html, described] = await Promise.all([this.html2.textOf(this.domain, render, { keep: false }), this.service.wiki(this.domain).describe(title)]);
+    const wikitext = gunzipNow(render.parts.wikitext).toString('utf8');
+    const record = enterpriseRecord(row, described.text, described.ns, facts, html, wikitext, new Date(options.at).toISOString());
     return { outcome: 'written', line: `${JSON.stringify(record)}\n` };
   }
 
-  /** The archives and the manifest, made from the chunks (the same chunks give the same bytes). */
-  private async pack(work: string, facts: WikiFacts, options: SnapshotOptions): Promise<Record<string, unknown>> {
-    const files: { name: string; bytes: number; sha256: string; pages: number }[] = [];
+  /** The manifest of the archives made: the moment, counts, deletions, failures, checksums. */
+  private manifest(work: string, facts: WikiFacts, options: SnapshotOptions, files: (ArchiveFile & { pages: number })[]): Record<string, unknown> {
     const counts: Partial<Record<Outcome, number>> = {};
     const deleted: string[] = [];
     const failed: ChunkMeta['failed'] = [];
-    const mtime = new Date(Math.floor(options.at / 1000) * 1000);
-    for (const ns of options.namespaces) {
-      const chunks = fs.readdirSync(work).filter((f) => new RegExp(`^chunk-${ns}-\\d+\\.ndjson$`).test(f)).sort((a, b) => Number(a.split('-')[2]!.split('.')[0]) - Number(b.split('-')[2]!.split('.')[0]));
-      const name = `${facts.id}_namespace_${ns}.tar.gz`;
-      const archive = path.join(options.out, name);
-      const pack = tar.pack();
-      const written = pipeline(pack, createGzip(), fs.createWriteStream(`${archive}.tmp`));
-      let pages = 0;
-      for (const [i, chunk] of chunks.entries()) {
-        const body = fs.readFileSync(path.join(work, chunk));
-        const meta = JSON.parse(fs.readFileSync(path.join(work, `${chunk}.meta.json`), 'utf8')) as ChunkMeta;
-        for (const [k, n] of Object.entries(meta.counts)) counts[k as Outcome] = (counts[k as Outcome] ?? 0) + n;
-        deleted.push(...meta.deleted);
-        failed.push(...meta.failed);
-        pages += meta.counts.written ?? 0;
-        await new Promise<void>((resolve, reject) => pack.entry({ name: `${facts.id}_namespace_${ns}_${i}.ndjson`, size: body.length, mtime, mode: 0o644, uid: 0, gid: 0 }, body, (err) => (err ? reject(err) : resolve())));
-      }
-      pack.finalize();
-      await written;
-      fs.renameSync(`${archive}.tmp`, archive);
-      files.push({ name, bytes: fs.statSync(archive).size, sha256: await sha256(archive), pages });
+    for (const meta of options.namespaces.flatMap((ns) => chunkMetas(work, ns))) {
+      for (const [k, n] of Object.entries(meta.counts)) counts[k as Outcome] = (counts[k as Outcome] ?? 0) + n;
+      deleted.push(...meta.deleted);
+      failed.push(...meta.failed);
     }
     const manifest = {
       domain: this.domain, wiki: facts.id, date_modified: new Date(options.at).toISOString(),
       ...(options.since !== undefined ? { since: new Date(options.since).toISOString(), deleted } : {}),
-      namespaces: options.namespaces, counts, failed, files,
+      namespaces: options.namespaces, source: options.storageOnly ? 'storage' : 'wiki', counts, failed, files,
       generator: { name: 'wikistore', version: VERSION },
     };
     fs.writeFileSync(path.join(options.out, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
