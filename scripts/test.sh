@@ -2,7 +2,7 @@
 # Runs every test. On a fresh Debian machine as root it installs and starts what the tests need:
 # PostgreSQL and MariaDB (a throwaway database each for the suite), Apache Cassandra (scripts/cassandra.sh: one node
 # for the suite, then a three-node cluster for the slow tier), Varnish, a real MediaWiki with
-# Parsoid loaded with the corpus (scripts/wiki.sh), then the project's npm packages and build.
+# Parsoid loaded with the corpus (scripts/wiki.sh); the project's npm packages and build beside them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -10,6 +10,8 @@ source scripts/lib.sh
 CLUSTER_ROOT="$PWD/.cassandra/cluster"
 
 cleanup() {
+  if [ -n "${build_pid:-}" ]; then kill "$build_pid" 2>/dev/null || true; fi
+  if [ -n "${build_log:-}" ]; then rm -f "$build_log"; fi
   if [ -n "${started_wiki:-}" ]; then bash scripts/wiki.sh stop || true; fi
   if [ -n "${started_cluster:-}" ]; then CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh stop || true; fi
   if [ -n "${started_cassandra:-}" ]; then bash scripts/cassandra.sh stop || true; fi
@@ -17,6 +19,24 @@ cleanup() {
   if [ -n "${mdb:-}" ]; then mariadb_admin "DROP DATABASE IF EXISTS $mdb" || true; fi
 }
 trap cleanup EXIT
+
+# The npm packages (a native module compiled on a fresh machine), the build and the import-graph
+# check run in the background while the services are installed and started: each side waits on
+# the network, the package manager or PHP much of the time.
+build_log=$(mktemp)
+(
+  set -euo pipefail
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    log "installing npm packages"
+    npm ci --no-audit --no-fund
+  fi
+  log "building (typecheck included)"
+  node scripts/prune-dist.mjs  # the incremental build is kept; no compiled test outlives its source
+  npx tsc -p .
+  log "checking the import graph (no cycles, imports down the layers: .dependency-cruiser.cjs)"
+  npx depcruise src --config .dependency-cruiser.cjs --output-type err
+) >"$build_log" 2>&1 &
+build_pid=$!
 
 if [ -z "${WIKISTORE_TEST_PG_URL:-}" ]; then
   ensure_postgres
@@ -52,15 +72,14 @@ if [ -z "${WIKISTORE_TEST_WIKI_URL:-}" ]; then
   export WIKISTORE_TEST_WIKI_URL
 fi
 
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  log "installing npm packages"
-  npm ci --no-audit --no-fund >&2
+# The build started first, beside the services' setup, is waited for here.
+if ! wait "$build_pid"; then
+  build_pid=
+  cat "$build_log" >&2
+  exit 1
 fi
-log "building (typecheck included)"
-node scripts/prune-dist.mjs  # the incremental build is kept; no compiled test outlives its source
-npx tsc -p .
-log "checking the import graph (no cycles, imports down the layers: .dependency-cruiser.cjs)"
-npx depcruise src --config .dependency-cruiser.cjs --output-type err
+build_pid=
+cat "$build_log" >&2
 
 # The single Cassandra node outlives a run; its test keyspaces do not.
 node scripts/drop-test-keyspaces.mjs "$WIKISTORE_TEST_CASSANDRA" wst

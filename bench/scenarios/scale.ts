@@ -4,6 +4,7 @@ import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import Database from 'better-sqlite3';
 import cassandra from 'cassandra-driver';
@@ -82,6 +83,16 @@ export interface ScaleRow {
   vacuumMs?: number;
   transactionSweepMs: number;
   wikiRequestsDuringReads: number;
+  /** A snapshot of the store from storage alone, and the same pages' rows read through the table API alone. */
+  snapshot: SnapshotRun;
+}
+
+export interface SnapshotRun {
+  pages: number;
+  pagesPerSecond: number;
+  mbPerSecond: number;
+  peakRssMb: number;
+  tablePagesPerSecond: number;
 }
 
 interface Parts {
@@ -423,6 +434,13 @@ const metric = async (base: string, pattern: RegExp) =>
  * Grows a store to each size in turn (renders written straight through the storage layer, as a
  * running service leaves them), then starts the service on it and measures what must stay flat.
  */
+/** The store's snapshot from storage alone, in a process of its own on the service's config (bench/snapshot-child.ts). */
+function snapshotRun(config: string): Promise<SnapshotRun> {
+  const child = path.join(path.dirname(fileURLToPath(import.meta.url)), '../snapshot-child.js');
+  const out = execFileSync(process.execPath, ['--max-old-space-size=256', child, DOMAIN, new Date().toISOString()], { env: { ...process.env, CONFIG: config }, maxBuffer: 1 << 20 });
+  return Promise.resolve(JSON.parse(out.toString('utf8').trim().split('\n').pop()!) as SnapshotRun);
+}
+
 export async function scaleScenario(backend: ScaleBackend, sizes: number[], wikiUrl: string, seconds: number): Promise<ScaleRow[]> {
   const parts = await corpusRenders(wikiUrl);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-scale-'));
@@ -499,10 +517,11 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
           if (run > 0) await sleep(1100);
           return 1000 * (await metric(service.base, /^transactions_sweep_seconds\{[^}]*\} ([\d.e-]+)/gm));
         });
+        const snapshot = await snapshotRun(service.config);
         rows.push({
           backend: backend.name, renders: filler.renders, pages: filler.pages, fillRendersPerSecond, bareInsertsPerSecond,
           bytesPerRender: bytes / filler.renders, gzippedPartsPerRender: filler.partBytes / filler.renders, startupMs, rssMb: idle,
-          reads, listing, history, ttlSweepMs, vacuumMs, transactionSweepMs, wikiRequestsDuringReads,
+          reads, listing, history, ttlSweepMs, vacuumMs, transactionSweepMs, wikiRequestsDuringReads, snapshot,
         });
       } finally {
         await service.stop();

@@ -1,3 +1,5 @@
+import { decodeToken, encodeToken } from '../model/paging-token.js';
+import { PageStateWrites } from './page-state-writes.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { BoundedMap } from '../../../bounded-map.js';
@@ -39,11 +41,7 @@ export type NamedLatestListener = (ctx: RequestContext, domain: string, row: Rev
 export class KnownRevisions {
   /** Per wiki (a handle made again after the map starts over shares the wiki's page-state cache). */
   private readonly tables = new BoundedMap<string, PageRevisions>(1024);
-  /**
-   * A page's state being written after the wiki named its latest revision, by domain and title: a
-   * render started meanwhile writes its pointers after it (they would be overwritten otherwise).
-   */
-  private readonly stateWrites = new Map<string, Promise<void>>();
+  private readonly stateWrites = new PageStateWrites();
   /** Per domain: until when revision re-checks are skipped because the wiki was found down. */
   private readonly recheckPausedUntil = new Map<string, number>();
   onNamedLatest?: NamedLatestListener;
@@ -75,9 +73,9 @@ export class KnownRevisions {
     return this.tables.remember(domain, () => new PageRevisions(domain, this.caches.rowsOf(domain), this.changes.of(domain)));
   }
 
-  /** Resolves once the page's state write in flight, if any, is done (see `stateWrites`). */
+  /** Resolves once the page's state write in flight, if any, is done (see PageStateWrites). */
   stateWritten(domain: string, title: string): Promise<void> | undefined {
-    return this.stateWrites.get(`${domain}\u0000${title}`);
+    return this.stateWrites.written(domain, title);
   }
 
   /**
@@ -257,7 +255,7 @@ export class KnownRevisions {
     // A page moved away and back again is this title's own once more.
     if (current && current.moved_page === page.pageid) await revs.clearMoved(ctx, title);
     const latest = page.revisions![0]!;
-    return this.writingState(domain, title, async () => {
+    return this.stateWrites.writing(domain, title, async () => {
       const named = latestFromApi(title, page, latest);
       // Never a revision whose text is hidden; one rendered before is found stored, not rendered again.
       if (prerender && !named.text_hidden && current?.rev !== latest.revid) await this.onNamedLatest?.(ctx, domain, named, revisionText(page, latest.revid));
@@ -267,20 +265,6 @@ export class KnownRevisions {
       if (current && current.latest_rev !== latest.revid) this.purger.purgeLater(latestPurge(domain, title));
       return (await revs.get(ctx, title, latest.revid))!;
     });
-  }
-
-  /** Runs `write` as the page's state write in flight (see `stateWrites`). */
-  private async writingState<T>(domain: string, title: string, write: () => Promise<T>): Promise<T> {
-    const key = `${domain}\u0000${title}`;
-    let finished!: () => void;
-    const settled = new Promise<void>((resolve) => (finished = resolve));
-    this.stateWrites.set(key, settled);
-    try {
-      return await write();
-    } finally {
-      finished();
-      if (this.stateWrites.get(key) === settled) this.stateWrites.delete(key);
-    }
   }
 
   /**
@@ -360,15 +344,9 @@ export class KnownRevisions {
 
   /** One page of the page's history, from the wiki (it follows moves); each revision is stored as seen. */
   async history(ctx: RequestContext, domain: string, title: string, limit: number, next: string | undefined): Promise<{ items: Record<string, unknown>[]; next?: string }> {
-    let cont: string | undefined;
-    if (next !== undefined) {
-      try {
-        cont = (JSON.parse(Buffer.from(next, 'base64url').toString('utf8')) as { c?: unknown }).c as string;
-      } catch {
-        cont = undefined;
-      }
-      if (typeof cont !== 'string' || !/^[\w|:-]{1,200}$/.test(cont)) throw badRequest('The paging token (next) is malformed.', 'invalid-paging-token');
-    }
+    const token = next === undefined ? undefined : (decodeToken(next) as { c?: unknown } | undefined)?.c;
+    if (next !== undefined && (typeof token !== 'string' || !/^[\w|:-]{1,200}$/.test(token))) throw badRequest('The paging token (next) is malformed.', 'invalid-paging-token');
+    const cont = token as string | undefined;
     const { page, cont: more } = await this.caches.unlessMissing(missingPage(domain, title), false, async () => {
       const answer = await this.wiki(domain).api.history(title, limit, cont);
       if (answer.page.missing || answer.page.invalid) {
@@ -385,7 +363,7 @@ export class KnownRevisions {
     const byRev = new Map(rows.map((r) => [r.rev, r]));
     return {
       items: ids.map((id) => byRev.get(id)).filter((r): r is RevisionRow => r !== undefined).map(revisionMetadata),
-      next: more ? Buffer.from(JSON.stringify({ c: more })).toString('base64url') : undefined,
+      next: more ? encodeToken({ c: more }) : undefined,
     };
   }
 

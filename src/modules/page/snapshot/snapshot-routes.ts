@@ -1,3 +1,4 @@
+import { decodeToken, encodeToken } from '../model/paging-token.js';
 import PQueue from 'p-queue';
 import { badRequest } from '../../../errors.js';
 import type { Module } from '../../../router/types.js';
@@ -15,14 +16,9 @@ interface Cursor {
   cont?: Record<string, string>;
 }
 
-const encode = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
 function decode(text: string): Cursor {
-  try {
-    const c = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Cursor;
-    if (Number.isFinite(c.at) && Number.isInteger(c.ns)) return c;
-  } catch {
-    // refused below
-  }
+  const c = decodeToken(text) as Cursor | undefined;
+  if (c && Number.isFinite(c.at) && Number.isInteger(c.ns)) return c;
   throw badRequest('next is not a cursor this service gave.', 'invalid-next');
 }
 
@@ -67,7 +63,7 @@ export function snapshotModule(service: PageService, html2: Html2Cache): Module 
         const queue = new PQueue({ concurrency: 4 });
         const lines = await Promise.all(listed.pages.map((p) => queue.add(async () => (await writer.page(ctx, facts, { ...p, title: p.title.replace(/ /g, '_') }, { at: cursor.at })).line ?? '')));
         const headers: Record<string, string> = { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store' };
-        if (listed.cont) headers.link = `</${req.domain}/v1/snapshot/?next=${encode({ ...cursor, cont: listed.cont })}>; rel="next"`;
+        if (listed.cont) headers.link = `</${req.domain}/v1/snapshot/?next=${encodeToken({ ...cursor, cont: listed.cont })}>; rel="next"`;
         return { status: 200, headers, body: Buffer.from(lines.join('')) };
       },
     }],

@@ -1,0 +1,55 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SnapshotWriter } from '../src/modules/page/snapshot/snapshot-writer.js';
+import { toolApp, toolConfig } from '../src/tool.js';
+
+/**
+ * One measured snapshot of a store, from storage alone (the store's config in CONFIG; argv: the
+ * domain, the moment): pages/s and MB/s of NDJSON, peak RSS; then the same pages' rows read
+ * through the table API alone (the revision current then, its row, its render), the baseline.
+ * Prints one JSON line.
+ */
+const [domain, atText] = process.argv.slice(2);
+const at = Date.parse(atText!);
+const { app, ctx } = await toolApp(toolConfig(), 'snapshot-bench');
+const out = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-snapshot-bench-'));
+let peakRss = 0;
+const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+try {
+  const writer = new SnapshotWriter(app.page.service, app.page.html2, domain!);
+  const t0 = performance.now();
+  const report = await writer.run(ctx, { at, namespaces: [0], out, pagesPerChunk: 1000, concurrency: 4, storageOnly: true });
+  const seconds = (performance.now() - t0) / 1000;
+  const counts = (report.manifest as { counts: Record<string, number> }).counts;
+  const work = path.join(out, '.work');
+  const ndjsonBytes = fs.readdirSync(work).filter((f) => /^chunk-.*\.ndjson$/.test(f)).reduce((n, f) => n + fs.statSync(path.join(work, f)).size, 0);
+  const titles = fs.readFileSync(path.join(work, 'titles-0.ndjson'), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { title: string }).title);
+
+  // The baseline: the rows a snapshot needs of each page, through the table API, four at a time.
+  const t1 = performance.now();
+  let read = 0;
+  let next = 0;
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (next < titles.length) {
+      const title = titles[next++]!;
+      const { items } = await app.storage.get(domain!, { table: 'page_revisions', index: 'by_time', attributes: { title, timestamp: { le: at } }, proj: ['rev'], limit: 1 });
+      const rev = items[0]?.rev;
+      if (rev === undefined) continue;
+      const row = (await app.storage.get(domain!, { table: 'page_revisions', attributes: { title, rev } })).items[0];
+      if (!row?.tid || row.text_hidden || row.deleted) continue;
+      const render = (await app.storage.get(domain!, { table: 'parsoid', attributes: { title, rev, tid: row.tid } })).items[0];
+      if (render) read++;
+    }
+  }));
+  const tableSeconds = (performance.now() - t1) / 1000;
+  console.log(JSON.stringify({
+    pages: counts.written ?? 0, seconds, pagesPerSecond: (counts.written ?? 0) / seconds, mbPerSecond: ndjsonBytes / 1e6 / seconds,
+    peakRssMb: peakRss / 1e6, tablePages: read, tablePagesPerSecond: read / tableSeconds,
+  }));
+} finally {
+  clearInterval(sampler);
+  fs.rmSync(out, { recursive: true, force: true });
+  await app.close();
+}
+process.exit(0);
