@@ -69,6 +69,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     metrics,
     branchTtlSeconds: Math.ceil(config.branch_ttl),
     changeLogSeconds: Math.ceil(config.change_log_days * 86400),
+    streamStallMs: config.change_stream_stall_timeout * 1000,
     branchSweepMs: config.branch_sweep_interval * 1000,
     follow: config.follow_changes
       ? {

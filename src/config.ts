@@ -137,6 +137,8 @@ export interface Config {
   branch_ttl: number;
   /** Days the change log keeps each change: how far back a change stream client may resume. */
   change_log_days: number;
+  /** Seconds a change stream client may take nothing while events wait before it is cut (it resumes with Last-Event-ID). */
+  change_stream_stall_timeout: number;
   /** Seconds between sweeps of expired branches (0 = never: they still expire, their leftovers stay). */
   branch_sweep_interval: number;
   /** HTTP caches in front of the service ("host:port"), sent a PURGE for every URL whose answer changed. */
@@ -235,6 +237,7 @@ export function defaultConfig(dataDir = './data'): Config {
     transaction_lifetime: 3600,
     branch_ttl: 30 * 86400,
     change_log_days: 7,
+    change_stream_stall_timeout: 30,
     branch_sweep_interval: 3600,
   };
 }
@@ -278,7 +281,7 @@ function validate(config: Config): Config {
   for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'answer_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval', 'branch_sweep_interval'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] >= 0)) fail(`${key} must be a number of at least 0`);
   }
-  for (const key of ['headers_timeout', 'request_timeout', 'keep_alive_timeout', 'transaction_lease', 'transaction_lifetime', 'branch_ttl', 'change_log_days'] as const) {
+  for (const key of ['headers_timeout', 'request_timeout', 'keep_alive_timeout', 'transaction_lease', 'transaction_lifetime', 'branch_ttl', 'change_log_days', 'change_stream_stall_timeout'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] > 0)) fail(`${key} must be a positive number of seconds`);
   }
   if (config.request_timeout < config.headers_timeout) fail('request_timeout cannot be shorter than headers_timeout');

@@ -246,11 +246,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     await finish(req, res, arrival, response, match, memoKey);
   }
 
-  /** Headers made final, the body encoded, the answer kept to be sent again if it may be, and written. */
-  /**
-   * An answer whose body is a stream (the change stream's events): headers at once, then the body
-   * as it comes, never compressed or kept; it ends when the stream does or the client goes.
-   */
+  /** A body that is a stream (change events): headers at once, the body as it comes, never compressed or kept. */
   function streamed(res: ServerResponse, arrival: Arrival, response: Response & { body: Readable }, match?: RouteMatch): void {
     const headers: Record<string, string> = {};
     for (const k in response.headers) headers[k.toLowerCase()] = String(response.headers[k]);
@@ -266,9 +262,12 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     }
     response.body.on('error', (err) => log.warn({ err }, 'a streamed answer failed'));
     res.on('close', () => response.body.destroy());
+    // A stream cut short (too slow a client) cuts the connection: a pipe would leave it silent.
+    response.body.on('close', () => response.body.readableEnded || res.destroy());
     response.body.pipe(res);
   }
 
+  /** Headers made final, the body encoded, the answer kept to be sent again if it may be, and written. */
   async function finish(req: IncomingMessage, res: ServerResponse, arrival: Arrival, response: Response, match?: RouteMatch, memoKey?: string): Promise<void> {
     if (response.body instanceof Readable) return streamed(res, arrival, response as Response & { body: Readable }, match);
     const { method, path, headers, requestId, started } = arrival;

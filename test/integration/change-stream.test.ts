@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { BACKENDS, request } from '../helpers.js';
+import { ChangeLog } from '../../src/modules/page/tables/change-log.js';
 import { startAgainstWiki, waitFor, type AgainstWiki } from '../wiki.js';
 
 const RUN = Date.now().toString(36);
@@ -63,7 +64,8 @@ for (const backend of BACKENDS) describe(`the change stream (${backend.name})`, 
   const eventsOf = (events: Sse[], title: string) => events.filter((e) => e.data.title === title || e.data.to === title);
 
   before(async () => {
-    a = await startAgainstWiki({ storage: backend.storage() }, { notice_secret: SECRET });
+    // A client that takes nothing is cut after a second here (30 s by default).
+    a = await startAgainstWiki({ storage: backend.storage(), change_stream_stall_timeout: 1 }, { notice_secret: SECRET });
     stream = `${a.s.base}/wiki.test/v1/changes`;
   });
   after(() => a.close());
@@ -127,5 +129,55 @@ for (const backend of BACKENDS) describe(`the change stream (${backend.name})`, 
     assert.deepEqual(eventsOf(other.events, key), [], 'a namespace filter leaves other namespaces out');
     other.close();
     assert.equal((await request(`${stream}?since=yesterday`)).status, 400);
+  });
+
+  it('cuts a client that takes nothing while events wait; it resumes with Last-Event-ID and loses nothing', async () => {
+    // A long article stored, and many changes of it recorded, each carrying its HTML (include=html):
+    // far more than the socket's buffers hold, so the server waits on the client.
+    const title = 'Anarchism';
+    const stored = await request(`${a.v1}/page/${title}/html`);
+    assert.equal(stored.status, 200);
+    const [rev, tid] = /^"(\d+)\/([0-9a-f-]+)"$/.exec(String(stored.headers.etag))!.slice(1);
+    const log = a.s.app.page.service.changes.of('wiki.test');
+    const ctx = a.s.app.router.context({ requestId: 'stream-test', admin: true, log: a.s.app.log });
+    const start = new Date().toISOString();
+    const n = 150;
+    for (let i = 0; i < n; i++) await log.record(ctx, { kind: 'rerender', title, rev: Number(rev), tid });
+    const recorded = (await log.after(ctx, ChangeLog.idBefore(Date.parse(start)), 1000)).filter((e) => e.kind === 'rerender' && e.title === title).slice(-n).map((e) => e.id);
+    assert.equal(recorded.length, n);
+
+    // Reads a stream's events; `holdMs`: takes nothing for that long after the first bytes.
+    const read = (headers: Record<string, string>, holdMs: number, wanted: number) => new Promise<{ ids: string[]; cut: boolean }>((resolve, reject) => {
+      const ids: string[] = [];
+      let buffer = '';
+      const req = http.get(`${stream}?include=html&prefix=${title}&since=${encodeURIComponent(start)}`, { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
+        res.setEncoding('utf8');
+        let held = false;
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+            const id = /^id: (.+)$/m.exec(buffer.slice(0, end))?.[1];
+            buffer = buffer.slice(end + 2);
+            if (id && recorded.includes(id)) ids.push(id);
+          }
+          if (ids.length >= wanted) {
+            req.destroy();
+            resolve({ ids, cut: false });
+          } else if (holdMs > 0 && !held) {
+            held = true;
+            res.pause();
+            setTimeout(() => res.resume(), holdMs);
+          }
+        });
+        // The server ended the stream: the client was cut.
+        res.on('close', () => resolve({ ids, cut: ids.length < wanted }));
+      });
+      req.on('error', reject);
+    });
+    const first = await read({}, 3000, n);
+    assert.ok(first.cut, `the client taking nothing was cut (${first.ids.length} of ${n} events read)`);
+    assert.ok(first.ids.length < n);
+    const rest = await read(first.ids.length ? { 'last-event-id': first.ids.at(-1)! } : {}, 0, n - first.ids.length);
+    assert.deepEqual([...first.ids, ...rest.ids], recorded, 'every event once, in order, across the cut');
   });
 });

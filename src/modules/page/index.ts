@@ -102,6 +102,6 @@ export function pageModules(options: PageModuleOptions): PageApi {
     domains: [...options.wikis.keys()], expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
   });
   const notices = changeNoticesModule(service, follower.appliers, options.log);
-  const stream = changeStreamModule(service, options.log);
+  const stream = changeStreamModule(service, options.log, options.streamStallMs);
   return { modules: [follower, notices, stream, snapshotModule(service, html2), page, saveRecordsModule(service, locksOf), branchRecords], service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers };
 }

@@ -31,6 +31,8 @@ export interface PageModuleOptions {
   branchSweepMs: number;
   /** How long the change log keeps each change (s). */
   changeLogSeconds: number;
+  /** How long a change stream client may take nothing while events wait before it is cut (ms). */
+  streamStallMs: number;
 }
 
 /** The page modules and what another face of them (rest_v1) builds on. */

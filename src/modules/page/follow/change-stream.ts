@@ -14,19 +14,18 @@ const HEARTBEAT_MS = 15_000;
 const CATCH_UP_PAGE = 200;
 /** Events from the feed held for a stream still catching up; past this it reads them from the log. */
 const MAX_HELD = 1000;
-/** A client that takes nothing for this long while events wait is cut: it resumes with Last-Event-ID. */
-const STALL_MS = 30_000;
-
 interface StreamOptions {
   namespaces?: Set<number>;
   prefix?: string;
   includeHtml: boolean;
+  /** A client that takes nothing for this long while events wait is cut: it resumes with Last-Event-ID. */
+  stallMs: number;
 }
 
 /**
  * One client's Server-Sent Events: the change log from its position on, then the feed. It reads
  * the log only when the client takes what it was given (backpressure), so a slow client holds a
- * bounded buffer; one that takes nothing for `STALL_MS` is cut, and resumes where it stopped.
+ * bounded buffer; one that takes nothing for `stallMs` is cut, and resumes where it stopped.
  */
 class ChangeEventStream extends Readable {
   private held: ChangeEvent[] = [];
@@ -95,9 +94,9 @@ class ChangeEventStream extends Readable {
           if (text !== undefined) more = this.push(text);
         }
         if (!more) {
-          // The client has not taken what it was given: wait for it, not longer than STALL_MS.
+          // The client has not taken what it was given: wait for it, not longer than stallMs.
           this.waiting = true;
-          this.stall = setTimeout(() => this.destroy(), STALL_MS);
+          this.stall = setTimeout(() => this.destroy(), this.options.stallMs);
           this.stall.unref();
           return;
         }
@@ -148,7 +147,7 @@ function startOf(req: RouteRequest): string {
  * an event or from a time within the change log's keeping period. `namespace=0,4` and `prefix`
  * filter; `include=html` carries the new render's HTML.
  */
-export function changeStreamModule(service: PageService, log: Logger): Module {
+export function changeStreamModule(service: PageService, log: Logger, stallMs: number): Module {
   const feeds = new Map<string, ChangeFeed>();
   let setupCtx: RequestContext | undefined;
   const feedOf = (domain: string) => {
@@ -184,6 +183,7 @@ export function changeStreamModule(service: PageService, log: Logger): Module {
           namespaces: namespace ? new Set(namespace.split(',').map(Number)) : undefined,
           prefix: req.query.get('prefix')?.replace(/ /g, '_') ?? undefined,
           includeHtml: req.query.get('include') === 'html',
+          stallMs,
         }, log);
         return {
           status: 200,

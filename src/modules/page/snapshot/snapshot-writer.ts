@@ -1,6 +1,7 @@
+import { once } from 'node:events';
 import fs from 'node:fs';
+import { finished } from 'node:stream/promises';
 import path from 'node:path';
-import PQueue from 'p-queue';
 import { HttpError } from '../../../errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import { gunzipNow } from '../../../compression.js';
@@ -171,24 +172,36 @@ export class SnapshotWriter {
     return sorted;
   }
 
+  /**
+   * One chunk's pages, read `concurrency` at a time and written in title order as each is done:
+   * memory holds those few pages, not the chunk (a chunk of long articles is hundreds of MB).
+   */
   private async writeChunk(ctx: RequestContext, facts: WikiFacts, titles: Listed[], file: string, options: SnapshotOptions): Promise<void> {
-    const queue = new PQueue({ concurrency: options.concurrency });
     const meta: ChunkMeta = { counts: {}, deleted: [], failed: [] };
-    const lines = await Promise.all(titles.map((entry) => queue.add(async () => {
-      let outcome: Outcome;
-      let line: string | undefined;
+    const out = fs.createWriteStream(`${file}.tmp`);
+    const done = finished(out);
+    const read = async (entry: Listed) => {
+      const own: Pick<ChunkMeta, 'deleted'> = { deleted: [] };
       try {
-        ({ outcome, line } = await this.page(ctx, facts, entry, options, meta));
+        return { ...(await this.page(ctx, facts, entry, options, own)), deleted: own.deleted };
       } catch (e) {
-        outcome = 'failed';
-        meta.failed.push({ title: entry.title, reason: e instanceof Error ? e.message.slice(0, 300) : String(e) });
+        return { outcome: 'failed' as const, deleted: [], failure: e instanceof Error ? e.message.slice(0, 300) : String(e) };
       }
-      meta.counts[outcome] = (meta.counts[outcome] ?? 0) + 1;
-      options.progress?.(outcome);
-      return line;
-    })));
+    };
+    const reading: ReturnType<typeof read>[] = [];
+    let next = 0;
+    for (const entry of titles) {
+      while (reading.length < options.concurrency && next < titles.length) reading.push(read(titles[next++]!));
+      const page: Awaited<ReturnType<typeof read>> & { line?: string; failure?: string } = await reading.shift()!;
+      meta.counts[page.outcome] = (meta.counts[page.outcome] ?? 0) + 1;
+      meta.deleted.push(...page.deleted);
+      if (page.failure !== undefined) meta.failed.push({ title: entry.title, reason: page.failure });
+      if (page.line !== undefined && !out.write(page.line)) await once(out, 'drain');
+      options.progress?.(page.outcome);
+    }
+    out.end();
+    await done;
     fs.writeFileSync(`${file}.meta.json`, JSON.stringify(meta));
-    fs.writeFileSync(`${file}.tmp`, lines.filter((l) => l !== undefined).join(''));
     fs.renameSync(`${file}.tmp`, file);
   }
 
