@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import fs from 'node:fs';
 import { finished } from 'node:stream/promises';
+import PQueue from 'p-queue';
 import path from 'node:path';
 import { HttpError } from '../../../errors.js';
 import type { RequestContext } from '../../../router/types.js';
@@ -178,7 +179,8 @@ export class SnapshotWriter {
    */
   private async writeChunk(ctx: RequestContext, facts: WikiFacts, titles: Listed[], file: string, options: SnapshotOptions): Promise<void> {
     const meta: ChunkMeta = { counts: {}, deleted: [], failed: [] };
-    const out = fs.createWriteStream(`${file}.tmp`);
+    // A few MB may wait for the disk: waiting for each line's write would hold the reading back.
+    const out = fs.createWriteStream(`${file}.tmp`, { highWaterMark: 4 << 20 });
     const done = finished(out);
     const read = async (entry: Listed) => {
       const own: Pick<ChunkMeta, 'deleted'> = { deleted: [] };
@@ -188,10 +190,16 @@ export class SnapshotWriter {
         return { outcome: 'failed' as const, deleted: [], failure: e instanceof Error ? e.message.slice(0, 300) : String(e) };
       }
     };
-    const reading: ReturnType<typeof read>[] = [];
+    // `concurrency` pages read at once; a window of a few times as many begun, so that one slow
+    // page holds back the writing, not the reading.
+    const queue = new PQueue({ concurrency: options.concurrency });
+    const reading: Promise<Awaited<ReturnType<typeof read>>>[] = [];
     let next = 0;
     for (const entry of titles) {
-      while (reading.length < options.concurrency && next < titles.length) reading.push(read(titles[next++]!));
+      while (reading.length < options.concurrency * 4 && next < titles.length) {
+        const listed = titles[next++]!;
+        reading.push(queue.add(() => read(listed)) as Promise<Awaited<ReturnType<typeof read>>>);
+      }
       const page: Awaited<ReturnType<typeof read>> & { line?: string; failure?: string } = await reading.shift()!;
       meta.counts[page.outcome] = (meta.counts[page.outcome] ?? 0) + 1;
       meta.deleted.push(...page.deleted);
@@ -263,7 +271,7 @@ export class SnapshotWriter {
     if (options.since !== undefined && before?.rev === row.rev) return { outcome: 'unchanged' };
     let render;
     try {
-      render = storageOnly ? await this.service.renders.byTid(ctx, this.domain, title, row.tid ?? '', row.rev) : await this.service.renderer.render(ctx, this.domain, row, false);
+      render = storageOnly ? await this.service.renders.byTid(ctx, this.domain, title, row.tid ?? '', row.rev, { keep: false }) : await this.service.renderer.render(ctx, this.domain, row, false);
     } catch (e) {
       if (e instanceof HttpError && e.status === 403) return { outcome: 'hidden' };
       throw e;

@@ -74,7 +74,8 @@ export class RenderStore {
     render.then(done, done);
   }
 
-  async byTid(ctx: RequestContext, domain: string, title: string, tid: string, rev?: number): Promise<Render | undefined> {
+  /** `keep: false` for a reader going through every page once (a snapshot): what it reads is not kept in memory. */
+  async byTid(ctx: RequestContext, domain: string, title: string, tid: string, rev?: number, { keep = true } = {}): Promise<Render | undefined> {
     // Only a render still being completed is waited for: a plain miss goes on to storage at once.
     const completing = this.incomplete.get(`${domain}\u0000${tid}`);
     const cached = this.caches.render(domain, tid) ?? (completing && (await completing.catch(() => undefined)));
@@ -87,7 +88,7 @@ export class RenderStore {
     let stored = await read(rev ?? (await this.revisionRendered?.(ctx, domain, title, tid)));
     if (!stored && rev === undefined) stored = await read(await this.revisionOf(ctx, domain, title, tid));
     // A render copied to a page's new title keeps its tid: the one remembered may be the other copy.
-    return cached ? stored : this.remember(domain, stored);
+    return cached || !keep ? stored : this.remember(domain, stored);
   }
 
   /** The revision of a stored render, from the page's render listing. */
