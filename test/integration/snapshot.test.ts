@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -173,23 +175,42 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
   // The command itself, killed with SIGKILL while it writes: once per run, on the default engine.
   if (backend.name === BACKENDS[0]!.name) {
     it('npm run snapshot, killed with SIGKILL mid-run and run again, writes the same bytes as a run never stopped', async () => {
-      const env = processConfig(tempDir(), 'wiki.test', WIKI_URL, '', backend.storage());
-      const command = (out: string) => spawn(process.execPath, [path.resolve('dist/src/snapshot.js'), '--domain', 'wiki.test', '--at', new Date(t1).toISOString(), '--prefix', PREFIX, '--pages', '1', '--concurrency', '1', '--out', out], {
-        env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      const finished = (child: ReturnType<typeof command>) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      const whole = tempDir('wikistore-snapshot-');
-      assert.equal(await finished(command(whole)), 0);
-      const killed = tempDir('wikistore-snapshot-');
-      const first = command(killed);
-      await waitFor('a chunk written', 60_000, async () => (fs.existsSync(path.join(killed, '.work')) && fs.readdirSync(path.join(killed, '.work')).some((f) => /^chunk-0-\d+\.ndjson$/.test(f)) ? true : undefined));
-      first.kill('SIGKILL');
-      await finished(first);
-      assert.ok(!fs.existsSync(path.join(killed, 'manifest.json')), 'stopped before the end');
-      assert.equal(await finished(command(killed)), 0);
-      const archive = fs.readdirSync(whole).find((f) => f.endsWith('.tar.gz'))!;
-      assert.deepEqual(fs.readFileSync(path.join(killed, archive)), fs.readFileSync(path.join(whole, archive)));
-      assert.equal(JSON.parse(fs.readFileSync(path.join(killed, 'manifest.json'), 'utf8')).files[0].sha256, JSON.parse(fs.readFileSync(path.join(whole, 'manifest.json'), 'utf8')).files[0].sha256);
+      // The wiki answers the command a quarter of a second late (its pages are rendered through
+      // it): the run lasts long enough to be killed in its middle, whatever this machine's speed.
+      const slow = http.createServer((req, res) => setTimeout(() => {
+        if (res.destroyed) return;
+        const upstream = http.request(`${WIKI_URL}${req.url}`, { method: req.method, headers: { ...req.headers, connection: 'close' }, agent: false }, (answer) => {
+          res.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(res);
+        });
+        upstream.on('error', () => res.destroy());
+        // A client gone (the command killed) takes its wiki request with it.
+        res.on('close', () => upstream.destroy());
+        req.pipe(upstream);
+      }, 250));
+      await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+      try {
+        const env = processConfig(tempDir(), 'wiki.test', `http://127.0.0.1:${(slow.address() as AddressInfo).port}`, '', backend.storage());
+        const command = (out: string) => spawn(process.execPath, [path.resolve('dist/src/snapshot.js'), '--domain', 'wiki.test', '--at', new Date(t1).toISOString(), '--prefix', PREFIX, '--pages', '1', '--concurrency', '1', '--out', out], {
+          env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        const finished = (child: ReturnType<typeof command>) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+        const whole = tempDir('wikistore-snapshot-');
+        assert.equal(await finished(command(whole)), 0);
+        const killed = tempDir('wikistore-snapshot-');
+        const first = command(killed);
+        await waitFor('a chunk written', 60_000, async () => (fs.existsSync(path.join(killed, '.work')) && fs.readdirSync(path.join(killed, '.work')).some((f) => /^chunk-0-\d+\.ndjson$/.test(f)) ? true : undefined));
+        first.kill('SIGKILL');
+        await finished(first);
+        assert.ok(!fs.existsSync(path.join(killed, 'manifest.json')), 'stopped before the end');
+        assert.equal(await finished(command(killed)), 0);
+        const archive = fs.readdirSync(whole).find((f) => f.endsWith('.tar.gz'))!;
+        assert.deepEqual(fs.readFileSync(path.join(killed, archive)), fs.readFileSync(path.join(whole, archive)));
+        assert.equal(JSON.parse(fs.readFileSync(path.join(killed, 'manifest.json'), 'utf8')).files[0].sha256, JSON.parse(fs.readFileSync(path.join(whole, 'manifest.json'), 'utf8')).files[0].sha256);
+      } finally {
+        slow.closeAllConnections();
+        await new Promise((resolve) => slow.close(resolve));
+      }
     });
   }
 });
