@@ -182,6 +182,19 @@ export class ActionApi {
   }
 
   /**
+   * The page moves logged after `after` (ISO time), oldest first: each page's title before and
+   * after (a page moved twice is there twice). `cont` goes on where the previous call stopped.
+   */
+  async movesAfter(after: string, cont?: Record<string, string>): Promise<{ moves: { from: string; to: string }[]; cont?: Record<string, string> }> {
+    const json = await this.query({ action: 'query', list: 'logevents', letype: 'move', ledir: 'newer', lestart: after, lelimit: 'max', leprop: 'title|details', ...(cont ?? {}) });
+    const events = (json.query?.logevents ?? []) as { title?: string; params?: { target_title?: string } }[];
+    return {
+      moves: events.flatMap((e) => (e.title && e.params?.target_title ? [{ from: e.title, to: e.params.target_title }] : [])),
+      cont: json.continue as Record<string, string> | undefined,
+    };
+  }
+
+  /**
    * Recent changes from `start` (inclusive, ISO time) oldest first, up to `limit`; `cont` goes on
    * where the previous call stopped.
    */

@@ -61,6 +61,7 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
     await a.wiki.edit(title('Deleted'), 'Deleted later.');
     await a.wiki.edit(title('Hidden'), 'Hidden later.');
     await a.wiki.edit(title('Steady'), 'Never changes.');
+    await a.wiki.edit(title('Moved'), 'Moved later, under its first title at t1.');
     await sleep(1100);
     t0 = Date.now();
     await sleep(1100);
@@ -76,6 +77,7 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
     await a.wiki.edit(title('Edited'), 'Edited after t1.');
     await a.wiki.edit(title('Late'), 'Created after t1.');
     await a.wiki.delete(title('Deleted'));
+    await a.wiki.move(title('Moved'), title('Renamed'));
     const hidden = await a.wiki.latestRevid(title('Hidden'));
     await a.wiki.edit(title('Hidden'), 'Hidden: a later revision.');
     await a.wiki.hideRevision(title('Hidden'), hidden);
@@ -89,7 +91,10 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
     const report = await snapshot(out);
     assert.equal(report.complete, true);
     const pages = new Map((await records(out)).map((r) => [r.name.replace(/ /g, '_'), r]));
-    assert.deepEqual([...pages.keys()].sort(), [title('Added'), title('Deleted'), title('Edited'), title('Steady')]);
+    // The page moved after t1 is there under its title then, as it was then.
+    assert.deepEqual([...pages.keys()].sort(), [title('Added'), title('Deleted'), title('Edited'), title('Moved'), title('Steady')]);
+    assert.match(pages.get(title('Moved'))!.article_body.wikitext, /under its first title at t1/);
+    assert.ok(pages.get(title('Moved'))!.url.endsWith(`/index.php/${title('Moved')}`));
     const edited = pages.get(title('Edited'))!;
     assert.match(edited.article_body.wikitext, /as it was at t1/);
     assert.match(edited.article_body.html, /as it was at t1/);
@@ -102,9 +107,9 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
     assert.ok(Date.parse(edited.date_modified) <= t1);
     const manifest = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8'));
     assert.equal(manifest.date_modified, new Date(t1).toISOString());
-    assert.equal(manifest.counts.written, 4);
+    assert.equal(manifest.counts.written, 5);
     assert.equal(manifest.counts.hidden, 1, 'the revision hidden after t1 is left out');
-    assert.equal(manifest.counts.absent, 1, 'the page created after t1 is not there');
+    assert.equal(manifest.counts.absent, 2, 'the page created after t1 is not there, nor the redirect the move left');
     assert.match(manifest.files[0].sha256, /^[0-9a-f]{64}$/);
   });
 
@@ -132,8 +137,13 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
     assert.equal(a.wikiRequests() - before, 0, 'no request to the wiki');
     assert.equal((report.manifest as { source: string }).source, 'storage');
     const byName = async (out: string) => new Map((await records(out)).map((r) => [r.name as string, { html: r.article_body.html, wikitext: r.article_body.wikitext, rev: r.version.identifier }]));
-    // Every page stored here: what the listing's run wrote (the page created after t1 was never read, so not stored).
-    assert.deepEqual(await byName(alone), await byName(listed));
+    // Every page stored here: what the listing's run wrote (the page created after t1 was never read,
+    // so not stored), the page moved since under the title it is stored under (the move log is the wiki's).
+    const fromStorage = await byName(alone);
+    const fromListing = await byName(listed);
+    assert.deepEqual(fromStorage.get(title('Renamed').replace(/_/g, ' ')), fromListing.get(title('Moved').replace(/_/g, ' ')));
+    for (const map of [fromStorage, fromListing]) for (const name of ['Moved', 'Renamed']) map.delete(title(name).replace(/_/g, ' '));
+    assert.deepEqual(fromStorage, fromListing);
   });
 
   it('since t0, holds only what changed between t0 and t1; applied to the snapshot at t0 it gives the one at t1', async () => {

@@ -5,6 +5,7 @@ import PQueue from 'p-queue';
 import path from 'node:path';
 import { HttpError } from '../../../errors.js';
 import type { RequestContext } from '../../../router/types.js';
+import type { ActionApi } from '../../../upstream/action-api.js';
 import { gunzipNow } from '../../../compression.js';
 import type { Html2Cache } from '../model/html-versions.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
@@ -42,6 +43,40 @@ export interface SnapshotOptions {
 export interface Listed {
   title: string;
   latest?: { rev: number; timestamp: string; hidden: boolean };
+  /** Its title at the snapshot's moment, where it was moved since: what it is written under. */
+  titleThen?: string;
+  /** A title a page moved away from since the moment: that page's line stands for it. */
+  movedAway?: boolean;
+}
+
+/**
+ * Each page's title at `at` where it was moved since, by its title now (moves logged after `at`,
+ * followed in order: A to B then B to C gives C: A), from one listing of the wiki's move log.
+ */
+export async function titlesThen(api: Pick<ActionApi, 'movesAfter'>, at: number): Promise<Map<string, string>> {
+  const then = new Map<string, string>();
+  let cont: Record<string, string> | undefined;
+  do {
+    const page = await api.movesAfter(new Date(at).toISOString(), cont);
+    for (const { from, to } of page.moves) {
+      const [before, after] = [from.replace(/ /g, '_'), to.replace(/ /g, '_')];
+      const original = then.get(before) ?? before;
+      then.delete(before);
+      then.set(after, original);
+    }
+    cont = page.cont;
+  } while (cont);
+  return then;
+}
+
+/** The listing's entries with the titles moves after `at` changed: each moved page under its title then. */
+export function withTitlesThen(entries: Listed[], then: Map<string, string>): Listed[] {
+  const left = new Set(then.values());
+  return entries.map((entry) => {
+    const titleThen = then.get(entry.title);
+    if (titleThen !== undefined && titleThen !== entry.title) return { ...entry, titleThen };
+    return left.has(entry.title) && !then.has(entry.title) ? { ...entry, movedAway: true } : entry;
+  });
 }
 
 /** What became of one title: written, did not exist at the time, hidden, unchanged since `since`, or failed. */
@@ -136,7 +171,7 @@ export class SnapshotWriter {
    * latest revision, and the pages stored here (among them pages deleted since, which existed
    * then); only the stored ones with `storageOnly`. Listed once per snapshot (one line each).
    */
-  private async titlesOf(ctx: RequestContext, work: string, ns: number, options: Pick<SnapshotOptions, 'prefix' | 'storageOnly'>): Promise<Listed[]> {
+  private async titlesOf(ctx: RequestContext, work: string, ns: number, options: Pick<SnapshotOptions, 'at' | 'prefix' | 'storageOnly'>): Promise<Listed[]> {
     const file = path.join(work, `titles-${ns}.ndjson`);
     if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Listed);
     const { prefix } = options;
@@ -167,7 +202,8 @@ export class SnapshotWriter {
       }
       next = page.next;
     } while (next);
-    const sorted = [...listed.values()].sort((x, y) => (x.title < y.title ? -1 : x.title > y.title ? 1 : 0));
+    const moved = options.storageOnly ? [...listed.values()] : withTitlesThen([...listed.values()], await titlesThen(wiki.api, options.at));
+    const sorted = moved.sort((x, y) => (x.title < y.title ? -1 : x.title > y.title ? 1 : 0));
     fs.writeFileSync(`${file}.tmp`, sorted.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
     fs.renameSync(`${file}.tmp`, file);
     return sorted;
@@ -257,6 +293,8 @@ export class SnapshotWriter {
   async page(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'> = { deleted: [] }): Promise<{ outcome: Outcome; line?: string }> {
     const { title, latest } = entry;
     const storageOnly = options.storageOnly ?? false;
+    // Its page is written under this title from the title it has now.
+    if (entry.movedAway) return { outcome: 'absent' };
     // Unchanged since `since` by the listing's word (and still visible): nothing to read.
     if (options.since !== undefined && latest && !latest.hidden && Date.parse(latest.timestamp) <= options.since) return { outcome: 'unchanged' };
     const row = await this.listedAt(ctx, entry, options.at, storageOnly);
@@ -279,7 +317,8 @@ export class SnapshotWriter {
     if (!render) throw new HttpError(404, 'render-not-stored', `No render of revision ${row.rev} is stored.`);
     const [html, described] = await Promise.all([this.html2.textOf(this.domain, render, { keep: false }), this.service.wiki(this.domain).describe(title)]);
     const wikitext = gunzipNow(render.parts.wikitext).toString('utf8');
-    const record = enterpriseRecord(row, described.text, described.ns, facts, html, wikitext, new Date(options.at).toISOString());
+    const named = entry.titleThen === undefined ? { row, text: described.text } : { row: { ...row, title: entry.titleThen }, text: (await this.service.wiki(this.domain).describe(entry.titleThen)).text };
+    const record = enterpriseRecord(named.row, named.text, described.ns, facts, html, wikitext, new Date(options.at).toISOString());
     return { outcome: 'written', line: `${JSON.stringify(record)}\n` };
   }
 
