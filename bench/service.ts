@@ -59,7 +59,7 @@ export async function startService(
   const child = spawnPinned(
     process.execPath,
     // WIKISTORE_BENCH_NODE_ARGS: more node flags for the service (e.g. --cpu-prof, to see where a scenario's time goes).
-    ['--max-semi-space-size=4', '--max-old-space-size=128', '--initial-old-space-size=48', ...(process.env.WIKISTORE_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), path.join(HERE, '../src/main.js')],
+    ['--max-semi-space-size=4', '--max-old-space-size=128', '--initial-old-space-size=48', ...(process.env.WIKISTORE_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), path.join(HERE, '../src/bin/main.js')],
     {
       CONFIG: config,
       PORT: '0',

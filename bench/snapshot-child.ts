@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SnapshotWriter } from '../src/modules/page/snapshot/snapshot-writer.js';
-import { toolApp, toolConfig } from '../src/tool.js';
+import { toolApp, toolConfig } from '../src/bin/tool.js';
 
 /**
  * One measured snapshot of a store, from storage alone (the store's config in CONFIG; argv: the

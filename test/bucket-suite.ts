@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
 import { pino } from 'pino';
 import { v1 as uuidv1 } from 'uuid';
-import { HttpError } from '../src/errors.js';
+import { HttpError } from '../src/util/errors.js';
 import type { StorageConfig } from '../src/config.js';
 import { admin, request, startServer, type TestServer } from './helpers.js';
 

@@ -157,7 +157,7 @@ export async function parsoidRequests(base: string, domain: string, endpoint = '
   return m ? Number(m[1]) : 0;
 }
 
-const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.js');
+const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/bin/main.js');
 
 /** The service as a real process (its config from `env`), and the port it listens on once it does. */
 export function startProcess(env: Record<string, string>): { child: ChildProcess; port: Promise<number> } {

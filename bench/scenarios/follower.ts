@@ -127,7 +127,7 @@ export async function backfillScenario(wikiUrl: string, count: number, concurren
   const backfill = () =>
     new Promise<number>((resolve, reject) => {
       const t0 = performance.now();
-      const child = spawn(process.execPath, [path.join(HERE, '../../src/backfill.js'), '--domain', DOMAIN, '--titles-from', file, '--concurrency', String(concurrency)], {
+      const child = spawn(process.execPath, [path.join(HERE, '../../src/bin/backfill.js'), '--domain', DOMAIN, '--titles-from', file, '--concurrency', String(concurrency)], {
         env: { ...process.env, CONFIG: service.config }, stdio: ['ignore', 'pipe', 'ignore'],
       });
       let out = '';

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { newTid } from '../../src/tid.js';
+import { newTid } from '../../src/util/tid.js';
 import { compare, rssMb, throughput, type Comparison } from '../harness.js';
 import { ADMIN_TOKEN, DOMAIN, startService } from '../service.js';
 import { sideBySide } from '../side-by-side.js';

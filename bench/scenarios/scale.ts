@@ -13,7 +13,7 @@ import postgres from 'postgres';
 import type { StorageConfig } from '../../src/config.js';
 import { openStorage } from '../../src/storage/index.js';
 import type { TableStorage } from '../../src/storage/table-storage.js';
-import { newTid } from '../../src/tid.js';
+import { newTid } from '../../src/util/tid.js';
 import { load, median, medianSample, rssMb, type Sample } from '../harness.js';
 import { DOMAIN, startService } from '../service.js';
 

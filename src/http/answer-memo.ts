@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { SecondSight } from '../bounded-map.js';
+import { SecondSight } from '../util/bounded-map.js';
 import type { Reuse } from '../router/types.js';
 
 /** A finished answer as it went out, kept to be sent again while its handler's `Reuse` holds. */

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../util/errors.js';
 import type { BodyKind } from '../router/types.js';
-import { formTypeOf } from '../form-type.js';
+import { formTypeOf } from '../util/form-type.js';
 import { parseForm } from './form.js';
 import { parseJson, type JsonLimits } from './json.js';
 

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import Negotiator from 'negotiator';
 import zlib from 'node:zlib';
-import { gzip, gunzip, brotliCompress as brotli, brotliDecompress as unbrotli } from '../compression.js';
+import { gzip, gunzip, brotliCompress as brotli, brotliDecompress as unbrotli } from '../util/compression.js';
 
 /** Below this size compression costs more than it saves. */
 const MIN_COMPRESS_BYTES = 1024;

@@ -1,6 +1,6 @@
 import { Busboy } from '@fastify/busboy';
-import { HttpError, badRequest } from '../errors.js';
-import type { FormType } from '../form-type.js';
+import { HttpError, badRequest } from '../util/errors.js';
+import type { FormType } from '../util/form-type.js';
 
 /** More fields than any form of this API has; a client sending more is not filling in a form. */
 const MAX_FIELDS = 100;

@@ -1,4 +1,4 @@
-import { HttpError, badRequest, forbidden } from '../errors.js';
+import { HttpError, badRequest, forbidden } from '../util/errors.js';
 import type { Api, Request, RequestContext, Response, Route } from './types.js';
 import type { RequestValidator } from './validation.js';
 

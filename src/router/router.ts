@@ -1,7 +1,7 @@
 import FindMyWay from 'find-my-way';
 import type { Logger } from 'pino';
-import { BoundedMap } from '../bounded-map.js';
-import { HttpError, badRequest, notFound } from '../errors.js';
+import { BoundedMap } from '../util/bounded-map.js';
+import { HttpError, badRequest, notFound } from '../util/errors.js';
 import { accessFilter, jsonBodyFilter, schemaFilter, type Filter } from './filters.js';
 import { compileValidator, type RequestValidator } from './validation.js';
 import type { Api, Handler, Module, Request, RequestContext, Response, Route, RouteRequest } from './types.js';

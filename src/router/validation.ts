@@ -1,6 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { HttpError } from '../errors.js';
-import { formTypeOf } from '../form-type.js';
+import { HttpError } from '../util/errors.js';
+import { formTypeOf } from '../util/form-type.js';
 import type { Route } from './types.js';
 
 /** What a route's schemas check, taken from the request before its handler runs. */

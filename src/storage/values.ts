@@ -1,5 +1,5 @@
 import { invalidInput } from './errors.js';
-import { sortableToTimeuuid, timeuuidToSortable } from '../timeuuid.js';
+import { sortableToTimeuuid, timeuuidToSortable } from '../util/timeuuid.js';
 import { canonicalDecimal, decimalToSortable, normalizeDecimal, sortableToDecimal } from './decimal.js';
 import type { AttributeType, ScalarType } from './types.js';
 

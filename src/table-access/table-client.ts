@@ -1,4 +1,4 @@
-import { HttpError } from '../errors.js';
+import { HttpError } from '../util/errors.js';
 import type { RequestContext } from '../router/types.js';
 import type { Query, QueryResult, Row, Write } from '../storage/types.js';
 

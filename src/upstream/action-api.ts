@@ -1,4 +1,4 @@
-import { HttpError } from '../errors.js';
+import { HttpError } from '../util/errors.js';
 import { upstreamFetch } from './fetch.js';
 import type { ApiPage, SiteInfo, RecentChange, ListedPage, LatestListed, LinkTargetState, Credentials, ApiEtiquette, WikiUser, EditContext, EditParams, EditResult } from './action-api-types.js';
 

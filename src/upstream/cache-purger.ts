@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../util/errors.js';
 
 /**
  * Tells the HTTP caches in front of the service (Varnish, see deploy/varnish) which answers

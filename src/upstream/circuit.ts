@@ -1,4 +1,4 @@
-import { HttpError } from '../errors.js';
+import { HttpError } from '../util/errors.js';
 
 export interface CircuitOptions {
   /** Consecutive stalls (timeouts) that open the circuit. */

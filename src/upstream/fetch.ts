@@ -1,6 +1,6 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../util/errors.js';
 import { decompress } from '../http/encoding.js';
 
 export interface FetchOptions {

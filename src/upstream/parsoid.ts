@@ -1,4 +1,4 @@
-import { HttpError } from '../errors.js';
+import { HttpError } from '../util/errors.js';
 import { upstreamFetch, type FetchOptions, type UpstreamResponse } from './fetch.js';
 
 /** The pagebundle profile that returns data-mw separately from the HTML. */

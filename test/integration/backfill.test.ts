@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { request, sleep, startServer, tempDir, type TestServer } from '../helpers.js';
 import { FAST_FOLLOWER, waitFor, WIKI_URL } from '../wiki.js';
 
-const BACKFILL = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/backfill.js');
+const BACKFILL = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/bin/backfill.js');
 
 /** Runs the backfill command on a config; SIGINT (Ctrl-C) once its progress shows pages done, if `interrupt`. */
 function backfill(config: string, args: string[], interrupt = false): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { DEFAULT_USER_AGENT } from '../../src/config.js';
-import { Metrics } from '../../src/metrics.js';
+import { Metrics } from '../../src/util/metrics.js';
 import { rateLimit, Wiki } from '../../src/upstream/wiki.js';
 
 /** A small fake of the Action API: lagged for the first `lagged` reads, recording what it was sent. */

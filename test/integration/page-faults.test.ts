@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Metrics } from '../../src/metrics.js';
+import { Metrics } from '../../src/util/metrics.js';
 import { PageCaches } from '../../src/modules/page/read/page-caches.js';
 import type { SiteInfo } from '../../src/upstream/action-api.js';
 import { Wiki } from '../../src/upstream/wiki.js';

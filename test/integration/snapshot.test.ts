@@ -201,7 +201,7 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
       await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
       try {
         const env = processConfig(tempDir(), 'wiki.test', `http://127.0.0.1:${(slow.address() as AddressInfo).port}`, '', backend.storage());
-        const command = (out: string) => spawn(process.execPath, [path.resolve('dist/src/snapshot.js'), '--domain', 'wiki.test', '--at', new Date(t1).toISOString(), '--prefix', PREFIX, '--pages', '1', '--concurrency', '1', '--out', out], {
+        const command = (out: string) => spawn(process.execPath, [path.resolve('dist/src/bin/snapshot.js'), '--domain', 'wiki.test', '--at', new Date(t1).toISOString(), '--prefix', PREFIX, '--pages', '1', '--concurrency', '1', '--out', out], {
           env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'],
         });
         const finished = (child: ReturnType<typeof command>) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -7,7 +7,7 @@ import { STATUS_OF } from '../../src/modules/table/index.js';
 import { openStorage, type TableStorage } from '../../src/storage/index.js';
 import { SCHEMA_RECHECK_MS } from '../../src/storage/schema-cache.js';
 import { freshDomain, sleep } from '../helpers.js';
-import { timeuuidMillis } from '../../src/timeuuid.js';
+import { timeuuidMillis } from '../../src/util/timeuuid.js';
 
 /** Asserts that a promise rejects with the storage error that means the given HTTP status. */
 export async function rejectsWith(promise: Promise<unknown>, status: number, match?: RegExp): Promise<void> {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BoundedMap, SecondSight } from '../../src/bounded-map.js';
+import { BoundedMap, SecondSight } from '../../src/util/bounded-map.js';
 
 describe('BoundedMap', () => {
   it('holds at most its bound, starting over when a new key would pass it', () => {

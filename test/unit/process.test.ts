@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN, request, tempDir } from '../helpers.js';
 
-const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/main.js');
+const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/bin/main.js');
 
 function startMain(env: Record<string, string>) {
   const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Counter, Histogram, Registry } from 'prom-client';
-import { RequestMetrics } from '../../src/request-metrics.js';
+import { RequestMetrics } from '../../src/util/request-metrics.js';
 
 const BUCKETS = [0.001, 0.01, 0.1, 1];
 const LABELS = ['route', 'method', 'status', 'origin'] as const;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isTid, newTid, tidTime, unguessableTid } from '../../src/tid.js';
+import { isTid, newTid, tidTime, unguessableTid } from '../../src/util/tid.js';
 
 describe('unguessable time-uuids (ids that alone grant access)', () => {
   it('are version-1 time-uuids of now, whose random parts differ from one to the next', () => {

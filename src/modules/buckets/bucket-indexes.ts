@@ -1,4 +1,4 @@
-import { badRequest, HttpError } from '../../errors.js';
+import { badRequest, HttpError } from '../../util/errors.js';
 import type { TableClient } from '../../table-access/table-client.js';
 import type { RequestContext } from '../../router/types.js';
 

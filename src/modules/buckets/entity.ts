@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { HttpError, badRequest } from '../../errors.js';
+import { HttpError, badRequest } from '../../util/errors.js';
 import { isCompressible } from '../../http/encoding.js';
 import { toJson } from '../../http/serialize.js';
 import type { RouteRequest } from '../../router/types.js';
-import { isTid } from '../../tid.js';
-import { gzip, gunzip } from '../../compression.js';
+import { isTid } from '../../util/tid.js';
+import { gzip, gunzip } from '../../util/compression.js';
 
 const MIN_COMPRESS_BYTES = 1024;
 /** What a gzip body stored as sent may inflate to (it is inflated for clients without gzip). */

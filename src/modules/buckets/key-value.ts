@@ -1,6 +1,6 @@
-import { HttpError, notFound, preconditionFailed } from '../../errors.js';
+import { HttpError, notFound, preconditionFailed } from '../../util/errors.js';
 import type { Module, RouteRequest } from '../../router/types.js';
-import { newTid } from '../../tid.js';
+import { newTid } from '../../util/tid.js';
 import { missingBucket, TableClient } from '../../table-access/table-client.js';
 import { checkedIfMatch, entityFromRequest } from './entity.js';
 import { bucketRoutes, revisionResponse } from './revision-routes.js';

@@ -1,4 +1,4 @@
-import { BoundedMap } from '../../bounded-map.js';
+import { BoundedMap } from '../../util/bounded-map.js';
 import type { RouteRequest } from '../../router/types.js';
 
 /** Buckets whose handles are kept (beyond these, handles are made anew). */

@@ -1,8 +1,8 @@
-import { BoundedMap } from '../../bounded-map.js';
-import { badRequest, forbidden, notFound } from '../../errors.js';
+import { BoundedMap } from '../../util/bounded-map.js';
+import { badRequest, forbidden, notFound } from '../../util/errors.js';
 import type { RequestContext, Response, Route, RouteRequest } from '../../router/types.js';
 import type { RetentionPolicy } from '../../storage/types.js';
-import { checkNotFuture, isTid, parseTime, tidTime, UUID_PATTERN } from '../../tid.js';
+import { checkNotFuture, isTid, parseTime, tidTime, UUID_PATTERN } from '../../util/tid.js';
 import { checkedIfMatch, entityFromRequest } from './entity.js';
 import { pagingFrom } from '../../router/paging.js';
 import type { Revision, RevisionStore } from './revision-store.js';

@@ -1,9 +1,9 @@
-import { HttpError, preconditionFailed } from '../../errors.js';
+import { HttpError, preconditionFailed } from '../../util/errors.js';
 import type { RequestContext } from '../../router/types.js';
 import { validityOf, type AnswerValidity } from '../../storage/answer-validity.js';
 import type { QueryResult, RetentionPolicy, Row } from '../../storage/types.js';
 import { missingBucket, TableClient } from '../../table-access/table-client.js';
-import { compareTids, maxTidAt, newTid } from '../../tid.js';
+import { compareTids, maxTidAt, newTid } from '../../util/tid.js';
 import type { Entity } from './entity.js';
 import { BucketIndexReader, indexColumn, indexSchema, indexValues, type BucketIndexes } from './bucket-indexes.js';
 

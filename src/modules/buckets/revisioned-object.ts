@@ -1,5 +1,5 @@
-import { badRequest, notFound } from '../../errors.js';
-import { newTid } from '../../tid.js';
+import { badRequest, notFound } from '../../util/errors.js';
+import { newTid } from '../../util/tid.js';
 import type { Module } from '../../router/types.js';
 import { missingBucket, TableClient } from '../../table-access/table-client.js';
 import { pagingFrom } from '../../router/paging.js';

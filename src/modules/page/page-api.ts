@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Metrics } from '../../metrics.js';
+import type { Metrics } from '../../util/metrics.js';
 import type { Module } from '../../router/types.js';
 import type { CachePurger } from '../../upstream/cache-purger.js';
 import type { Wiki } from '../../upstream/wiki.js';

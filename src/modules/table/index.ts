@@ -1,4 +1,4 @@
-import { HttpError, badRequest, forbidden } from '../../errors.js';
+import { HttpError, badRequest, forbidden } from '../../util/errors.js';
 import { StorageError, type StorageErrorKind } from '../../storage/errors.js';
 import type { Module, RequestContext, RouteRequest } from '../../router/types.js';
 import { validityOf } from '../../storage/answer-validity.js';

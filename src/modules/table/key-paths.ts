@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { badRequest, HttpError, notFound } from '../../errors.js';
+import { badRequest, HttpError, notFound } from '../../util/errors.js';
 import { notModified } from '../../http/conditional.js';
 import { frozenJsonBytes } from '../../http/serialize.js';
 import type { Response, RouteRequest } from '../../router/types.js';
 import { validityOf } from '../../storage/answer-validity.js';
 import { IMPLICIT_TID } from '../../storage/schema.js';
 import type { TableStorage } from '../../storage/table-storage.js';
-import { tidTime } from '../../tid.js';
+import { tidTime } from '../../util/tid.js';
 import type { AttributeType, IndexElement, Query, TableSchema } from '../../storage/types.js';
 
 /** Path segments after the table (or after `//{index}`) a route accepts: compound keys in declared order. */

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
-import { HttpError, badRequest } from '../../errors.js';
+import { HttpError, badRequest } from '../../util/errors.js';
 import { TableClient } from '../../table-access/table-client.js';
-import type { Metrics } from '../../metrics.js';
+import type { Metrics } from '../../util/metrics.js';
 import type { RequestContext, Response } from '../../router/types.js';
 import type { Row } from '../../storage/types.js';
-import { checkNotFuture, tidTime } from '../../tid.js';
+import { checkNotFuture, tidTime } from '../../util/tid.js';
 import type { Heartbeat } from './heartbeat.js';
 import { PendingIndex, type PendingEntry } from './pending-index.js';
 

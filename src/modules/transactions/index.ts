@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Metrics } from '../../metrics.js';
+import type { Metrics } from '../../util/metrics.js';
 import { withBody } from '../../router/typed-body.js';
 import type { Module, RequestContext } from '../../router/types.js';
 import { TransactionExecutor, type KillPoint } from './executor.js';

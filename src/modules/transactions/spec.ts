@@ -1,4 +1,4 @@
-import { TID_PATTERN } from '../../tid.js';
+import { TID_PATTERN } from '../../util/tid.js';
 
 /** OpenAPI fragments of HTTP transactions; they validate requests as well as document them. */
 const tags = ['transactions'];

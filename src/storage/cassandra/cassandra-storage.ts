@@ -11,7 +11,7 @@ import { clusterHealth, watchNodes, type NodeCounts, type NodeListener } from '.
 import type { Delete, Query, QueryResult, Row, ScalarType, TableSchema, Write } from '../types.js';
 import { compareScalars } from '../values.js';
 import { planDelete, planWrite, type WritePlan } from '../write-plan.js';
-import { timeuuidMillis } from '../../timeuuid.js';
+import { timeuuidMillis } from '../../util/timeuuid.js';
 import { isStaleSchema } from './cql-errors.js';
 import { definitionTag, IndexUpkeep, type Table } from './cql-indexes.js';
 import { consistency, CqlSession, type CqlRow } from './cql-session.js';

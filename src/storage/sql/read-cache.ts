@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { SecondSight } from '../../bounded-map.js';
+import { SecondSight } from '../../util/bounded-map.js';
 import { markValid } from '../answer-validity.js';
 import type { QueryResult } from '../types.js';
 

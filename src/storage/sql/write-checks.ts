@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { conditionFailed } from '../errors.js';
 import { rowsToExpire } from '../retention.js';
 import type { TableInfo } from '../schema.js';
-import { sortableToTimeuuid, timeuuidMillis } from '../../timeuuid.js';
+import { sortableToTimeuuid, timeuuidMillis } from '../../util/timeuuid.js';
 import { fromStorage, toStorage, type ValueCodec } from '../values.js';
 import type { WritePlan } from '../write-plan.js';
 import { exec, expireRowStatement, read, readRowStatement, readStaticStatement, retentionCandidatesStatement } from './dml.js';

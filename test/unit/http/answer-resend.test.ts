@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { createHttpServer } from '../../../src/http/server.js';
-import { Metrics } from '../../../src/metrics.js';
+import { Metrics } from '../../../src/util/metrics.js';
 import { Router } from '../../../src/router/router.js';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { HttpError } from '../../../src/errors.js';
+import { HttpError } from '../../../src/util/errors.js';
 import { startServer, type TestServer } from '../../helpers.js';
 
 /**

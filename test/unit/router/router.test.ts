@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { HttpError } from '../../../src/errors.js';
+import { HttpError } from '../../../src/util/errors.js';
 import { Router } from '../../../src/router/router.js';
 import type { Module, RouteRequest } from '../../../src/router/types.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HttpError } from '../../../src/errors.js';
+import { HttpError } from '../../../src/util/errors.js';
 import { Circuit } from '../../../src/upstream/circuit.js';
 
 describe('the circuit of a wiki', () => {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { HttpError } from '../../../src/errors.js';
+import { HttpError } from '../../../src/util/errors.js';
 import { requestMark, requestsWritten, upstreamFetch } from '../../../src/upstream/fetch.js';
 
 /** A small fake of a misbehaving wiki, to check the upstream client's errors and retries. */

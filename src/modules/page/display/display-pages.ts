@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { badRequest } from '../../../errors.js';
+import { badRequest } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { LinkTargetState } from '../../../upstream/action-api.js';
 import type { BundleRender } from '../model/render.js';
 import type { DisplayOptions } from './display-pass.js';
 import type { LinkStates } from './link-states.js';
 import { displayHtml, type DisplayImages } from './pipeline.js';
-import { gunzip, gzip } from '../../../compression.js';
+import { gunzip, gzip } from '../../../util/compression.js';
 
 /** The query options of a display URL; any other is a 400 naming it. */
 const OPTIONS = ['sectionedit', 'toc', 'stubthreshold'] as const;

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { atMostEntries, BoundedMap } from '../../../bounded-map.js';
+import { atMostEntries, BoundedMap } from '../../../util/bounded-map.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { LinkTargetState } from '../../../upstream/action-api.js';
 import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { atMostEntries } from '../../../bounded-map.js';
+import { atMostEntries } from '../../../util/bounded-map.js';
 import type { Logger } from 'pino';
 import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
 

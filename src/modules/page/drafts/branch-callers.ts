@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { BoundedMap } from '../../../bounded-map.js';
-import { HttpError } from '../../../errors.js';
+import { BoundedMap } from '../../../util/bounded-map.js';
+import { HttpError } from '../../../util/errors.js';
 import type { RequestContext, RouteRequest } from '../../../router/types.js';
 import type { Credentials } from '../../../upstream/action-api.js';
 import type { Wiki } from '../../../upstream/wiki.js';

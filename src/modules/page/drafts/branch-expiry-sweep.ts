@@ -1,4 +1,4 @@
-import type { Metrics } from '../../../metrics.js';
+import type { Metrics } from '../../../util/metrics.js';
 import type { RequestContext } from '../../../router/types.js';
 import { dayOf, KEPT_DAYS } from '../tables/branch-expiry.js';
 import type { Branches } from './branches.js';

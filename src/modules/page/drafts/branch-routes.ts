@@ -1,8 +1,8 @@
-import { HttpError, badRequest } from '../../../errors.js';
+import { HttpError, badRequest } from '../../../util/errors.js';
 import { pagingFrom } from '../../../router/paging.js';
 import { withBody } from '../../../router/typed-body.js';
 import type { Handler, RequestContext, Response, Reuse, Route, RouteRequest } from '../../../router/types.js';
-import { isTid } from '../../../tid.js';
+import { isTid } from '../../../util/tid.js';
 import { parseDataMw } from '../edit/save-routes.js';
 import { HTML_2_TYPE, negotiateHtml } from '../model/html-versions.js';
 import type { NormalizeTitle } from '../model/title-url.js';

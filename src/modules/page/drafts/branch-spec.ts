@@ -1,4 +1,4 @@
-import { TID_PATTERN } from '../../../tid.js';
+import { TID_PATTERN } from '../../../util/tid.js';
 import { formOrJson, problem } from '../edit/write-spec.js';
 
 /** OpenAPI fragments of the branch routes; they validate requests as well as document them. */

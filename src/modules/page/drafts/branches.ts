@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import { HttpError, badRequest } from '../../../errors.js';
+import { HttpError, badRequest } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { AnswerValidity } from '../../../storage/answer-validity.js';
-import { tidAfter, tidTime, unguessableTid } from '../../../tid.js';
-import { BoundedMap } from '../../../bounded-map.js';
+import { tidAfter, tidTime, unguessableTid } from '../../../util/tid.js';
+import { BoundedMap } from '../../../util/bounded-map.js';
 import type { PageSaver, SaveResult } from '../edit/page-saver.js';
 import type { PageService } from '../read/page-service.js';
 import { HTML_2_TYPE, toHtml2, type HtmlVersion } from '../model/html-versions.js';

@@ -1,10 +1,10 @@
-import { HttpError } from '../../../errors.js';
+import { HttpError } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { PageService } from '../read/page-service.js';
 import { partOf } from '../model/render.js';
 import { mergeWikitext, type ConflictHunk } from '../model/three-way-merge.js';
 import type { BranchHead, BranchVersion } from '../tables/page-branches.js';
-import { gunzip } from '../../../compression.js';
+import { gunzip } from '../../../util/compression.js';
 
 /** A branch version merged with the page as it is now. */
 export interface Merged {

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { gzip } from '../../../compression.js';
+import { gzip } from '../../../util/compression.js';
 
 /**
  * Branch versions' bodies as they are sent, gzipped once per version and form (a version never

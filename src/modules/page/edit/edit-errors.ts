@@ -1,4 +1,4 @@
-import { HttpError } from '../../../errors.js';
+import { HttpError } from '../../../util/errors.js';
 import type { ApiError } from '../../../upstream/action-api.js';
 
 /**

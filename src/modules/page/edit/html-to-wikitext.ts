@@ -2,7 +2,7 @@ import type { Part } from '../../../upstream/parsoid.js';
 import type { Wiki } from '../../../upstream/wiki.js';
 import { HTML_2, htmlTypeOf, htmlVersionOf, toHtml2 } from '../model/html-versions.js';
 import type { Render } from '../model/render.js';
-import { gunzip } from '../../../compression.js';
+import { gunzip } from '../../../util/compression.js';
 
 /** An element with its data-mw inline: HTML of the 2.x kind. */
 const INLINE_DATA_MW = /<[a-z][^>]*\sdata-mw=/i;

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { HttpError, badRequest } from '../../../errors.js';
+import { HttpError, badRequest } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
-import { newTid } from '../../../tid.js';
+import { newTid } from '../../../util/tid.js';
 import { ApiError, type Credentials, type EditContext, type EditResult } from '../../../upstream/action-api.js';
 import type { Wiki } from '../../../upstream/wiki.js';
 import { renderedTid, saveTransaction, type SaveStep } from './save-steps.js';

@@ -1,4 +1,4 @@
-import { HttpError } from '../../../errors.js';
+import { HttpError } from '../../../util/errors.js';
 import { withBody } from '../../../router/typed-body.js';
 import type { Module } from '../../../router/types.js';
 import type { PageService } from '../read/page-service.js';

@@ -1,4 +1,4 @@
-import { HttpError, badRequest } from '../../../errors.js';
+import { HttpError, badRequest } from '../../../util/errors.js';
 import { parseJson } from '../../../http/json.js';
 import { withBody } from '../../../router/typed-body.js';
 import type { RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';

@@ -1,4 +1,4 @@
-import { HttpError, badRequest } from '../../../errors.js';
+import { HttpError, badRequest } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { Part, TransformTarget } from '../../../upstream/parsoid.js';
 import { htmlToWikitext } from './html-to-wikitext.js';

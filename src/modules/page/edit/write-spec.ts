@@ -1,4 +1,4 @@
-import { TID_PATTERN } from '../../../tid.js';
+import { TID_PATTERN } from '../../../util/tid.js';
 
 /** OpenAPI fragments of saves and transforms; they validate requests as well as document them. */
 export const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });

@@ -1,4 +1,4 @@
-import type { Metrics } from '../../../metrics.js';
+import type { Metrics } from '../../../util/metrics.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { RecentChange } from '../../../upstream/action-api.js';
 import type { PageService } from '../read/page-service.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { RequestContext } from '../../../router/types.js';
-import { compareTids } from '../../../tid.js';
+import { compareTids } from '../../../util/tid.js';
 import { ChangeLog, type ChangeEvent, type ChangeLogs } from '../tables/change-log.js';
 
 /** How often the log is read for changes other processes recorded, while anyone listens. */

@@ -3,7 +3,7 @@ import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import { keepRenewed } from '../../../table-access/lease.js';
-import type { Metrics } from '../../../metrics.js';
+import type { Metrics } from '../../../util/metrics.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { RecentChange } from '../../../upstream/action-api.js';
 import { isUnavailable } from '../../../upstream/wiki.js';

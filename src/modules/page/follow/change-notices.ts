@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
-import { HttpError, badRequest, forbidden } from '../../../errors.js';
+import { HttpError, badRequest, forbidden } from '../../../util/errors.js';
 import type { Module, RequestContext, RouteRequest } from '../../../router/types.js';
 import type { RecentChange } from '../../../upstream/action-api.js';
 import type { PageService } from '../read/page-service.js';

@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import { badRequest } from '../../../errors.js';
+import { badRequest } from '../../../util/errors.js';
 import type { Module, RequestContext, RouteRequest } from '../../../router/types.js';
-import { isTid, parseTime, tidTime } from '../../../tid.js';
-import { gunzip } from '../../../compression.js';
+import { isTid, parseTime, tidTime } from '../../../util/tid.js';
+import { gunzip } from '../../../util/compression.js';
 import type { PageService } from '../read/page-service.js';
 import { ChangeLog, type ChangeEvent } from '../tables/change-log.js';
 import { ChangeFeed, isAfter } from './change-feed.js';

@@ -1,4 +1,4 @@
-import { HttpError } from '../../../errors.js';
+import { HttpError } from '../../../util/errors.js';
 import { StorageError } from '../../../storage/errors.js';
 import { ApiError } from '../../../upstream/action-api.js';
 

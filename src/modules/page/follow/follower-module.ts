@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Metrics } from '../../../metrics.js';
+import type { Metrics } from '../../../util/metrics.js';
 import type { Module, RequestContext } from '../../../router/types.js';
 import type { PageService } from '../read/page-service.js';
 import { ChangeApplier, type PagesChanged } from './change-applier.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import PQueue from 'p-queue';
-import { HttpError } from '../../../errors.js';
+import { HttpError } from '../../../util/errors.js';
 import { TableClient } from '../../../table-access/table-client.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { ListedPage } from '../../../upstream/action-api.js';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
-import { HttpError } from '../../../errors.js';
+import { HttpError } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { PageService } from '../read/page-service.js';
 import type { FollowerState } from '../tables/follower-state.js';

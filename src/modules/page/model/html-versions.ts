@@ -1,8 +1,8 @@
 import { Parser } from 'htmlparser2';
 import { LRUCache } from 'lru-cache';
-import { HttpError } from '../../../errors.js';
+import { HttpError } from '../../../util/errors.js';
 import type { BundleRender } from './render.js';
-import { gzip, gunzip, gunzipNow } from '../../../compression.js';
+import { gzip, gunzip, gunzipNow } from '../../../util/compression.js';
 
 const SPEC = 'https://www.mediawiki.org/wiki/Specs/HTML/';
 /** What a 2.x client gets: the version Parsoid itself answers 2.x requests with. */

@@ -1,4 +1,4 @@
-import { HttpError } from '../../../errors.js';
+import { HttpError } from '../../../util/errors.js';
 import type { RevisionRow } from './revision.js';
 
 /** A revision that now belongs to another page (the page was moved). */

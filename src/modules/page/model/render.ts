@@ -1,4 +1,4 @@
-import { HttpError } from '../../../errors.js';
+import { HttpError } from '../../../util/errors.js';
 
 export const PROPS = ['html', 'data-parsoid', 'data-mw', 'wikitext'] as const;
 export type Prop = (typeof PROPS)[number];

@@ -1,4 +1,4 @@
-import { BoundedMap } from '../../../bounded-map.js';
+import { BoundedMap } from '../../../util/bounded-map.js';
 
 /** How long an early answer waits for its render to claim it once it has arrived. */
 const UNCLAIMED_AFTER_MS = 5_000;

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { HttpError } from '../../../errors.js';
+import { HttpError } from '../../../util/errors.js';
 import type { Reuse } from '../../../router/types.js';
 import type { Wiki } from '../../../upstream/wiki.js';
 import type { BundleRender, Render } from '../model/render.js';

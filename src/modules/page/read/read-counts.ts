@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { atMostEntries } from '../../../bounded-map.js';
+import { atMostEntries } from '../../../util/bounded-map.js';
 
 /** Titles whose reads are counted, per process: the most-read of them, recently. */
 const TRACKED_TITLES = 100_000;

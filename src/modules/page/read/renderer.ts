@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { BoundedMap } from '../../../bounded-map.js';
+import { BoundedMap } from '../../../util/bounded-map.js';
 import { compress } from '../../../http/encoding.js';
-import { HttpError, forbidden, notFound } from '../../../errors.js';
+import { HttpError, forbidden, notFound } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
-import { newTid } from '../../../tid.js';
+import { newTid } from '../../../util/tid.js';
 import type { CachePurger } from '../../../upstream/cache-purger.js';
 import { requestMark, requestsWritten } from '../../../upstream/fetch.js';
 import type { PageBundle, Part } from '../../../upstream/parsoid.js';

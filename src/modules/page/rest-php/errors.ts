@@ -1,4 +1,4 @@
-import { HttpError } from '../../../errors.js';
+import { HttpError } from '../../../util/errors.js';
 
 /** Whether a request path is on the MediaWiki REST API surface (`/{domain}/rest.php/...`). */
 export const isRestPhpPath = (path: string) => /^\/[^/]+\/rest\.php(\/|$)/.test(path);

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { HttpError } from '../../../errors.js';
-import { tidTime } from '../../../tid.js';
+import { HttpError } from '../../../util/errors.js';
+import { tidTime } from '../../../util/tid.js';
 import type { Module, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
-import { gunzip, gzip } from '../../../compression.js';
+import { gunzip, gzip } from '../../../util/compression.js';
 import { askedAnew, type CachePolicy } from '../model/cache-control.js';
 import { HTML_2_TYPE, negotiateHtml } from '../model/html-versions.js';
 import { PageMoved, RevisionMoved } from '../model/page-moves.js';

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { HttpError, badRequest } from '../../../errors.js';
+import { HttpError, badRequest } from '../../../util/errors.js';
 import type { Response, RouteRequest } from '../../../router/types.js';
 
 /** Headers that belong to one connection, not to the request or answer passed on. */

@@ -1,4 +1,4 @@
-import { badRequest, HttpError } from '../../../errors.js';
+import { badRequest, HttpError } from '../../../util/errors.js';
 import { withBody } from '../../../router/typed-body.js';
 import type { Handler, Response, Route, RouteRequest } from '../../../router/types.js';
 import type { PageSaver } from '../edit/page-saver.js';

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import { HttpError, notFound } from '../../../errors.js';
-import { tidTime } from '../../../tid.js';
+import { HttpError, notFound } from '../../../util/errors.js';
+import { tidTime } from '../../../util/tid.js';
 import { withBody } from '../../../router/typed-body.js';
 import type { Module, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
 import { askedAnew, type CachePolicy } from '../model/cache-control.js';
@@ -17,7 +17,7 @@ import { titleSegment } from '../model/title-url.js';
 import { HTML_2_TYPE, negotiateHtml, type HtmlVersion } from '../model/html-versions.js';
 import { restV1Specs, toHtmlBody, toWikitextBody } from './spec.js';
 import { leadSummary } from './summary.js';
-import { gunzip } from '../../../compression.js';
+import { gunzip } from '../../../util/compression.js';
 
 const SUMMARY_CACHE_BYTES = 8 * 1024 * 1024;
 const SUMMARY_TYPE = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/Summary/1.4.2"';

@@ -1,4 +1,4 @@
-import type { HttpError } from '../../../errors.js';
+import type { HttpError } from '../../../util/errors.js';
 
 const ERRORS = 'https://mediawiki.org/wiki/HyperSwitch/errors/';
 /** RESTBase's error types by status; clients compare `type` with these URIs (e.g. not_found). */

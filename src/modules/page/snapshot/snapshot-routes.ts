@@ -1,8 +1,8 @@
 import { decodeToken, encodeToken } from '../model/paging-token.js';
 import PQueue from 'p-queue';
-import { badRequest } from '../../../errors.js';
+import { badRequest } from '../../../util/errors.js';
 import type { Module } from '../../../router/types.js';
-import { parseTime } from '../../../tid.js';
+import { parseTime } from '../../../util/tid.js';
 import type { Html2Cache } from '../model/html-versions.js';
 import type { PageService } from '../read/page-service.js';
 import { wikiFacts } from './enterprise.js';

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { RequestContext } from '../../../router/types.js';
 import { TableClient } from '../../../table-access/table-client.js';
-import { maxTidAt, newTid, tidTime } from '../../../tid.js';
+import { maxTidAt, newTid, tidTime } from '../../../util/tid.js';
 
 /** What changed in what the service stores of a page. */
 export type ChangeKind = 'edit' | 'rerender' | 'delete' | 'undelete' | 'move' | 'visibility';

@@ -1,7 +1,7 @@
 import type { RequestContext } from '../../../router/types.js';
 import { validityOf, type AnswerValidity } from '../../../storage/answer-validity.js';
 import { TableClient } from '../../../table-access/table-client.js';
-import { tidTime } from '../../../tid.js';
+import { tidTime } from '../../../util/tid.js';
 
 /**
  * Drafts of pages beside their published history: one partition per branch (its id, a timeuuid,

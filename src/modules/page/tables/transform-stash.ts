@@ -1,7 +1,7 @@
 import { TableClient } from '../../../table-access/table-client.js';
 import type { RequestContext } from '../../../router/types.js';
-import { newTid } from '../../../tid.js';
-import { gzip, gunzip } from '../../../compression.js';
+import { newTid } from '../../../util/tid.js';
+import { gzip, gunzip } from '../../../util/compression.js';
 
 /** How long a stashed transform is kept: an editing session (RESTBase kept its stash a day). */
 export const STASH_SECONDS = 24 * 3600;

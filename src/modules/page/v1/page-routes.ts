@@ -1,8 +1,8 @@
-import { HttpError, badRequest } from '../../../errors.js';
+import { HttpError, badRequest } from '../../../util/errors.js';
 import { pagingFrom } from '../../../router/paging.js';
 import type { Module, RequestContext, Response, Reuse, RouteRequest } from '../../../router/types.js';
 import { validityOf } from '../../../storage/answer-validity.js';
-import { parseTime, tidTime } from '../../../tid.js';
+import { parseTime, tidTime } from '../../../util/tid.js';
 import { askedAnew, type CachePolicy } from '../model/cache-control.js';
 import { HTML_2_TYPE, negotiateHtml, type Html2Cache } from '../model/html-versions.js';
 import { PageMoved, RevisionMoved } from '../model/page-moves.js';
@@ -17,7 +17,7 @@ import type { PageService } from '../read/page-service.js';
 import { revisionMetadata, type RevisionRow } from '../model/revision.js';
 import { propOf, propRender, PROPS, type BundleRender, type Prop, type PropRender } from '../model/render.js';
 import { pageSpecs, REVID } from './spec.js';
-import { gunzip } from '../../../compression.js';
+import { gunzip } from '../../../util/compression.js';
 
 /** The route's schema admits only these (see v1/spec.ts). */
 const asProp = (prop: string) => prop as Prop;

@@ -1,4 +1,4 @@
-import { TID_PATTERN } from '../../../tid.js';
+import { TID_PATTERN } from '../../../util/tid.js';
 import { PROPS } from '../model/render.js';
 
 /** OpenAPI fragments of the public content API; they validate requests as well as document them. */

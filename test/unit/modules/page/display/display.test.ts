@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HttpError } from '../../../../../src/errors.js';
+import { HttpError } from '../../../../../src/util/errors.js';
 import { displayOptions } from '../../../../../src/modules/page/display/display-pages.js';
 import { numberHeadings } from '../../../../../src/modules/page/display/passes/toc.js';
 import type { Heading } from '../../../../../src/modules/page/display/passes/headings.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { notFound } from '../../../../../src/errors.js';
+import { notFound } from '../../../../../src/util/errors.js';
 import { PageCaches } from '../../../../../src/modules/page/read/page-caches.js';
 import { SingleFlight } from '../../../../../src/modules/page/model/single-flight.js';
 import type { Render } from '../../../../../src/modules/page/model/render.js';

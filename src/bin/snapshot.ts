@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
 import { toolApp, toolConfig, toolDomain, usageOf } from './tool.js';
-import { SnapshotWriter, type Outcome } from './modules/page/snapshot/snapshot-writer.js';
-import { parseTime } from './tid.js';
+import { SnapshotWriter, type Outcome } from '../modules/page/snapshot/snapshot-writer.js';
+import { parseTime } from '../util/tid.js';
 
 const USAGE = `Writes a wiki as it was at one moment, in Wikimedia Enterprise's HTML snapshot layout.
 

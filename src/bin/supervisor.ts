@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { Config } from './config.js';
-import { createLogger } from './logger.js';
+import type { Config } from '../config.js';
+import { createLogger } from '../util/logger.js';
 import { EXIT_START_UP_MISTAKE } from './startup.js';
 
 /** A worker that dies sooner than this after its start counts as crashing in a loop. */

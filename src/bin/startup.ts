@@ -1,4 +1,4 @@
-import type { Config } from './config.js';
+import type { Config } from '../config.js';
 
 /**
  * Start-up failures an operator fixes in the config or on the machine: one line naming what to

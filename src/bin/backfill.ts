@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
 import { toolApp, toolConfig, toolDomain, usageOf } from './tool.js';
-import { Backfill, type BackfillSource } from './modules/page/follow/page-backfill.js';
+import { Backfill, type BackfillSource } from '../modules/page/follow/page-backfill.js';
 
 const USAGE = `Stores and renders every page of a wiki, resumably.
 

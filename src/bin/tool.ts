@@ -1,7 +1,7 @@
 import { pino } from 'pino';
-import { createApp, type App } from './app.js';
-import { loadConfig, type Config } from './config.js';
-import type { RequestContext } from './router/types.js';
+import { createApp, type App } from '../app.js';
+import { loadConfig, type Config } from '../config.js';
+import type { RequestContext } from '../router/types.js';
 
 /** What the command-line tools (backfill, snapshot) share: the config, the wiki named, the app. */
 

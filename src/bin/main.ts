@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import { loadConfig, type Config } from './config.js';
+import { loadConfig, type Config } from '../config.js';
 
 // The service takes its settings from its config file and the environment, never from flags: one
 // given is a mistake to report, not to ignore.

@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createApp, type App } from './app.js';
+import { createApp, type App } from '../app.js';
 import { EXIT_START_UP_MISTAKE, isUnreachable, listenProblem, storageProblem } from './startup.js';
-import type { Config } from './config.js';
+import type { Config } from '../config.js';
 
 /** Attempts at reaching storage at start before giving up (one a second: a database starting beside the service). */
 const STORAGE_ATTEMPTS = 5;
