@@ -132,11 +132,14 @@ for (const backend of BACKENDS) describe(`the change stream (${backend.name})`, 
   });
 
   it('cuts a client that takes nothing while events wait; it resumes with Last-Event-ID and loses nothing', async () => {
-    // A long article stored, and many changes of it recorded, each carrying its HTML (include=html):
-    // far more than the socket's buffers hold, so the server waits on the client.
-    // A page no other test reads (page.test.ts counts on Anarchism never having been read).
-    const title = 'United_Kingdom';
+    // A long page of this test's own (the domain is shared with other files on the server engines)
+    // stored, and many changes of it recorded, each carrying its HTML (include=html): far more than
+    // the socket's buffers hold, so the server waits on the client.
+    const title = `Stream_cut_${RUN}_${backend.name}`;
+    const paragraph = 'A paragraph long enough to make the page weigh something in every event that carries it. '.repeat(8);
+    await a.wiki.edit(title, Array.from({ length: 400 }, (_, i) => `${i}. ${paragraph}`).join('\n\n'));
     const stored = await request(`${a.v1}/page/${title}/html`);
+    assert.ok(stored.raw.length > 200_000, `a long page (${stored.raw.length} bytes)`);
     assert.equal(stored.status, 200);
     const [rev, tid] = /^"(\d+)\/([0-9a-f-]+)"$/.exec(String(stored.headers.etag))!.slice(1);
     const log = a.s.app.page.service.changes.of('wiki.test');
