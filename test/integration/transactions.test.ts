@@ -39,6 +39,9 @@ for (const backend of BACKENDS) {
       assert.deepEqual(res.json.then.map((t: { status: number }) => t.status), [201, 201, 404]);
       // A named step's result carries its name, so a client reads it by name.
       assert.deepEqual(res.json.then.map((t: { name?: string }) => t.name), ['json', undefined, undefined]);
+      // A dependent's small JSON answer is kept with its outcome (here the DELETE's problem, saying why).
+      assert.equal(typeof res.json.then[2].body, 'object');
+      assert.match(JSON.stringify(res.json.then[2].body), /nobucket|not found|unknown/i);
       assert.equal((await request(`${s.base}${rev('dep-json', tid)}`, { headers: admin })).text, '{"a":[1,2]}');
       assert.deepEqual((await request(`${s.base}${rev('dep-binary', tid)}`, { headers: admin })).raw, Buffer.from([0, 1, 254, 255]));
       const got = await request(`${sys}/transactions/${tid}`, { headers: admin });

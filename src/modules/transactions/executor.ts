@@ -31,7 +31,16 @@ interface Outcome {
 }
 
 export interface TxResult extends Outcome {
-  then: { name?: string; status: number; headers: Record<string, string> }[];
+  then: { name?: string; status: number; headers: Record<string, string>; body?: unknown }[];
+}
+
+/** The most of a dependent's JSON answer kept in the result (its data, such as the id of what it made). */
+const MAX_KEPT_BODY = 4096;
+
+/** A dependent's answer as its result keeps it: a small JSON value; bytes, text and large values are not. */
+function keptBody(body: unknown): unknown {
+  if (body === undefined || body === null || typeof body !== 'object' || Buffer.isBuffer(body) || body instanceof Uint8Array) return undefined;
+  return JSON.stringify(body).length <= MAX_KEPT_BODY ? body : undefined;
 }
 
 /** Where a test may make the process die (SIGKILL) while it runs a transaction. */
@@ -240,7 +249,8 @@ export class TransactionExecutor {
         }
         // A dependent that still fails leaves the transaction for the sweep to finish later.
         if (outcome.status >= 500) throw new HttpError(503, 'transaction-incomplete', `Dependent ${dependent.name ?? i} failed with ${outcome.status}; the transaction will be finished later.`, { headers: { 'retry-after': '5' } });
-        then.push({ ...(dependent.name === undefined ? {} : { name: dependent.name }), status: outcome.status, headers: outcome.headers });
+        const kept = keptBody(outcome.body);
+        then.push({ ...(dependent.name === undefined ? {} : { name: dependent.name }), status: outcome.status, headers: outcome.headers, ...(kept === undefined ? {} : { body: kept }) });
         this.maybeDie(`after-dependent-${i}`, die);
       }
       const result: TxResult = { status: primary.status, headers: primary.headers, body: primary.body, then };

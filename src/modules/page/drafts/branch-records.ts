@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Module, RequestContext } from '../../../router/types.js';
 import type { BranchExpirySweep } from './branch-expiry-sweep.js';
 import type { Branches } from './branches.js';
-import { branchSpecs } from './branch-spec.js';
+import { BRANCH_MERGED_STEP, branchSpecs } from './branch-spec.js';
 
 export interface BranchRecordOptions {
   domains: string[];
@@ -40,8 +40,7 @@ export function branchRecordsModule(branches: Branches, { domains, expiry, sweep
     },
     routes: [
       {
-        method: 'PUT',
-        path: '/page_branches/{branch}/merged/{rev}/{tid}',
+        ...BRANCH_MERGED_STEP,
         spec: branchSpecs.merged,
         handler: async (req, ctx) => {
           const head = await branches.markMerged(ctx, req.domain, req.params.branch!.toLowerCase(), Number(req.params.rev), req.params.tid!.toLowerCase());

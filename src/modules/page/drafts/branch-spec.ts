@@ -1,5 +1,9 @@
 import { TID_PATTERN } from '../../../util/tid.js';
+import type { StepRoute } from '../edit/save-steps.js';
 import { formOrJson, problem } from '../edit/write-spec.js';
+
+/** The step a merge's save transaction runs to mark its branch merged (branch-records.ts serves it). */
+export const BRANCH_MERGED_STEP = { method: 'PUT', path: '/page_branches/{branch}/merged/{rev}/{tid}' } as const satisfies StepRoute;
 
 /** OpenAPI fragments of the branch routes; they validate requests as well as document them. */
 const tags = ['drafts and branches'];

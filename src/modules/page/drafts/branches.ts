@@ -5,6 +5,8 @@ import type { AnswerValidity } from '../../../storage/answer-validity.js';
 import { tidAfter, tidTime, unguessableTid } from '../../../util/tid.js';
 import { BoundedMap } from '../../../util/bounded-map.js';
 import type { PageSaver, SaveResult } from '../edit/page-saver.js';
+import { step } from '../edit/save-steps.js';
+import { BRANCH_MERGED_STEP } from './branch-spec.js';
 import type { PageService } from '../read/page-service.js';
 import { HTML_2_TYPE, toHtml2, type HtmlVersion } from '../model/html-versions.js';
 import { titleSegment } from '../model/title-url.js';
@@ -298,7 +300,7 @@ export class Branches {
       baseRevid: merged.baseRevid ?? undefined,
       comment: comment ?? version.comment ?? undefined,
       credentials: caller.credentials,
-      alsoRecord: (rev) => [{ name: 'branch', method: 'PUT', uri: `/${domain}/sys/page_branches/${head.branch}/merged/${rev}/${version.tid}` }],
+      alsoRecord: (rev) => [step(domain, 'branch', BRANCH_MERGED_STEP, { branch: head.branch, rev, tid: version.tid })],
     });
     // Nothing new for the wiki (its text is the branch's already): no transaction ran.
     if (result.status === 200) await this.markMerged(ctx, domain, head.branch, result.rev, version.tid);

@@ -4,6 +4,7 @@ import type { Module } from '../../../router/types.js';
 import type { PageService } from '../read/page-service.js';
 import type { SaveLocks } from '../tables/save-locks.js';
 import { latestPurge } from '../model/purge-urls.js';
+import { SAVE_STEPS } from './save-steps.js';
 import { recordSaveBody, saveRecordSpecs } from './write-spec.js';
 
 /** Attempts at moving the latest revision forward before giving up (each loses only to another writer). */
@@ -24,8 +25,7 @@ export function saveRecordsModule(service: PageService, locks: (domain: string) 
     },
     routes: [
       {
-        method: 'PUT',
-        path: '/page_saves/{title}/{rev}',
+        ...SAVE_STEPS.record,
         body: 'json',
         spec: saveRecordSpecs.recordSave,
         handler: withBody(recordSaveBody, async (req, ctx) => {
@@ -49,8 +49,7 @@ export function saveRecordsModule(service: PageService, locks: (domain: string) 
         }),
       },
       {
-        method: 'DELETE',
-        path: '/page_saves/{title}/lock/{lock}',
+        ...SAVE_STEPS.release,
         spec: saveRecordSpecs.releaseLock,
         handler: async (req, ctx) => {
           await locks(req.domain).release(ctx, req.params.title!, req.params.lock!.toLowerCase());
@@ -58,8 +57,7 @@ export function saveRecordsModule(service: PageService, locks: (domain: string) 
         },
       },
       {
-        method: 'PUT',
-        path: '/page_purges/{title}',
+        ...SAVE_STEPS.purge,
         spec: saveRecordSpecs.purge,
         handler: async (req) => {
           // A failure is a 503: the transaction is left for the sweep, which purges again later.
@@ -68,8 +66,7 @@ export function saveRecordsModule(service: PageService, locks: (domain: string) 
         },
       },
       {
-        method: 'PUT',
-        path: '/page_renders/{title}/{rev}',
+        ...SAVE_STEPS.render,
         spec: saveRecordSpecs.storeRender,
         handler: async (req, ctx) => {
           const rev = Number(req.params.rev);
