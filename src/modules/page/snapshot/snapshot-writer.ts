@@ -293,7 +293,7 @@ export class SnapshotWriter {
   async page(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'> = { deleted: [] }): Promise<{ outcome: Outcome; line?: string }> {
     const { title, latest } = entry;
     const storageOnly = options.storageOnly ?? false;
-    // Its page is written under this title from the title it has now.
+    // A title its page left after the moment: that page's line, read under its title now, stands for it.
     if (entry.movedAway) return { outcome: 'absent' };
     // Unchanged since `since` by the listing's word (and still visible): nothing to read.
     if (options.since !== undefined && latest && !latest.hidden && Date.parse(latest.timestamp) <= options.since) return { outcome: 'unchanged' };
