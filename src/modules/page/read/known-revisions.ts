@@ -26,12 +26,19 @@ const missingRevision = (domain: string, revid: number) => `rev\u0000${domain}\u
 const RECHECK_PAUSE_MS = 10_000;
 
 /**
- * Told when the wiki names a page's latest revision that is not stored as such, before its state
- * is written; the state write waits for it (the renderer starts the revision's render here, so a
- * cold miss waits for one of the two, not both). `wikitext`: the revision's, where the wiki's
- * answer carried it.
+ * What a caller that renders a revision next passes to the lookups (the renderer), so that a cold
+ * miss waits for the wiki's two answers at once rather than one after the other.
  */
-export type NamedLatestListener = (ctx: RequestContext, domain: string, row: RevisionRow, wikitext?: Part) => Promise<void>;
+export interface RenderAhead {
+  /**
+   * The wiki named a page's latest revision that is not stored as such; called before its state
+   * is written, which waits for it (the render starts here). `wikitext`: the revision's, where the
+   * wiki's answer carried it.
+   */
+  startEarly(ctx: RequestContext, domain: string, row: RevisionRow, wikitext?: Part): Promise<void>;
+  /** The wiki is being asked about a revision not stored here (its wikitext to come with the answer). */
+  fetchEarly(domain: string, title: string, revid: number, wikitext: KnownWikitext): void;
+}
 
 /**
  * The revisions the service knows, kept in step with the wiki: a page's latest revision (from
@@ -44,9 +51,6 @@ export class KnownRevisions {
   private readonly stateWrites = new PageStateWrites();
   /** Per domain: until when revision re-checks are skipped because the wiki was found down. */
   private readonly recheckPausedUntil = new Map<string, number>();
-  onNamedLatest?: NamedLatestListener;
-  /** Told when the wiki is asked about a revision not stored here that the caller renders next. */
-  onAskingRevision?: (domain: string, title: string, revid: number, wikitext: KnownWikitext) => void;
 
   /**
    * `caches` hold what is kept in memory; among them the wiki's recent "no such page / revision"
@@ -83,7 +87,7 @@ export class KnownRevisions {
    * caller renders it next; when the wiki names a revision not stored as the latest, its render
    * starts at once, while its metadata is written (a cold miss waits for one, not both).
    */
-  async latest(ctx: RequestContext, domain: string, title: string, force: boolean, prerender = false): Promise<RevisionRow> {
+  async latest(ctx: RequestContext, domain: string, title: string, force: boolean, prerender?: RenderAhead): Promise<RevisionRow> {
     const revs = this.table(domain);
     const newest = await revs.newest(ctx, title);
     // The newest stored revision is the latest one unless the wiki named a later one not stored yet.
@@ -91,7 +95,7 @@ export class KnownRevisions {
     const row = pointsElsewhere ? await revs.get(ctx, title, newest.latest_rev!) : newest;
     const age = row?.checked ? Date.now() - Date.parse(row.checked) : Infinity;
     if (row && !force && age <= this.freshness.latestCheckMs) return this.servedAsLatest(ctx, domain, title, row);
-    const ask = () => this.caches.unlessMissing(missingPage(domain, title), force || !!row, () => this.askWikiForLatest(ctx, domain, title, row ?? newest, prerender && !force));
+    const ask = () => this.caches.unlessMissing(missingPage(domain, title), force || !!row, () => this.askWikiForLatest(ctx, domain, title, row ?? newest, force ? undefined : prerender));
     // A forced check asks the wiki anew: a check already under way may have been asked before
     // what its caller knows happened (a promote right after an edit on the wiki would merge over
     // the revision before that edit, and the wiki take it as an edit conflict with oneself).
@@ -230,11 +234,11 @@ export class KnownRevisions {
     return true;
   }
 
-  private async askWikiForLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined, prerender = false): Promise<RevisionRow> {
+  private async askWikiForLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined, prerender?: RenderAhead): Promise<RevisionRow> {
     const revs = this.table(domain);
     const wiki = this.wiki(domain);
     // A page never seen here is rendered next: its wikitext comes with the answer.
-    const page = await wiki.api.page(title, { withText: prerender && !current });
+    const page = await wiki.api.page(title, { withText: !!prerender && !current });
     const gone = page.missing || page.invalid || !page.revisions?.length;
     // The page stored here is not the one the wiki has here now: moved away, or deleted.
     if (current?.page_id && (gone || page.pageid !== current.page_id) && current.moved_page !== current.page_id) {
@@ -258,7 +262,7 @@ export class KnownRevisions {
     return this.stateWrites.writing(domain, title, async () => {
       const named = latestFromApi(title, page, latest);
       // Never a revision whose text is hidden; one rendered before is found stored, not rendered again.
-      if (prerender && !named.text_hidden && current?.rev !== latest.revid) await this.onNamedLatest?.(ctx, domain, named, revisionText(page, latest.revid));
+      if (prerender && !named.text_hidden && current?.rev !== latest.revid) await prerender.startEarly(ctx, domain, named, revisionText(page, latest.revid));
       await revs.saveFromApi(ctx, title, page, [latest]);
       const stored = await revs.get(ctx, title, latest.revid);
       await revs.markLatest(ctx, title, latest.revid, stored?.tid ?? null, current);
@@ -272,11 +276,11 @@ export class KnownRevisions {
    * `prerender`: the caller renders it next, so on a miss its render is asked for at once, beside
    * its metadata.
    */
-  async revision(ctx: RequestContext, domain: string, title: string, revid: number, force: boolean, prerender = false): Promise<RevisionRow> {
+  async revision(ctx: RequestContext, domain: string, title: string, revid: number, force: boolean, prerender?: RenderAhead): Promise<RevisionRow> {
     const revs = this.table(domain);
     const row = await revs.get(ctx, title, revid);
     if (row && !force) return this.checkedWithWiki(ctx, domain, row);
-    const beside = prerender && !force && !row ? (wikitext: KnownWikitext) => this.onAskingRevision?.(domain, title, revid, wikitext) : undefined;
+    const beside = prerender && !force && !row ? (wikitext: KnownWikitext) => prerender.fetchEarly(domain, title, revid, wikitext) : undefined;
     const fetched = await this.fetchRevision(domain, revid, force, beside);
     const owner = await this.wiki(domain).normalize(fetched.title);
     if (owner !== title) {

@@ -15,8 +15,8 @@ import { Renderer } from './renderer.js';
 /**
  * Page content on top of storage, in its parts: the revisions known and kept in step with the
  * wiki, their renders (made once on a miss), listings of what is stored, and what is read most.
- * The renderer starts a revision's render as soon as the wiki names it latest, or as the wiki is
- * asked about a revision a reader wants rendered (it listens to the revisions; they do not call it).
+ * A reader that renders next passes the renderer to the revision lookups, which start the render
+ * as soon as the wiki names the revision (latest, or asked for by id).
  */
 export class PageService {
   readonly renders: RenderStore;
@@ -43,8 +43,6 @@ export class PageService {
     const flights = new SingleFlight();
     this.revisions = new KnownRevisions(wikis, caches, flights, this.renders, freshness, log, purger, this.changes);
     this.renderer = new Renderer(wikis, this.revisions, this.renders, flights, log, purger);
-    this.revisions.onNamedLatest = (ctx, domain, row, wikitext) => this.renderer.startEarly(ctx, domain, row, wikitext);
-    this.revisions.onAskingRevision = (domain, title, revid, wikitext) => this.renderer.fetchEarly(domain, title, revid, wikitext);
     this.listings = new PageListings((domain) => this.revisions.table(domain), this.renders);
   }
 

@@ -19,7 +19,7 @@ import { RenderLeases } from '../tables/render-leases.js';
 import type { RenderStore } from '../tables/render-store.js';
 import { fromCore, redirectTarget, UNAVAILABLE } from './core-render.js';
 import { EarlyFetches } from './early-fetches.js';
-import type { KnownRevisions } from './known-revisions.js';
+import type { KnownRevisions, RenderAhead } from './known-revisions.js';
 import type { SingleFlight } from '../model/single-flight.js';
 
 /**
@@ -62,7 +62,7 @@ const renderKey = (domain: string, title: string, rev: number, force: boolean) =
  * Renders of revisions: from storage, or made by the wiki's Parsoid on a miss, once however many
  * clients (and processes, through render leases) wait for it, answered from memory while stored.
  */
-export class Renderer {
+export class Renderer implements RenderAhead {
   /** Renders being stored after their clients were answered, by render key; shutdown waits for them. */
   private readonly storing = new Map<string, Promise<void>>();
   private readonly leaseTables = new BoundedMap<string, RenderLeases>(1024);

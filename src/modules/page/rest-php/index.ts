@@ -58,7 +58,7 @@ export function restPhpModule(api: PageApi): Module {
   /** The stored latest revision of a page, as MediaWiki names its absence. */
   async function latestOf(ctx: RequestContext, req: RouteRequest, title: string): Promise<RevisionRow | { movedTo: string }> {
     try {
-      return await service.revisions.latest(ctx, req.domain, title, askedAnew(req, ctx), true);
+      return await service.revisions.latest(ctx, req.domain, title, askedAnew(req, ctx), service.renderer);
     } catch (e) {
       if (e instanceof PageMoved) return { movedTo: e.target };
       if (e instanceof HttpError && e.status === 404) throw new MediaWikiError(404, 'rest-nonexistent-title', `The specified page (${title}) does not exist`);

@@ -64,7 +64,7 @@ export function restV1Module(api: PageApi): Module {
       if (render.rev !== Number(revision)) throw notFound(`Render ${tid} is not of revision ${revision} of ${title}.`, 'render-not-found');
       return { render, kind: 'render' };
     }
-    const row = revision === undefined ? await service.revisions.latest(ctx, req.domain, title, force, true) : await service.revisions.revision(ctx, req.domain, title, Number(revision), force, true);
+    const row = revision === undefined ? await service.revisions.latest(ctx, req.domain, title, force, service.renderer) : await service.revisions.revision(ctx, req.domain, title, Number(revision), force, service.renderer);
     return { render: await service.renderer.renderBundle(ctx, req.domain, row, force), kind: revision === undefined ? 'latest' : 'revision' };
   }
 

@@ -186,7 +186,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
   const latestOrAt = async (req: RouteRequest, ctx: RequestContext, title: string): Promise<RevisionRow> => {
     const ts = req.query.get('ts');
     if (ts !== null) return service.revisions.revisionAt(ctx, req.domain, title, parseTime(ts));
-    return service.revisions.latest(ctx, req.domain, title, askedAnew(req, ctx), true);
+    return service.revisions.latest(ctx, req.domain, title, askedAnew(req, ctx), service.renderer);
   };
 
   return {
@@ -250,7 +250,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
         handler: withTitle(async (req, ctx, title) => {
           const options = displayOptions(req.query); // a bad option is a 400 before any work
           const reuse = caches.reuseOfPage(req.domain, title);
-          const row = await service.revisions.latest(ctx, req.domain, title, askedAnew(req, ctx), true);
+          const row = await service.revisions.latest(ctx, req.domain, title, askedAnew(req, ctx), service.renderer);
           return displayAnswer(req, ctx, await service.renderer.renderBundle(ctx, req.domain, row, askedAnew(req, ctx)), 'latest', options, reuse);
         }),
       },
@@ -263,7 +263,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
           const revision = req.params.revision!;
           const reuse = caches.reuseOfPage(req.domain, title);
           if (REVID.test(revision)) {
-            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), askedAnew(req, ctx), true);
+            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), askedAnew(req, ctx), service.renderer);
             return displayAnswer(req, ctx, await service.renderer.renderBundle(ctx, req.domain, row, askedAnew(req, ctx)), 'revision', options, reuse);
           }
           return displayAnswer(req, ctx, await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase()), 'render', options, reuse);
@@ -298,7 +298,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
           const revision = req.params.revision!;
           const reuse = caches.reuseOfPage(req.domain, title);
           if (REVID.test(revision)) {
-            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), askedAnew(req, ctx), true);
+            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), askedAnew(req, ctx), service.renderer);
             return content(req, await service.renderer.renderFor(ctx, req.domain, row, askedAnew(req, ctx), prop), 'revision', reuse);
           }
           const render = await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase());
