@@ -70,10 +70,10 @@ process.on('SIGINT', () => {
 });
 
 const bar = new SingleBar({
-  format: `${domain} at ${new Date(at).toISOString()} {value} pages | {speed} pages/s | written {written}, absent {absent}, hidden {hidden}, unchanged {unchanged}, failed {failed}`,
+  format: `${domain} at ${new Date(at).toISOString()} {value} pages | {speed} pages/s | written {written}, absent {absent}, hidden {hidden}, unchanged {unchanged}, lacking {lacking}, failed {failed}`,
   noTTYOutput: true, notTTYSchedule: 2000, hideCursor: true,
 });
-const counts: Record<Outcome, number> = { written: 0, absent: 0, hidden: 0, unchanged: 0, failed: 0 };
+const counts: Record<Outcome, number> = { written: 0, absent: 0, hidden: 0, unchanged: 0, lacking: 0, failed: 0 };
 const startedAt = Date.now();
 let done = 0;
 bar.start(0, 0, { ...counts, speed: '0.0' });

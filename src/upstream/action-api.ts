@@ -10,6 +10,19 @@ const SESSION_COOKIE = /(?:^|;)\s*[^=;]*(?:_session|UserID|UserName|Token)=/i;
 const RVPROP = 'ids|timestamp|user|userid|size|sha1|comment|flags|contentmodel|tags';
 const rvprop = (withText = false) => (withText ? `${RVPROP}|content` : RVPROP);
 
+/** A page deleted or restored, as the deletion log has it. */
+export interface DeletionEvent {
+  title: string;
+  ns: number;
+  action: 'delete' | 'restore';
+  timestamp: string;
+}
+
+function deletionEvents(json: Record<string, any>): DeletionEvent[] {
+  const events = (json.query?.logevents ?? []) as { title?: string; ns?: number; action?: string; timestamp?: string }[];
+  return events.flatMap((e) => (e.title && e.timestamp && (e.action === 'delete' || e.action === 'restore') ? [{ title: e.title, ns: e.ns ?? 0, action: e.action, timestamp: e.timestamp }] : []));
+}
+
 /**
  * The one page a query by title answers. A title with an interwiki prefix (`Google:Foo`) names a
  * page of another site: the wiki answers it under `interwiki`, not `pages`, and so does this, with
@@ -192,6 +205,22 @@ export class ActionApi {
       moves: events.flatMap((e) => (e.title && e.params?.target_title ? [{ from: e.title, to: e.params.target_title }] : [])),
       cont: json.continue as Record<string, string> | undefined,
     };
+  }
+
+  /**
+   * The deletion log after `after` (ISO time), oldest first: pages deleted and restored (revision
+   * deletions left out). `cont` goes on where the previous call stopped.
+   */
+  async deletionsAfter(after: string, cont?: Record<string, string>): Promise<{ events: DeletionEvent[]; cont?: Record<string, string> }> {
+    const json = await this.query({ action: 'query', list: 'logevents', letype: 'delete', ledir: 'newer', lestart: after, lelimit: 'max', leprop: 'title|type|timestamp', ...(cont ?? {}) });
+    return { events: deletionEvents(json), cont: json.continue as Record<string, string> | undefined };
+  }
+
+  /** The page's last deletion or restoration logged at or before `at` (ISO time), if any. */
+  async deletionStateAt(title: string, at: string): Promise<DeletionEvent | undefined> {
+    // Revision deletions share the log type: a few are read to find the last page-level event.
+    const json = await this.query({ action: 'query', list: 'logevents', letype: 'delete', letitle: title, ledir: 'older', lestart: at, lelimit: '20', leprop: 'title|type|timestamp' });
+    return deletionEvents(json)[0];
   }
 
   /**

@@ -62,11 +62,14 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
     await a.wiki.edit(title('Hidden'), 'Hidden later.');
     await a.wiki.edit(title('Steady'), 'Never changes.');
     await a.wiki.edit(title('Moved'), 'Moved later, under its first title at t1.');
+    await a.wiki.edit(title('Restored'), 'Deleted between t0 and t1, restored after t1.');
+    await a.wiki.edit(title('Vanished'), 'Never read through the service, deleted after t1.');
     await sleep(1100);
     t0 = Date.now();
     await sleep(1100);
     await a.wiki.edit(title('Edited'), 'Edited, as it was at t1.');
     await a.wiki.edit(title('Added'), 'Added between t0 and t1.');
+    await a.wiki.delete(title('Restored'));
     await sleep(1100);
     t1 = Date.now();
     await sleep(1100);
@@ -78,6 +81,9 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
     await a.wiki.edit(title('Late'), 'Created after t1.');
     await a.wiki.delete(title('Deleted'));
     await a.wiki.move(title('Moved'), title('Renamed'));
+    // The wiki's listing shows a page restored as if never deleted, and a page deleted not at all.
+    await a.wiki.undelete(title('Restored'));
+    await a.wiki.delete(title('Vanished'));
     const hidden = await a.wiki.latestRevid(title('Hidden'));
     await a.wiki.edit(title('Hidden'), 'Hidden: a later revision.');
     await a.wiki.hideRevision(title('Hidden'), hidden);
@@ -109,7 +115,10 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
     assert.equal(manifest.date_modified, new Date(t1).toISOString());
     assert.equal(manifest.counts.written, 5);
     assert.equal(manifest.counts.hidden, 1, 'the revision hidden after t1 is left out');
-    assert.equal(manifest.counts.absent, 2, 'the page created after t1 is not there, nor the redirect the move left');
+    assert.equal(manifest.counts.absent, 3, 'the page created after t1 is not there, nor the redirect the move left, nor the page deleted at t1 and restored since');
+    // Deleted since t1 and never stored here: what it held at t1 is not known, and the manifest says so.
+    assert.deepEqual(manifest.lacking.map((l: { title: string }) => l.title), [title('Vanished')]);
+    assert.equal(manifest.counts.lacking, 1);
     assert.match(manifest.files[0].sha256, /^[0-9a-f]{64}$/);
   });
 
@@ -154,9 +163,11 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
     const changed = await records(diff);
     assert.deepEqual(changed.map((r) => r.name.replace(/ /g, '_')).sort(), [title('Added'), title('Edited')]);
     const manifest = JSON.parse(fs.readFileSync(path.join(diff, 'manifest.json'), 'utf8'));
-    assert.deepEqual(manifest.deleted, []);
+    // Deleted between t0 and t1 (restored since, which the snapshot at t1 does not know of yet).
+    assert.deepEqual(manifest.deleted, [title('Restored')]);
     const mirror = new Map((await records(atT0)).map((r) => [r.identifier, r]));
     for (const r of changed) mirror.set(r.identifier, r);
+    for (const [id, r] of mirror) if (manifest.deleted.includes(r.name.replace(/ /g, '_'))) mirror.delete(id);
     const full = tempDir('wikistore-snapshot-');
     await snapshot(full);
     const expected = new Map((await records(full)).map((r) => [r.identifier, r]));

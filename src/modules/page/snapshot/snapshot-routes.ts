@@ -6,6 +6,7 @@ import { parseTime } from '../../../util/tid.js';
 import type { Html2Cache } from '../model/html-versions.js';
 import type { PageService } from '../read/page-service.js';
 import { wikiFacts } from './enterprise.js';
+import { deletionsThen, withDeletions } from './deletions-then.js';
 import { SnapshotWriter, titlesThen, withTitlesThen } from './snapshot-writer.js';
 
 /** Where the next page of a snapshot starts: its moment, its namespace, and the wiki's listing position. */
@@ -61,8 +62,10 @@ export function snapshotModule(service: PageService, html2: Html2Cache): Module 
         const facts = wikiFacts(await wiki.siteInfo());
         // A few at a time: pages the store lacks are rendered by the wiki.
         const queue = new PQueue({ concurrency: 4 });
-        // Pages moved since the moment are written under their titles then (one look at the move log).
-        const entries = withTitlesThen(listed.pages.map((p) => ({ ...p, title: p.title.replace(/ /g, '_') })), await titlesThen(wiki.api, cursor.at));
+        // Pages moved since the moment are written under their titles then (one look at the move
+        // log); pages deleted then and restored since are not (one look at the deletion log).
+        const [then, deletions] = await Promise.all([titlesThen(wiki.api, cursor.at), deletionsThen(wiki.api, cursor.at, cursor.ns)]);
+        const entries = withDeletions(withTitlesThen(listed.pages.map((p) => ({ ...p, title: p.title.replace(/ /g, '_') })), then), deletions, () => false);
         const lines = await Promise.all(entries.map((entry) => queue.add(async () => (await writer.page(ctx, facts, entry, { at: cursor.at })).line ?? '')));
         const headers: Record<string, string> = { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store' };
         if (listed.cont) headers.link = `</${req.domain}/v1/snapshot/?next=${encodeToken({ ...cursor, cont: listed.cont })}>; rel="next"`;

@@ -9,6 +9,7 @@ import type { ActionApi } from '../../../upstream/action-api.js';
 import { gunzipNow } from '../../../util/compression.js';
 import type { Html2Cache } from '../model/html-versions.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
+import { deletionsThen, withDeletions } from './deletions-then.js';
 import type { RevisionRow } from '../model/revision.js';
 import type { PageService } from '../read/page-service.js';
 import { enterpriseRecord, wikiFacts, type WikiFacts } from './enterprise.js';
@@ -47,6 +48,10 @@ export interface Listed {
   titleThen?: string;
   /** A title a page moved away from since the moment: that page's line stands for it. */
   movedAway?: boolean;
+  /** Deleted at the moment (and restored since): when (see deletions-then.ts). */
+  deletedThen?: string;
+  /** Deleted since the moment, listed neither by the wiki nor by storage. */
+  deletedSince?: boolean;
 }
 
 /**
@@ -79,12 +84,17 @@ export function withTitlesThen(entries: Listed[], then: Map<string, string>): Li
   });
 }
 
-/** What became of one title: written, did not exist at the time, hidden, unchanged since `since`, or failed. */
-export type Outcome = 'written' | 'absent' | 'hidden' | 'unchanged' | 'failed';
+/**
+ * What became of one title: written, did not exist at the time, hidden, unchanged since `since`,
+ * lacking (deleted on the wiki since, never stored here: its text then cannot be read), or failed.
+ */
+export type Outcome = 'written' | 'absent' | 'hidden' | 'unchanged' | 'lacking' | 'failed';
 
 interface ChunkMeta {
   counts: Partial<Record<Outcome, number>>;
   deleted: string[];
+  /** Titles whose outcome was `lacking`. */
+  lacking?: string[];
   failed: { title: string; reason: string }[];
 }
 
@@ -193,16 +203,19 @@ export class SnapshotWriter {
         cont = page.cont;
       } while (cont);
     }
+    const inScope = (title: string) => !prefix || title.startsWith(prefix);
     let next: string | undefined;
     do {
       const page = await this.service.revisions.table(this.domain).list(ctx, { limit: 1000, next });
       for (const row of page.items) {
         const title = row.title as string;
-        if (!listed.has(title) && (!prefix || title.startsWith(prefix)) && (await wiki.describe(title)).ns === ns) listed.set(title, { title });
+        if (!listed.has(title) && inScope(title) && (await wiki.describe(title)).ns === ns) listed.set(title, { title });
       }
       next = page.next;
     } while (next);
-    const moved = options.storageOnly ? [...listed.values()] : withTitlesThen([...listed.values()], await titlesThen(wiki.api, options.at));
+    const moved = options.storageOnly
+      ? [...listed.values()]
+      : withDeletions(withTitlesThen([...listed.values()], await titlesThen(wiki.api, options.at)), await deletionsThen(wiki.api, options.at, ns), inScope);
     const sorted = moved.sort((x, y) => (x.title < y.title ? -1 : x.title > y.title ? 1 : 0));
     fs.writeFileSync(`${file}.tmp`, sorted.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
     fs.renameSync(`${file}.tmp`, file);
@@ -214,7 +227,7 @@ export class SnapshotWriter {
    * memory holds those few pages, not the chunk (a chunk of long articles is hundreds of MB).
    */
   private async writeChunk(ctx: RequestContext, facts: WikiFacts, titles: Listed[], file: string, options: SnapshotOptions): Promise<void> {
-    const meta: ChunkMeta = { counts: {}, deleted: [], failed: [] };
+    const meta: ChunkMeta = { counts: {}, deleted: [], lacking: [], failed: [] };
     // A few MB may wait for the disk: waiting for each line's write would hold the reading back.
     const out = fs.createWriteStream(`${file}.tmp`, { highWaterMark: 4 << 20 });
     const done = finished(out);
@@ -240,6 +253,7 @@ export class SnapshotWriter {
       meta.counts[page.outcome] = (meta.counts[page.outcome] ?? 0) + 1;
       meta.deleted.push(...page.deleted);
       if (page.failure !== undefined) meta.failed.push({ title: entry.title, reason: page.failure });
+      if (page.outcome === 'lacking') meta.lacking!.push(entry.title);
       if (page.line !== undefined && !out.write(page.line)) await once(out, 'drain');
       options.progress?.(page.outcome);
     }
@@ -295,8 +309,8 @@ export class SnapshotWriter {
     const storageOnly = options.storageOnly ?? false;
     // A title its page left after the moment: that page's line, read under its title now, stands for it.
     if (entry.movedAway) return { outcome: 'absent' };
-    // Unchanged since `since` by the listing's word (and still visible): nothing to read.
-    if (options.since !== undefined && latest && !latest.hidden && Date.parse(latest.timestamp) <= options.since) return { outcome: 'unchanged' };
+    // Unchanged since `since` by the listing's word (still visible, not deleted at the moment): nothing to read.
+    if (options.since !== undefined && latest && !latest.hidden && entry.deletedThen === undefined && Date.parse(latest.timestamp) <= options.since) return { outcome: 'unchanged' };
     const row = await this.listedAt(ctx, entry, options.at, storageOnly);
     const before = options.since === undefined ? undefined : await this.revisionAt(ctx, title, options.since, storageOnly);
     // A page a mirror holds from `since` that is gone or hidden now: listed for it to drop.
@@ -304,7 +318,11 @@ export class SnapshotWriter {
       if (before && !before.text_hidden) meta.deleted.push(title);
       return { outcome };
     };
-    if (!row) return gone('absent');
+    // Neither listed nor stored, deleted since: whether and how it was there then is not known here.
+    if (!row && entry.deletedSince) return { outcome: 'lacking' };
+    // Deleted then, restored since: a revision from before the deletion was not there then.
+    const deletedThen = entry.deletedThen !== undefined && row && row !== 'hidden' && Date.parse(row.timestamp ?? '') < Date.parse(entry.deletedThen);
+    if (!row || deletedThen) return gone('absent');
     if (row === 'hidden' || row.text_hidden) return gone('hidden');
     if (options.since !== undefined && before?.rev === row.rev) return { outcome: 'unchanged' };
     let render;
@@ -326,16 +344,21 @@ export class SnapshotWriter {
   private manifest(work: string, facts: WikiFacts, options: SnapshotOptions, files: (ArchiveFile & { pages: number })[]): Record<string, unknown> {
     const counts: Partial<Record<Outcome, number>> = {};
     const deleted: string[] = [];
+    const lacking: string[] = [];
     const failed: ChunkMeta['failed'] = [];
     for (const meta of options.namespaces.flatMap((ns) => chunkMetas(work, ns))) {
       for (const [k, n] of Object.entries(meta.counts)) counts[k as Outcome] = (counts[k as Outcome] ?? 0) + n;
       deleted.push(...meta.deleted);
+      lacking.push(...(meta.lacking ?? []));
       failed.push(...meta.failed);
     }
     const manifest = {
       domain: this.domain, wiki: facts.id, date_modified: new Date(options.at).toISOString(),
       ...(options.since !== undefined ? { since: new Date(options.since).toISOString(), deleted } : {}),
-      namespaces: options.namespaces, source: options.storageOnly ? 'storage' : 'wiki', counts, failed, files,
+      namespaces: options.namespaces, source: options.storageOnly ? 'storage' : 'wiki', counts, failed,
+      // Deleted on the wiki since the moment and never stored here: the snapshot cannot say what they held then.
+      lacking: lacking.map((title) => ({ title, reason: 'deleted on the wiki since the moment; no revision of it is stored here' })),
+      files,
       generator: { name: 'wikistore', version: VERSION },
     };
     fs.writeFileSync(path.join(options.out, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
