@@ -97,7 +97,7 @@ for arg in "$@"; do
 done
 if [ ${#files[@]} -eq 0 ]; then
   # The longest files start first, so that none of them begins last and runs on alone.
-  slow_first=(dist/test/integration/roundtrip.test.js dist/test/integration/backfill.test.js dist/test/integration/transactions.test.js
+  slow_first=(dist/test/integration/backfill.test.js dist/test/integration/transactions.test.js
     dist/test/integration/scale-generator.test.js dist/test/integration/branches.test.js dist/test/integration/read-your-writes.test.js
     dist/test/storage/cassandra.test.js)
   mapfile -t rest < <(find dist/test -name '*.test.js' -not -path 'dist/test/cluster/*' | sort | grep -vxF -f <(printf '%s\n' "${slow_first[@]}"))
@@ -112,8 +112,13 @@ if [ $# -eq 0 ] && [ -z "${WIKISTORE_SKIP_CLUSTER:-}" ]; then
   rm -rf "$CLUSTER_ROOT"
   started_cluster=1
   CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh start 3
-  CASSANDRA_ROOT="$CLUSTER_ROOT" WIKISTORE_TEST_CASSANDRA_CLUSTER=127.0.0.1,127.0.0.2,127.0.0.3 \
-    node --test --test-reporter=spec dist/test/cluster/
+  # The suites that need every node up (schema changes agree on all) run side by side: the sweep's
+  # fill keeps the nodes busy while the others mostly wait on schema agreement. Nodes are killed
+  # last, alone.
+  export WIKISTORE_TEST_CASSANDRA_CLUSTER=127.0.0.1,127.0.0.2,127.0.0.3
+  CASSANDRA_ROOT="$CLUSTER_ROOT" node --test --test-concurrency=2 --test-reporter=spec \
+    dist/test/cluster/cassandra-cluster.test.js dist/test/cluster/cluster-sweep.test.js
+  CASSANDRA_ROOT="$CLUSTER_ROOT" node --test --test-reporter=spec dist/test/cluster/node-loss.test.js
   CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh stop
   started_cluster=
   # Leave the single node as it was found.

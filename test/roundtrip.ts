@@ -1,6 +1,9 @@
 import { parseDocument } from 'htmlparser2';
 import type { ChildNode, Element } from 'domhandler';
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
 import { request } from './helpers.js';
+import { WIKI_URL } from './wiki.js';
 
 /** What VisualEditor asks for: HTML 2.x (it names 2.4.0; 2.x minors are compatible). */
 export const VE_ACCEPT = 'text/html; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.4.0"';
@@ -99,4 +102,66 @@ export async function roundTrip(base: string, domain: string, title: string, wik
     if (edit.status !== 200) result.error = `edit ${edit.status}: ${edit.text.slice(0, 300)}`;
   }
   return result;
+}
+
+/**
+ * The editors' promise over the corpus: what the editor did not touch stays byte for byte.
+ * Every article imported into the test wiki (or an even spread of `WIKISTORE_ROUNDTRIP_PAGES` of
+ * them) goes through the round trip both surfaces' clients make.
+ */
+export async function corpusArticles(): Promise<string[]> {
+  const titles: string[] = [];
+  let cont: Record<string, string> = {};
+  for (;;) {
+    const qs = new URLSearchParams({ action: 'query', format: 'json', formatversion: '2', generator: 'allpages', gapnamespace: '0', gaplimit: '500', gapfilterredir: 'nonredirects', prop: 'revisions', rvprop: 'user', ...cont });
+    const json = (await (await fetch(`${WIKI_URL}/api.php?${qs}`)).json()) as { query?: { pages: { title: string; revisions?: { user: string }[] }[] }; continue?: Record<string, string> };
+    // Only pages as the corpus left them: tests edit and create pages of their own.
+    for (const p of json.query?.pages ?? []) if (p.revisions?.[0]?.user.startsWith('imported>')) titles.push(p.title.replace(/ /g, '_'));
+    if (!json.continue) break;
+    cont = json.continue;
+  }
+  titles.sort();
+  const limit = Number(process.env.WIKISTORE_ROUNDTRIP_PAGES ?? 0);
+  if (!limit || limit >= titles.length) return titles;
+  return Array.from({ length: limit }, (_, i) => titles[Math.floor((i * titles.length) / limit)]!);
+}
+
+/** Runs `work` over `items`, `concurrency` at a time. */
+async function pool<T, R>(items: T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i]!);
+    }
+  }));
+  return results;
+}
+
+function report(surface: string, results: RoundTrip[]): { exact: number; edited: number; minimal: number } {
+  const exact = results.filter((r) => r.exact).length;
+  const edited = results.filter((r) => r.minimal !== undefined);
+  const minimal = edited.filter((r) => r.minimal).length;
+  console.log(`# ${surface}: no-op exact ${exact}/${results.length}; one-word edit minimal ${minimal}/${edited.length}`);
+  for (const r of results.filter((r) => !r.exact || r.minimal === false).slice(0, 10)) console.log(`#   ${r.title}: exact=${r.exact} minimal=${r.minimal} ${r.error ?? ''}`);
+  return { exact, edited: edited.length, minimal };
+}
+
+/**
+ * The round trip over every corpus article (`titles`), through both surfaces of the service at
+ * `base()`: declared as two tests of the calling suite, run on whatever renders its store holds.
+ */
+export function corpusRoundTrips(base: () => string, titles: () => string[], wikitextOf: (rev: number) => Promise<string>): void {
+  for (const surface of ['rest_v1', 'v1'] as const) {
+    it(`${surface}: the unchanged HTML gives back the exact wikitext of every article, and a one-word edit changes one line of at least 97%`, async () => {
+      const all = titles();
+      assert.ok(all.length >= Math.min(50, Number(process.env.WIKISTORE_ROUNDTRIP_PAGES || 50)), `corpus articles found: ${all.length}`);
+      const results = await pool(all, 3, (title) => roundTrip(base(), 'wiki.test', title, wikitextOf, surface));
+      const { exact, edited, minimal } = report(surface, results);
+      assert.equal(exact, results.length, 'every no-op round trip is exact');
+      assert.ok(edited >= all.length / 2, `most articles have a paragraph to edit (${edited})`);
+      assert.ok(minimal >= Math.ceil(edited * 0.97), `${minimal} of ${edited} edits changed only their line`);
+    });
+  }
 }
