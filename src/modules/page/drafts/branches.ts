@@ -14,7 +14,7 @@ import { BranchExpiry, dayOf } from '../tables/branch-expiry.js';
 import { BranchLists, listsOf, type ListedBranch } from '../tables/branch-lists.js';
 import { BranchTable, type Access, type BranchHead, type BranchVersion, type VersionContent } from '../tables/page-branches.js';
 import type { Caller } from './branch-callers.js';
-import { CurrentMerges } from './current-merges.js';
+import { CurrentMerges, type MergeSources } from './current-merges.js';
 
 /** What a client sends to make a version: wikitext, or edited HTML (with the render it was edited from). */
 export interface BranchInput {
@@ -52,7 +52,7 @@ export class Branches {
   private readonly merges: CurrentMerges;
 
   constructor(
-    private readonly service: PageService,
+    private readonly service: MergeSources & Pick<PageService, 'wiki'>,
     private readonly saver: PageSaver,
     private readonly ttlSeconds: number,
     private readonly log: Logger,

@@ -6,6 +6,9 @@ import { mergeWikitext, type ConflictHunk } from '../model/three-way-merge.js';
 import type { BranchHead, BranchVersion } from '../tables/page-branches.js';
 import { gunzip } from '../../../util/compression.js';
 
+/** What merges read: the revisions known and their renders. */
+export type MergeSources = Pick<PageService, 'renderer' | 'revisions'>;
+
 /** A branch version merged with the page as it is now. */
 export interface Merged {
   text: string;
@@ -15,7 +18,7 @@ export interface Merged {
 
 /** Branch versions brought up to the page's current revision (what promote and rebase share). */
 export class CurrentMerges {
-  constructor(private readonly service: PageService) {}
+  constructor(private readonly service: MergeSources) {}
 
   /** The page's latest revision (`force`: as the wiki has it now), or null if the page does not exist. */
   async currentRevid(ctx: RequestContext, domain: string, title: string, force: boolean): Promise<number | null> {

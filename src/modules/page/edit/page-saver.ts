@@ -63,7 +63,7 @@ const conflict = (detail: string, latest: number | null, kind = 'edit-conflict')
  */
 export class PageSaver {
   constructor(
-    private readonly service: PageService,
+    private readonly service: Pick<PageService, 'purger' | 'renders' | 'revisions' | 'wiki'>,
     private readonly locks: (domain: string) => SaveLocks,
     private readonly log: Logger,
     private readonly html2: Html2Cache,

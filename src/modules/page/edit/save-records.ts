@@ -15,7 +15,7 @@ const CAS_ATTEMPTS = 5;
  * Each is idempotent, as a transaction's steps must be: a process that finishes another's
  * transaction after a crash runs them again.
  */
-export function saveRecordsModule(service: PageService, locks: (domain: string) => SaveLocks): Module {
+export function saveRecordsModule(service: Pick<PageService, 'domains' | 'purger' | 'renderer' | 'revisions'>, locks: (domain: string) => SaveLocks): Module {
   return {
     name: 'page_saves',
     api: 'sys',

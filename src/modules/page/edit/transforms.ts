@@ -14,7 +14,7 @@ import { STASH_SECONDS, TransformStash } from '../tables/transform-stash.js';
 export class Transforms {
   private readonly stash = new TransformStash();
 
-  constructor(private readonly service: PageService) {}
+  constructor(private readonly service: Pick<PageService, 'renders' | 'revisions' | 'wiki'>) {}
 
   createTables(ctx: RequestContext, domain: string): Promise<void> {
     return this.stash.create(ctx, domain);

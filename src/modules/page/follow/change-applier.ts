@@ -6,6 +6,9 @@ import type { FollowerState } from '../tables/follower-state.js';
 import { planChanges, type ChangePlan, type PageMove } from './change-plan.js';
 import type { TaskKind } from './template-dependents.js';
 
+/** What applying the wiki's changes touches: the revisions known, their renders, the wiki. */
+export type ApplierSources = Pick<PageService, 'renderer' | 'revisions' | 'wiki'>;
+
 /** Told of every page a batch of the wiki's changes touched (created, deleted, moved, edited: what links to them may show anew), and the moves among those changes. */
 export type PagesChanged = (ctx: RequestContext, domain: string, titles: string[], moves: PageMove[]) => Promise<void>;
 
@@ -25,7 +28,7 @@ export interface Applying {
 export class ChangeApplier {
   constructor(
     private readonly domain: string,
-    private readonly service: PageService,
+    private readonly service: ApplierSources,
     private readonly state: FollowerState,
     private readonly storedOnly: boolean,
     private readonly metrics: Metrics,

@@ -8,9 +8,8 @@ import type { RequestContext } from '../../../router/types.js';
 import type { RecentChange } from '../../../upstream/action-api.js';
 import { isUnavailable } from '../../../upstream/wiki.js';
 import { InOrderBatches } from './in-order-batches.js';
-import { DEPENDENTS_CHUNK, pause, TemplateDependents, type TaskKind } from './template-dependents.js';
-import type { PageService } from '../read/page-service.js';
-import { ChangeApplier, type PagesChanged } from './change-applier.js';
+import { DEPENDENTS_CHUNK, pause, TemplateDependents, type DependentsSources, type TaskKind } from './template-dependents.js';
+import { ChangeApplier, type ApplierSources, type PagesChanged } from './change-applier.js';
 import { failureKind } from './failure-kind.js';
 import type { Cursor, FollowerState } from '../tables/follower-state.js';
 
@@ -84,7 +83,7 @@ export class ChangeFollower {
 
   constructor(
     private readonly domain: string,
-    private readonly service: PageService,
+    private readonly service: ApplierSources & DependentsSources,
     private readonly state: FollowerState,
     private readonly options: FollowerOptions,
     private readonly metrics: Metrics,

@@ -73,7 +73,7 @@ const sameSecret = (given: string, secret: string) => {
  * re-checked; the refreshes and renders follow. A notice only makes the service ask the wiki again, so its
  * secret guards against being made to ask needlessly: it grants nothing else.
  */
-export function changeNoticesModule(service: PageService, appliers: Map<string, ChangeApplier>, log: Logger): Module {
+export function changeNoticesModule(service: Pick<PageService, 'wiki'>, appliers: Map<string, ChangeApplier>, log: Logger): Module {
   const queue = new PQueue({ concurrency: NOTICE_CONCURRENCY });
 
   function authenticate(req: RouteRequest, ctx: RequestContext): void {

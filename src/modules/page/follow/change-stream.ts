@@ -43,7 +43,7 @@ class ChangeEventStream extends Readable {
     feed: ChangeFeed,
     private readonly log: ChangeLog,
     private readonly ctx: RequestContext,
-    private readonly service: PageService,
+    private readonly service: Pick<PageService, 'changes' | 'renders' | 'wiki'>,
     private readonly options: StreamOptions,
     private readonly logger: Logger,
   ) {
@@ -147,7 +147,7 @@ function startOf(req: RouteRequest): string {
  * an event or from a time within the change log's keeping period. `namespace=0,4` and `prefix`
  * filter; `include=html` carries the new render's HTML.
  */
-export function changeStreamModule(service: PageService, log: Logger, stallMs: number): Module {
+export function changeStreamModule(service: Pick<PageService, 'changes' | 'renders' | 'wiki'>, log: Logger, stallMs: number): Module {
   const feeds = new Map<string, ChangeFeed>();
   let setupCtx: RequestContext | undefined;
   const feedOf = (domain: string) => {

@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../../../util/metrics.js';
 import type { Module, RequestContext } from '../../../router/types.js';
 import type { PageService } from '../read/page-service.js';
-import { ChangeApplier, type PagesChanged } from './change-applier.js';
+import { ChangeApplier, type ApplierSources, type PagesChanged } from './change-applier.js';
+import type { DependentsSources } from './template-dependents.js';
 import { ChangeFollower, type FollowerOptions } from './change-follower.js';
 import { FollowerState } from '../tables/follower-state.js';
 
@@ -11,7 +12,7 @@ import { FollowerState } from '../tables/follower-state.js';
  * followers started after it and stopped, their lease given up, before the page module drains.
  */
 export function followerModule(
-  service: PageService, follow: FollowerOptions | undefined, metrics: Metrics, log: Logger, pagesChanged?: PagesChanged,
+  service: ApplierSources & DependentsSources & Pick<PageService, 'domains'>, follow: FollowerOptions | undefined, metrics: Metrics, log: Logger, pagesChanged?: PagesChanged,
 ): Module & { followers: Map<string, ChangeFollower>; appliers: Map<string, ChangeApplier> } {
   const states = new Map(service.domains().map((domain) => [domain, new FollowerState(domain)]));
   const followers = new Map<string, ChangeFollower>();

@@ -73,7 +73,7 @@ const reasonOf = (e: unknown) => (e instanceof HttpError ? `${e.status} ${e.prob
 export class Backfill {
   private readonly table: TableClient;
 
-  constructor(private readonly service: PageService, private readonly domain: string) {
+  constructor(private readonly service: Pick<PageService, 'renderer' | 'revisions' | 'wiki'>, private readonly domain: string) {
     this.table = new TableClient(domain, 'page_backfill');
   }
 

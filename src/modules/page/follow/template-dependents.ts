@@ -6,6 +6,9 @@ import type { RequestContext } from '../../../router/types.js';
 import type { PageService } from '../read/page-service.js';
 import type { FollowerState } from '../tables/follower-state.js';
 
+/** What re-rendering a template's dependents needs: the revisions known, their renders, what is read most, the wiki. */
+export type DependentsSources = Pick<PageService, 'reads' | 'renderer' | 'revisions' | 'wiki'>;
+
 /** Embedding pages listed per request while re-rendering a template's dependents. */
 export const DEPENDENTS_CHUNK = 500;
 
@@ -32,7 +35,7 @@ export class TemplateDependents {
 
   constructor(
     private readonly domain: string,
-    private readonly service: PageService,
+    private readonly service: DependentsSources,
     private readonly state: FollowerState,
     private readonly options: { pollMs: number; concurrency: number; dependentsPerSecond: number },
     private readonly log: Logger,

@@ -15,8 +15,10 @@ import { Renderer } from './renderer.js';
 /**
  * Page content on top of storage, in its parts: the revisions known and kept in step with the
  * wiki, their renders (made once on a miss), listings of what is stored, and what is read most.
- * A reader that renders next passes the renderer to the revision lookups, which start the render
- * as soon as the wiki names the revision (latest, or asked for by id).
+ * Built once (page/index.ts); each part of the page module takes only the ones it uses, declared
+ * as a `Pick` of these in its constructor (named where it is passed on: `SnapshotSources`,
+ * `MergeSources`, `ApplierSources`, `DependentsSources`). A reader that renders next passes the
+ * renderer to the revision lookups, which start the render as soon as the wiki names the revision.
  */
 export class PageService {
   readonly renders: RenderStore;

@@ -1,5 +1,5 @@
 import type { ActionApi } from '../../../upstream/action-api.js';
-import type { Listed } from './snapshot-writer.js';
+import type { Listed } from './titles-then.js';
 
 /**
  * What the wiki's deletion log after a snapshot's moment says of one namespace's pages: the wiki's

@@ -4,10 +4,10 @@ import { badRequest } from '../../../util/errors.js';
 import type { Module } from '../../../router/types.js';
 import { parseTime } from '../../../util/tid.js';
 import type { Html2Cache } from '../model/html-versions.js';
-import type { PageService } from '../read/page-service.js';
 import { wikiFacts } from './enterprise.js';
 import { deletionsThen, withDeletions } from './deletions-then.js';
-import { SnapshotWriter, titlesThen, withTitlesThen } from './snapshot-writer.js';
+import { SnapshotWriter, type SnapshotSources } from './snapshot-writer.js';
+import { titlesThen, withTitlesThen } from './titles-then.js';
 
 /** Where the next page of a snapshot starts: its moment, its namespace, and the wiki's listing position. */
 interface Cursor {
@@ -31,7 +31,7 @@ const MAX_LIMIT = 500;
  * (NDJSON, the same lines as `npm run snapshot` writes), each page's `Link: rel="next"` carrying a
  * cursor that pins `T`. Pages deleted since `T` are left out here (the CLI writes those stored).
  */
-export function snapshotModule(service: PageService, html2: Html2Cache): Module {
+export function snapshotModule(service: SnapshotSources, html2: Html2Cache): Module {
   return {
     name: 'page-snapshot',
     api: 'v1',

@@ -61,7 +61,7 @@ function contentHeaders(domain: string, render: BundleRender, prop: Prop, type: 
 /** What the read routes are served from; the save and transform routes join them in one module. */
 export interface PageReadParts {
   domains: string[];
-  service: PageService;
+  service: Pick<PageService, 'drain' | 'listings' | 'reads' | 'renderer' | 'revisions' | 'wiki'>;
   caches: PageCaches;
   cache: CachePolicy;
   html2: Html2Cache;
