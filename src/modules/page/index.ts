@@ -1,12 +1,12 @@
 import type { RequestContext, RouteRequest } from '../../router/types.js';
 import { PageSaver } from './edit/page-saver.js';
 import { saveRecordsModule } from './edit/save-records.js';
-import { saveRoutes } from './edit/save-routes.js';
-import { transformRoutes } from './edit/transform-routes.js';
+import { pageEditModule } from './edit/edit-module.js';
 import { Transforms } from './edit/transforms.js';
 import { BAD_IMAGE_LIST, ImageListPage, NOVIEWER_IMAGE_LIST } from './display/image-lists.js';
 import { PageImages } from './display/page-images.js';
 import { DisplayPages } from './display/display-pages.js';
+import { displayModule } from './display/display-routes.js';
 import { LinkStates } from './display/link-states.js';
 import { followerModule } from './follow/follower-module.js';
 import { changeNoticesModule } from './follow/change-notices.js';
@@ -16,7 +16,7 @@ import type { PageMove } from './follow/change-plan.js';
 import { BranchCallers } from './drafts/branch-callers.js';
 import { BranchExpirySweep } from './drafts/branch-expiry-sweep.js';
 import { branchRecordsModule } from './drafts/branch-records.js';
-import { branchRoutes } from './drafts/branch-routes.js';
+import { branchRoutesModule } from './drafts/branch-routes.js';
 import { Branches } from './drafts/branches.js';
 import { VersionBodies } from './drafts/version-bodies.js';
 import { cachePolicy } from './model/cache-control.js';
@@ -65,12 +65,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
     caches,
     cache,
     html2,
-    display,
     normalize,
-    moreRoutes: [...saveRoutes(saver, normalize), ...transformRoutes(transforms, normalize), ...branchRoutes({ branches, callers, normalize, bodies: new VersionBodies(Math.floor(options.renderCacheBytes / 8)) })],
-    setupDomain: async (ctx, domain) => {
-      await Promise.all([service.createTables(ctx, domain), transforms.createTables(ctx, domain), linkStates.create(ctx, domain)]);
-    },
   });
   // First, so it stops following before the page module waits for pending renders.
   /**
@@ -103,5 +98,9 @@ export function pageModules(options: PageModuleOptions): PageApi {
   });
   const notices = changeNoticesModule(service, follower.appliers, options.log);
   const stream = changeStreamModule(service, options.log, options.streamStallMs);
-  return { modules: [follower, notices, stream, snapshotModule(service, html2), page, saveRecordsModule(service, locksOf), branchRecords], service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers };
+  const domains = [...options.wikis.keys()];
+  const displays = displayModule({ domains, service, caches, cache, display, linkStates, normalize });
+  const edit = pageEditModule({ domains, saver, transforms, normalize });
+  const drafts = branchRoutesModule({ branches, callers, normalize, bodies: new VersionBodies(Math.floor(options.renderCacheBytes / 8)) });
+  return { modules: [follower, notices, stream, snapshotModule(service, html2), page, displays, edit, drafts, saveRecordsModule(service, locksOf), branchRecords], service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers };
 }

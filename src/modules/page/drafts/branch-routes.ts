@@ -1,7 +1,7 @@
 import { HttpError, badRequest } from '../../../util/errors.js';
 import { pagingFrom } from '../../../router/paging.js';
 import { withBody } from '../../../router/typed-body.js';
-import type { Handler, RequestContext, Response, Reuse, Route, RouteRequest } from '../../../router/types.js';
+import type { Handler, Module, RequestContext, Response, Reuse, Route, RouteRequest } from '../../../router/types.js';
 import { isTid } from '../../../util/tid.js';
 import { parseDataMw } from '../edit/save-routes.js';
 import { HTML_2_TYPE, negotiateHtml } from '../model/html-versions.js';
@@ -239,4 +239,9 @@ export function branchRoutes({ branches, callers, normalize, bodies }: BranchRou
       }),
     },
   ];
+}
+
+/** `/{domain}/v1/page/{title}/branch/...`: drafts of pages (their tables are `page_branches`'s, branch-records.ts). */
+export function branchRoutesModule(parts: BranchRouteParts): Module {
+  return { name: 'page-drafts', api: 'v1', routes: branchRoutes(parts) };
 }

@@ -5,18 +5,16 @@ import { validityOf } from '../../../storage/answer-validity.js';
 import { parseTime, tidTime } from '../../../util/tid.js';
 import { askedAnew, type CachePolicy } from '../model/cache-control.js';
 import { HTML_2_TYPE, negotiateHtml, type Html2Cache } from '../model/html-versions.js';
-import { PageMoved, RevisionMoved } from '../model/page-moves.js';
 import { sectionHtml, sectionWikitext } from '../model/sections.js';
 import { markedIfUnchecked } from '../model/stale-answer.js';
-import { contentKeys, surrogateKeys, tagged } from '../model/surrogate-keys.js';
+import { contentKeys, tagged } from '../model/surrogate-keys.js';
+import { titledHandler } from '../model/titled-handler.js';
 import { titleSegment, type NormalizeTitle } from '../model/title-url.js';
-import { displayOptions, type DisplayPages } from '../display/display-pages.js';
-import type { DisplayOptions } from '../display/display-pass.js';
 import { contentReuse, type PageCaches, type PageReuse } from '../read/page-caches.js';
 import type { PageService } from '../read/page-service.js';
 import { revisionMetadata, type RevisionRow } from '../model/revision.js';
 import { propOf, propRender, PROPS, type BundleRender, type Prop, type PropRender } from '../model/render.js';
-import { pageSpecs, REVID } from './spec.js';
+import { pageSpecs, REVID } from '../model/page-spec.js';
 import { gunzip } from '../../../util/compression.js';
 
 /** The route's schema admits only these (see v1/spec.ts). */
@@ -58,26 +56,21 @@ function contentHeaders(domain: string, render: BundleRender, prop: Prop, type: 
   return headers;
 }
 
-/** What the read routes are served from; the save and transform routes join them in one module. */
+/** What the read routes are served from. */
 export interface PageReadParts {
   domains: string[];
-  service: Pick<PageService, 'drain' | 'listings' | 'reads' | 'renderer' | 'revisions' | 'wiki'>;
+  service: Pick<PageService, 'createTables' | 'drain' | 'listings' | 'reads' | 'renderer' | 'revisions' | 'wiki'>;
   caches: PageCaches;
   cache: CachePolicy;
   html2: Html2Cache;
-  display: DisplayPages;
   normalize: NormalizeTitle;
-  /** Routes of the same module (saves, transforms), listed before the read routes. */
-  moreRoutes: Module['routes'];
-  /** Tables the same module creates beside the read side's. */
-  setupDomain: (ctx: RequestContext, domain: string) => Promise<void>;
 }
 
 /**
  * `/{domain}/v1/page/...` and `/v1/revision/...`: the stored content by title, revision, render
- * and time, with the save and transform routes of `edit/`.
+ * and time (saves and transforms: edit/edit-module.ts; drafts: drafts/branch-routes.ts).
  */
-export function pageReadModule({ domains, service, caches, cache, html2, display, normalize, moreRoutes, setupDomain }: PageReadParts): Module {
+export function pageReadModule({ domains, service, caches, cache, html2, normalize }: PageReadParts): Module {
   /**
    * A render's property as the client asked for it: HTML in 2.x form (data-mw inline) for a 2.x
    * profile or ?data-mw=inline, else as stored. Headers are built once per render and form.
@@ -131,56 +124,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
     return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body };
   }
 
-  /**
-   * A render's display HTML (display/): made from the stored render, never a new one, with the link
-   * states of today, so every form of it must be revalidated and is purged when a linked page changes.
-   */
-  async function displayAnswer(req: RouteRequest, ctx: RequestContext, render: BundleRender, kind: ContentKind, options: DisplayOptions, reuse: PageReuse): Promise<Response> {
-    const answer = await display.of(ctx, req.domain, render, options, kind === 'latest');
-    const headers: Record<string, string> = {
-      'content-type': 'text/html; charset=utf-8',
-      'content-encoding': 'gzip',
-      etag: `W/"${render.rev}/${render.tid}/${answer.digest}"`,
-      'cache-control': cache.latest,
-      'content-language': (await service.wiki(req.domain).siteInfo()).general.lang,
-    };
-    const keys = [...contentKeys(req.domain, render.title, render.rev, kind === 'latest'), surrogateKeys.display(req.domain, render.title), surrogateKeys.displays(req.domain)];
-    const wiki = service.wiki(req.domain);
-    // Sent again while the page is unchanged and the display is what its links' states made it.
-    const again = contentReuse(reuse, wiki, () => {}, () => display.isCurrent(answer));
-    return { status: 200, headers: tagged(markedIfUnchecked(wiki, headers), keys), body: answer.body, reuse: again };
-  }
-
-  /** The normalized title, or a redirect to the same URL with it. */
-  async function titleOf(req: RouteRequest): Promise<{ title: string } | { redirect: Response }> {
-    const title = await normalize(req);
-    const prefix = `/${req.domain}/v1/page/`;
-    // The title as normalised and spelt as every URL, purge and key of it spells it: another
-    // spelling of the same page (`%28`, lower-case escapes) is redirected, never cached apart.
-    if (title === req.params.title && req.path.slice(prefix.length).split('/', 1)[0] === titleSegment(title)) return { title };
-    const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
-    const query = req.uri.includes('?') ? req.uri.slice(req.uri.indexOf('?')) : '';
-    return { redirect: { status: 301, headers: { location: `${prefix}${titleSegment(title)}${rest}${query}`, 'cache-control': 'max-age=3600' } } };
-  }
-
-  /** Wraps a handler that works on a normalized title; moved revisions become redirects. */
-  const withTitle =
-    (fn: (req: RouteRequest, ctx: RequestContext, title: string) => Promise<Response>) => async (req: RouteRequest, ctx: RequestContext) => {
-      const t = await titleOf(req);
-      if ('redirect' in t) return t.redirect;
-      try {
-        return await fn(req, ctx, t.title);
-      } catch (e) {
-        const prefix = `/${req.domain}/v1/page/`;
-        const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
-        if (e instanceof PageMoved) {
-          // Moved without a redirect left behind: not found here, and where it went.
-          throw new HttpError(404, 'page-moved', e.detail, { headers: { location: `${prefix}${titleSegment(e.target)}${rest}` }, extensions: e.extensions });
-        }
-        if (!(e instanceof RevisionMoved)) throw e;
-        return { status: 302, headers: tagged({ location: `${prefix}${titleSegment(e.title)}${rest}`, 'cache-control': 'no-cache' }, [surrogateKeys.page(req.domain, t.title)]) };
-      }
-    };
+  const withTitle = titledHandler(normalize);
 
   /** The revision whose content is asked for: rendered next, so a miss starts rendering early. */
   const latestOrAt = async (req: RouteRequest, ctx: RequestContext, title: string): Promise<RevisionRow> => {
@@ -192,13 +136,12 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
   return {
     name: 'page',
     api: 'v1',
-    tables: ['page_revisions', 'page_changes', 'parsoid', 'site_info', 'page_render_leases', 'transform_stash', 'page_links', 'link_states'],
+    tables: ['page_revisions', 'page_changes', 'parsoid', 'site_info', 'page_render_leases'],
     async setup(ctx) {
-      await Promise.all(domains.map((domain) => setupDomain(ctx, domain)));
+      await Promise.all(domains.map((domain) => service.createTables(ctx, domain)));
     },
     close: () => service.drain(),
     routes: [
-      ...moreRoutes,
       {
         method: 'GET',
         path: '/page/',
@@ -241,32 +184,6 @@ export function pageReadModule({ domains, service, caches, cache, html2, display
           const row = await service.revisions.revision(ctx, req.domain, title, Number(req.params.revid), askedAnew(req, ctx));
           const keys = contentKeys(req.domain, title, row.rev, false);
           return { status: 200, headers: tagged({ 'cache-control': cache.revision }, keys), body: revisionMetadata(row) };
-        }),
-      },
-      {
-        method: 'GET',
-        path: '/page/{title}/display',
-        spec: pageSpecs.display,
-        handler: withTitle(async (req, ctx, title) => {
-          const options = displayOptions(req.query); // a bad option is a 400 before any work
-          const reuse = caches.reuseOfPage(req.domain, title);
-          const row = await service.revisions.latest(ctx, req.domain, title, askedAnew(req, ctx), service.renderer);
-          return displayAnswer(req, ctx, await service.renderer.renderBundle(ctx, req.domain, row, askedAnew(req, ctx)), 'latest', options, reuse);
-        }),
-      },
-      {
-        method: 'GET',
-        path: '/page/{title}/display/{revision}',
-        spec: pageSpecs.displayRevision,
-        handler: withTitle(async (req, ctx, title) => {
-          const options = displayOptions(req.query);
-          const revision = req.params.revision!;
-          const reuse = caches.reuseOfPage(req.domain, title);
-          if (REVID.test(revision)) {
-            const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), askedAnew(req, ctx), service.renderer);
-            return displayAnswer(req, ctx, await service.renderer.renderBundle(ctx, req.domain, row, askedAnew(req, ctx)), 'revision', options, reuse);
-          }
-          return displayAnswer(req, ctx, await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase()), 'render', options, reuse);
         }),
       },
       {

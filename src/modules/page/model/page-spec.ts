@@ -1,5 +1,5 @@
 import { TID_PATTERN } from '../../../util/tid.js';
-import { PROPS } from '../model/render.js';
+import { PROPS } from './render.js';
 
 /** OpenAPI fragments of the public content API; they validate requests as well as document them. */
 const tags = ['page content'];
