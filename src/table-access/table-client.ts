@@ -8,13 +8,15 @@ const failedCondition = (e: unknown) => e instanceof HttpError && e.status === 4
 /** A module's handle on one table of the table storage API, through internal requests. */
 export class TableClient {
   readonly uri: string;
-  /** The table's rows: where reads and writes go. */
+  /** The table's rows: where writes go. */
   private readonly rowsUri: string;
+  private readonly queryUri: string;
 
   /** `whenMissing` turns the table API's "no such table" into the caller's own 404 (e.g. a bucket). */
   constructor(domain: string, readonly table: string, private readonly whenMissing?: () => HttpError) {
     this.uri = `/${domain}/sys/table/${encodeURIComponent(table)}`;
     this.rowsUri = `${this.uri}/`;
+    this.queryUri = `${this.uri}/_query`;
   }
 
   /** (Without async frames of its own: every read of a module's table passes here.) */
@@ -35,8 +37,9 @@ export class TableClient {
     return this.call(ctx.request({ method: 'GET', uri: this.uri }).then((res) => res.body as Record<string, unknown>));
   }
 
+  /** A query's page of rows (none is an empty page: `_query`, not RESTBase's GET, which answers it 404). */
   query(ctx: RequestContext, query: Omit<Query, 'table'>): Promise<QueryResult> {
-    return this.call(ctx.request({ method: 'GET', uri: this.rowsUri, body: query }).then((res) => res.body as QueryResult));
+    return this.call(ctx.request({ method: 'POST', uri: this.queryUri, body: query }).then((res) => res.body as QueryResult));
   }
 
   /** The first row of a partition, in its order, that `match` accepts (read 500 at a time; `proj` only, if given). */

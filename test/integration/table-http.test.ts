@@ -62,6 +62,20 @@ for (const backend of BACKENDS) {
       assert.equal(viaPost.json.next, undefined);
     });
 
+    it("answers a GET query that matches no row 404 with no items, as RESTBase did; POST _query 200 with none", async () => {
+      const none = await call('GET', '/', { attributes: { key: 'no such key' } });
+      assert.equal(none.status, 404);
+      assert.equal(none.headers['content-type'], 'application/problem+json');
+      assert.deepEqual(none.json.items, [], 'the items a RESTBase client reads either way');
+      const noTable = await request(`${s.base}/${s.domain}/sys/table/no_such_table/`, { headers: admin, body: { attributes: { key: 'a' } } });
+      assert.equal(noTable.status, 404);
+      assert.equal(noTable.json.type, 'urn:problem:unknown-table');
+      assert.deepEqual(noTable.json.items, []);
+      const viaPost = await call('POST', '/_query', { attributes: { key: 'no such key' } });
+      assert.equal(viaPost.status, 200);
+      assert.deepEqual(viaPost.json.items, []);
+    });
+
     it('answers a failed condition with 412 and writes nothing', async () => {
       const res = await call('PUT', '/', { attributes: { key: 'a', tid: T1, latest: T1 }, if: 'not exists' });
       assert.equal(res.status, 412);

@@ -45,6 +45,23 @@ function checkNotOwned(req: RouteRequest, ctx: RequestContext, owned: () => Set<
  */
 export function tableModule(storage: TableStorage, owned: () => Set<string> = () => new Set()): Module {
   const query = (req: RouteRequest) => mapped(storage.get(req.domain, withTable(req, true))).then((body) => ({ status: 200, body, reuse: validityOf(body) }));
+  /**
+   * RESTBase's query, a GET with the query as its body, answers as RESTBase's table modules did:
+   * 404 when no row matches, its body still carrying `items: []` (clients of that API check the
+   * status, and read the items either way). `POST _query` answers 200 with the items, none or more.
+   */
+  const restbaseQuery = async (req: RouteRequest) => {
+    let answer;
+    try {
+      answer = await query(req);
+    } catch (e) {
+      // No such table: no rows either, as RESTBase's clients read it.
+      if (e instanceof HttpError && e.problemType === 'urn:problem:unknown-table') throw new HttpError(404, 'unknown-table', e.detail, { headers: e.headers, extensions: { ...e.extensions, items: [] } });
+      throw e;
+    }
+    if (answer.body.items.length > 0) return answer;
+    throw new HttpError(404, 'no-matching-rows', `No row of '${req.params.table}' matches the query.`, { extensions: { items: [] } });
+  };
   return {
     name: 'table',
     api: 'sys',
@@ -92,7 +109,7 @@ export function tableModule(storage: TableStorage, owned: () => Set<string> = ()
           return { status: 201, body: {} };
         },
       },
-      { method: 'GET', path: '/table/{table}/', body: 'optional-json', spec: tableSpecs.query, handler: query },
+      { method: 'GET', path: '/table/{table}/', body: 'optional-json', spec: tableSpecs.query, handler: restbaseQuery },
       // GET by key path, and by secondary index after `//`: one route per number of key segments.
       // (Without keys: answered with what the index is keyed by.)
       { method: 'GET', path: '/table/{table}//{index}', spec: keyPathSpec(0, true), handler: keyPathHandler(storage, true, mapped) },

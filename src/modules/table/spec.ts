@@ -121,12 +121,12 @@ export const tableSpecs = {
     responses: { 201: { description: 'Written' }, 400: problem('Invalid write'), 412: problem('The condition failed; nothing was written') },
   },
   query: {
-    tags, parameters, summary: 'Query rows (JSON query in the GET body)',
+    tags, parameters, summary: 'Query rows (JSON query in the GET body); 404 when none matches, as RESTBase answered',
     requestBody: { required: false, ...json('TableQuery') },
-    responses: { 200: { description: 'Matching rows and a paging token', ...json('QueryResult') }, 400: problem('Invalid query') },
+    responses: { 200: { description: 'Matching rows and a paging token', ...json('QueryResult') }, 400: problem('Invalid query'), 404: problem('No row matches (the problem carries `items: []`), or no such table') },
   },
   postQuery: {
-    tags, parameters, summary: 'Query rows (for clients that cannot send a GET body)',
+    tags, parameters, summary: 'Query rows (for clients that cannot send a GET body); 200 with no items when none matches',
     requestBody: { required: false, ...json('TableQuery') },
     responses: { 200: { description: 'Matching rows and a paging token', ...json('QueryResult') }, 400: problem('Invalid query') },
   },

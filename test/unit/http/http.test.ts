@@ -118,7 +118,7 @@ describe('HTTP layer', () => {
     const text = (await request(`${s.base}/metrics`)).text;
     assert.match(text, /http_requests_total\{route="\/\{domain\}\/sys\/table\/\{table\}",method="GET",status="404",origin="external"\} \d+/);
     // The bucket read asked the table API in-process: that request is counted too, as internal.
-    assert.match(text, /http_requests_total\{route="\/\{domain\}\/sys\/table\/\{table\}\/",method="GET",status="404",origin="internal"\} \d+/);
+    assert.match(text, /http_requests_total\{route="\/\{domain\}\/sys\/table\/\{table\}\/_query",method="POST",status="404",origin="internal"\} \d+/);
     assert.match(text, /http_request_duration_seconds_bucket\{le="0.005",route="\/_health"/);
   });
 });
