@@ -106,7 +106,8 @@ export function tableModule(storage: TableStorage, owned: () => Set<string> = ()
         spec: tableSpecs.put,
         handler: async (req) => {
           await mapped(storage.put(req.domain, withTable(req) as never));
-          return { status: 201, body: {} };
+          // No body, as RESTBase's table modules answered a write.
+          return { status: 201 };
         },
       },
       { method: 'GET', path: '/table/{table}/', body: 'optional-json', spec: tableSpecs.query, handler: restbaseQuery },
