@@ -212,7 +212,7 @@ export function compareSchemas(currentGiven: TableSchema, nextGiven: TableSchema
     return 'migrate';
   }
   if (next.version <= current.version) {
-    fail(`the schema differs from the stored one (version ${current.version}); raise 'version' to change it`);
+    throw invalidInput(`Schema version must be higher than the stored one (${current.version}) for the schema to change; it is ${next.version}.`, 'schema-version-not-higher');
   }
   const keysOf = (s: TableSchema) => s.index.filter((e) => e.type === 'hash' || e.type === 'range');
   if (!isDeepStrictEqual(keysOf(current), keysOf(next))) fail('the hash and range keys of a table cannot change');

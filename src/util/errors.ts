@@ -44,13 +44,14 @@ export class HttpError extends Error {
     status: number,
     kind: string,
     detail: string,
-    options: { headers?: Record<string, string>; extensions?: Record<string, unknown> } = {},
+    /** `title`: the problem type's own summary, where one says more than the status's reason. */
+    options: { headers?: Record<string, string>; extensions?: Record<string, unknown>; title?: string } = {},
   ) {
     super(detail);
     this.name = 'HttpError';
     this.status = status;
     this.problemType = `urn:problem:${kind}`;
-    this.title = TITLES[status] ?? 'Error';
+    this.title = options.title ?? TITLES[status] ?? 'Error';
     this.detail = detail;
     this.headers = options.headers ?? {};
     this.extensions = options.extensions ?? {};

@@ -42,11 +42,13 @@ for (const backend of BACKENDS) {
       assert.equal((await other('PUT', v1)).status, 201);
       assert.deepEqual((await other('GET')).json, v1);
       const v2 = { ...v1, version: 2, options: { durability: 'low' }, attributes: { ...v1.attributes, note: 'string' } };
-      assert.equal((await other('PUT', v2)).status, 200);
+      assert.equal((await other('PUT', v2)).status, 201, 'a new version is created, as RESTBase answered a migration');
       assert.deepEqual((await other('GET')).json, v2, 'as migrated to');
       const reordered = { index: v2.index, attributes: v2.attributes, options: v2.options, version: 2, table: 'kv_given' };
       assert.equal((await other('PUT', reordered)).status, 200, 'the same schema in another order changes nothing');
-      assert.equal((await other('PUT', { ...v2, version: 1 })).status, 400, 'a lower version is refused');
+      const lower = await other('PUT', { ...v2, version: 1, attributes: v1.attributes });
+      assert.equal(lower.status, 400, 'a lower version is refused');
+      assert.match(lower.json.title, /version must be higher/, 'saying why in the title, where RESTBase\'s clients read it');
     });
 
     it('writes rows with base64 blobs and queries them by GET body and POST _query', async () => {

@@ -21,9 +21,14 @@ function withTable(req: RouteRequest, optional = false): Record<string, unknown>
 /** What storage's errors mean over HTTP. */
 export const STATUS_OF: Record<StorageErrorKind, number> = { invalid: 400, 'not-found': 404, 'condition-failed': 412, unavailable: 503 };
 
+/** Problem types whose own summary says more than the status (RESTBase's clients read it in `title`). */
+const TITLE_OF: Record<string, string> = { 'schema-version-not-higher': 'Schema version must be higher' };
+
 /** Storage's errors as HTTP errors; storage that cannot answer now is worth a retry shortly: says when. */
 function httpError(e: unknown): never {
-  if (e instanceof StorageError) throw new HttpError(STATUS_OF[e.kind], e.code, e.detail, e.kind === 'unavailable' ? { headers: { 'retry-after': '1' } } : {});
+  if (e instanceof StorageError) {
+    throw new HttpError(STATUS_OF[e.kind], e.code, e.detail, { ...(e.kind === 'unavailable' ? { headers: { 'retry-after': '1' } } : {}), title: TITLE_OF[e.code] });
+  }
   throw e;
 }
 
@@ -75,7 +80,8 @@ export function tableModule(storage: TableStorage, owned: () => Set<string> = ()
         handler: async (req, ctx) => {
           checkNotOwned(req, ctx, owned);
           const outcome = await mapped(storage.createTable(req.domain, req.params.table!, req.body));
-          return { status: outcome === 'created' ? 201 : 200, body: { table: req.params.table, outcome } };
+          // A new table or a new version of one is created (201), as RESTBase answered; the same schema again is 200.
+          return { status: outcome === 'unchanged' ? 200 : 201, body: { table: req.params.table, outcome } };
         },
       },
       {
