@@ -150,14 +150,15 @@ function report(surface: string, results: RoundTrip[]): { exact: number; edited:
 
 /**
  * The round trip over every corpus article (`titles`), through both surfaces of the service at
- * `base()`: declared as two tests of the calling suite, run on whatever renders its store holds.
+ * `base()`: declared as two tests of the calling suite, run on whatever renders its store holds;
+ * `concurrency` articles at a time each.
  */
-export function corpusRoundTrips(base: () => string, titles: () => string[], wikitextOf: (rev: number) => Promise<string>): void {
+export function corpusRoundTrips(base: () => string, titles: () => string[], wikitextOf: (rev: number) => Promise<string>, concurrency = 3): void {
   for (const surface of ['rest_v1', 'v1'] as const) {
     it(`${surface}: the unchanged HTML gives back the exact wikitext of every article, and a one-word edit changes one line of at least 97%`, async () => {
       const all = titles();
       assert.ok(all.length >= Math.min(50, Number(process.env.WIKISTORE_ROUNDTRIP_PAGES || 50)), `corpus articles found: ${all.length}`);
-      const results = await pool(all, 3, (title) => roundTrip(base(), 'wiki.test', title, wikitextOf, surface));
+      const results = await pool(all, concurrency, (title) => roundTrip(base(), 'wiki.test', title, wikitextOf, surface));
       const { exact, edited, minimal } = report(surface, results);
       assert.equal(exact, results.length, 'every no-op round trip is exact');
       assert.ok(edited >= all.length / 2, `most articles have a paragraph to edit (${edited})`);

@@ -8,8 +8,8 @@ import { CLUSTER_ONLY, clusterConfig } from './cluster.js';
 
 /**
  * The slow tier, first part: three Cassandra nodes (the test command starts them on 127.0.0.1-3),
- * replication factor 3, QUORUM; run beside the sweep at scale (cluster-sweep.test.ts), before a
- * node is killed (node-loss.test.ts).
+ * replication factor 3, QUORUM; run before the sweep at scale (cluster-sweep.test.ts) and before
+ * a node is killed (node-loss.test.ts).
  */
 describe('Cassandra cluster: three nodes, replication factor 3', CLUSTER_ONLY, () => {
   // What depends on three replicas: schema changes agreed by every node, conditional writes and

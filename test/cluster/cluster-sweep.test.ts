@@ -5,8 +5,8 @@ import { storeAbandoned, storeFinished } from '../transaction-load.js';
 import { CLUSTER_ONLY, clusterConfig } from './cluster.js';
 
 /**
- * The transaction sweep at scale on three nodes: run beside the cluster's other suites
- * (filling the store is most of its time, the cluster's), before a node is killed.
+ * The transaction sweep at scale on three nodes: run after the cluster's other suites, before a
+ * node is killed.
  */
 describe('Cassandra cluster: the transaction sweep at scale', CLUSTER_ONLY, () => {
   it("finishes a dead process's transactions within 30 s of a new process's start, with 100,000 finished ones stored", async () => {

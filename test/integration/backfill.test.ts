@@ -95,7 +95,9 @@ describe('the backfill command on the whole test wiki', () => {
     // checked is every page that was there before the run and is still there after it.
     const startedAt = (firstRunAt = new Date());
     const expected = await wikiTitles(0);
-    const run = await backfill(config, ['--all']);
+    // Twice the default concurrency: this file is the suite's longest, and the wiki's workers serve
+    // whoever asks most; the other files have time to spare.
+    const run = await backfill(config, ['--all', '--concurrency', '8']);
     const now = new Set(await wikiTitles(0));
     const stayed = expected.filter((t) => now.has(t));
     const failedTitles = [...run.stdout.matchAll(/failed \d+× .* \((.*)\)$/gm)].flatMap((m) => m[1]!.split(', '));
@@ -155,7 +157,8 @@ describe('the backfill command on the whole test wiki', () => {
   // The editors' promise over the corpus (what the editor did not touch stays byte for byte), on
   // the renders the backfill stored: each article's render is Parsoid's work either way, and the
   // whole corpus rendered once instead of twice is minutes of the wiki's two cores in every run.
-  // Both surfaces at once: this file is the suite's longest, so its share of the wiki's workers decides when the suite ends.
+  // Both surfaces at once, as many requests in flight as the backfill: this file is the suite's
+  // longest, so its share of the wiki's workers decides when the suite ends.
   describe("then the editors' round trip over every corpus article (rest_v1 as VisualEditor, and /v1/)", { concurrency: 2 }, () => {
     let titles: string[] = [];
     let admin: WikiAdmin;
@@ -168,7 +171,7 @@ describe('the backfill command on the whole test wiki', () => {
       admin = await new WikiAdmin().login();
       titles = await corpusArticles();
     });
-    corpusRoundTrips(() => service!.base, () => titles, wikitextOf);
+    corpusRoundTrips(() => service!.base, () => titles, wikitextOf, 4);
   });
 });
 
