@@ -40,7 +40,8 @@ export function pageModules(options: PageModuleOptions): PageApi {
   const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
   const service = new PageService(options.wikis, caches, { latestCheckMs: options.latestCheckMs, revisionRecheckMs: options.revisionRecheckMs }, options.log, options.purger, options.changeLogSeconds);
   const cache = cachePolicy(Math.round(options.latestCheckMs / 1000), Math.round(options.revisionRecheckMs / 1000));
-  const locks = new Map([...options.wikis.keys()].map((domain) => [domain, new SaveLocks(domain)]));
+  const domains = [...options.wikis.keys()];
+  const locks = new Map(domains.map((domain) => [domain, new SaveLocks(domain)]));
   const locksOf = (domain: string) => locks.get(domain)!;
   const html2 = new Html2Cache(Math.floor(options.renderCacheBytes / 4));
   const saver = new PageSaver(service, locksOf, options.log, html2);
@@ -60,7 +61,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
   };
   const display = new DisplayPages(linkStates, images, Math.floor(options.renderCacheBytes / 4), options.pageCacheMs);
   const page = pageReadModule({
-    domains: [...options.wikis.keys()],
+    domains,
     service,
     caches,
     cache,
@@ -94,11 +95,10 @@ export function pageModules(options: PageModuleOptions): PageApi {
   };
   const follower = followerModule(service, options.follow, options.metrics, options.log, pagesChanged);
   const branchRecords = branchRecordsModule(branches, {
-    domains: [...options.wikis.keys()], expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
+    domains, expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
   });
   const notices = changeNoticesModule(service, follower.appliers, options.log);
   const stream = changeStreamModule(service, options.log, options.streamStallMs);
-  const domains = [...options.wikis.keys()];
   const displays = displayModule({ domains, service, caches, cache, display, linkStates, normalize });
   const edit = pageEditModule({ domains, saver, transforms, normalize });
   const drafts = branchRoutesModule({ branches, callers, normalize, bodies: new VersionBodies(Math.floor(options.renderCacheBytes / 8)) });
