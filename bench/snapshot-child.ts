@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SnapshotWriter } from '../src/modules/page/snapshot/snapshot-writer.js';
+import { workerFormatter } from '../src/modules/page/snapshot/record-formatter.js';
 import { toolApp, toolConfig } from '../src/bin/tool.js';
 
 /**
@@ -17,10 +18,12 @@ const out = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-snapshot-bench-'));
 let peakRss = 0;
 const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
 try {
-  const writer = new SnapshotWriter(app.page.service, app.page.html2, domain!);
+  const formatter = workerFormatter();
+  const writer = new SnapshotWriter(app.page.service, domain!, formatter);
   const t0 = performance.now();
   const report = await writer.run(ctx, { at, namespaces: [0], out, pagesPerChunk: 1000, concurrency: 4, storageOnly: true });
   const seconds = (performance.now() - t0) / 1000;
+  await formatter.close();
   const counts = (report.manifest as { counts: Record<string, number> }).counts;
   const work = path.join(out, '.work');
   const ndjsonBytes = fs.readdirSync(work).filter((f) => /^chunk-.*\.ndjson$/.test(f)).reduce((n, f) => n + fs.statSync(path.join(work, f)).size, 0);

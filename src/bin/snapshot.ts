@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
 import { toolApp, toolConfig, toolDomain, usageOf } from './tool.js';
 import { SnapshotWriter, type Outcome } from '../modules/page/snapshot/snapshot-writer.js';
+import { workerFormatter } from '../modules/page/snapshot/record-formatter.js';
 import { parseTime } from '../util/tid.js';
 
 const USAGE = `Writes a wiki as it was at one moment, in Wikimedia Enterprise's HTML snapshot layout.
@@ -77,7 +78,8 @@ const counts: Record<Outcome, number> = { written: 0, absent: 0, hidden: 0, unch
 const startedAt = Date.now();
 let done = 0;
 bar.start(0, 0, { ...counts, speed: '0.0' });
-const writer = new SnapshotWriter(app.page.service, app.page.html2, domain);
+const formatter = workerFormatter();
+const writer = new SnapshotWriter(app.page.service, domain, formatter);
 let code = 0;
 try {
   const report = await writer.run(ctx, {
@@ -98,5 +100,6 @@ try {
   console.error((err as Error).message);
   code = 1;
 }
+await formatter.close();
 await app.close();
 process.exit(code);

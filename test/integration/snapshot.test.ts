@@ -9,6 +9,7 @@ import { createGunzip } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import tar from 'tar-stream';
 import { SnapshotWriter, type SnapshotOptions } from '../../src/modules/page/snapshot/snapshot-writer.js';
+import { workerFormatter, type RecordFormatter } from '../../src/modules/page/snapshot/record-formatter.js';
 import type { RequestContext } from '../../src/router/types.js';
 import { BACKENDS, processConfig, request, sleep, tempDir } from '../helpers.js';
 import { startAgainstWiki, waitFor, WIKI_URL, type AgainstWiki } from '../wiki.js';
@@ -50,8 +51,8 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
   let t0: number;
   let t1: number;
   const title = (name: string) => `${PREFIX}${name}`;
-  const snapshot = (out: string, more: Partial<SnapshotOptions> = {}) =>
-    new SnapshotWriter(a.s.app.page.service, a.s.app.page.html2, 'wiki.test').run(ctx, { at: t1, namespaces: [0], prefix: PREFIX, out, pagesPerChunk: 2, concurrency: 2, ...more });
+  const snapshot = (out: string, more: Partial<SnapshotOptions> = {}, formatter?: RecordFormatter) =>
+    new SnapshotWriter(a.s.app.page.service, 'wiki.test', formatter).run(ctx, { at: t1, namespaces: [0], prefix: PREFIX, out, pagesPerChunk: 2, concurrency: 2, ...more });
 
   before(async () => {
     a = await startAgainstWiki({ storage: backend.storage() });
@@ -122,9 +123,14 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
     assert.match(manifest.files[0].sha256, /^[0-9a-f]{64}$/);
   });
 
-  it('resumed after a stop, writes the same bytes as a run that was not stopped', async () => {
+  it('resumed after a stop, writes the same bytes as a run that was not stopped (made on worker threads)', async () => {
     const whole = tempDir('wikistore-snapshot-');
-    await snapshot(whole);
+    const workers = workerFormatter(2);
+    try {
+      await snapshot(whole, {}, workers);
+    } finally {
+      await workers.close();
+    }
     const stopped = tempDir('wikistore-snapshot-');
     let chunks = 0;
     const first = await snapshot(stopped, { stopped: () => chunks++ >= 1 });

@@ -102,5 +102,5 @@ export function pageModules(options: PageModuleOptions): PageApi {
   const displays = displayModule({ domains, service, caches, cache, display, linkStates, normalize });
   const edit = pageEditModule({ domains, saver, transforms, normalize });
   const drafts = branchRoutesModule({ branches, callers, normalize, bodies: new VersionBodies(Math.floor(options.renderCacheBytes / 8)) });
-  return { modules: [follower, notices, stream, snapshotModule(service, html2), page, displays, edit, drafts, saveRecordsModule(service, locksOf), branchRecords], service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers };
+  return { modules: [follower, notices, stream, snapshotModule(service), page, displays, edit, drafts, saveRecordsModule(service, locksOf), branchRecords], service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers };
 }

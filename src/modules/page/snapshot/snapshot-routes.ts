@@ -3,7 +3,6 @@ import PQueue from 'p-queue';
 import { badRequest } from '../../../util/errors.js';
 import type { Module } from '../../../router/types.js';
 import { parseTime } from '../../../util/tid.js';
-import type { Html2Cache } from '../model/html-versions.js';
 import { wikiFacts } from './enterprise.js';
 import { deletionsThen, withDeletions } from './deletions-then.js';
 import { SnapshotWriter, type SnapshotSources } from './snapshot-writer.js';
@@ -31,7 +30,7 @@ const MAX_LIMIT = 500;
  * (NDJSON, the same lines as `npm run snapshot` writes), each page's `Link: rel="next"` carrying a
  * cursor that pins `T`. Pages deleted since `T` are left out here (the CLI writes those stored).
  */
-export function snapshotModule(service: SnapshotSources, html2: Html2Cache): Module {
+export function snapshotModule(service: SnapshotSources): Module {
   return {
     name: 'page-snapshot',
     api: 'v1',
@@ -58,7 +57,7 @@ export function snapshotModule(service: SnapshotSources, html2: Html2Cache): Mod
         const limit = Number(req.query.get('limit') ?? DEFAULT_LIMIT);
         const wiki = service.wiki(req.domain);
         const listed = await wiki.api.listLatest({ gapnamespace: String(cursor.ns), gaplimit: String(limit), ...(cursor.prefix ? { gapprefix: cursor.prefix } : {}) }, cursor.cont);
-        const writer = new SnapshotWriter(service, html2, req.domain);
+        const writer = new SnapshotWriter(service, req.domain);
         const facts = wikiFacts(await wiki.siteInfo());
         // A few at a time: pages the store lacks are rendered by the wiki.
         const queue = new PQueue({ concurrency: 4 });

@@ -5,14 +5,13 @@ import PQueue from 'p-queue';
 import path from 'node:path';
 import { HttpError } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
-import { gunzipNow } from '../../../util/compression.js';
-import type { Html2Cache } from '../model/html-versions.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
 import { deletionsThen, withDeletions } from './deletions-then.js';
 import { titlesThen, withTitlesThen, type Listed } from './titles-then.js';
 import type { RevisionRow } from '../model/revision.js';
 import type { PageService } from '../read/page-service.js';
-import { enterpriseRecord, wikiFacts, type WikiFacts } from './enterprise.js';
+import { wikiFacts, type WikiFacts } from './enterprise.js';
+import { inThread, type RecordFormatter } from './record-formatter.js';
 import { SnapshotArchive, type ArchiveFile } from './snapshot-archive.js';
 
 /** What a snapshot reads pages from: the revisions known, their renders (made on a miss), the wiki. */
@@ -84,7 +83,8 @@ function chunkMetas(work: string, ns: number): ChunkMeta[] {
  * resumed writes the same bytes as one that was not. Memory holds one chunk of pages at a time.
  */
 export class SnapshotWriter {
-  constructor(private readonly service: SnapshotSources, private readonly html2: Html2Cache, private readonly domain: string) {}
+  /** `formatter`: where each page's record is made (worker threads for a whole wiki; see `workerFormatter`). */
+  constructor(private readonly service: SnapshotSources, private readonly domain: string, private readonly formatter: RecordFormatter = inThread) {}
 
   async run(ctx: RequestContext, options: SnapshotOptions): Promise<SnapshotReport> {
     const work = path.join(options.out, '.work');
@@ -289,11 +289,14 @@ export class SnapshotWriter {
       throw e;
     }
     if (!render) throw new HttpError(404, 'render-not-stored', `No render of revision ${row.rev} is stored.`);
-    const [html, described] = await Promise.all([this.html2.textOf(this.domain, render, { keep: false }), this.service.wiki(this.domain).describe(title)]);
-    const wikitext = gunzipNow(render.parts.wikitext).toString('utf8');
-    const named = entry.titleThen === undefined ? { row, text: described.text } : { row: { ...row, title: entry.titleThen }, text: (await this.service.wiki(this.domain).describe(entry.titleThen)).text };
-    const record = enterpriseRecord(named.row, named.text, described.ns, facts, html, wikitext, new Date(options.at).toISOString());
-    return { outcome: 'written', line: `${JSON.stringify(record)}\n` };
+    const wiki = this.service.wiki(this.domain);
+    const described = await wiki.describe(title);
+    const named = entry.titleThen === undefined ? { row, text: described.text } : { row: { ...row, title: entry.titleThen }, text: (await wiki.describe(entry.titleThen)).text };
+    const line = await this.formatter.format({
+      row: named.row, text: named.text, ns: described.ns, facts, eventTime: new Date(options.at).toISOString(),
+      html: render.parts.html, dataMw: render.parts['data-mw'], wikitext: render.parts.wikitext,
+    });
+    return { outcome: 'written', line };
   }
 
   /** The manifest of the archives made: the moment, counts, deletions, failures, checksums. */

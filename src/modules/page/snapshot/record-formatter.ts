@@ -1,0 +1,33 @@
+import os from 'node:os';
+import { Piscina } from 'piscina';
+import { formatRecord, type RecordInput } from './record-format.js';
+
+/** Makes snapshot records: in the calling thread, or spread over worker threads. */
+export interface RecordFormatter {
+  format(input: RecordInput): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** In the calling thread: for the few pages an HTTP snapshot page holds, where a thread's start costs more. */
+export const inThread: RecordFormatter = {
+  format: async (input) => formatRecord(input),
+  close: async () => {},
+};
+
+/**
+ * Records made on `threads` worker threads. A long page's record (inflating its parts, inlining
+ * data-mw, escaping the HTML into JSON) is milliseconds of CPU, most of a snapshot's work: on one
+ * thread the snapshot of stored pages is bound by it while the other cores idle.
+ */
+export function workerFormatter(threads = os.availableParallelism()): RecordFormatter {
+  const pool = new Piscina<RecordInput, string>({
+    filename: new URL('./record-worker.js', import.meta.url).href,
+    minThreads: threads,
+    maxThreads: threads,
+    // No bound of the pool's own: its callers bound the pages under way (a snapshot's window).
+  });
+  return {
+    format: (input) => pool.run(input),
+    close: () => pool.destroy(),
+  };
+}

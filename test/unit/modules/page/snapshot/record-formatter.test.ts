@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
+import { describe, it } from 'node:test';
+import { formatRecord, type RecordInput } from '../../../../../src/modules/page/snapshot/record-format.js';
+import { inThread, workerFormatter } from '../../../../../src/modules/page/snapshot/record-formatter.js';
+
+const gz = (text: string) => gzipSync(text);
+
+function input(n: number): RecordInput {
+  return {
+    row: { title: `Page_${n}`, rev: 100 + n, tid: '00000000-0000-1000-8000-000000000000', page_id: n, timestamp: '2026-01-01T00:00:00Z', comment: `edit ${n}`, user_id: 7, user_text: 'Editor', size: 12 } as RecordInput['row'],
+    text: `Page ${n}`,
+    ns: 0,
+    facts: { id: 'testwiki', server: 'https://wiki.example', articlePath: '/wiki/$1', language: 'en', license: { name: 'CC BY-SA 4.0', url: 'https://creativecommons.org/licenses/by-sa/4.0/' } },
+    eventTime: '2026-02-01T00:00:00.000Z',
+    // A slice of a larger buffer, as rows read from storage can be.
+    html: gz(`<html><head></head><body><p id="mwAA">page ${n} "quoted" \u00e9</p></body></html>`).subarray(0),
+    dataMw: gz(JSON.stringify({ ids: { mwAA: { parts: [`template ${n}`] } } })),
+    wikitext: gz(`'''page ${n}'''`),
+  };
+}
+
+describe('snapshot records', () => {
+  it('are one JSON line with the 2.x HTML (data-mw inline) and the wikitext', async () => {
+    const line = await inThread.format(input(1));
+    assert.ok(line.endsWith('\n') && !line.slice(0, -1).includes('\n'));
+    const record = JSON.parse(line);
+    assert.equal(record.name, 'Page 1');
+    assert.equal(record.url, 'https://wiki.example/wiki/Page_1');
+    assert.match(record.article_body.html, /<p id="mwAA" data-mw='\{"parts":\["template 1"\]\}'>page 1 "quoted" \u00e9<\/p>/);
+    assert.equal(record.article_body.wikitext, "'''page 1'''");
+  });
+
+  it('made on worker threads are the bytes made in the calling thread, in the order asked', async () => {
+    const workers = workerFormatter(2);
+    try {
+      const inputs = Array.from({ length: 20 }, (_, n) => input(n));
+      const lines = await Promise.all(inputs.map((i) => workers.format(i)));
+      assert.deepEqual(lines, inputs.map(formatRecord));
+    } finally {
+      await workers.close();
+    }
+  });
+
+  it('fail with the reason when a part is not what it should be, and the pool goes on', async () => {
+    const workers = workerFormatter(1);
+    try {
+      await assert.rejects(workers.format({ ...input(1), dataMw: gz('not json') }), /JSON/);
+      assert.equal(JSON.parse(await workers.format(input(2))).name, 'Page 2');
+    } finally {
+      await workers.close();
+    }
+  });
+});
