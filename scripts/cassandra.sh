@@ -156,6 +156,19 @@ wait_node() {
   fail "Cassandra node $n did not open its native port within 2 minutes"
 }
 
+# Until another node sees node N up and normal (UN): a node restarted opens its port before the
+# others' failure detectors mark it up, and a node killed then would leave too few for QUORUM.
+wait_seen() {
+  local n=$1 ip other
+  ip=$(node_ip "$n")
+  other=$([ "$n" = 1 ] && echo 2 || echo 1)
+  for _ in $(seq 1 60); do
+    if java "${MODULE_OPTS[@]}" -cp "$LIB/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p $((7199 + other)) status 2>/dev/null | grep -Eq "^UN +${ip//./\\.} "; then return; fi
+    sleep 2
+  done
+  fail "Cassandra: node $other did not see node $n up within 2 minutes"
+}
+
 # Until node 1 sees every node up and normal (UN): a node's native port opens before gossip tells
 # the others, and a client connecting then would see it down.
 wait_ring() {
@@ -194,7 +207,7 @@ case "${1:-}" in
     kill -9 "$(cat "$(node_dir "$2")/pid")"
     ;;
   restart-node)
-    start_node "$2" "$2"; wait_node "$2"
+    start_node "$2" "$2"; wait_node "$2"; wait_seen "$2"
     ;;
   nodetool)
     n=$2; shift 2

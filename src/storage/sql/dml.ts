@@ -19,7 +19,13 @@ export interface Statement {
 export const exec = (x: SqlExecutor, s: Statement) => x.run(s.sql, s.params);
 export const read = (x: SqlExecutor, s: Statement) => x.all(s.sql, s.params);
 
-const LIVE = (alias: string) => `(${alias}."_exp" IS NULL OR ${alias}."_exp" > ?)`;
+/**
+ * A row not expired at `?` (no expiry: never). Written so that no engine can answer it from the
+ * index on `_exp`: a read never wants that index (its keys find its rows), but MariaDB, which
+ * plans each execution of a prepared statement anew, estimated `_exp IS NULL OR _exp > ?` on it
+ * with two index dives per read: a fifth of a partition read's time on the server.
+ */
+const LIVE = (alias: string) => `COALESCE(${alias}."_exp", ${Number.MAX_SAFE_INTEGER}) > ?`;
 const SQL_OPS = { eq: '=', lt: '<', gt: '>', le: '<=', ge: '>=' } as const;
 
 /** The columns a plan reads: its output plus the keyset columns for the paging token. */
