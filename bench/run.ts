@@ -285,7 +285,8 @@ async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void
       console.log(`    renders of a page with ${r.history.revisions} revisions, ${r.history.pages} pages of 100: first ${f(r.history.first, 1)} ms, middle ${f(r.history.middle, 1)} ms, last ${f(r.history.last, 1)} ms`);
       if (r.vacuumMs !== undefined) console.log(`    VACUUM (ANALYZE) after the fill: ${f(r.vacuumMs / 1000, 1)} s`);
       console.log(`    snapshot from storage: ${f(r.snapshot.pages)} pages, ${f(r.snapshot.pagesPerSecond)} pages/s, ${f(r.snapshot.mbPerSecond, 1)} MB/s of NDJSON, peak RSS ${f(r.snapshot.peakRssMb)} MB; ` +
-        `the same pages' rows by the table API alone ${f(r.snapshot.tablePagesPerSecond)} pages/s (${f(r.snapshot.pagesPerSecond / r.snapshot.tablePagesPerSecond, 2)})`);
+        `the same pages' rows by the table API alone ${f(r.snapshot.tablePagesPerSecond)} pages/s (${f(r.snapshot.pagesPerSecond / r.snapshot.tablePagesPerSecond, 2)}); ` +
+        `records made on the main thread alone ${f(r.snapshot.inThread.pagesPerSecond)} pages/s, ${f(r.snapshot.inThread.mbPerSecond, 1)} MB/s, peak RSS ${f(r.snapshot.inThread.peakRssMb)} MB`);
       console.log(`    TTL sweep ${f(r.ttlSweepMs, 1)} ms, transaction sweep ${f(r.transactionSweepMs, 1)} ms; wiki requests during the reads: ${r.wikiRequestsDuringReads}`);
     }
   }

@@ -2,23 +2,25 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SnapshotWriter } from '../src/modules/page/snapshot/snapshot-writer.js';
-import { workerFormatter } from '../src/modules/page/snapshot/record-formatter.js';
+import { inThread, workerFormatter } from '../src/modules/page/snapshot/record-formatter.js';
 import { toolApp, toolConfig } from '../src/bin/tool.js';
 
 /**
  * One measured snapshot of a store, from storage alone (the store's config in CONFIG; argv: the
- * domain, the moment): pages/s and MB/s of NDJSON, peak RSS; then the same pages' rows read
+ * domain, the moment, perhaps the worker threads): pages/s and MB/s of NDJSON, peak RSS; then the same pages' rows read
  * through the table API alone (the revision current then, its row, its render), the baseline.
  * Prints one JSON line.
  */
-const [domain, atText] = process.argv.slice(2);
+const [domain, atText, threadsText] = process.argv.slice(2);
+// Worker threads making the records: as many as cores (the command's default), or 0 for none.
+const threads = threadsText === undefined ? undefined : Number(threadsText);
 const at = Date.parse(atText!);
 const { app, ctx } = await toolApp(toolConfig(), 'snapshot-bench');
 const out = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-snapshot-bench-'));
 let peakRss = 0;
 const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
 try {
-  const formatter = workerFormatter();
+  const formatter = threads === 0 ? inThread : workerFormatter(threads);
   const writer = new SnapshotWriter(app.page.service, domain!, formatter);
   const t0 = performance.now();
   const report = await writer.run(ctx, { at, namespaces: [0], out, pagesPerChunk: 1000, concurrency: 4, storageOnly: true });

@@ -93,6 +93,8 @@ export interface SnapshotRun {
   mbPerSecond: number;
   peakRssMb: number;
   tablePagesPerSecond: number;
+  /** The same snapshot with every record made on the main thread (no worker threads). */
+  inThread: { pagesPerSecond: number; mbPerSecond: number; peakRssMb: number };
 }
 
 interface Parts {
@@ -437,8 +439,14 @@ const metric = async (base: string, pattern: RegExp) =>
 /** The store's snapshot from storage alone, in a process of its own on the service's config (bench/snapshot-child.ts). */
 function snapshotRun(config: string): Promise<SnapshotRun> {
   const child = path.join(path.dirname(fileURLToPath(import.meta.url)), '../snapshot-child.js');
-  const out = execFileSync(process.execPath, ['--max-old-space-size=256', child, DOMAIN, new Date().toISOString()], { env: { ...process.env, CONFIG: config }, maxBuffer: 1 << 20 });
-  return Promise.resolve(JSON.parse(out.toString('utf8').trim().split('\n').pop()!) as SnapshotRun);
+  const at = new Date().toISOString();
+  // Each in a process of its own, so that each peak RSS is its own.
+  const run = (threads?: number) => {
+    const out = execFileSync(process.execPath, ['--max-old-space-size=256', child, DOMAIN, at, ...(threads === undefined ? [] : [String(threads)])], { env: { ...process.env, CONFIG: config }, maxBuffer: 1 << 20 });
+    return JSON.parse(out.toString('utf8').trim().split('\n').pop()!) as Omit<SnapshotRun, 'inThread'>;
+  };
+  const inThread = run(0);
+  return Promise.resolve({ ...run(), inThread: { pagesPerSecond: inThread.pagesPerSecond, mbPerSecond: inThread.mbPerSecond, peakRssMb: inThread.peakRssMb } });
 }
 
 export async function scaleScenario(backend: ScaleBackend, sizes: number[], wikiUrl: string, seconds: number): Promise<ScaleRow[]> {

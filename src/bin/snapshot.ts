@@ -2,14 +2,14 @@ import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
 import { toolApp, toolConfig, toolDomain, usageOf } from './tool.js';
 import { SnapshotWriter, type Outcome } from '../modules/page/snapshot/snapshot-writer.js';
-import { workerFormatter } from '../modules/page/snapshot/record-formatter.js';
+import { inThread, workerFormatter } from '../modules/page/snapshot/record-formatter.js';
 import { parseTime } from '../util/tid.js';
 
 const USAGE = `Writes a wiki as it was at one moment, in Wikimedia Enterprise's HTML snapshot layout.
 
   npm run snapshot -- --domain DOMAIN [--at TIME] [--since TIME] [--namespace 0,4,...]
                       [--prefix TITLE_START] [--out DIR] [--pages N] [--concurrency N]
-                      [--storage-only]
+                      [--threads N] [--storage-only]
 
   --at           the moment (ISO 8601; default: now, fixed when the run starts)
   --since        only pages changed between --since and --at, with those deleted listed
@@ -18,6 +18,7 @@ const USAGE = `Writes a wiki as it was at one moment, in Wikimedia Enterprise's 
   --out          the folder written (default snapshot-{domain}-{time})
   --pages        pages per NDJSON chunk (default 1000)
   --concurrency  pages read side by side (default 4)
+  --threads      worker threads making the pages' records (default: one per core; 0: none)
   --storage-only the pages stored here, as storage knows them, asking the wiki nothing
                  (pages never stored are left out; the manifest says so)
 
@@ -32,7 +33,7 @@ const { values } = (() => {
     return parseArgs({
       options: {
         domain: { type: 'string' }, at: { type: 'string' }, since: { type: 'string' }, namespace: { type: 'string', default: '0' }, prefix: { type: 'string' },
-        out: { type: 'string' }, pages: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '4' }, 'storage-only': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        out: { type: 'string' }, pages: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '4' }, threads: { type: 'string' }, 'storage-only': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       },
     });
   } catch (e) {
@@ -56,6 +57,8 @@ const pages = Number(values.pages);
 const concurrency = Number(values.concurrency);
 if (!Number.isInteger(pages) || pages < 1) usage('--pages must be a positive integer.');
 if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) usage('--concurrency must be an integer from 1 to 64.');
+const threads = values.threads === undefined ? undefined : Number(values.threads);
+if (threads !== undefined && (!Number.isInteger(threads) || threads < 0 || threads > 64)) usage('--threads must be an integer from 0 to 64.');
 
 const config = toolConfig();
 const domain = toolDomain(config, values.domain, usage);
@@ -78,7 +81,7 @@ const counts: Record<Outcome, number> = { written: 0, absent: 0, hidden: 0, unch
 const startedAt = Date.now();
 let done = 0;
 bar.start(0, 0, { ...counts, speed: '0.0' });
-const formatter = workerFormatter();
+const formatter = threads === 0 ? inThread : workerFormatter(threads);
 const writer = new SnapshotWriter(app.page.service, domain, formatter);
 let code = 0;
 try {

@@ -27,7 +27,12 @@ export function workerFormatter(threads = os.availableParallelism()): RecordForm
     // No bound of the pool's own: its callers bound the pages under way (a snapshot's window).
   });
   return {
-    format: (input) => pool.run(input),
+    format: (input) => {
+      // The parts copied and moved, not cloned: the storage layer's buffers may be kept (its read
+      // cache), and a move costs nothing on the way.
+      const parts = { html: new Uint8Array(input.html), dataMw: new Uint8Array(input.dataMw), wikitext: new Uint8Array(input.wikitext) };
+      return pool.run({ ...input, ...parts }, { transferList: [parts.html.buffer, parts.dataMw.buffer, parts.wikitext.buffer] });
+    },
     close: () => pool.destroy(),
   };
 }
