@@ -5,6 +5,7 @@
 #   scripts/cassandra.sh status          exit 0 if node 1 answers on its native port
 #   scripts/cassandra.sh kill N          kill -9 node N (the multi-node test's failure)
 #   scripts/cassandra.sh restart-node N  start node N again
+#   scripts/cassandra.sh ring N          wait until node 1 sees N nodes up and normal
 #   scripts/cassandra.sh nodetool N ARGS  run nodetool against node N (e.g. repair)
 # Everything lives in .cassandra/ (jars, config, data, logs); CASSANDRA_ROOT puts a cluster's
 # nodes elsewhere (the jars stay shared). Idempotent: start on a running node does nothing. See scripts/cassandra/NOTES.md for what running Cassandra this way needs.
@@ -156,17 +157,22 @@ wait_node() {
   fail "Cassandra node $n did not open its native port within 2 minutes"
 }
 
-# Until another node sees node N up and normal (UN): a node restarted opens its port before the
-# others' failure detectors mark it up, and a node killed then would leave too few for QUORUM.
+# Until another running node sees node N up and normal (UN): a node restarted opens its port
+# before the others' failure detectors mark it up, and a node killed then would leave too few for
+# QUORUM. A node with no other running beside it has nothing to wait for.
 wait_seen() {
-  local n=$1 ip other
+  local n=$1 ip dir other observer=""
   ip=$(node_ip "$n")
-  other=$([ "$n" = 1 ] && echo 2 || echo 1)
+  for dir in "$ROOT"/node*; do
+    other=${dir##*node}
+    if [ "$other" != "$n" ] && kill -0 "$(cat "$dir/pid" 2>/dev/null)" 2>/dev/null; then observer=$other; break; fi
+  done
+  [ -n "$observer" ] || return 0
   for _ in $(seq 1 60); do
-    if java "${MODULE_OPTS[@]}" -cp "$LIB/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p $((7199 + other)) status 2>/dev/null | grep -Eq "^UN +${ip//./\\.} "; then return; fi
+    if java "${MODULE_OPTS[@]}" -cp "$LIB/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p $((7199 + observer)) status 2>/dev/null | grep -Eq "^UN +${ip//./\\.} "; then return; fi
     sleep 2
   done
-  fail "Cassandra: node $other did not see node $n up within 2 minutes"
+  fail "Cassandra: node $observer did not see node $n up within 2 minutes"
 }
 
 # Until node 1 sees every node up and normal (UN): a node's native port opens before gossip tells
@@ -206,6 +212,9 @@ case "${1:-}" in
   kill)
     kill -9 "$(cat "$(node_dir "$2")/pid")"
     ;;
+  ring)
+    wait_ring "$2"
+    ;;
   restart-node)
     start_node "$2" "$2"; wait_node "$2"; wait_seen "$2"
     ;;
@@ -214,7 +223,7 @@ case "${1:-}" in
     java "${MODULE_OPTS[@]}" -cp "$LIB/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p $((7199 + n)) "$@"
     ;;
   *)
-    echo "usage: $0 start [NODES] | stop | status | kill N | restart-node N | nodetool N ARGS" >&2
+    echo "usage: $0 start [NODES] | stop | status | kill N | restart-node N | ring N | nodetool N ARGS" >&2
     exit 2
     ;;
 esac
