@@ -2,7 +2,7 @@ import { Parser } from 'htmlparser2';
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../../../util/errors.js';
 import type { BundleRender } from './render.js';
-import { gzip, gunzip, gunzipNow } from '../../../util/compression.js';
+import { gzip, gunzip } from '../../../util/compression.js';
 
 const SPEC = 'https://www.mediawiki.org/wiki/Specs/HTML/';
 /** What a 2.x client gets: the version Parsoid itself answers 2.x requests with. */
@@ -150,14 +150,9 @@ export class Html2Cache {
     this.made = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (b) => Math.max(1, b.length) });
   }
 
-  /**
-   * The render's HTML in 2.x form, as text. `keep: false` for a one-off reader (a snapshot going
-   * through every page): made without gzip and not kept, unless a client's read kept it already.
-   */
-  async textOf(domain: string, render: BundleRender, { keep = true }: { keep?: boolean } = {}): Promise<string> {
-    const hit = keep ? undefined : this.made.get(`${domain}\u0000${render.tid}`);
-    if (keep || hit) return (await gunzip(hit ?? (await this.of(domain, render)))).toString('utf8');
-    return toHtml2(gunzipNow(render.parts.html).toString('utf8'), JSON.parse(gunzipNow(render.parts['data-mw']).toString('utf8')) as { ids?: Record<string, unknown> });
+  /** The render's HTML in 2.x form, as text (made and kept as `of` does). */
+  async textOf(domain: string, render: BundleRender): Promise<string> {
+    return (await gunzip(await this.of(domain, render))).toString('utf8');
   }
 
   /** The render's HTML in 2.x form, gzipped (as it is sent). */
