@@ -16,8 +16,9 @@ export const inThread: RecordFormatter = {
 
 /**
  * Records made on `threads` worker threads. A long page's record (inflating its parts, inlining
- * data-mw, escaping the HTML into JSON) is milliseconds of CPU, most of a snapshot's work: on one
- * thread the snapshot of stored pages is bound by it while the other cores idle.
+ * data-mw, escaping the HTML into JSON) is milliseconds of CPU: on the main thread alone, beside
+ * the storage reads and the chunks' writing, it left the other cores idle (a third more pages/s
+ * at 100,000 long renders on two cores; short pages gain nothing, see bench/README.md).
  */
 export function workerFormatter(threads = os.availableParallelism()): RecordFormatter {
   const pool = new Piscina<RecordInput, string>({
