@@ -32,6 +32,16 @@ fetch_jars() {
 node_dir() { echo "$ROOT/node$1"; }
 node_ip() { echo "127.0.0.$1"; }
 
+# How a node takes its place. Alone, tokens allocated for one replica. In a cluster, the nodes
+# after the first join an empty ring at once, without bootstrapping (nothing to stream), on random
+# tokens: allocated, two nodes joining together would compute the same ones from the same ring,
+# and with three replicas on three nodes every node holds all data whatever its tokens.
+allocation() {
+  if [ "$2" -eq 1 ]; then echo 'allocate_tokens_for_local_replication_factor: 1'
+  elif [ "$1" -gt 1 ]; then echo 'auto_bootstrap: false'
+  fi
+}
+
 write_config() {
   local n=$1 nodes=$2 dir ip
   dir=$(node_dir "$n"); ip=$(node_ip "$n")
@@ -39,7 +49,7 @@ write_config() {
   cat > "$dir/conf/cassandra.yaml" <<YAML
 cluster_name: wikistore-test
 num_tokens: 16
-allocate_tokens_for_local_replication_factor: $(( nodes < 3 ? nodes : 3 ))
+$(allocation "$n" "$nodes")
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 endpoint_snitch: SimpleSnitch
 seed_provider:
@@ -191,8 +201,10 @@ case "${1:-}" in
   start)
     nodes=${2:-1}
     fetch_jars
-    # Nodes join one at a time (Cassandra refuses concurrent bootstraps).
-    for n in $(seq 1 "$nodes"); do start_node "$n" "$nodes"; wait_node "$n"; done
+    # The seed first; the others then join together (see `allocation`).
+    start_node 1 "$nodes"; wait_node 1
+    for n in $(seq 2 "$nodes"); do start_node "$n" "$nodes"; done
+    for n in $(seq 2 "$nodes"); do wait_node "$n"; done
     if [ "$nodes" -gt 1 ]; then wait_ring "$nodes"; fi
     ;;
   stop)

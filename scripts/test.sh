@@ -96,14 +96,18 @@ for arg in "$@"; do
   esac
 done
 if [ ${#files[@]} -eq 0 ]; then
-  # The longest files start first, so that none of them begins last and runs on alone.
-  slow_first=(dist/test/integration/backfill.test.js dist/test/integration/transactions.test.js
-    dist/test/integration/scale-generator.test.js dist/test/integration/branches.test.js dist/test/integration/read-your-writes.test.js
+  # The longest files start first (as measured by the last line of a run, scripts/file-times.mjs),
+  # so that none of them begins last and runs on alone.
+  slow_first=(dist/test/integration/backfill.test.js dist/test/integration/fuzz.test.js dist/test/integration/page.test.js
+    dist/test/integration/branches.test.js dist/test/integration/transactions.test.js dist/test/integration/read-your-writes.test.js
+    dist/test/integration/follower.test.js dist/test/integration/snapshot.test.js dist/test/integration/scale-generator.test.js
+    dist/test/integration/change-stream.test.js dist/test/integration/save-faults.test.js dist/test/integration/save.test.js
     dist/test/storage/cassandra.test.js)
   mapfile -t rest < <(find dist/test -name '*.test.js' -not -path 'dist/test/cluster/*' | sort | grep -vxF -f <(printf '%s\n' "${slow_first[@]}"))
   files=("${slow_first[@]}" "${rest[@]}")
 fi
-node --test --test-concurrency="$concurrency" --test-reporter=spec "${files[@]}"
+# In the order given (node --test would sort them by name); spec, then each file's times.
+node scripts/run-tests.mjs --concurrency "$concurrency" "${files[@]}"
 
 # The slow tier: a three-node Cassandra cluster on 127.0.0.1-3 (the single node makes way for it),
 # replication factor 3, one node killed with kill -9. Only with the whole suite, not a chosen file.
@@ -115,7 +119,7 @@ if [ $# -eq 0 ] && [ -z "${WIKISTORE_SKIP_CLUSTER:-}" ]; then
   # One file at a time (the cluster is CPU-bound on two cores: suites run side by side only slow
   # each other), nodes killed last (node-loss.test.ts leaves two of three down).
   CASSANDRA_ROOT="$CLUSTER_ROOT" WIKISTORE_TEST_CASSANDRA_CLUSTER=127.0.0.1,127.0.0.2,127.0.0.3 \
-    node --test --test-concurrency=1 --test-reporter=spec \
+    node scripts/run-tests.mjs --concurrency 1 \
     dist/test/cluster/cassandra-cluster.test.js dist/test/cluster/cluster-sweep.test.js dist/test/cluster/node-loss.test.js
   CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh stop
   started_cluster=
