@@ -1,6 +1,6 @@
 # Shared helpers for the project's scripts: install Debian packages and start PostgreSQL on loopback.
 
-log() { printf '[setup] %s\n' "$*" >&2; }
+log() { printf '[setup %s] %s\n' "$(date +%T)" "$*" >&2; }
 
 # apt_get ARGS...: apt-get, waiting while another apt holds its locks (a fresh machine may be
 # running unattended upgrades at boot). DPkg::Lock::Timeout waits for dpkg's lock but not for the

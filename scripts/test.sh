@@ -107,6 +107,7 @@ if [ ${#files[@]} -eq 0 ]; then
   files=("${slow_first[@]}" "${rest[@]}")
 fi
 # In the order given (node --test would sort them by name); spec, then each file's times.
+log "running ${#files[@]} test files, $concurrency at a time"
 node scripts/run-tests.mjs --concurrency "$concurrency" "${files[@]}"
 
 # The slow tier: a three-node Cassandra cluster on 127.0.0.1-3 (the single node makes way for it),
@@ -116,6 +117,7 @@ if [ $# -eq 0 ] && [ -z "${WIKISTORE_SKIP_CLUSTER:-}" ]; then
   rm -rf "$CLUSTER_ROOT"
   started_cluster=1
   CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh start 3
+  log "running the three-node tier"
   # One file at a time (the cluster is CPU-bound on two cores: suites run side by side only slow
   # each other), nodes killed last (node-loss.test.ts leaves two of three down).
   CASSANDRA_ROOT="$CLUSTER_ROOT" WIKISTORE_TEST_CASSANDRA_CLUSTER=127.0.0.1,127.0.0.2,127.0.0.3 \
