@@ -284,9 +284,11 @@ async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void
       console.log(`    page listing, ${r.listing.pages} pages of 1000: first ${f(r.listing.first, 1)} ms, middle ${f(r.listing.middle, 1)} ms, last ${f(r.listing.last, 1)} ms`);
       console.log(`    renders of a page with ${r.history.revisions} revisions, ${r.history.pages} pages of 100: first ${f(r.history.first, 1)} ms, middle ${f(r.history.middle, 1)} ms, last ${f(r.history.last, 1)} ms`);
       if (r.vacuumMs !== undefined) console.log(`    VACUUM (ANALYZE) after the fill: ${f(r.vacuumMs / 1000, 1)} s`);
-      console.log(`    snapshot from storage: ${f(r.snapshot.pages)} pages, ${f(r.snapshot.pagesPerSecond)} pages/s, ${f(r.snapshot.mbPerSecond, 1)} MB/s of NDJSON, peak RSS ${f(r.snapshot.peakRssMb)} MB; ` +
+      const { first } = r.snapshot;
+      console.log(`    snapshot from storage: ${f(r.snapshot.pages)} pages, ${f(r.snapshot.pagesPerSecond)} pages/s, ${f(r.snapshot.mbPerSecond, 1)} MB/s of NDJSON, peak RSS ${f(r.snapshot.peakRssMb)} MB ` +
+        `(bodies: ${r.snapshot.bodies.stored} copied as stored, ${r.snapshot.bodies.made} made); ` +
         `the same pages' rows by the table API alone ${f(r.snapshot.tablePagesPerSecond)} pages/s (${f(r.snapshot.pagesPerSecond / r.snapshot.tablePagesPerSecond, 2)}); ` +
-        `records made on the main thread alone ${f(r.snapshot.inThread.pagesPerSecond)} pages/s, ${f(r.snapshot.inThread.mbPerSecond, 1)} MB/s, peak RSS ${f(r.snapshot.inThread.peakRssMb)} MB`);
+        `the store's first snapshot (bodies: ${first.bodies.made} made, ${first.bodies.stored} copied) ${f(first.pagesPerSecond)} pages/s, ${f(first.mbPerSecond, 1)} MB/s, peak RSS ${f(first.peakRssMb)} MB`);
       console.log(`    TTL sweep ${f(r.ttlSweepMs, 1)} ms, transaction sweep ${f(r.transactionSweepMs, 1)} ms; wiki requests during the reads: ${r.wikiRequestsDuringReads}`);
     }
   }

@@ -7,7 +7,8 @@ import { toolApp, toolConfig } from '../src/bin/tool.js';
 
 /**
  * One measured snapshot of a store, from storage alone (the store's config in CONFIG; argv: the
- * domain, the moment, perhaps the worker threads): pages/s and MB/s of NDJSON, peak RSS; then the same pages' rows read
+ * domain, the moment, perhaps the worker threads): pages/s and MB/s of NDJSON, peak RSS, the
+ * page bodies made and copied; then the same pages' rows read
  * through the table API alone (the revision current then, its row, its render), the baseline.
  * Prints one JSON line.
  */
@@ -28,7 +29,7 @@ try {
   await formatter.close();
   const counts = (report.manifest as { counts: Record<string, number> }).counts;
   const work = path.join(out, '.work');
-  const ndjsonBytes = fs.readdirSync(work).filter((f) => /^chunk-.*\.ndjson$/.test(f)).reduce((n, f) => n + fs.statSync(path.join(work, f)).size, 0);
+  const ndjsonBytes = fs.readdirSync(work).filter((f) => /^chunk-.*\.meta\.json$/.test(f)).reduce((n, f) => n + (JSON.parse(fs.readFileSync(path.join(work, f), 'utf8')) as { bytes: number }).bytes, 0);
   const titles = fs.readFileSync(path.join(work, 'titles-0.ndjson'), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { title: string }).title);
 
   // The baseline: the rows a snapshot needs of each page, through the table API, four at a time.
@@ -50,7 +51,7 @@ try {
   const tableSeconds = (performance.now() - t1) / 1000;
   console.log(JSON.stringify({
     pages: counts.written ?? 0, seconds, pagesPerSecond: (counts.written ?? 0) / seconds, mbPerSecond: ndjsonBytes / 1e6 / seconds,
-    peakRssMb: peakRss / 1e6, tablePages: read, tablePagesPerSecond: read / tableSeconds,
+    peakRssMb: peakRss / 1e6, tablePages: read, tablePagesPerSecond: read / tableSeconds, bodies: report.bodies,
   }));
 } finally {
   clearInterval(sampler);

@@ -93,8 +93,13 @@ export interface SnapshotRun {
   mbPerSecond: number;
   peakRssMb: number;
   tablePagesPerSecond: number;
-  /** The same snapshot with every record made on the main thread (no worker threads). */
-  inThread: { pagesPerSecond: number; mbPerSecond: number; peakRssMb: number };
+  /** Pages whose body the snapshot copied as an earlier one stored it, and those it made from their renders. */
+  bodies: { stored: number; made: number };
+  /**
+   * The store's first snapshot, before it (on worker threads, one per core): every page's body
+   * made from its render and stored. The figures above are the next snapshot's, copying them.
+   */
+  first: { pagesPerSecond: number; mbPerSecond: number; peakRssMb: number; bodies: { stored: number; made: number } };
 }
 
 interface Parts {
@@ -441,12 +446,12 @@ function snapshotRun(config: string): Promise<SnapshotRun> {
   const child = path.join(path.dirname(fileURLToPath(import.meta.url)), '../snapshot-child.js');
   const at = new Date().toISOString();
   // Each in a process of its own, so that each peak RSS is its own.
-  const run = (threads?: number) => {
-    const out = execFileSync(process.execPath, ['--max-old-space-size=256', child, DOMAIN, at, ...(threads === undefined ? [] : [String(threads)])], { env: { ...process.env, CONFIG: config }, maxBuffer: 1 << 20 });
-    return JSON.parse(out.toString('utf8').trim().split('\n').pop()!) as Omit<SnapshotRun, 'inThread'>;
+  const run = () => {
+    const out = execFileSync(process.execPath, ['--max-old-space-size=256', child, DOMAIN, at], { env: { ...process.env, CONFIG: config }, maxBuffer: 1 << 20 });
+    return JSON.parse(out.toString('utf8').trim().split('\n').pop()!) as Omit<SnapshotRun, 'first'>;
   };
-  const inThread = run(0);
-  return Promise.resolve({ ...run(), inThread: { pagesPerSecond: inThread.pagesPerSecond, mbPerSecond: inThread.mbPerSecond, peakRssMb: inThread.peakRssMb } });
+  const first = run();
+  return Promise.resolve({ ...run(), first: { pagesPerSecond: first.pagesPerSecond, mbPerSecond: first.mbPerSecond, peakRssMb: first.peakRssMb, bodies: first.bodies } });
 }
 
 export async function scaleScenario(backend: ScaleBackend, sizes: number[], wikiUrl: string, seconds: number): Promise<ScaleRow[]> {

@@ -18,13 +18,14 @@ const USAGE = `Writes a wiki as it was at one moment, in Wikimedia Enterprise's 
   --out          the folder written (default snapshot-{domain}-{time})
   --pages        pages per NDJSON chunk (default 1000)
   --concurrency  pages read side by side (default 4)
-  --threads      worker threads making the pages' records (default: one per core; 0: none)
+  --threads      worker threads making the pages' bodies (default: one per core; 0: none)
   --storage-only the pages stored here, as storage knows them, asking the wiki nothing
                  (pages never stored are left out; the manifest says so)
 
 Ctrl-C stops after the chunk under way; the same command goes on where it stopped (give --at
 then, or the same --out: the folder remembers its options). Pages the store lacks are rendered
-through the wiki first.`;
+through the wiki first. Each page's body (its HTML and wikitext, escaped and compressed) is made
+once per render and stored: a later snapshot copies it.`;
 
 const usage: (message?: string) => never = usageOf(USAGE);
 
@@ -98,6 +99,7 @@ try {
   });
   bar.stop();
   console.log(report.complete ? `Done${report.resumed ? ' (resumed)' : ''}: ${out}/manifest.json` : `Stopped: run the same command again to go on (${out}).`);
+  console.log(`Page bodies: ${report.bodies.stored} as stored by an earlier snapshot, ${report.bodies.made} made from their renders (and stored for the next).`);
 } catch (err) {
   bar.stop();
   console.error((err as Error).message);

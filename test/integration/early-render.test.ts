@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { freshDomain, parsoidRequests, processConfig, request, sleep, startProcess, startServer, tempDir, type TestServer } from '../helpers.js';
-import { parsoidWikitext, WIKI_URL, WikiAdmin } from '../wiki.js';
+import { parsoidWikitext, waitFor, WIKI_URL, WikiAdmin } from '../wiki.js';
 
 describe('a cold miss of a page\'s latest content (rendering starts while its metadata is written)', () => {
   const domain = freshDomain();
@@ -50,7 +50,7 @@ describe('a cold miss of a page\'s latest content (rendering starts while its me
  * first and the render after its answer is seen waiting out the hold; one asking for the render
  * first and the question after its answer is seen asking them apart.
  */
-async function holdingProxy(): Promise<{ url: string; askedTogether: Set<number>; pagebundles: () => number; close: () => Promise<void> }> {
+async function holdingProxy(): Promise<{ url: string; askedTogether: Set<number>; pagebundles: () => number; bundling: Set<number>; close: () => Promise<void> }> {
   const askedTogether = new Set<number>();
   const rendering = new Map<number, () => void>();
   const asked = new Set<number>();
@@ -89,6 +89,7 @@ async function holdingProxy(): Promise<{ url: string; askedTogether: Set<number>
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     askedTogether,
     pagebundles: () => pagebundles,
+    bundling,
     close: () => new Promise((r) => server.close(() => r())),
   };
 }
@@ -131,8 +132,10 @@ describe('a cold miss of a revision by id (its render is asked for beside its me
     const wrong = await request(`${v1}/page/Bodmin/html/${rev}`);
     assert.equal(wrong.status, 302, wrong.text.slice(0, 200));
     assert.match(String(wrong.headers.location), /Antique_\(band\)\/html\//);
-    // The early answer waits unclaimed for its render, then is dropped and its revision remembered.
-    await sleep(5_500);
+    // The early answer waits unclaimed for its render (five seconds from its arrival, which on a
+    // busy machine may come well after the redirect), then is dropped and its revision remembered.
+    await waitFor('the early page bundle answered', 60_000, async () => (proxy.bundling.has(rev) ? undefined : true));
+    await sleep(6_000);
     const bundlesBefore = proxy.pagebundles();
     const third = await request(`${v1}/page/Toronto/html/${rev}`);
     assert.equal(third.status, 302);

@@ -121,6 +121,12 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
     assert.deepEqual(manifest.lacking.map((l: { title: string }) => l.title), [title('Vanished')]);
     assert.equal(manifest.counts.lacking, 1);
     assert.match(manifest.files[0].sha256, /^[0-9a-f]{64}$/);
+    // Each page's body was made from its render once, and kept: the next snapshot copies it, to the same bytes.
+    assert.deepEqual(report.bodies, { made: 5, stored: 0 });
+    const again = tempDir('wikistore-snapshot-');
+    const second = await snapshot(again);
+    assert.deepEqual(second.bodies, { made: 0, stored: 5 });
+    assert.deepEqual(fs.readFileSync(path.join(again, manifest.files[0].name)), fs.readFileSync(path.join(out, manifest.files[0].name)));
   });
 
   it('resumed after a stop, writes the same bytes as a run that was not stopped (made on worker threads)', async () => {
@@ -184,19 +190,26 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
   it('serves the same lines over HTTP, a page at a time, the next cursor pinning the moment', async () => {
     const out = tempDir('wikistore-snapshot-');
     await snapshot(out);
-    const expected = (await records(out)).map((r) => r.name).sort();
+    const written = await records(out);
+    const expected = written.map((r) => r.name).sort();
     const names: string[] = [];
+    const lines = new Map<string, unknown>();
     let url: string | undefined = `${a.v1}/snapshot/?ts=${encodeURIComponent(new Date(t1).toISOString())}&prefix=${PREFIX}&limit=2`;
     for (let pages = 0; url && pages < 10; pages++) {
       const res = await request(url);
       assert.equal(res.status, 200, res.text);
       assert.match(String(res.headers['content-type']), /^application\/x-ndjson/);
-      for (const line of res.text.split('\n').filter(Boolean)) names.push(JSON.parse(line).name);
+      for (const line of res.text.split('\n').filter(Boolean)) {
+        names.push(JSON.parse(line).name);
+        lines.set(JSON.parse(line).name, JSON.parse(line));
+      }
       const link = /<([^>]+)>; rel="next"/.exec(String(res.headers.link ?? ''));
       url = link ? new URL(link[1]!, a.s.base).href : undefined;
     }
     // The page deleted since t1 is not listed by the wiki any more: over HTTP it is left out.
     assert.deepEqual(names.sort(), expected.filter((n) => !n.endsWith('Deleted')));
+    // Each line as the archive holds it (there made of stored bodies, here of the renders).
+    for (const record of written) if (!record.name.endsWith('Deleted')) assert.deepEqual(lines.get(record.name), record);
   });
 
   // The command itself, killed with SIGKILL while it writes: once per run, on the default engine.
@@ -226,7 +239,7 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
         assert.equal(await finished(command(whole)), 0);
         const killed = tempDir('wikistore-snapshot-');
         const first = command(killed);
-        await waitFor('a chunk written', 60_000, async () => (fs.existsSync(path.join(killed, '.work')) && fs.readdirSync(path.join(killed, '.work')).some((f) => /^chunk-0-\d+\.ndjson$/.test(f)) ? true : undefined));
+        await waitFor('a chunk written', 60_000, async () => (fs.existsSync(path.join(killed, '.work')) && fs.readdirSync(path.join(killed, '.work')).some((f) => /^chunk-0-\d+\.ndjson\.gz$/.test(f)) ? true : undefined));
         first.kill('SIGKILL');
         await finished(first);
         assert.ok(!fs.existsSync(path.join(killed, 'manifest.json')), 'stopped before the end');

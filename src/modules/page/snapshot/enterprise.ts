@@ -33,13 +33,20 @@ function licenseIdentifier(name: string, url: string): string {
   return name;
 }
 
+/** A record's `article_body`: the render's HTML (2.x) and the revision's wikitext. */
+export interface ArticleBody {
+  html: string;
+  wikitext: string;
+}
+
 /**
  * One page as a line of a Wikimedia Enterprise HTML snapshot (its data dictionary's field names),
  * with what the service stores: the revision current at the snapshot's time, its render's HTML
- * and its wikitext. Hidden user or comment are left out (`visibility` says so); fields the
- * service does not know (categories, templates, redirects, abstracts, scores) are absent.
+ * and its wikitext (`body`, or what stands for it; `wikitextBytes` its size). Hidden user or
+ * comment are left out (`visibility` says so); fields the service does not know (categories,
+ * templates, redirects, abstracts, scores) are absent.
  */
-export function enterpriseRecord(row: RevisionRow, text: string, ns: number, facts: WikiFacts, html: string, wikitext: string, eventTime: string): Record<string, unknown> {
+export function enterpriseRecord(row: RevisionRow, text: string, ns: number, facts: WikiFacts, body: ArticleBody | null, wikitextBytes: number, eventTime: string): Record<string, unknown> {
   const url = `${facts.server}${facts.articlePath.replace('$1', titleSegment(row.title))}`;
   return {
     name: text,
@@ -51,14 +58,14 @@ export function enterpriseRecord(row: RevisionRow, text: string, ns: number, fac
       tags: row.tags ?? [],
       is_minor_edit: !!row.minor,
       ...(row.user_hidden ? {} : { editor: { identifier: row.user_id ?? 0, name: row.user_text ?? '', is_anonymous: !row.user_id } }),
-      size: { value: row.size ?? Buffer.byteLength(wikitext), unit_text: 'B' },
+      size: { value: row.size ?? wikitextBytes, unit_text: 'B' },
     },
     ...(row.parent_id ? { previous_version: { identifier: row.parent_id } } : {}),
     url,
     namespace: { identifier: ns },
     in_language: { identifier: facts.language },
     is_part_of: { identifier: facts.id, url: facts.server },
-    article_body: { html, wikitext },
+    article_body: body,
     license: facts.license.name || facts.license.url ? [{ name: facts.license.name, identifier: licenseIdentifier(facts.license.name, facts.license.url), url: facts.license.url }] : [],
     visibility: { text: true, editor: !row.user_hidden, comment: !row.comment_hidden },
     event: { type: 'update', date_created: eventTime },

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import fs from 'node:fs';
 import { finished } from 'node:stream/promises';
+import { gzipSync } from 'node:zlib';
 import PQueue from 'p-queue';
 import path from 'node:path';
 import { HttpError } from '../../../util/errors.js';
@@ -8,11 +9,17 @@ import type { RequestContext } from '../../../router/types.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
 import { deletionsThen, withDeletions } from './deletions-then.js';
 import { titlesThen, withTitlesThen, type Listed } from './titles-then.js';
+import type { Render } from '../model/render.js';
 import type { RevisionRow } from '../model/revision.js';
 import type { PageService } from '../read/page-service.js';
+import { SnapshotBodies, type PackedBody } from '../tables/snapshot-bodies.js';
 import { wikiFacts, type WikiFacts } from './enterprise.js';
+import { BODY_FORMAT, recordAround, type BodyParts, type RecordMeta } from './record-format.js';
 import { inThread, type RecordFormatter } from './record-formatter.js';
 import { SnapshotArchive, type ArchiveFile } from './snapshot-archive.js';
+import { chunkMetas, writeManifest, type ChunkMeta, type Outcome } from './snapshot-manifest.js';
+
+export type { Outcome } from './snapshot-manifest.js';
 
 /** What a snapshot reads pages from: the revisions known, their renders (made on a miss), the wiki. */
 export type SnapshotSources = Pick<PageService, 'renderer' | 'renders' | 'revisions' | 'wiki'>;
@@ -39,36 +46,19 @@ export interface SnapshotOptions {
   stopped?: () => boolean;
 }
 
-/**
- * What became of one title: written, did not exist at the time, hidden, unchanged since `since`,
- * lacking (deleted on the wiki since, never stored here: its text then cannot be read), or failed.
- */
-export type Outcome = 'written' | 'absent' | 'hidden' | 'unchanged' | 'lacking' | 'failed';
-
-interface ChunkMeta {
-  counts: Partial<Record<Outcome, number>>;
-  deleted: string[];
-  /** Titles whose outcome was `lacking`. */
-  lacking?: string[];
-  failed: { title: string; reason: string }[];
-}
-
 export interface SnapshotReport {
   complete: boolean;
   resumed: boolean;
   manifest?: Record<string, unknown>;
+  /** Pages whose body was made from their render by this run, and those read as an earlier run made them. */
+  bodies: { made: number; stored: number };
 }
 
-const VERSION = '0.1.0';
-
-/** The metadata of a namespace's chunks, in chunk order. */
-function chunkMetas(work: string, ns: number): ChunkMeta[] {
-  const pattern = new RegExp(`^chunk-${ns}-(\\d+)\\.ndjson\\.meta\\.json$`);
-  return fs.readdirSync(work)
-    .map((f) => ({ f, i: Number(pattern.exec(f)?.[1] ?? NaN) }))
-    .filter(({ i }) => Number.isInteger(i))
-    .sort((a, b) => a.i - b.i)
-    .map(({ f }) => JSON.parse(fs.readFileSync(path.join(work, f), 'utf8')) as ChunkMeta);
+/** A page found at the moment, to be written: its revision row as stored, and its record's other fields. */
+interface Found {
+  outcome: 'written';
+  row: RevisionRow;
+  meta: RecordMeta;
 }
 
 /**
@@ -80,16 +70,28 @@ function chunkMetas(work: string, ns: number): ChunkMeta[] {
  * Resumable and deterministic: the titles of each namespace are listed once and kept in the work
  * folder, each chunk is written whole (a temporary file renamed) and skipped when a later run
  * finds it, and the archives are made from the chunks with fixed times, so a run stopped and
- * resumed writes the same bytes as one that was not. Memory holds one chunk of pages at a time.
+ * resumed writes the same bytes as one that was not. Memory holds a few pages at a time.
+ *
+ * Fast from storage: a page's record is its body (the 2.x HTML and the wikitext, escaped into
+ * JSON, deflated: nearly all of its bytes and of the work) between a few fields read at the
+ * moment. A render's body is made once, by the first snapshot that writes it, and stored
+ * (tables/snapshot-bodies.ts); later snapshots copy it compressed as it is, each page a few gzip
+ * members, where making it again took milliseconds of CPU a long page.
  */
 export class SnapshotWriter {
-  /** `formatter`: where each page's record is made (worker threads for a whole wiki; see `workerFormatter`). */
-  constructor(private readonly service: SnapshotSources, private readonly domain: string, private readonly formatter: RecordFormatter = inThread) {}
+  private readonly bodies: SnapshotBodies;
+  private readonly bodyCounts = { made: 0, stored: 0 };
+
+  /** `formatter`: where each page's body is made (worker threads for a whole wiki; see `workerFormatter`). */
+  constructor(private readonly service: SnapshotSources, private readonly domain: string, private readonly formatter: RecordFormatter = inThread) {
+    this.bodies = new SnapshotBodies(domain, BODY_FORMAT);
+  }
 
   async run(ctx: RequestContext, options: SnapshotOptions): Promise<SnapshotReport> {
     const work = path.join(options.out, '.work');
     fs.mkdirSync(work, { recursive: true });
     const resumed = this.pinOptions(work, options);
+    await this.bodies.create(ctx);
     const facts = wikiFacts(await this.service.wiki(this.domain).siteInfo());
     const files: (ArchiveFile & { pages: number })[] = [];
     for (const ns of options.namespaces) {
@@ -100,11 +102,13 @@ export class SnapshotWriter {
         for (let c = 0; c < chunks; c++) {
           if (options.stopped?.()) {
             await archive.abandon();
-            return { complete: false, resumed };
+            return { complete: false, resumed, bodies: this.bodyCounts };
           }
-          const file = path.join(work, `chunk-${ns}-${c}.ndjson`);
-          if (!fs.existsSync(file)) await this.writeChunk(ctx, facts, titles.slice(c * options.pagesPerChunk, (c + 1) * options.pagesPerChunk), file, options);
-          archive.add(file);
+          const file = path.join(work, `chunk-${ns}-${c}.ndjson.gz`);
+          const meta = fs.existsSync(file)
+            ? (JSON.parse(fs.readFileSync(`${file}.meta.json`, 'utf8')) as ChunkMeta)
+            : await this.writeChunk(ctx, facts, titles.slice(c * options.pagesPerChunk, (c + 1) * options.pagesPerChunk), file, options);
+          archive.add(file, meta.bytes);
         }
         files.push({ ...(await archive.finish()), pages: chunkMetas(work, ns).reduce((n, meta) => n + (meta.counts.written ?? 0), 0) });
       } catch (e) {
@@ -112,7 +116,7 @@ export class SnapshotWriter {
         throw e;
       }
     }
-    return { complete: true, resumed, manifest: this.manifest(work, facts, options, files) };
+    return { complete: true, resumed, manifest: writeManifest(work, this.domain, facts, options, files), bodies: this.bodyCounts };
   }
 
   /** The options of the snapshot under way in `work`: a run with others there is refused. True if one was under way. */
@@ -181,16 +185,17 @@ export class SnapshotWriter {
   /**
    * One chunk's pages, read `concurrency` at a time and written in title order as each is done:
    * memory holds those few pages, not the chunk (a chunk of long articles is hundreds of MB).
+   * The file holds each page's line as gzip members (see `packed`); its metadata, the NDJSON's length.
    */
-  private async writeChunk(ctx: RequestContext, facts: WikiFacts, titles: Listed[], file: string, options: SnapshotOptions): Promise<void> {
-    const meta: ChunkMeta = { counts: {}, deleted: [], lacking: [], failed: [] };
+  private async writeChunk(ctx: RequestContext, facts: WikiFacts, titles: Listed[], file: string, options: SnapshotOptions): Promise<ChunkMeta> {
+    const meta: ChunkMeta = { bytes: 0, counts: {}, deleted: [], lacking: [], failed: [] };
     // A few MB may wait for the disk: waiting for each line's write would hold the reading back.
     const out = fs.createWriteStream(`${file}.tmp`, { highWaterMark: 4 << 20 });
     const done = finished(out);
     const read = async (entry: Listed) => {
       const own: Pick<ChunkMeta, 'deleted'> = { deleted: [] };
       try {
-        return { ...(await this.page(ctx, facts, entry, options, own)), deleted: own.deleted };
+        return { ...(await this.packed(ctx, facts, entry, options, own)), deleted: own.deleted };
       } catch (e) {
         return { outcome: 'failed' as const, deleted: [], failure: e instanceof Error ? e.message.slice(0, 300) : String(e) };
       }
@@ -205,18 +210,22 @@ export class SnapshotWriter {
         const listed = titles[next++]!;
         reading.push(queue.add(() => read(listed)) as Promise<Awaited<ReturnType<typeof read>>>);
       }
-      const page: Awaited<ReturnType<typeof read>> & { line?: string; failure?: string } = await reading.shift()!;
+      const page: Awaited<ReturnType<typeof read>> & { line?: { data: Buffer; bytes: number }; failure?: string } = await reading.shift()!;
       meta.counts[page.outcome] = (meta.counts[page.outcome] ?? 0) + 1;
       meta.deleted.push(...page.deleted);
       if (page.failure !== undefined) meta.failed.push({ title: entry.title, reason: page.failure });
       if (page.outcome === 'lacking') meta.lacking!.push(entry.title);
-      if (page.line !== undefined && !out.write(page.line)) await once(out, 'drain');
+      if (page.line !== undefined) {
+        meta.bytes += page.line.bytes;
+        if (!out.write(page.line.data)) await once(out, 'drain');
+      }
       options.progress?.(page.outcome);
     }
     out.end();
     await done;
     fs.writeFileSync(`${file}.meta.json`, JSON.stringify(meta));
     fs.renameSync(`${file}.tmp`, file);
+    return meta;
   }
 
   /**
@@ -259,8 +268,11 @@ export class SnapshotWriter {
     return this.revisionAt(ctx, entry.title, at, storageOnly);
   }
 
-  /** One page's line at `options.at` (with `since`: only if it changed), or what became of it. */
-  async page(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'> = { deleted: [] }): Promise<{ outcome: Outcome; line?: string }> {
+  /**
+   * What a page is at `options.at` (with `since`: whether it changed): to be written (its revision
+   * then and its record's fields), or what became of it.
+   */
+  private async found(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'>): Promise<Found | { outcome: Exclude<Outcome, 'written'> }> {
     const { title, latest } = entry;
     const storageOnly = options.storageOnly ?? false;
     // A title its page left after the moment: that page's line, read under its title now, stands for it.
@@ -270,7 +282,7 @@ export class SnapshotWriter {
     const row = await this.listedAt(ctx, entry, options.at, storageOnly);
     const before = options.since === undefined ? undefined : await this.revisionAt(ctx, title, options.since, storageOnly);
     // A page a mirror holds from `since` that is gone or hidden now: listed for it to drop.
-    const gone = (outcome: Outcome) => {
+    const gone = (outcome: 'absent' | 'hidden') => {
       if (before && !before.text_hidden) meta.deleted.push(title);
       return { outcome };
     };
@@ -281,46 +293,59 @@ export class SnapshotWriter {
     if (!row || deletedThen) return gone('absent');
     if (row === 'hidden' || row.text_hidden) return gone('hidden');
     if (options.since !== undefined && before?.rev === row.rev) return { outcome: 'unchanged' };
-    let render;
-    try {
-      render = storageOnly ? await this.service.renders.byTid(ctx, this.domain, title, row.tid ?? '', row.rev, { keep: false }) : await this.service.renderer.render(ctx, this.domain, row, false);
-    } catch (e) {
-      if (e instanceof HttpError && e.status === 403) return { outcome: 'hidden' };
-      throw e;
-    }
-    if (!render) throw new HttpError(404, 'render-not-stored', `No render of revision ${row.rev} is stored.`);
     const wiki = this.service.wiki(this.domain);
     const described = await wiki.describe(title);
     const named = entry.titleThen === undefined ? { row, text: described.text } : { row: { ...row, title: entry.titleThen }, text: (await wiki.describe(entry.titleThen)).text };
-    const line = await this.formatter.format({
-      row: named.row, text: named.text, ns: described.ns, facts, eventTime: new Date(options.at).toISOString(),
-      html: render.parts.html, dataMw: render.parts['data-mw'], wikitext: render.parts.wikitext,
-    });
-    return { outcome: 'written', line };
+    return { outcome: 'written', row, meta: { ...named, ns: described.ns, facts, eventTime: new Date(options.at).toISOString() } };
   }
 
-  /** The manifest of the archives made: the moment, counts, deletions, failures, checksums. */
-  private manifest(work: string, facts: WikiFacts, options: SnapshotOptions, files: (ArchiveFile & { pages: number })[]): Record<string, unknown> {
-    const counts: Partial<Record<Outcome, number>> = {};
-    const deleted: string[] = [];
-    const lacking: string[] = [];
-    const failed: ChunkMeta['failed'] = [];
-    for (const meta of options.namespaces.flatMap((ns) => chunkMetas(work, ns))) {
-      for (const [k, n] of Object.entries(meta.counts)) counts[k as Outcome] = (counts[k as Outcome] ?? 0) + n;
-      deleted.push(...meta.deleted);
-      lacking.push(...(meta.lacking ?? []));
-      failed.push(...meta.failed);
+  /** The render a page's line is made of: stored, or (unless `storageOnly`) made by the wiki now; 'hidden' if the wiki says so. */
+  private async renderOf(ctx: RequestContext, row: RevisionRow, storageOnly: boolean): Promise<Render | 'hidden'> {
+    let render;
+    try {
+      render = storageOnly ? await this.service.renders.byTid(ctx, this.domain, row.title, row.tid ?? '', row.rev, { keep: false }) : await this.service.renderer.render(ctx, this.domain, row, false);
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 403) return 'hidden';
+      throw e;
     }
-    const manifest = {
-      domain: this.domain, wiki: facts.id, date_modified: new Date(options.at).toISOString(),
-      ...(options.since !== undefined ? { since: new Date(options.since).toISOString(), deleted } : {}),
-      namespaces: options.namespaces, source: options.storageOnly ? 'storage' : 'wiki', counts, failed,
-      // Deleted on the wiki since the moment and never stored here: the snapshot cannot say what they held then.
-      lacking: lacking.map((title) => ({ title, reason: 'deleted on the wiki since the moment; no revision of it is stored here' })),
-      files,
-      generator: { name: 'wikistore', version: VERSION },
+    if (!render) throw new HttpError(404, 'render-not-stored', `No render of revision ${row.rev} is stored.`);
+    return render;
+  }
+
+  /** One page's line at `options.at` (with `since`: only if it changed), or what became of it. */
+  async page(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'> = { deleted: [] }): Promise<{ outcome: Outcome; line?: string }> {
+    const found = await this.found(ctx, facts, entry, options, meta);
+    if (found.outcome !== 'written') return found;
+    const render = await this.renderOf(ctx, found.row, options.storageOnly ?? false);
+    if (render === 'hidden') return { outcome: 'hidden' };
+    return { outcome: 'written', line: await this.formatter.format({ ...found.meta, ...partsOf(render) }) };
+  }
+
+  /**
+   * One page's line as a chunk holds it: gzip members of the JSON before the body, of the body (as
+   * stored, or made from the render and stored), and of the JSON after it; `bytes` uncompressed.
+   */
+  private async packed(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'>): Promise<{ outcome: Outcome; line?: { data: Buffer; bytes: number } }> {
+    const found = await this.found(ctx, facts, entry, options, meta);
+    if (found.outcome !== 'written') return found;
+    const { row, meta: fields } = found;
+    let body: PackedBody | undefined = row.tid ? await this.bodies.get(ctx, row.title, row.rev, row.tid) : undefined;
+    if (body) this.bodyCounts.stored++;
+    else {
+      const render = await this.renderOf(ctx, row, options.storageOnly ?? false);
+      if (render === 'hidden') return { outcome: 'hidden' };
+      body = await this.formatter.pack(partsOf(render));
+      this.bodyCounts.made++;
+      // Kept for the next snapshot; a failure to keep it costs that snapshot the making, not this one its page.
+      await this.bodies.put(ctx, render.title, render.rev, render.tid, body).catch(() => undefined);
+    }
+    const { head, tail } = recordAround(fields, body.wikitextBytes);
+    return {
+      outcome: 'written',
+      line: { data: Buffer.concat([gzipSync(head), body.gz, gzipSync(tail)]), bytes: Buffer.byteLength(head) + body.bytes + Buffer.byteLength(tail) },
     };
-    fs.writeFileSync(path.join(options.out, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
-    return manifest;
   }
 }
+
+/** The parts of a render a body is made of. */
+const partsOf = (render: Render): BodyParts => ({ html: render.parts.html, dataMw: render.parts['data-mw'], wikitext: render.parts.wikitext });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
-import { formatRecord, type RecordInput } from '../../../../../src/modules/page/snapshot/record-format.js';
+import { formatRecord, recordAround, type RecordInput } from '../../../../../src/modules/page/snapshot/record-format.js';
 import { inThread, workerFormatter } from '../../../../../src/modules/page/snapshot/record-formatter.js';
 
 const gz = (text: string) => gzipSync(text);
@@ -47,6 +47,38 @@ describe('snapshot records', () => {
     try {
       await assert.rejects(workers.format({ ...input(1), dataMw: gz('not json') }), /JSON/);
       assert.equal(JSON.parse(await workers.format(input(2))).name, 'Page 2');
+    } finally {
+      await workers.close();
+    }
+  });
+});
+
+describe('snapshot bodies', () => {
+  it('between their record\'s head and tail, each a gzip member, inflate to the line a record is', async () => {
+    for (const n of [1, 2]) {
+      const body = await inThread.pack(input(n));
+      const { head, tail } = recordAround(input(n), body.wikitextBytes);
+      const members = Buffer.concat([gzipSync(head), body.gz, gzipSync(tail)]);
+      assert.equal(gunzipSync(members).toString('utf8'), formatRecord(input(n)));
+      assert.equal(Buffer.byteLength(head) + body.bytes + Buffer.byteLength(tail), Buffer.byteLength(formatRecord(input(n))));
+    }
+  });
+
+  it('give the revision\'s size from the wikitext where the revision row has none', async () => {
+    const unsized: RecordInput = { ...input(3), row: { ...input(3).row, size: null } };
+    const body = await inThread.pack(unsized);
+    assert.equal(body.wikitextBytes, Buffer.byteLength("'''page 3'''"));
+    assert.equal(JSON.parse(formatRecord(unsized)).version.size.value, body.wikitextBytes);
+  });
+
+  it('made on worker threads are the bytes made in the calling thread', async () => {
+    const workers = workerFormatter(2);
+    try {
+      const inputs = Array.from({ length: 10 }, (_, n) => input(n));
+      const packed = await Promise.all(inputs.map((i) => workers.pack(i)));
+      const here = await Promise.all(inputs.map((i) => inThread.pack(i)));
+      assert.deepEqual(packed.map((p) => Buffer.from(p.gz)), here.map((p) => Buffer.from(p.gz)));
+      assert.deepEqual(packed.map((p) => [p.bytes, p.wikitextBytes]), here.map((p) => [p.bytes, p.wikitextBytes]));
     } finally {
       await workers.close();
     }
