@@ -12,11 +12,14 @@ REPO_DIR=$(pwd)
 WIKI_PORT=${WIKI_PORT:-8089}
 MW=/usr/share/mediawiki
 MAX_EXEC=${MAX_EXEC:-120}
-# PHP workers: requests the wiki answers at once. More than cores: the suite's files ask for long
-# renders and transforms together, and a short request (a follower's edit, a test page's render)
-# that queued behind as many long ones as there were workers waited seconds, where sharing the
-# cores with them it waits a little.
+# PHP workers: Parsoid's requests (rest.php) the wiki answers at once. More than cores: the suite's
+# files ask for long renders and transforms together, and a short request (a follower's edit, a
+# test page's render) that queued behind as many long ones as there were workers waited seconds,
+# where sharing the cores with them it waits a little.
 PHP_WORKERS=${PHP_WORKERS:-8}
+# The rest (the Action API, index.php) has a pool of its own, as Wikimedia serves Parsoid apart
+# from its API servers: a follower's poll or a deletion's lookup never waits behind renders.
+PHP_API_WORKERS=${PHP_API_WORKERS:-4}
 PACKAGES=(mediawiki php8.2-cli php8.2-fpm php8.2-sqlite3 php8.2-intl php8.2-mbstring php8.2-xml php8.2-curl
   php-apcu php8.2-gmp php8.2-readline php-luasandbox lua5.1 nginx sqlite3 curl)
 BOT_USER=Botuser
@@ -161,31 +164,48 @@ seed_users() {
   touch "$WIKI_DIR/.users"
 }
 
-# The wiki is served as MediaWiki is in production: nginx in front of a PHP-FPM pool, each worker
-# one request at a time. PHP's built-in server (the other option) lets one worker accept two
-# requests arriving together and answer them one after the other, so requests a client makes at
-# once (a revision's metadata beside its render) would wait for each other.
-write_server_config() {
-  mkdir -p "$WIKI_DIR/serve/tmp"
-  cat >"$WIKI_DIR/serve/php-fpm.conf" <<CONF
-[global]
-pid = $WIKI_DIR/serve/php-fpm.pid
-error_log = $WIKI_DIR/logs/php-fpm.log
-daemonize = no
-[wiki]
+# One PHP-FPM pool: its name, its socket (in serve/), its workers.
+fpm_pool() {
+  cat <<CONF
+[$1]
 ; root only when the script runs as root (started with -R); ignored otherwise
 user = root
 group = root
-listen = $WIKI_DIR/serve/php-fpm.sock
+listen = $WIKI_DIR/serve/$2
 listen.mode = 0600
 pm = static
-pm.max_children = $PHP_WORKERS
+pm.max_children = $3
 env[MW_CONFIG_FILE] = $WIKI_DIR/LocalSettings.php
 ; a slow Parsoid transform of the longest pages takes over 30 s (php.ini's limit)
 php_admin_value[max_execution_time] = $MAX_EXEC
 php_admin_value[memory_limit] = -1
 request_terminate_timeout = $((MAX_EXEC + 10))
 catch_workers_output = yes
+CONF
+}
+
+# The wiki is served as MediaWiki is in production: nginx in front of PHP-FPM pools, each worker
+# one request at a time. PHP's built-in server (the other option) lets one worker accept two
+# requests arriving together and answer them one after the other, so requests a client makes at
+# once (a revision's metadata beside its render) would wait for each other.
+write_server_config() {
+  mkdir -p "$WIKI_DIR/serve/tmp"
+  {
+    cat <<CONF
+[global]
+pid = $WIKI_DIR/serve/php-fpm.pid
+error_log = $WIKI_DIR/logs/php-fpm.log
+daemonize = no
+CONF
+    fpm_pool parsoid php-fpm-parsoid.sock "$PHP_WORKERS"
+    fpm_pool api php-fpm.sock "$PHP_API_WORKERS"
+  } >"$WIKI_DIR/serve/php-fpm.conf"
+  cat >"$WIKI_DIR/serve/fastcgi.conf" <<CONF
+include /etc/nginx/fastcgi_params;
+fastcgi_param SCRIPT_FILENAME \$document_root\$script;
+fastcgi_param SCRIPT_NAME \$script;
+fastcgi_param PATH_INFO \$pathinfo;
+fastcgi_read_timeout $((MAX_EXEC + 10))s;
 CONF
   cat >"$WIKI_DIR/serve/nginx.conf" <<CONF
 user root;
@@ -210,12 +230,12 @@ http {
   server {
     listen 127.0.0.1:$WIKI_PORT;
     root $MW;
+    location ~ ^(?<script>/rest\\.php)(?<pathinfo>/.*)?\$ {
+      include $WIKI_DIR/serve/fastcgi.conf;
+      fastcgi_pass unix:$WIKI_DIR/serve/php-fpm-parsoid.sock;
+    }
     location ~ ^(?<script>/[^/]+\\.php)(?<pathinfo>/.*)?\$ {
-      include /etc/nginx/fastcgi_params;
-      fastcgi_param SCRIPT_FILENAME \$document_root\$script;
-      fastcgi_param SCRIPT_NAME \$script;
-      fastcgi_param PATH_INFO \$pathinfo;
-      fastcgi_read_timeout $((MAX_EXEC + 10))s;
+      include $WIKI_DIR/serve/fastcgi.conf;
       fastcgi_pass unix:$WIKI_DIR/serve/php-fpm.sock;
     }
   }

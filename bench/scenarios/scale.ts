@@ -447,7 +447,7 @@ function snapshotRun(config: string): Promise<SnapshotRun> {
   const at = new Date().toISOString();
   // Each in a process of its own, so that each peak RSS is its own.
   const run = () => {
-    const out = execFileSync(process.execPath, ['--max-old-space-size=256', child, DOMAIN, at], { env: { ...process.env, CONFIG: config }, maxBuffer: 1 << 20 });
+    const out = execFileSync(process.execPath, ['--max-old-space-size=256', '--max-semi-space-size=32', child, DOMAIN, at], { env: { ...process.env, CONFIG: config }, maxBuffer: 1 << 20 });
     return JSON.parse(out.toString('utf8').trim().split('\n').pop()!) as Omit<SnapshotRun, 'first'>;
   };
   const first = run();

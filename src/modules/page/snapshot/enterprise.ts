@@ -65,9 +65,11 @@ export function enterpriseRecord(row: RevisionRow, text: string, ns: number, fac
     namespace: { identifier: ns },
     in_language: { identifier: facts.language },
     is_part_of: { identifier: facts.id, url: facts.server },
-    article_body: body,
     license: facts.license.name || facts.license.url ? [{ name: facts.license.name, identifier: licenseIdentifier(facts.license.name, facts.license.url), url: facts.license.url }] : [],
     visibility: { text: true, editor: !row.user_hidden, comment: !row.comment_hidden },
     event: { type: 'update', date_created: eventTime },
+    // Last: what a reader streaming the line meets after every other field (and what a snapshot
+    // copies as stored, see record-format.ts).
+    article_body: body,
   };
 }

@@ -6,7 +6,7 @@ import type { PackedBody } from '../tables/snapshot-bodies.js';
 import { enterpriseRecord, type WikiFacts } from './enterprise.js';
 
 /** How bodies are made: a body stored under another name is made again. */
-export const BODY_FORMAT = `enterprise-1/html-${HTML_2}`;
+export const BODY_FORMAT = `enterprise-2/html-${HTML_2}`;
 
 /** What a page's line says beside its body. */
 export interface RecordMeta {
@@ -31,35 +31,39 @@ export interface BodyParts {
 
 export type RecordInput = RecordMeta & BodyParts;
 
-/** The `article_body` as JSON: the parts inflated, the HTML made 2.x (data-mw inline). Nearly all of a record's work. */
-function articleBody(parts: BodyParts): { json: string; wikitextBytes: number } {
+/**
+ * The end of a record's line: its `article_body` (the parts inflated, the HTML made 2.x, data-mw
+ * inline), the last field, as JSON, and the record's close. Nearly all of a record's work.
+ */
+function recordEnd(parts: BodyParts): { json: string; wikitextBytes: number } {
   const inflate = (part: Uint8Array) => gunzipNow(Buffer.from(part.buffer, part.byteOffset, part.byteLength));
   const html = toHtml2(inflate(parts.html).toString('utf8'), JSON.parse(inflate(parts.dataMw).toString('utf8')) as { ids?: Record<string, unknown> });
   const wikitext = inflate(parts.wikitext);
-  return { json: JSON.stringify({ html, wikitext: wikitext.toString('utf8') }), wikitextBytes: wikitext.length };
+  return { json: `${JSON.stringify({ html, wikitext: wikitext.toString('utf8') })}}\n`, wikitextBytes: wikitext.length };
 }
 
 /**
- * A record's JSON before its body and after it (ending the line): head, body and tail together
- * are the bytes of the whole record serialized at once, fields in the same order.
+ * A record's JSON up to its body (the last field): it and the body's JSON are the bytes of the
+ * whole record serialized at once.
  */
-export function recordAround(meta: RecordMeta, wikitextBytes: number): { head: string; tail: string } {
-  const entries = Object.entries(enterpriseRecord(meta.row, meta.text, meta.ns, meta.facts, null, wikitextBytes, meta.eventTime));
-  const at = entries.findIndex(([key]) => key === 'article_body');
-  const head = JSON.stringify(Object.fromEntries(entries.slice(0, at)));
-  const tail = JSON.stringify(Object.fromEntries(entries.slice(at + 1)));
-  return { head: `${head.slice(0, -1)},"article_body":`, tail: `,${tail.slice(1)}\n` };
+export function recordHead(meta: RecordMeta, wikitextBytes: number): string {
+  const whole = JSON.stringify(enterpriseRecord(meta.row, meta.text, meta.ns, meta.facts, null, wikitextBytes, meta.eventTime));
+  const closing = ',"article_body":null}';
+  if (!whole.endsWith(closing)) throw new Error('a record\'s article_body must be its last field');
+  return whole.slice(0, -'null}'.length);
 }
 
 /** One page's line of an Enterprise snapshot. */
 export function formatRecord(input: RecordInput): string {
-  const body = articleBody(input);
-  const { head, tail } = recordAround(input, body.wikitextBytes);
-  return head + body.json + tail;
+  const end = recordEnd(input);
+  return recordHead(input, end.wikitextBytes) + end.json;
 }
 
-/** A render's body as an archive holds it: one gzip member (deflate's default level, so the same parts give the same bytes). */
+/**
+ * A render's part of every line that holds it, as an archive holds it: the record's end (its body
+ * and close) as one gzip member, deflate's default level, so the same parts give the same bytes.
+ */
 export function packBody(parts: BodyParts): PackedBody {
-  const { json, wikitextBytes } = articleBody(parts);
+  const { json, wikitextBytes } = recordEnd(parts);
   return { gz: gzipSync(json), bytes: Buffer.byteLength(json), wikitextBytes };
 }

@@ -14,7 +14,7 @@ import type { RevisionRow } from '../model/revision.js';
 import type { PageService } from '../read/page-service.js';
 import { SnapshotBodies, type PackedBody } from '../tables/snapshot-bodies.js';
 import { wikiFacts, type WikiFacts } from './enterprise.js';
-import { BODY_FORMAT, recordAround, type BodyParts, type RecordMeta } from './record-format.js';
+import { BODY_FORMAT, recordHead, type BodyParts, type RecordMeta } from './record-format.js';
 import { inThread, type RecordFormatter } from './record-formatter.js';
 import { SnapshotArchive, type ArchiveFile } from './snapshot-archive.js';
 import { chunkMetas, writeManifest, type ChunkMeta, type Outcome } from './snapshot-manifest.js';
@@ -322,8 +322,8 @@ export class SnapshotWriter {
   }
 
   /**
-   * One page's line as a chunk holds it: gzip members of the JSON before the body, of the body (as
-   * stored, or made from the render and stored), and of the JSON after it; `bytes` uncompressed.
+   * One page's line as a chunk holds it: two gzip members, the record's JSON up to its body (its
+   * last field) and the rest (as stored, or made from the render and stored); `bytes` uncompressed.
    */
   private async packed(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'>): Promise<{ outcome: Outcome; line?: { data: Buffer; bytes: number } }> {
     const found = await this.found(ctx, facts, entry, options, meta);
@@ -339,11 +339,8 @@ export class SnapshotWriter {
       // Kept for the next snapshot; a failure to keep it costs that snapshot the making, not this one its page.
       await this.bodies.put(ctx, render.title, render.rev, render.tid, body).catch(() => undefined);
     }
-    const { head, tail } = recordAround(fields, body.wikitextBytes);
-    return {
-      outcome: 'written',
-      line: { data: Buffer.concat([gzipSync(head), body.gz, gzipSync(tail)]), bytes: Buffer.byteLength(head) + body.bytes + Buffer.byteLength(tail) },
-    };
+    const head = recordHead(fields, body.wikitextBytes);
+    return { outcome: 'written', line: { data: Buffer.concat([gzipSync(head), body.gz]), bytes: Buffer.byteLength(head) + body.bytes } };
   }
 }
 

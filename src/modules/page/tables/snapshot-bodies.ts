@@ -2,9 +2,9 @@ import type { RequestContext } from '../../../router/types.js';
 import { TableClient } from '../../../table-access/table-client.js';
 
 /**
- * A render's `article_body` as a snapshot writes it: the JSON text (2.x HTML and wikitext, escaped)
- * as one gzip member, its length uncompressed, and the wikitext's size (a record's `version.size`
- * where the revision's is not known).
+ * A render's `article_body` as a snapshot writes it: the JSON text (2.x HTML and wikitext, escaped,
+ * and the record's close) as one gzip member, its length uncompressed, and the wikitext's size (a
+ * record's `version.size` where the revision's is not known).
  */
 export interface PackedBody {
   gz: Uint8Array;
