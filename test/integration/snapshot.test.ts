@@ -4,37 +4,19 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
-import tar from 'tar-stream';
 import { SnapshotWriter, type SnapshotOptions } from '../../src/modules/page/snapshot/snapshot-writer.js';
 import { workerFormatter, type RecordFormatter } from '../../src/modules/page/snapshot/record-formatter.js';
 import type { RequestContext } from '../../src/router/types.js';
 import { BACKENDS, processConfig, request, sleep, tempDir } from '../helpers.js';
+import { tarEntries } from '../tar-entries.js';
 import { startAgainstWiki, waitFor, WIKI_URL, type AgainstWiki } from '../wiki.js';
 
 const RUN = Date.now().toString(36);
 
 /** The NDJSON records of a snapshot's archive, by chunk file name. */
 async function readArchive(file: string): Promise<Map<string, Record<string, any>[]>> {
-  const chunks = new Map<string, Record<string, any>[]>();
-  const extract = tar.extract();
-  const done = new Promise<void>((resolve, reject) => {
-    extract.on('entry', (header, stream, next) => {
-      const parts: Buffer[] = [];
-      stream.on('data', (d: unknown) => parts.push(d as Buffer));
-      stream.on('end', () => {
-        chunks.set(header.name, Buffer.concat(parts).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
-        next();
-      });
-    });
-    extract.on('finish', resolve);
-    extract.on('error', reject);
-  });
-  Readable.from(fs.readFileSync(file)).pipe(createGunzip()).pipe(extract);
-  await done;
-  return chunks;
+  return new Map((await tarEntries(file)).map((e) => [e.name, e.text.split('\n').filter(Boolean).map((l) => JSON.parse(l))]));
 }
 
 const records = async (out: string) => [...(await readArchive(path.join(out, fs.readdirSync(out).find((f) => f.endsWith('.tar.gz'))!))).values()].flat();

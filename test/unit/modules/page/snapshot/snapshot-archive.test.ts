@@ -3,37 +3,16 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
-import { createGunzip, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
-import tar from 'tar-stream';
 import { SnapshotArchive } from '../../../../../src/modules/page/snapshot/snapshot-archive.js';
+import { tarEntries } from '../../../../tar-entries.js';
 
 /** A chunk as the writer leaves it: each line as gzip members; and its NDJSON. */
 function chunk(dir: string, name: string, lines: string[]): { file: string; text: string } {
   const file = path.join(dir, name);
   fs.writeFileSync(file, Buffer.concat(lines.flatMap((line) => [gzipSync(line.slice(0, 5)), gzipSync(line.slice(5))])));
   return { file, text: lines.join('') };
-}
-
-/** Entries of a .tar.gz as tar-stream reads them (Node's gunzip, every member). */
-async function entries(file: string): Promise<{ name: string; size: number; mtime: number; text: string }[]> {
-  const found: { name: string; size: number; mtime: number; text: string }[] = [];
-  const extract = tar.extract();
-  const done = new Promise<void>((resolve, reject) => {
-    extract.on('entry', (header, stream, next) => {
-      const parts: Buffer[] = [];
-      stream.on('data', (d: unknown) => parts.push(d as Buffer));
-      stream.on('end', () => {
-        found.push({ name: header.name, size: header.size ?? -1, mtime: header.mtime!.getTime(), text: Buffer.concat(parts).toString('utf8') });
-        next();
-      });
-    });
-    extract.on('finish', resolve).on('error', reject);
-  });
-  Readable.from(fs.readFileSync(file)).pipe(createGunzip()).pipe(extract);
-  await done;
-  return found;
 }
 
 describe('snapshot archives', () => {
@@ -53,7 +32,7 @@ describe('snapshot archives', () => {
   it('hold each chunk as an entry of its NDJSON, read back by tar-stream and by tar and gzip', async () => {
     const file = path.join(dir, 'one.tar.gz');
     await archive(file);
-    const read = await entries(file);
+    const read = await tarEntries(file);
     assert.deepEqual(read.map((e) => e.name), ['wiki_namespace_0_0.ndjson', 'wiki_namespace_0_1.ndjson', 'wiki_namespace_0_2.ndjson']);
     assert.deepEqual(read.map((e) => e.text), chunks.map((c) => c.text));
     assert.deepEqual(read.map((e) => e.size), chunks.map((c) => Buffer.byteLength(c.text)));
