@@ -72,10 +72,10 @@ interface Found {
  * finds it, and the archives are made from the chunks with fixed times, so a run stopped and
  * resumed writes the same bytes as one that was not. Memory holds a few pages at a time.
  *
- * Fast from storage: a page's record is its body (the 2.x HTML and the wikitext, escaped into
- * JSON, deflated: nearly all of its bytes and of the work) between a few fields read at the
- * moment. A render's body is made once, by the first snapshot that writes it, and stored
- * (tables/snapshot-bodies.ts); later snapshots copy it compressed as it is, each page a few gzip
+ * Fast from storage: a page's record is a few fields read at the moment, then its body (the 2.x
+ * HTML and the wikitext, escaped into JSON, deflated: nearly all of its bytes and of the work), the
+ * last field. A render's body is made once, by the first snapshot that writes it, and stored
+ * (tables/snapshot-bodies.ts); later snapshots copy it compressed as it is, each page two gzip
  * members, where making it again took milliseconds of CPU a long page.
  */
 export class SnapshotWriter {
