@@ -1,4 +1,5 @@
-import type { Part } from '../../../upstream/parsoid.js';
+import { isDeepStrictEqual } from 'node:util';
+import { WIKITEXT_TYPE, type Part } from '../../../upstream/parsoid.js';
 import type { Wiki } from '../../../upstream/wiki.js';
 import { HTML_2, htmlTypeOf, htmlVersionOf, toHtml2 } from '../model/html-versions.js';
 import type { Render } from '../model/render.js';
@@ -27,6 +28,10 @@ const is2x = (version: string) => version.startsWith('2.');
  * keeps its exact wikitext. Mixing versions made Parsoid see untouched nodes as changed, or refuse
  * data-mw apart from a 2.x document ("Modified data-mw is not supported by schema version 2.x").
  * `dataMw` is the edited document's data-mw when it travels apart (999.x only).
+ *
+ * A document the edit left exactly as it was served (a save without changes, an editor switched to
+ * wikitext without editing) is the revision's own wikitext: what selective serialisation gives
+ * back for it, answered from the render without asking Parsoid.
  */
 export async function htmlToWikitext(
   wiki: Wiki, title: string | undefined, html: string,
@@ -49,12 +54,16 @@ export async function htmlToWikitext(
     const dataMw = from.dataMw ?? (noSelser && !is2x(version) ? JSON.parse(await text(render, 'data-mw')) : undefined);
     return wiki.transform('html', 'wikitext', { title, revid: from.revid }, { html, ...options, ...editedDataMw(dataMw) });
   }
-  const [storedHtml, dataParsoid, dataMwText] = await Promise.all([text(render, 'html'), text(render, 'data-parsoid'), text(render, 'data-mw')]);
+  const [storedHtml, dataMwText] = await Promise.all([text(render, 'html'), text(render, 'data-mw')]);
   const storedDataMw = JSON.parse(dataMwText) as { ids?: Record<string, unknown> };
+  // The bytes the client was served (toHtml2 is what every 2.x answer is made with).
+  const servedHtml = is2x(version) ? toHtml2(storedHtml, storedDataMw, version) : storedHtml;
+  const untouched = html === servedHtml && !from.scrubWikitext && (from.dataMw === undefined || isDeepStrictEqual(from.dataMw, storedDataMw));
+  if (untouched) return { contentType: render.types.wikitext || WIKITEXT_TYPE, body: await gunzip(render.parts.wikitext) };
+  const dataParsoid = await text(render, 'data-parsoid');
   const original = is2x(version)
     ? {
-        // The bytes the client was served (toHtml2 is what every 2.x answer is made with).
-        html: { headers: { 'content-type': htmlTypeOf(version) }, body: toHtml2(storedHtml, storedDataMw, version) },
+        html: { headers: { 'content-type': htmlTypeOf(version) }, body: servedHtml },
         'data-parsoid': { body: JSON.parse(dataParsoid) as unknown },
       }
     : {
