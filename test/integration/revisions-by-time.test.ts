@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { PageCaches } from '../../src/modules/page/read/page-caches.js';
-import { ChangeLogs } from '../../src/modules/page/tables/change-log.js';
+import { ChangeLog, ChangeLogs } from '../../src/modules/page/tables/change-log.js';
 import { PageRevisions } from '../../src/modules/page/tables/page-revisions.js';
 import type { RequestContext } from '../../src/router/types.js';
 import { BACKENDS, startServer, type TestServer } from '../helpers.js';
@@ -17,7 +17,7 @@ const row = (rev: number, minutes: number, pageId: number, parent: number | null
 });
 
 for (const backend of BACKENDS) {
-  describe(`revisions by time (${backend.name})`, () => {
+  describe(`the page revisions table: revisions by time, changes once (${backend.name})`, () => {
     let s: TestServer;
     let ctx: RequestContext;
     let revs: PageRevisions;
@@ -70,6 +70,24 @@ for (const backend of BACKENDS) {
       assert.equal(await proven(at(50)), undefined, "the old page's last revision, followed by the new page's first");
       assert.equal(await proven(at(105)), 20);
       assert.equal(await proven(at(120)), 21);
+    });
+    it("records a page's edit once when its render is stored while a refresh points the page at it", async () => {
+      const since = ChangeLog.idBefore(Date.now());
+      // Ten revisions, each met by the two writers at once, as a notice's refresh and a render's storing meet.
+      for (let rev = 101; rev <= 110; rev++) {
+        await revs.saveRow(ctx, 'Raced', row(rev, rev, 12, rev === 101 ? null : rev - 1));
+        await revs.markLatest(ctx, 'Raced', rev, null, await revs.newest(ctx, 'Raced'));
+        const tid = `${(rev - 100).toString(16).padStart(8, '0')}-0000-1000-8000-000000000000`;
+        const current = await revs.newest(ctx, 'Raced');
+        await Promise.all([revs.setRenderTid(ctx, 'Raced', rev, tid, true), revs.markLatest(ctx, 'Raced', rev, tid, current), revs.setRenderTid(ctx, 'Raced', rev, tid, true)]);
+      }
+      const events = (await revs.changes.after(ctx, since, 100)).filter((e) => e.title === 'Raced');
+      assert.deepEqual(events.map((e) => `${e.kind} ${e.rev}`), Array.from({ length: 10 }, (_, i) => `edit ${101 + i}`));
+      // A second render of the latest revision is a re-render, once.
+      const again = '0000000b-0000-1000-8000-000000000000';
+      await Promise.all([revs.setRenderTid(ctx, 'Raced', 110, again, true), revs.setRenderTid(ctx, 'Raced', 110, again, true)]);
+      const more = (await revs.changes.after(ctx, since, 100)).filter((e) => e.title === 'Raced').slice(10);
+      assert.deepEqual(more.map((e) => `${e.kind} ${e.rev} ${e.tid}`), [`rerender 110 ${again}`]);
     });
   });
 }

@@ -270,8 +270,16 @@ export class Branches {
 
   private async changeMeta(ctx: RequestContext, domain: string, head: BranchHead, changes: Partial<BranchHead>): Promise<BranchHead> {
     const t = this.tablesOf(domain);
-    await t.branches.setMeta(ctx, head, changes);
     const next = { ...head, ...changes };
+    // The lists it joins (a moved page's, a new reader's) are written before the branch, so a
+    // client that reads the change from the branch finds it listed there too; the expiry entry
+    // names them meanwhile, and those it left once it has left them.
+    const joined = listsOf(next).filter((list) => !listsOf(head).includes(list));
+    if (joined.length > 0) {
+      await t.expiry.record(ctx, head.branch, this.expiresAt(head.updated), [...listsOf(head), ...joined]);
+      await t.lists.record(ctx, next);
+    }
+    await t.branches.setMeta(ctx, head, changes);
     this.remember(domain, next);
     await this.relist(ctx, domain, next, head);
     return next;

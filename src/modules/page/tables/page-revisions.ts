@@ -2,6 +2,7 @@ import type { RequestContext } from '../../../router/types.js';
 import type { Row } from '../../../storage/types.js';
 import type { ApiPage, ApiRevision } from '../../../upstream/action-api.js';
 import { TableClient } from '../../../table-access/table-client.js';
+import { HttpError } from '../../../util/errors.js';
 import type { TitleCache } from '../model/title-cache.js';
 import type { RevisionRow } from '../model/revision.js';
 import type { ChangeLog } from './change-log.js';
@@ -68,6 +69,11 @@ export function latestFromApi(title: string, page: ApiPage, r: ApiRevision): Rev
   };
 }
 
+/** The latest revision's first render is its edit's event; a later one of the same revision a re-render. */
+function renderChange(before: RevisionRow | undefined, rev: number): 'edit' | 'rerender' {
+  return before?.latest_rev === rev && before.latest_tid ? 'rerender' : 'edit';
+}
+
 /** The MediaWiki revision table: revisions as they are first seen, per page, newest first. */
 export class PageRevisions {
   readonly table: TableClient;
@@ -132,10 +138,49 @@ export class PageRevisions {
   /** Records what the wiki says is the page's latest revision, and when it said so. */
   async markLatest(ctx: RequestContext, title: string, latestRev: number, latestTid: string | null, current: RevisionRow | undefined): Promise<void> {
     const now = new Date().toISOString();
-    await this.write(ctx, title, { title, latest_rev: latestRev, latest_tid: latestTid, checked: now, deleted: null, first_seen: current?.first_seen ?? now });
+    // A render of the revision stored since the caller looked is kept, never pointed away from.
+    const written = await this.pointLatest(ctx, title, (before) => ({
+      title, latest_rev: latestRev, latest_tid: latestTid ?? (before?.latest_rev === latestRev ? before.latest_tid : null),
+      checked: now, deleted: null, first_seen: before?.first_seen ?? current?.first_seen ?? now,
+    }));
+    if (written === 'unchanged' || written === undefined) return;
+    const { before, state } = written;
     // A revision rendered before (an undeletion, a revert) is recorded now; a new one once rendered (setRenderTid).
-    if (current?.deleted) await this.changes.record(ctx, { kind: 'undelete', title, rev: latestRev, ...(latestTid ? { tid: latestTid } : {}) });
-    else if (latestTid && current?.latest_rev !== latestRev) await this.changes.record(ctx, { kind: 'edit', title, rev: latestRev, tid: latestTid });
+    const tid = state.latest_tid as string | null;
+    if (before?.deleted) await this.changes.record(ctx, { kind: 'undelete', title, rev: latestRev, ...(tid ? { tid } : {}) });
+    else if (tid) await this.changes.record(ctx, { kind: renderChange(before, latestRev), title, rev: latestRev, tid });
+  }
+
+  /**
+   * Writes the page's state `make` gives from the state stored, and answers that state and what
+   * it replaced, or 'unchanged' when its latest render pointer stays (and it undeletes nothing;
+   * then it is written as it is). A change of the pointer is a conditional write over what was
+   * read, so of writers racing to make the same change (a render stored while a notice refreshes
+   * the page) one alone is answered, and one alone records it. `make` answers undefined when the
+   * page has moved past what the caller would write: nothing is written.
+   */
+  private async pointLatest(
+    ctx: RequestContext, title: string, make: (before: RevisionRow | undefined) => Record<string, unknown> | undefined,
+  ): Promise<{ before: RevisionRow | undefined; state: Record<string, unknown> } | 'unchanged' | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      const [before] = (await this.table.query(ctx, { attributes: { title }, limit: 1 })).items as unknown as RevisionRow[];
+      const state = make(before);
+      if (!state) return undefined;
+      const undeletes = 'deleted' in state && Boolean(before?.deleted);
+      if ((before?.latest_tid ?? null) === state.latest_tid && !undeletes) {
+        await this.write(ctx, title, state);
+        return 'unchanged';
+      }
+      this.cache.invalidate(title);
+      let written: boolean;
+      try {
+        written = await this.table.putIf(ctx, { attributes: state, if: { latest_tid: { eq: before?.latest_tid ?? null }, deleted: { eq: before?.deleted ?? null } } });
+      } finally {
+        this.cache.invalidate(title);
+      }
+      if (written) return { before, state };
+      if (attempt === 5) throw new HttpError(503, 'page-state-contended', `The state of ${title} kept changing while it was written.`, { headers: { 'retry-after': '1' } });
+    }
   }
 
   /**
@@ -194,11 +239,16 @@ export class PageRevisions {
     await this.changes.record(ctx, { kind: 'delete', title });
   }
 
+  /**
+   * Stores the render pointer of a revision and, if it is the page's latest (`isLatest`, as the
+   * caller read it), the page's: never back to an older revision the page has moved past.
+   */
   async setRenderTid(ctx: RequestContext, title: string, rev: number, tid: string, isLatest: boolean): Promise<void> {
-    const before = isLatest ? await this.newest(ctx, title) : undefined;
-    await this.write(ctx, title, { title, rev, tid, ...(isLatest ? { latest_tid: tid } : {}) });
-    // The latest revision's first render is its edit's event; a later one of the same revision a re-render.
-    if (isLatest && before?.latest_tid !== tid) await this.changes.record(ctx, { kind: before?.latest_tid ? 'rerender' : 'edit', title, rev, tid });
+    const row = { title, rev, tid };
+    if (!isLatest) return this.write(ctx, title, row);
+    const written = await this.pointLatest(ctx, title, (before) => ((before?.latest_rev ?? 0) > rev ? undefined : { ...row, latest_rev: rev, latest_tid: tid }));
+    if (written === undefined) return this.write(ctx, title, row);
+    if (written !== 'unchanged') await this.changes.record(ctx, { kind: renderChange(written.before, rev), title, rev, tid });
   }
 
   /** Pages with stored revisions, each once, with their static state. */
