@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import fs from 'node:fs';
 import { finished } from 'node:stream/promises';
-import { gzipSync } from 'node:zlib';
 import PQueue from 'p-queue';
 import path from 'node:path';
+import { storedGzip } from '../../../util/compression.js';
 import { HttpError } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
@@ -210,14 +210,15 @@ export class SnapshotWriter {
         const listed = titles[next++]!;
         reading.push(queue.add(() => read(listed)) as Promise<Awaited<ReturnType<typeof read>>>);
       }
-      const page: Awaited<ReturnType<typeof read>> & { line?: { data: Buffer; bytes: number }; failure?: string } = await reading.shift()!;
+      const page: Awaited<ReturnType<typeof read>> & { line?: { data: Uint8Array[]; bytes: number }; failure?: string } = await reading.shift()!;
       meta.counts[page.outcome] = (meta.counts[page.outcome] ?? 0) + 1;
       meta.deleted.push(...page.deleted);
       if (page.failure !== undefined) meta.failed.push({ title: entry.title, reason: page.failure });
       if (page.outcome === 'lacking') meta.lacking!.push(entry.title);
       if (page.line !== undefined) {
         meta.bytes += page.line.bytes;
-        if (!out.write(page.line.data)) await once(out, 'drain');
+        for (const part of page.line.data) out.write(part);
+        if (out.writableNeedDrain) await once(out, 'drain');
       }
       options.progress?.(page.outcome);
     }
@@ -325,7 +326,7 @@ export class SnapshotWriter {
    * One page's line as a chunk holds it: two gzip members, the record's JSON up to its body (its
    * last field) and the rest (as stored, or made from the render and stored); `bytes` uncompressed.
    */
-  private async packed(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'>): Promise<{ outcome: Outcome; line?: { data: Buffer; bytes: number } }> {
+  private async packed(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'>): Promise<{ outcome: Outcome; line?: { data: Uint8Array[]; bytes: number } }> {
     const found = await this.found(ctx, facts, entry, options, meta);
     if (found.outcome !== 'written') return found;
     const { row, meta: fields } = found;
@@ -339,8 +340,9 @@ export class SnapshotWriter {
       // Kept for the next snapshot; a failure to keep it costs that snapshot the making, not this one its page.
       await this.bodies.put(ctx, render.title, render.rev, render.tid, body).catch(() => undefined);
     }
-    const head = recordHead(fields, body.wikitextBytes);
-    return { outcome: 'written', line: { data: Buffer.concat([gzipSync(head), body.gz]), bytes: Buffer.byteLength(head) + body.bytes } };
+    // The fields read at the moment, a few hundred bytes, stored as they are: deflating them would cost more time than it saves room.
+    const head = Buffer.from(recordHead(fields, body.wikitextBytes));
+    return { outcome: 'written', line: { data: [storedGzip(head), body.gz], bytes: head.length + body.bytes } };
   }
 }
 
