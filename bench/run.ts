@@ -167,7 +167,9 @@ if (page) {
   if (stream) {
     console.log(
       `change stream: an edit's event ${stream.latencyMs.median.toFixed(0)} ms (median), ${stream.latencyMs.p99.toFixed(0)} ms (p99) after the wiki answered it, the notice pushed ` +
-        `(${stream.latencyMs.samples} edits; target p99 ≤ 100 ms: ${verdict(stream.latencyMs.p99 <= 100)}); RSS ${stream.rssMb.before.toFixed(0)} MB, ${stream.rssMb.after.toFixed(0)} MB with ${stream.rssMb.streams} idle streams open`,
+        `(${stream.latencyMs.samples} edits; target p99 ≤ 100 ms: ${verdict(stream.latencyMs.p99 <= 100)}); with the follower alone (polling every ${stream.followedMs.pollSeconds} s) ` +
+        `${stream.followedMs.median.toFixed(0)} ms (median), ${stream.followedMs.p99.toFixed(0)} ms (p99) (${stream.followedMs.samples} edits; target p99 ≤ 1 s: ${verdict(stream.followedMs.p99 <= 1000)}); ` +
+        `RSS ${stream.rssMb.before.toFixed(0)} MB, ${stream.rssMb.after.toFixed(0)} MB with ${stream.rssMb.streams} idle streams open`,
     );
   }
   if (follower) {
@@ -285,10 +287,10 @@ async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void
       console.log(`    renders of a page with ${r.history.revisions} revisions, ${r.history.pages} pages of 100: first ${f(r.history.first, 1)} ms, middle ${f(r.history.middle, 1)} ms, last ${f(r.history.last, 1)} ms`);
       if (r.vacuumMs !== undefined) console.log(`    VACUUM (ANALYZE) after the fill: ${f(r.vacuumMs / 1000, 1)} s`);
       const { first } = r.snapshot;
-      console.log(`    snapshot from storage: ${f(r.snapshot.pages)} pages, ${f(r.snapshot.pagesPerSecond)} pages/s, ${f(r.snapshot.mbPerSecond, 1)} MB/s of NDJSON, peak RSS ${f(r.snapshot.peakRssMb)} MB ` +
+      console.log(`    snapshot from storage: ${f(r.snapshot.pages)} pages, ${f(r.snapshot.pagesPerSecond)} pages/s, ${f(r.snapshot.mbPerSecond, 1)} MB/s of NDJSON, peak RSS ${f(r.snapshot.peakRssMb)} MB (anonymous ${f(r.snapshot.peakAnonMb)} MB) ` +
         `(bodies: ${r.snapshot.bodies.stored} copied as stored, ${r.snapshot.bodies.made} made); ` +
         `the same pages' rows by the table API alone ${f(r.snapshot.tablePagesPerSecond)} pages/s (${f(r.snapshot.pagesPerSecond / r.snapshot.tablePagesPerSecond, 2)}); ` +
-        `the store's first snapshot (bodies: ${first.bodies.made} made, ${first.bodies.stored} copied) ${f(first.pagesPerSecond)} pages/s, ${f(first.mbPerSecond, 1)} MB/s, peak RSS ${f(first.peakRssMb)} MB`);
+        `the store's first snapshot (bodies: ${first.bodies.made} made, ${first.bodies.stored} copied) ${f(first.pagesPerSecond)} pages/s, ${f(first.mbPerSecond, 1)} MB/s, peak RSS ${f(first.peakRssMb)} MB (anonymous ${f(first.peakAnonMb)} MB)`);
       console.log(`    TTL sweep ${f(r.ttlSweepMs, 1)} ms, transaction sweep ${f(r.transactionSweepMs, 1)} ms; wiki requests during the reads: ${r.wikiRequestsDuringReads}`);
     }
   }

@@ -92,6 +92,8 @@ export interface SnapshotRun {
   pagesPerSecond: number;
   mbPerSecond: number;
   peakRssMb: number;
+  /** Of it, the process's own memory (not the store's mapped pages). */
+  peakAnonMb: number;
   tablePagesPerSecond: number;
   /** Pages whose body the snapshot copied as an earlier one stored it, and those it made from their renders. */
   bodies: { stored: number; made: number };
@@ -99,7 +101,7 @@ export interface SnapshotRun {
    * The store's first snapshot, before it (on worker threads, one per core): every page's body
    * made from its render and stored. The figures above are the next snapshot's, copying them.
    */
-  first: { pagesPerSecond: number; mbPerSecond: number; peakRssMb: number; bodies: { stored: number; made: number } };
+  first: { pagesPerSecond: number; mbPerSecond: number; peakRssMb: number; peakAnonMb: number; bodies: { stored: number; made: number } };
 }
 
 interface Parts {
@@ -451,7 +453,7 @@ function snapshotRun(config: string): Promise<SnapshotRun> {
     return JSON.parse(out.toString('utf8').trim().split('\n').pop()!) as Omit<SnapshotRun, 'first'>;
   };
   const first = run();
-  return Promise.resolve({ ...run(), first: { pagesPerSecond: first.pagesPerSecond, mbPerSecond: first.mbPerSecond, peakRssMb: first.peakRssMb, bodies: first.bodies } });
+  return Promise.resolve({ ...run(), first: { pagesPerSecond: first.pagesPerSecond, mbPerSecond: first.mbPerSecond, peakRssMb: first.peakRssMb, peakAnonMb: first.peakAnonMb, bodies: first.bodies } });
 }
 
 export async function scaleScenario(backend: ScaleBackend, sizes: number[], wikiUrl: string, seconds: number): Promise<ScaleRow[]> {
