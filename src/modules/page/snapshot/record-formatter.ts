@@ -29,23 +29,29 @@ function moved<T extends BodyParts>(input: T): { value: T; transferList: ArrayBu
  * Records and bodies made on `threads` worker threads. A long page's body (inflating its parts,
  * inlining data-mw, escaping the HTML into JSON, deflating it) is milliseconds of CPU: on the main
  * thread alone, beside the storage reads and the chunks' writing, it left the other cores idle.
+ * The threads start with the first page to make: a snapshot that copies every body as stored
+ * needs none, and their start (loading the service's code, a heap each) would take the cores
+ * from its main thread.
  */
 export function workerFormatter(threads = os.availableParallelism()): RecordFormatter {
-  const pool = new Piscina<RecordInput | BodyParts, string | PackedBody>({
+  let started: Piscina<RecordInput | BodyParts, string | PackedBody> | undefined;
+  const pool = () => (started ??= new Piscina<RecordInput | BodyParts, string | PackedBody>({
     filename: new URL('./record-worker.js', import.meta.url).href,
     minThreads: threads,
     maxThreads: threads,
     // No bound of the pool's own: its callers bound the pages under way (a snapshot's window).
-  });
+  }));
   return {
     format: async (input) => {
       const { value, transferList } = moved(input);
-      return (await pool.run(value, { transferList })) as string;
+      return (await pool().run(value, { transferList })) as string;
     },
     pack: async (parts) => {
       const { value, transferList } = moved({ html: parts.html, dataMw: parts.dataMw, wikitext: parts.wikitext });
-      return (await pool.run(value, { name: 'pack', transferList })) as PackedBody;
+      return (await pool().run(value, { name: 'pack', transferList })) as PackedBody;
     },
-    close: () => pool.destroy(),
+    close: async () => {
+      await started?.destroy();
+    },
   };
 }
