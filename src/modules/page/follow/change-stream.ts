@@ -91,10 +91,17 @@ class ChangeEventStream extends Readable {
         for (const event of events) {
           this.cursor = event.id;
           const text = await this.format(event);
-          if (text !== undefined) more = this.push(text);
+          if (text !== undefined && !this.push(text)) {
+            more = false;
+            break;
+          }
         }
         if (!more) {
-          // The client has not taken what it was given: wait for it, not longer than stallMs.
+          // The client has not taken what it was given: wait for it, not longer than stallMs. What
+          // was not pushed is read from the log after the cursor once it takes it: a slow client
+          // holds one buffer's worth, not a page of events with their HTML, and is cut as soon as
+          // it has stopped taking that long.
+          this.catchingUp = true;
           this.waiting = true;
           this.stall = setTimeout(() => this.destroy(), this.options.stallMs);
           this.stall.unref();
