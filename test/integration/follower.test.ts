@@ -13,6 +13,13 @@ import type { RecentChange } from '../../src/upstream/action-api.js';
 import { processConfig, request, sleep, startProcess, tempDir } from '../helpers.js';
 import { etagOf, FAST_FOLLOWER, startAgainstWiki, storedPage, waitFor, WIKI_URL, WikiAdmin, type AgainstWiki } from '../wiki.js';
 
+/**
+ * How long a change made on the wiki may take to be followed here: a few of the follower's polls
+ * (0.2 s in these tests), whose answers take seconds when three other test files keep the wiki's
+ * API workers busy, as they do in a full run.
+ */
+const FOLLOWED_MS = 5000;
+
 const RUN = Date.now().toString(36);
 const under = (title: string) => title.replace(/ /g, '_');
 
@@ -238,7 +245,7 @@ describe('following the real wiki\'s changes', () => {
     assert.equal(etagOf(await get(`/page/${title}/html`)).rev, first);
     const second = await env.wiki.edit(title, 'Second version.');
     const started = Date.now();
-    const stored = await waitFor('the new revision stored and rendered', 3000, async () => {
+    const stored = await waitFor('the new revision stored and rendered', FOLLOWED_MS, async () => {
       const page = await storedPage(env.s.base, title);
       return page?.latest_rev === second && page.latest_tid ? page : undefined;
     });
@@ -250,16 +257,14 @@ describe('following the real wiki\'s changes', () => {
     assert.equal(env.wikiRequests('parsoid'), parsoidBefore, 'pre-rendered: the read asked nothing of Parsoid');
   });
 
-  // Within a few of the follower's polls (0.2 s here): the wiki's answers to them take seconds
-  // when three other test files keep its API workers busy, as they do in a full run.
   it('answers 404 within 5 s for a page deleted on the wiki, and serves it again once restored', async () => {
     const title = under(`Followed deleted ${RUN}`);
     await env.wiki.edit(title, 'Soon deleted.');
     assert.equal((await get(`/page/${title}/html`)).status, 200);
     await env.wiki.delete(title);
-    await waitFor('404 after the deletion', 5000, async () => ((await get(`/page/${title}/html`)).status === 404 ? true : undefined));
+    await waitFor('404 after the deletion', FOLLOWED_MS, async () => ((await get(`/page/${title}/html`)).status === 404 ? true : undefined));
     await env.wiki.undelete(title);
-    const res = await waitFor('200 after the restore', 5000, async () => {
+    const res = await waitFor('200 after the restore', FOLLOWED_MS, async () => {
       const r = await get(`/page/${title}/html`);
       return r.status === 200 ? r : undefined;
     });
@@ -272,12 +277,12 @@ describe('following the real wiki\'s changes', () => {
     const rev = await env.wiki.edit(from, 'Moving soon.');
     assert.equal(etagOf(await get(`/page/${from}/html`)).rev, rev);
     await env.wiki.move(from, to, { noredirect: true });
-    await waitFor('the new title stored', 3000, async () => ((await storedPage(env.s.base, to))?.latest_tid ? true : undefined));
+    await waitFor('the new title stored', FOLLOWED_MS, async () => ((await storedPage(env.s.base, to))?.latest_tid ? true : undefined));
     const moved = await get(`/page/${to}/html`);
     assert.equal(moved.status, 200);
     assert.match(moved.text, /Moving soon/);
     // The old title is marked moved just after the new one is stored (one change, two writes).
-    const old = await waitFor('the old title answers as moved', 3000, async () => {
+    const old = await waitFor('the old title answers as moved', FOLLOWED_MS, async () => {
       const res = await get(`/page/${from}/html`);
       return res.status === 404 ? res : undefined;
     }).catch(async () => get(`/page/${from}/html`));
@@ -292,14 +297,14 @@ describe('following the real wiki\'s changes', () => {
     await env.wiki.edit(title, 'Public text.');
     assert.equal((await get(`/page/${title}/html/${old}`)).status, 200);
     await env.wiki.hideRevision(title, old);
-    await waitFor('403 after the revision deletion', 3000, async () => ((await get(`/page/${title}/html/${old}`)).status === 403 ? true : undefined));
+    await waitFor('403 after the revision deletion', FOLLOWED_MS, async () => ((await get(`/page/${title}/html/${old}`)).status === 403 ? true : undefined));
     assert.equal((await get(`/page/${title}/html`)).status, 200, 'the latest revision stays');
   });
 
   it('catches up with what changed on the wiki while it could not reach it', async () => {
     const title = under(`Followed outage ${RUN}`);
     await env.wiki.edit(title, 'Before the outage.');
-    await waitFor('stored', 3000, async () => ((await storedPage(env.s.base, title))?.latest_tid ? true : undefined));
+    await waitFor('stored', FOLLOWED_MS, async () => ((await storedPage(env.s.base, title))?.latest_tid ? true : undefined));
     const metric = async (pattern: RegExp) => Number(pattern.exec((await request(`${env.s.base}/metrics`)).text)?.[1] ?? 0);
     assert.equal((await request(`${env.s.base}/_health`)).json.status, 'ok');
     env.proxy.down();
@@ -409,9 +414,9 @@ describe('following by default: only what is stored is kept fresh', () => {
     const parsoid = env.wikiRequests('parsoid');
     const second = await env.wiki.edit(stored, 'Stored, second.');
     await env.wiki.edit(elsewhere, 'Never asked for.');
-    await waitFor('the stored page refreshed', 3000, async () => ((await storedPage(env.s.base, stored))?.latest_rev === second ? true : undefined));
+    await waitFor('the stored page refreshed', FOLLOWED_MS, async () => ((await storedPage(env.s.base, stored))?.latest_rev === second ? true : undefined));
     await env.wiki.hideRevision(stored, first);
-    await waitFor('the hidden revision answers 403', 3000, async () => ((await request(`${env.v1}/page/${stored}/html/${first}`)).status === 403 ? true : undefined));
+    await waitFor('the hidden revision answers 403', FOLLOWED_MS, async () => ((await request(`${env.v1}/page/${stored}/html/${first}`)).status === 403 ? true : undefined));
     await sleep(500);
     assert.equal(await storedPage(env.s.base, elsewhere), undefined, 'a page nobody asked for is not stored');
     assert.equal(env.wikiRequests('parsoid') - parsoid, 1, 'one render: the stored page\'s new revision');
