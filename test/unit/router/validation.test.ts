@@ -74,6 +74,27 @@ describe('routes validated by their own schemas', () => {
     assert.deepEqual(undocumented, []);
   });
 
+  it('declares only valid JSON Schema 2020-12, in every route\'s parameters and body and in every component (the router does not check them again)', async () => {
+    const spec = (await request(`${s.base}/${s.domain}/v1/?spec`, { headers: admin })).json;
+    const invalid: string[] = [];
+    const check = (where: string, schema: unknown) => {
+      if (schema !== undefined && !ajv.validateSchema(schema as Schema)) invalid.push(`${where}: ${ajv.errorsText(ajv.errors)}`);
+    };
+    for (const [name, schema] of Object.entries((spec.components?.schemas ?? {}) as Record<string, Schema>)) check(`component ${name}`, schema);
+    let checked = 0;
+    for (const [route, methods] of Object.entries(spec.paths as Record<string, Record<string, any>>)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        for (const parameter of (operation.parameters ?? []) as Parameter[]) check(`${method} ${route} ${parameter.name}`, parameter.schema);
+        for (const [type, content] of Object.entries((operation.requestBody?.content ?? {}) as Record<string, { schema?: Schema }>)) check(`${method} ${route} body ${type}`, content.schema);
+        checked++;
+      }
+    }
+    assert.ok(checked > 50, `only ${checked} operations documented`);
+    // A schema that is not JSON Schema is refused: the check can fail.
+    assert.equal(ajv.validateSchema({ type: 'strnig' }), false);
+    assert.deepEqual(invalid, []);
+  });
+
   it('refuses a query parameter a route does not declare, on every route but rest_v1\'s and rest.php\'s, which ignore it as RESTBase and MediaWiki do', async () => {
     let checked = 0;
     let ignored = 0;
