@@ -221,7 +221,7 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
         assert.equal(await finished(command(whole)), 0);
         const killed = tempDir('wikistore-snapshot-');
         const first = command(killed);
-        await waitFor('a chunk written', 60_000, async () => (fs.existsSync(path.join(killed, '.work')) && fs.readdirSync(path.join(killed, '.work')).some((f) => /^chunk-0-\d+\.ndjson\.gz$/.test(f)) ? true : undefined));
+        await waitFor('a chunk written', 60_000, async () => (fs.existsSync(path.join(killed, '.work')) && fs.readdirSync(path.join(killed, '.work')).some((f) => /^chunk-0-\d+\.meta\.json$/.test(f)) ? true : undefined));
         first.kill('SIGKILL');
         await finished(first);
         assert.ok(!fs.existsSync(path.join(killed, 'manifest.json')), 'stopped before the end');

@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import fs from 'node:fs';
-import { finished } from 'node:stream/promises';
-import { gzipSync } from 'node:zlib';
+import { storedGzip } from '../../../util/compression.js';
 
 export interface ArchiveFile {
   name: string;
@@ -12,12 +10,18 @@ export interface ArchiveFile {
 
 const sha256 = (file: string) => new Promise<string>((resolve, reject) => {
   const hash = createHash('sha256');
-  fs.createReadStream(file).on('data', (d) => hash.update(d)).on('end', () => resolve(hash.digest('hex'))).on('error', reject);
+  fs.createReadStream(file, { highWaterMark: 1 << 20 }).on('data', (d) => hash.update(d)).on('end', () => resolve(hash.digest('hex'))).on('error', reject);
 });
 
 const BLOCK = 512;
 /** The largest entry a ustar header's 11 octal digits can give the size of. */
 const MAX_ENTRY_BYTES = 8 ** 11 - 1;
+/** An entry's header as the archive holds it: one gzip member of stored deflate, always this long. */
+const HEADER_MEMBER_BYTES = storedGzip(Buffer.alloc(BLOCK)).length;
+/** Written to the disk in pieces of about this size (fewer system calls than one a page). */
+const FLUSH_BYTES = 4 << 20;
+/** No more buffers than this in one vectored write (the system's IOV_MAX is 1,024). */
+const FLUSH_PARTS = 512;
 
 /** A ustar header of a regular file (mode 644, owned by root): POSIX.1-1988's layout. */
 export function tarHeader(name: string, size: number, mtime: Date): Buffer {
@@ -41,57 +45,108 @@ export function tarHeader(name: string, size: number, mtime: Date): Buffer {
 }
 
 /**
- * One namespace's `.tar.gz`, made from its chunks in order while the next ones are being written.
- * A chunk is NDJSON already compressed as gzip members (each page's pieces: see snapshot-writer.ts),
- * so the archive is those members between members of the tar headers and padding, copied, never
- * compressed again: a gzip file may hold members one after another (RFC 1952, 2.2), and readers
- * of `.tar.gz` (gzip, Python, Go, Java, Node) read them as one stream. The same chunks give the same
- * bytes, so an archive begun anew on a resumed run equals the one an uninterrupted run would have made.
+ * One namespace's `.tar.gz`, written in place as its entries' NDJSON is made: one entry a chunk
+ * of pages. The NDJSON comes compressed already, as gzip members (each page's pieces: see
+ * snapshot-writer.ts), and goes into the archive as it is, between members holding the tar
+ * headers and padding: a gzip file may hold members one after another (RFC 1952, 2.2), and
+ * readers of `.tar.gz` (gzip, Python, Go, Java, Node) read them as one stream.
+ *
+ * An entry's header names its size, known only at its end: its place is kept (a header member of
+ * stored deflate is always as long) and written then. So a chunk's bytes are written once, where
+ * they stay, not to a file of their own first and copied. An ended entry is on the disk
+ * (`end` answers the archive's length then): a run stopped anywhere after it is resumed from that
+ * length (`open`), and the same entries give the same bytes, resumed or not.
  */
 export class SnapshotArchive {
-  private readonly out: fs.WriteStream;
-  private readonly written: Promise<void>;
-  /** The entries added so far, each copied once the one before it was. */
-  private queued: Promise<void> = Promise.resolve();
-  private entries = 0;
+  private pending: Uint8Array[] = [];
+  private pendingBytes = 0;
+  /** Where `pending` goes: the bytes on the disk before it. */
+  private offset: number;
+  private entry?: { index: number; headerAt: number };
 
-  constructor(private readonly file: string, private readonly entryName: (i: number) => string, private readonly mtime: Date) {
-    this.out = fs.createWriteStream(`${file}.tmp`);
-    this.written = finished(this.out);
-    // Seen by `finish`; until then a failure must not go unhandled.
-    this.written.catch(() => undefined);
+  private constructor(private readonly file: string, private readonly handle: fs.promises.FileHandle, private readonly entryName: (i: number) => string, private readonly mtime: Date, length: number) {
+    this.offset = length;
   }
 
-  private async write(data: Buffer): Promise<void> {
-    if (!this.out.write(data)) await Promise.race([once(this.out, 'drain'), this.written]);
+  /**
+   * The archive of `file`, being written to `file.tmp`: anew, or (`resumeAt`, the length an
+   * ended entry left) kept up to there and written on after it. Undefined if the partial archive
+   * is shorter than that (gone: the entries must be made again).
+   */
+  static async open(file: string, entryName: (i: number) => string, mtime: Date, resumeAt = 0): Promise<SnapshotArchive | undefined> {
+    const tmp = `${file}.tmp`;
+    if (resumeAt > 0 && !(fs.existsSync(tmp) && fs.statSync(tmp).size >= resumeAt)) return undefined;
+    const handle = await fs.promises.open(tmp, resumeAt > 0 ? 'r+' : 'w');
+    await handle.truncate(resumeAt);
+    return new SnapshotArchive(file, handle, entryName, mtime, resumeAt);
   }
 
-  /** Adds a chunk's file (`bytes` of NDJSON once inflated) as the next entry (not waited for: `finish` waits for all). */
-  add(chunk: string, bytes: number): void {
-    const i = this.entries++;
-    this.queued = this.queued.then(async () => {
-      await this.write(gzipSync(tarHeader(this.entryName(i), bytes, this.mtime)));
-      for await (const data of fs.createReadStream(chunk, { highWaterMark: 1 << 20 })) await this.write(data as Buffer);
-      if (bytes % BLOCK) await this.write(gzipSync(Buffer.alloc(BLOCK - (bytes % BLOCK))));
-    });
-    // Seen by `finish` (or dropped by `abandon`): not an unhandled rejection meanwhile.
-    this.queued.catch(() => undefined);
+  private async flush(): Promise<void> {
+    let parts = this.pending;
+    let bytes = this.pendingBytes;
+    this.pending = [];
+    this.pendingBytes = 0;
+    while (bytes > 0) {
+      const { bytesWritten } = await this.handle.writev(parts, this.offset);
+      this.offset += bytesWritten;
+      bytes -= bytesWritten;
+      // A short write (rare): what is left, as one buffer.
+      if (bytes > 0) {
+        const all = Buffer.concat(parts);
+        parts = [all.subarray(all.length - bytes)];
+      }
+    }
+  }
+
+  private async put(data: Uint8Array): Promise<void> {
+    this.pending.push(data);
+    this.pendingBytes += data.length;
+    if (this.pendingBytes >= FLUSH_BYTES || this.pending.length >= FLUSH_PARTS) await this.flush();
+  }
+
+  /** Begins entry `index`: its header's place is kept. */
+  async begin(index: number): Promise<void> {
+    if (this.entry) throw new Error('an archive entry is under way');
+    this.entry = { index, headerAt: this.offset + this.pendingBytes };
+    await this.put(Buffer.alloc(HEADER_MEMBER_BYTES));
+  }
+
+  /** Writes part of the entry under way (gzip members); waits when the disk is behind. */
+  write(data: Uint8Array): Promise<void> {
+    if (!this.entry) throw new Error('no archive entry is under way');
+    return this.put(data);
+  }
+
+  /**
+   * Ends the entry under way, of `bytes` of NDJSON: its padding, then its header in its place, all
+   * on the disk. Answers the archive's length: where a resumed run goes on.
+   */
+  async end(bytes: number): Promise<number> {
+    const entry = this.entry;
+    if (!entry) throw new Error('no archive entry is under way');
+    const header = storedGzip(tarHeader(this.entryName(entry.index), bytes, this.mtime));
+    if (bytes % BLOCK) await this.put(storedGzip(Buffer.alloc(BLOCK - (bytes % BLOCK))));
+    await this.flush();
+    await this.handle.write(header, 0, header.length, entry.headerAt);
+    await this.handle.datasync();
+    this.entry = undefined;
+    return this.offset;
   }
 
   /** Ends the archive (two zero blocks) and puts it in place. */
   async finish(): Promise<ArchiveFile> {
-    await this.queued;
-    await this.write(gzipSync(Buffer.alloc(2 * BLOCK)));
-    this.out.end();
-    await this.written;
+    if (this.entry) throw new Error('an archive entry is under way');
+    await this.put(storedGzip(Buffer.alloc(2 * BLOCK)));
+    await this.flush();
+    await this.handle.datasync();
+    await this.handle.close();
     fs.renameSync(`${this.file}.tmp`, this.file);
     return { name: this.file.slice(this.file.lastIndexOf('/') + 1), bytes: fs.statSync(this.file).size, sha256: await sha256(this.file) };
   }
 
-  /** A run stopped or failed: the partial archive goes (the next run makes it again from the chunks). */
-  async abandon(): Promise<void> {
-    this.out.destroy();
-    await Promise.all([this.queued.catch(() => undefined), this.written.catch(() => undefined)]);
-    fs.rmSync(`${this.file}.tmp`, { force: true });
+  /** A run stopped or failed: the partial archive stays for the next run to resume (up to the last ended entry). */
+  async close(): Promise<void> {
+    this.pending = [];
+    await this.handle.close();
   }
 }

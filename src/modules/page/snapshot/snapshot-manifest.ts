@@ -11,8 +11,10 @@ export type Outcome = 'written' | 'absent' | 'hidden' | 'unchanged' | 'lacking' 
 
 /** What a chunk's metadata file says of it. */
 export interface ChunkMeta {
-  /** The chunk's NDJSON in bytes (its file holds it compressed). */
+  /** The chunk's NDJSON in bytes (its archive entry holds it compressed). */
   bytes: number;
+  /** The archive's length once the chunk's entry was on the disk: where a resumed run goes on. */
+  archiveEnd: number;
   counts: Partial<Record<Outcome, number>>;
   deleted: string[];
   /** Titles whose outcome was `lacking`. */
@@ -22,9 +24,12 @@ export interface ChunkMeta {
 
 const VERSION = '0.1.0';
 
-/** The metadata of a namespace's chunks, in chunk order. */
+/** Where the metadata of a namespace's chunk is kept, once its entry is in the archive. */
+export const chunkMetaFile = (work: string, ns: number, chunk: number) => path.join(work, `chunk-${ns}-${chunk}.meta.json`);
+
+/** The metadata of a namespace's chunks written so far, in chunk order. */
 export function chunkMetas(work: string, ns: number): ChunkMeta[] {
-  const pattern = new RegExp(`^chunk-${ns}-(\\d+)\\.ndjson\\.gz\\.meta\\.json$`);
+  const pattern = new RegExp(`^chunk-${ns}-(\\d+)\\.meta\\.json$`);
   return fs.readdirSync(work)
     .map((f) => ({ f, i: Number(pattern.exec(f)?.[1] ?? NaN) }))
     .filter(({ i }) => Number.isInteger(i))

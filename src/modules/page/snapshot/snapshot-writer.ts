@@ -1,6 +1,4 @@
-import { once } from 'node:events';
 import fs from 'node:fs';
-import { finished } from 'node:stream/promises';
 import PQueue from 'p-queue';
 import path from 'node:path';
 import { storedGzip } from '../../../util/compression.js';
@@ -17,7 +15,7 @@ import { wikiFacts, type WikiFacts } from './enterprise.js';
 import { BODY_FORMAT, recordHead, type BodyParts, type RecordMeta } from './record-format.js';
 import { inThread, type RecordFormatter } from './record-formatter.js';
 import { SnapshotArchive, type ArchiveFile } from './snapshot-archive.js';
-import { chunkMetas, writeManifest, type ChunkMeta, type Outcome } from './snapshot-manifest.js';
+import { chunkMetaFile, chunkMetas, writeManifest, type ChunkMeta, type Outcome } from './snapshot-manifest.js';
 
 export type { Outcome } from './snapshot-manifest.js';
 
@@ -68,9 +66,10 @@ interface Found {
  * rendered through the wiki first where the store lacks it; hidden text is never written.
  *
  * Resumable and deterministic: the titles of each namespace are listed once and kept in the work
- * folder, each chunk is written whole (a temporary file renamed) and skipped when a later run
- * finds it, and the archives are made from the chunks with fixed times, so a run stopped and
- * resumed writes the same bytes as one that was not. Memory holds a few pages at a time.
+ * folder; each chunk is written into its archive in place (snapshot-archive.ts) and, once on the
+ * disk, its metadata kept beside the titles; a later run goes on after the last chunk so kept,
+ * with fixed times, so a run stopped and resumed writes the same bytes as one that was not.
+ * Memory holds a few pages at a time.
  *
  * Fast from storage: a page's record is a few fields read at the moment, then its body (the 2.x
  * HTML and the wikitext, escaped into JSON, deflated: nearly all of its bytes and of the work), the
@@ -95,24 +94,41 @@ export class SnapshotWriter {
     const facts = wikiFacts(await this.service.wiki(this.domain).siteInfo());
     const files: (ArchiveFile & { pages: number })[] = [];
     for (const ns of options.namespaces) {
+      const done = path.join(work, `archive-${ns}.json`);
+      if (fs.existsSync(done)) {
+        files.push(JSON.parse(fs.readFileSync(done, 'utf8')) as ArchiveFile & { pages: number });
+        continue;
+      }
       const titles = await this.titlesOf(ctx, work, ns, options);
       const chunks = Math.ceil(titles.length / options.pagesPerChunk);
-      const archive = new SnapshotArchive(path.join(options.out, `${facts.id}_namespace_${ns}.tar.gz`), (i) => `${facts.id}_namespace_${ns}_${i}.ndjson`, new Date(Math.floor(options.at / 1000) * 1000));
+      const file = path.join(options.out, `${facts.id}_namespace_${ns}.tar.gz`);
+      const open = (resumeAt?: number) => SnapshotArchive.open(file, (i) => `${facts.id}_namespace_${ns}_${i}.ndjson`, new Date(Math.floor(options.at / 1000) * 1000), resumeAt);
+      let written = chunkMetas(work, ns);
+      let archive = await open(written.at(-1)?.archiveEnd);
+      if (!archive) {
+        // The partial archive is gone: its chunks are made again.
+        for (let c = 0; c < written.length; c++) fs.rmSync(chunkMetaFile(work, ns, c), { force: true });
+        written = [];
+        archive = (await open())!;
+      }
       try {
-        for (let c = 0; c < chunks; c++) {
+        for (let c = written.length; c < chunks; c++) {
           if (options.stopped?.()) {
-            await archive.abandon();
+            await archive.close();
             return { complete: false, resumed, bodies: this.bodyCounts };
           }
-          const file = path.join(work, `chunk-${ns}-${c}.ndjson.gz`);
-          const meta = fs.existsSync(file)
-            ? (JSON.parse(fs.readFileSync(`${file}.meta.json`, 'utf8')) as ChunkMeta)
-            : await this.writeChunk(ctx, facts, titles.slice(c * options.pagesPerChunk, (c + 1) * options.pagesPerChunk), file, options);
-          archive.add(file, meta.bytes);
+          await archive.begin(c);
+          const meta = await this.writeChunk(ctx, facts, titles.slice(c * options.pagesPerChunk, (c + 1) * options.pagesPerChunk), archive, options);
+          meta.archiveEnd = await archive.end(meta.bytes);
+          const metaFile = chunkMetaFile(work, ns, c);
+          fs.writeFileSync(`${metaFile}.tmp`, JSON.stringify(meta));
+          fs.renameSync(`${metaFile}.tmp`, metaFile);
         }
-        files.push({ ...(await archive.finish()), pages: chunkMetas(work, ns).reduce((n, meta) => n + (meta.counts.written ?? 0), 0) });
+        const finished = { ...(await archive.finish()), pages: chunkMetas(work, ns).reduce((n, meta) => n + (meta.counts.written ?? 0), 0) };
+        fs.writeFileSync(done, JSON.stringify(finished));
+        files.push(finished);
       } catch (e) {
-        await archive.abandon();
+        await archive.close();
         throw e;
       }
     }
@@ -183,15 +199,13 @@ export class SnapshotWriter {
   }
 
   /**
-   * One chunk's pages, read `concurrency` at a time and written in title order as each is done:
-   * memory holds those few pages, not the chunk (a chunk of long articles is hundreds of MB).
-   * The file holds each page's line as gzip members (see `packed`); its metadata, the NDJSON's length.
+   * One chunk's pages, read `concurrency` at a time and written to its archive entry in title
+   * order as each is done: memory holds those few pages, not the chunk (a chunk of long articles
+   * is hundreds of MB). Each page's line goes in as gzip members (see `packed`); the metadata
+   * answered counts the NDJSON's length.
    */
-  private async writeChunk(ctx: RequestContext, facts: WikiFacts, titles: Listed[], file: string, options: SnapshotOptions): Promise<ChunkMeta> {
-    const meta: ChunkMeta = { bytes: 0, counts: {}, deleted: [], lacking: [], failed: [] };
-    // A few MB may wait for the disk: waiting for each line's write would hold the reading back.
-    const out = fs.createWriteStream(`${file}.tmp`, { highWaterMark: 4 << 20 });
-    const done = finished(out);
+  private async writeChunk(ctx: RequestContext, facts: WikiFacts, titles: Listed[], archive: SnapshotArchive, options: SnapshotOptions): Promise<ChunkMeta> {
+    const meta: ChunkMeta = { bytes: 0, archiveEnd: 0, counts: {}, deleted: [], lacking: [], failed: [] };
     const read = async (entry: Listed) => {
       const own: Pick<ChunkMeta, 'deleted'> = { deleted: [] };
       try {
@@ -217,15 +231,10 @@ export class SnapshotWriter {
       if (page.outcome === 'lacking') meta.lacking!.push(entry.title);
       if (page.line !== undefined) {
         meta.bytes += page.line.bytes;
-        for (const part of page.line.data) out.write(part);
-        if (out.writableNeedDrain) await once(out, 'drain');
+        for (const part of page.line.data) await archive.write(part);
       }
       options.progress?.(page.outcome);
     }
-    out.end();
-    await done;
-    fs.writeFileSync(`${file}.meta.json`, JSON.stringify(meta));
-    fs.renameSync(`${file}.tmp`, file);
     return meta;
   }
 
