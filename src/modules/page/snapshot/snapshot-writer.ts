@@ -94,14 +94,15 @@ export class SnapshotWriter {
     const facts = wikiFacts(await this.service.wiki(this.domain).siteInfo());
     const files: (ArchiveFile & { pages: number })[] = [];
     for (const ns of options.namespaces) {
+      const file = path.join(options.out, `${facts.id}_namespace_${ns}.tar.gz`);
+      // A namespace finished by an earlier run (its archive still there) is not made again.
       const done = path.join(work, `archive-${ns}.json`);
-      if (fs.existsSync(done)) {
+      if (fs.existsSync(done) && fs.existsSync(file)) {
         files.push(JSON.parse(fs.readFileSync(done, 'utf8')) as ArchiveFile & { pages: number });
         continue;
       }
       const titles = await this.titlesOf(ctx, work, ns, options);
       const chunks = Math.ceil(titles.length / options.pagesPerChunk);
-      const file = path.join(options.out, `${facts.id}_namespace_${ns}.tar.gz`);
       const open = (resumeAt?: number) => SnapshotArchive.open(file, (i) => `${facts.id}_namespace_${ns}_${i}.ndjson`, new Date(Math.floor(options.at / 1000) * 1000), resumeAt);
       let written = chunkMetas(work, ns);
       let archive = await open(written.at(-1)?.archiveEnd);
