@@ -53,16 +53,18 @@ export function tarHeader(name: string, size: number, mtime: Date): Buffer {
  *
  * An entry's header names its size, known only at its end: its place is kept (a header member of
  * stored deflate is always as long) and written then. So a chunk's bytes are written once, where
- * they stay, not to a file of their own first and copied. An ended entry is on the disk
- * (`end` answers the archive's length then): a run stopped anywhere after it is resumed from that
- * length (`open`), and the same entries give the same bytes, resumed or not.
+ * they stay, not to a file of their own first and copied. An ended entry is written to the file
+ * (`end` answers the archive's length then): a run stopped or killed anywhere after it is resumed
+ * from that length (`open`), and the same entries give the same bytes, resumed or not. (Written,
+ * not synced: a machine that loses power loses what its disk had not taken, as with any file.)
  */
 export class SnapshotArchive {
   private pending: Uint8Array[] = [];
   private pendingBytes = 0;
-  /** Where `pending` goes: the bytes on the disk before it. */
+  /** Where `pending` goes: the bytes written to the file before it. */
   private offset: number;
   private entry?: { index: number; headerAt: number };
+  private closed = false;
 
   private constructor(private readonly file: string, private readonly handle: fs.promises.FileHandle, private readonly entryName: (i: number) => string, private readonly mtime: Date, length: number) {
     this.offset = length;
@@ -119,7 +121,7 @@ export class SnapshotArchive {
 
   /**
    * Ends the entry under way, of `bytes` of NDJSON: its padding, then its header in its place, all
-   * on the disk. Answers the archive's length: where a resumed run goes on.
+   * written to the file. Answers the archive's length: where a resumed run goes on.
    */
   async end(bytes: number): Promise<number> {
     const entry = this.entry;
@@ -128,7 +130,6 @@ export class SnapshotArchive {
     if (bytes % BLOCK) await this.put(storedGzip(Buffer.alloc(BLOCK - (bytes % BLOCK))));
     await this.flush();
     await this.handle.write(header, 0, header.length, entry.headerAt);
-    await this.handle.datasync();
     this.entry = undefined;
     return this.offset;
   }
@@ -138,14 +139,18 @@ export class SnapshotArchive {
     if (this.entry) throw new Error('an archive entry is under way');
     await this.put(storedGzip(Buffer.alloc(2 * BLOCK)));
     await this.flush();
-    await this.handle.datasync();
-    await this.handle.close();
+    await this.close();
     fs.renameSync(`${this.file}.tmp`, this.file);
     return { name: this.file.slice(this.file.lastIndexOf('/') + 1), bytes: fs.statSync(this.file).size, sha256: await sha256(this.file) };
   }
 
-  /** A run stopped or failed: the partial archive stays for the next run to resume (up to the last ended entry). */
+  /**
+   * Closes the file (once; `finish` does too). A run stopped or failed leaves the partial archive
+   * for the next run to resume, up to the last ended entry.
+   */
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     this.pending = [];
     await this.handle.close();
   }

@@ -13,7 +13,7 @@ export type Outcome = 'written' | 'absent' | 'hidden' | 'unchanged' | 'lacking' 
 export interface ChunkMeta {
   /** The chunk's NDJSON in bytes (its archive entry holds it compressed). */
   bytes: number;
-  /** The archive's length once the chunk's entry was on the disk: where a resumed run goes on. */
+  /** The archive's length once the chunk's entry was written to it: where a resumed run goes on. */
   archiveEnd: number;
   counts: Partial<Record<Outcome, number>>;
   deleted: string[];

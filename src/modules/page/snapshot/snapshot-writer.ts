@@ -52,6 +52,9 @@ export interface SnapshotReport {
   bodies: { made: number; stored: number };
 }
 
+/** A namespace's archive as the manifest lists it. */
+type NamespaceArchive = ArchiveFile & { pages: number };
+
 /** A page found at the moment, to be written: its revision row as stored, and its record's other fields. */
 interface Found {
   outcome: 'written';
@@ -66,8 +69,8 @@ interface Found {
  * rendered through the wiki first where the store lacks it; hidden text is never written.
  *
  * Resumable and deterministic: the titles of each namespace are listed once and kept in the work
- * folder; each chunk is written into its archive in place (snapshot-archive.ts) and, once on the
- * disk, its metadata kept beside the titles; a later run goes on after the last chunk so kept,
+ * folder; each chunk is written into its archive in place (snapshot-archive.ts) and, once written
+ * whole, its metadata kept beside the titles; a later run goes on after the last chunk so kept,
  * with fixed times, so a run stopped and resumed writes the same bytes as one that was not.
  * Memory holds a few pages at a time.
  *
@@ -92,48 +95,52 @@ export class SnapshotWriter {
     const resumed = this.pinOptions(work, options);
     await this.bodies.create(ctx);
     const facts = wikiFacts(await this.service.wiki(this.domain).siteInfo());
-    const files: (ArchiveFile & { pages: number })[] = [];
+    const files: NamespaceArchive[] = [];
     for (const ns of options.namespaces) {
-      const file = path.join(options.out, `${facts.id}_namespace_${ns}.tar.gz`);
-      // A namespace finished by an earlier run (its archive still there) is not made again.
-      const done = path.join(work, `archive-${ns}.json`);
-      if (fs.existsSync(done) && fs.existsSync(file)) {
-        files.push(JSON.parse(fs.readFileSync(done, 'utf8')) as ArchiveFile & { pages: number });
-        continue;
-      }
-      const titles = await this.titlesOf(ctx, work, ns, options);
-      const chunks = Math.ceil(titles.length / options.pagesPerChunk);
-      const open = (resumeAt?: number) => SnapshotArchive.open(file, (i) => `${facts.id}_namespace_${ns}_${i}.ndjson`, new Date(Math.floor(options.at / 1000) * 1000), resumeAt);
-      let written = chunkMetas(work, ns);
-      let archive = await open(written.at(-1)?.archiveEnd);
-      if (!archive) {
-        // The partial archive is gone: its chunks are made again.
-        for (let c = 0; c < written.length; c++) fs.rmSync(chunkMetaFile(work, ns, c), { force: true });
-        written = [];
-        archive = (await open())!;
-      }
-      try {
-        for (let c = written.length; c < chunks; c++) {
-          if (options.stopped?.()) {
-            await archive.close();
-            return { complete: false, resumed, bodies: this.bodyCounts };
-          }
-          await archive.begin(c);
-          const meta = await this.writeChunk(ctx, facts, titles.slice(c * options.pagesPerChunk, (c + 1) * options.pagesPerChunk), archive, options);
-          meta.archiveEnd = await archive.end(meta.bytes);
-          const metaFile = chunkMetaFile(work, ns, c);
-          fs.writeFileSync(`${metaFile}.tmp`, JSON.stringify(meta));
-          fs.renameSync(`${metaFile}.tmp`, metaFile);
-        }
-        const finished = { ...(await archive.finish()), pages: chunkMetas(work, ns).reduce((n, meta) => n + (meta.counts.written ?? 0), 0) };
-        fs.writeFileSync(done, JSON.stringify(finished));
-        files.push(finished);
-      } catch (e) {
-        await archive.close();
-        throw e;
-      }
+      const file = await this.namespaceArchive(ctx, work, facts, ns, options);
+      if (!file) return { complete: false, resumed, bodies: this.bodyCounts };
+      files.push(file);
     }
     return { complete: true, resumed, manifest: writeManifest(work, this.domain, facts, options, files), bodies: this.bodyCounts };
+  }
+
+  /**
+   * One namespace's archive, chunk by chunk, going on after the chunks an earlier run wrote;
+   * undefined if the run was stopped first.
+   */
+  private async namespaceArchive(ctx: RequestContext, work: string, facts: WikiFacts, ns: number, options: SnapshotOptions): Promise<NamespaceArchive | undefined> {
+    const file = path.join(options.out, `${facts.id}_namespace_${ns}.tar.gz`);
+    // A namespace finished by an earlier run (its archive still there) is not made again.
+    const done = path.join(work, `archive-${ns}.json`);
+    if (fs.existsSync(done) && fs.existsSync(file)) return JSON.parse(fs.readFileSync(done, 'utf8')) as NamespaceArchive;
+    const titles = await this.titlesOf(ctx, work, ns, options);
+    const chunks = Math.ceil(titles.length / options.pagesPerChunk);
+    const open = (resumeAt?: number) => SnapshotArchive.open(file, (i) => `${facts.id}_namespace_${ns}_${i}.ndjson`, new Date(Math.floor(options.at / 1000) * 1000), resumeAt);
+    let written = chunkMetas(work, ns);
+    let archive = await open(written.at(-1)?.archiveEnd);
+    if (!archive) {
+      // The partial archive is gone: its chunks are made again.
+      for (let c = 0; c < written.length; c++) fs.rmSync(chunkMetaFile(work, ns, c), { force: true });
+      written = [];
+      archive = (await open())!;
+    }
+    try {
+      for (let c = written.length; c < chunks; c++) {
+        if (options.stopped?.()) return undefined;
+        await archive.begin(c);
+        const meta = await this.writeChunk(ctx, facts, titles.slice(c * options.pagesPerChunk, (c + 1) * options.pagesPerChunk), archive, options);
+        meta.archiveEnd = await archive.end(meta.bytes);
+        const metaFile = chunkMetaFile(work, ns, c);
+        fs.writeFileSync(`${metaFile}.tmp`, JSON.stringify(meta));
+        fs.renameSync(`${metaFile}.tmp`, metaFile);
+      }
+      const finished = { ...(await archive.finish()), pages: chunkMetas(work, ns).reduce((n, meta) => n + (meta.counts.written ?? 0), 0) };
+      fs.writeFileSync(done, JSON.stringify(finished));
+      return finished;
+    } finally {
+      // Stopped or failed: the partial archive stays for the next run (finished: already closed).
+      await archive.close();
+    }
   }
 
   /** The options of the snapshot under way in `work`: a run with others there is refused. True if one was under way. */
