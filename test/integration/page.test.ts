@@ -231,6 +231,10 @@ for (const { mode, backend, storage } of RUNS.filter((run) => BACKENDS.some((b) 
     assert.equal((await get('/page/Bodmin/html/99999999')).status, 404);
     assert.equal((await request(`${v1}/revision/99999999`)).status, 404);
     assert.equal((await get('/page/Bodmin/html/12abc')).status, 400);
+    // Digits past a safe integer are refused for what they are, not by the storage layer.
+    const huge = await get('/page/Bodmin/html/9999999999999999');
+    assert.equal(huge.status, 400);
+    assert.match(huge.json.detail, /Path parameter 'revision'/);
     assert.equal((await get('/page/Bodmin/css')).status, 400);
     assert.equal((await get('/page/%5B%5Bbad%5D%5D/html')).status, 400);
     assert.deepEqual((await get('/page/Bodmin/')).json.items, ['html', 'data-parsoid', 'data-mw', 'wikitext', 'rev']);

@@ -130,6 +130,18 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     const malformed = await request(`${rest}/revision/abc`);
     assert.equal(malformed.status, 400);
     assert.equal(malformed.json.name, 'id');
+    // Ids past a safe integer, as MediaWiki reads them: an integer no revision has, or (past PHP's largest) no integer.
+    for (const id of ['9007199254740993', '9223372036854775807']) {
+      const huge = await request(`${rest}/revision/${id}/bare`);
+      assert.equal(huge.status, 404, id);
+      assert.equal(huge.json.errorKey, 'rest-nonexistent-revision', id);
+    }
+    const tooLarge = await request(`${rest}/revision/9223372036854775808/bare`);
+    assert.equal(tooLarge.status, 400);
+    assert.equal(tooLarge.json.errorKey, 'paramvalidator-badinteger');
+    const transform = await request(`${rest}/transform/html/to/wikitext/Anything/9007199254740993`, { method: 'POST', body: { html: '<p>x</p>' } });
+    assert.equal(transform.status, 400);
+    assert.equal(transform.json.errorKey, 'invalid-revision');
     const compat = await request(`${rest}/page/No_such_page_${RUN}`, { headers: { 'x-restbase-compat': 'true' } });
     assert.equal(compat.status, 404);
     assert.equal(compat.json.type, 'MediaWikiError/Not_Found');

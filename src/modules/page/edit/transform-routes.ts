@@ -1,4 +1,5 @@
 import { withBody } from '../../../router/typed-body.js';
+import { badRequest } from '../../../util/errors.js';
 import type { OperationSpec, Response, Route, RouteRequest } from '../../../router/types.js';
 import type { Part } from '../../../upstream/parsoid.js';
 import type { NormalizeTitle } from '../model/title-url.js';
@@ -14,7 +15,10 @@ export async function targetOf(req: RouteRequest, normalize: NormalizeTitle, rev
   if (req.params.title === undefined) return {};
   const title = await normalize(req);
   const revid = req.params[revParam];
-  return revid === undefined ? { title } : { title, revid: Number(revid) };
+  if (revid === undefined) return { title };
+  // Digits past a safe integer name no revision (MediaWiki's ids are 32-bit) and cannot be read exactly.
+  if (!Number.isSafeInteger(Number(revid))) throw badRequest(`Revision ${revid} is not a revision id: one is at most ${Number.MAX_SAFE_INTEGER}.`, 'invalid-revision');
+  return { title, revid: Number(revid) };
 }
 
 /** Each transform at its three paths: bare, for a page, for a revision of a page. */

@@ -13,8 +13,11 @@ const pagingUpTo = (maximum: number) => [
 const paging = pagingUpTo(1000);
 /** The wiki is asked for history, so its pages are smaller. */
 const historyPaging = pagingUpTo(500);
-/** A revision id in a path (a render tid is told apart from it by this). */
-export const REVID = /^[1-9]\d{0,15}$/;
+/**
+ * A revision id in a path (a render tid is told apart from it by this): at most 15 digits, so
+ * every one is a safe integer (MediaWiki's are 32-bit).
+ */
+export const REVID = /^[1-9]\d{0,14}$/;
 const REVID_SCHEMA = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
 const revid = { name: 'revid', in: 'path', required: true, schema: REVID_SCHEMA, description: 'A MediaWiki revision id' };
 const htmlForm = [

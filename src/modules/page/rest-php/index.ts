@@ -17,6 +17,9 @@ import { MediaWikiError } from './errors.js';
 import { passToWiki } from './pass-through.js';
 import { restPhpWrites } from './writes.js';
 
+/** The largest integer PHP reads (64-bit): MediaWiki's integer parameters past it are not integers. */
+const PHP_INT_MAX = 2n ** 63n - 1n;
+
 /** What a `page/` or `revision/` route answers: source and metadata, metadata, HTML, or both. */
 type Form = 'source' | 'bare' | 'html' | 'with_html';
 const SUFFIX: Record<Form, string> = { source: '', bare: '/bare', html: '/html', with_html: '/with_html' };
@@ -68,11 +71,15 @@ export function restPhpModule(api: PageApi): Module {
 
   async function revisionById(ctx: RequestContext, req: RouteRequest): Promise<RevisionRow> {
     const id = req.params.id!;
-    if (!/^\d+$/.test(id)) throw paramInvalid('id', id, 'badinteger', `Invalid value "${id}" for integer parameter "id".`);
+    // MediaWiki reads the id as PHP's integer: past its largest, not an integer at all.
+    if (!/^\d+$/.test(id) || BigInt(id) > PHP_INT_MAX) throw paramInvalid('id', id, 'badinteger', `Invalid value "${id}" for integer parameter "id".`);
+    const missing = () => new MediaWikiError(404, 'rest-nonexistent-revision', `The specified revision (${id}) does not exist`);
+    // An integer no revision can have (MediaWiki's ids are 32-bit; storage keeps them exact up to 2^53).
+    if (!Number.isSafeInteger(Number(id))) throw missing();
     try {
       return await service.revisions.lookupRevision(ctx, req.domain, Number(id));
     } catch (e) {
-      if (e instanceof HttpError && e.status === 404) throw new MediaWikiError(404, 'rest-nonexistent-revision', `The specified revision (${id}) does not exist`);
+      if (e instanceof HttpError && e.status === 404) throw missing();
       throw e;
     }
   }
