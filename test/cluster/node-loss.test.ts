@@ -5,7 +5,7 @@ import { keyspaceName, metaKeyspaceName } from '../../src/storage/cassandra/cql-
 import { StorageError } from '../../src/storage/errors.js';
 import { openStorage, type TableStorage } from '../../src/storage/index.js';
 import { freshDomain, sleep } from '../helpers.js';
-import { CLUSTER_ONLY, cassandra, clusterConfig, withRetries } from './cluster.js';
+import { CLUSTER, CLUSTER_ONLY, cassandra, clusterConfig, withRetries } from './cluster.js';
 
 /**
  * The slow tier's last part, run alone after the others: nodes killed with kill -9 (it leaves two
@@ -125,7 +125,7 @@ describe('Cassandra cluster: three nodes, replication factor 3,', CLUSTER_ONLY, 
       // With the other two nodes gone, node 3 alone answers a read at ONE: what it holds.
       await cassandra('kill', '1');
       await cassandra('kill', '2');
-      const alone = await openStorage(clusterConfig(['127.0.0.3'], { read: 'one', write: 'one' }));
+      const alone = await openStorage(clusterConfig([CLUSTER![2]!], { read: 'one', write: 'one' }));
       try {
         for (const [key, value] of written) {
           const { items } = (await withRetries(`read ${key} on node 3`, () => alone.get(domain, { table: 'kv', attributes: { key }, limit: 1 }))).value;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -17,8 +18,9 @@ const TIMEOUT_S = 1;
 async function notifyTo(url: string | undefined): Promise<void> {
   if (url === undefined) return rm(NOTIFY_SETTINGS, { force: true });
   await writeFile(NOTIFY_SETTINGS, `<?php\n$wgWikistoreNotifyUrl = '${url}';\n$wgWikistoreNotifySecret = '${SECRET}';\n$wgWikistoreNotifyTimeout = ${TIMEOUT_S};\n`);
-  // PHP's opcache revalidates included files by time stamp: an edit made at once might not see it.
-  await new Promise((r) => setTimeout(r, 1100));
+  // PHP's opcache looks at an included file's time stamp at most every 2 s (its revalidate_freq):
+  // an edit made sooner might not see the new settings.
+  await new Promise((r) => setTimeout(r, 2100));
 }
 
 const quantile = (values: number[], q: number) => [...values].sort((x, y) => x - y)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
@@ -97,6 +99,44 @@ describe('read-your-writes: the wiki tells the service of each change as it happ
     const ok = await request(`${changes}?secret=${encodeURIComponent(SECRET)}`, { method: 'POST', headers: json, body: [event] });
     assert.equal(ok.status, 200, ok.text);
     assert.equal(ok.json.applied, 1);
+  });
+
+  it('sends the notice of every kind of change before the wiki answers it (a move too)', async () => {
+    // A service that takes its time over each notice: the wiki can answer a change only after the
+    // notice's answer if it sent the notice first, whatever the machine's load.
+    const DELAY_MS = 400;
+    const arrivals: { at: number; kinds: string[] }[] = [];
+    const slow = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c));
+      req.on('end', () => {
+        arrivals.push({ at: performance.now(), kinds: (JSON.parse(body) as { page_change_kind: string }[]).map((e) => e.page_change_kind) });
+        setTimeout(() => res.end('{"applied":0}'), DELAY_MS);
+      });
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    try {
+      await notifyTo(`http://127.0.0.1:${(slow.address() as net.AddressInfo).port}/wiki.test/v1/changes`);
+      const wiki = await new WikiAdmin().login();
+      const title = `Notice order ${RUN}`;
+      const changes: [string, () => Promise<unknown>][] = [
+        ['create', () => wiki.edit(title, 'Created.')],
+        ['edit', () => wiki.edit(title, 'Edited.')],
+        ['move', () => wiki.move(title, `${title} moved`, { noredirect: true })],
+        ['delete', () => wiki.delete(`${title} moved`)],
+      ];
+      for (const [kind, change] of changes) {
+        const seen = arrivals.length;
+        await change();
+        const answeredAt = performance.now();
+        const notice = arrivals.slice(seen).find((n) => n.kinds.includes(kind));
+        assert.ok(notice, `the ${kind} was told of before the wiki answered it`);
+        assert.ok(answeredAt - notice.at >= DELAY_MS - 5, `the wiki answered the ${kind} ${(answeredAt - notice.at).toFixed(0)} ms after its notice arrived: after the notice's answer`);
+      }
+    } finally {
+      slow.close();
+      await notifyTo(`${a.s.base}/wiki.test/v1/changes`);
+    }
   });
 
   it('a service that does not answer slows an edit by the timeout at most, and the edit succeeds', async () => {

@@ -3,7 +3,7 @@
 namespace MediaWiki\Extension\WikistoreNotify;
 
 use MediaWiki\Hook\ArticleRevisionVisibilitySetHook;
-use MediaWiki\Hook\PageMoveCompleteHook;
+use MediaWiki\Hook\PageMoveCompletingHook;
 use MediaWiki\Page\Hook\ArticleProtectCompleteHook;
 use MediaWiki\Page\Hook\ArticleUndeleteHook;
 use MediaWiki\Page\Hook\PageDeleteCompleteHook;
@@ -14,7 +14,7 @@ class Hooks implements
 	PageSaveCompleteHook,
 	PageDeleteCompleteHook,
 	ArticleUndeleteHook,
-	PageMoveCompleteHook,
+	PageMoveCompletingHook,
 	ArticleRevisionVisibilitySetHook,
 	ArticleProtectCompleteHook
 {
@@ -36,7 +36,13 @@ class Hooks implements
 		Notices::add( 'undelete', $title );
 	}
 
-	public function onPageMoveComplete( $old, $new, $user, $pageid, $redirid, $reason, $revision ) {
+	/**
+	 * A move, told of as it is committed: MediaWiki runs PageMoveComplete in an update after the
+	 * answer is sent, so a notice queued from there would reach the service after the client's
+	 * next read. Should the move's transaction fail after this, the notice is sent anyway; the
+	 * service asks the wiki what each page is now, so a move that did not happen changes nothing.
+	 */
+	public function onPageMoveCompleting( $old, $new, $user, $pageid, $redirid, $reason, $revision ) {
 		Notices::add( 'move', $new, [ 'prior_state' => [ 'page' => Notices::pageOf( $old ) ] ] );
 	}
 
