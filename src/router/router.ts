@@ -6,6 +6,9 @@ import { accessFilter, jsonBodyFilter, schemaFilter, type Filter } from './filte
 import { compileValidator, type RequestValidator } from './validation.js';
 import type { Api, Handler, Module, Request, RequestContext, Response, Route, RouteRequest } from './types.js';
 
+/** Whether a request path is on the MediaWiki REST API surface (`/{domain}/rest.php/...`). */
+export const isRestPhpPath = (path: string) => /^\/[^/]+\/rest\.php(\/|$)/.test(path);
+
 const METHODS = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'] as const;
 const MAX_DEPTH = 16;
 /** Internal request routes kept (see `resolveInternal`), and the longest URI kept: about 4 MB at most. */
@@ -146,7 +149,8 @@ export class Router {
         headers: { allow: allowed.join(', ') },
       });
     }
-    if ((method === 'GET' || method === 'HEAD') && path.endsWith('/')) {
+    // RESTBase's listings of a path's children; MediaWiki's REST API has none.
+    if ((method === 'GET' || method === 'HEAD') && path.endsWith('/') && !isRestPhpPath(path)) {
       const items = this.listChildren(path);
       if (items.length > 0) return this.listingMatch(path, query, items);
     }

@@ -136,6 +136,20 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
       assert.equal(huge.status, 404, id);
       assert.equal(huge.json.errorKey, 'rest-nonexistent-revision', id);
     }
+    // A negative id or zero is an integer no revision has; a signed or padded id is the integer it spells.
+    for (const id of ['-1', '0', '-0']) {
+      const none = await request(`${rest}/revision/${id}/bare`);
+      assert.equal(none.status, 404, id);
+      assert.equal(none.json.errorKey, 'rest-nonexistent-revision', id);
+    }
+    assert.equal((await request(`${rest}/revision/+${made.first}/bare`)).json.id, made.first);
+    assert.equal((await request(`${rest}/revision/00${made.first}/bare`)).json.id, made.first);
+    // An invalid title is looked up as any other and names no page (MediaWiki: 404, not 400).
+    for (const title of ['Talk:', '%5BBad%5D']) {
+      const invalid = await request(`${rest}/page/${title}/bare`);
+      assert.equal(invalid.status, 404, title);
+      assert.equal(invalid.json.errorKey, 'rest-nonexistent-title', title);
+    }
     const tooLarge = await request(`${rest}/revision/9223372036854775808/bare`);
     assert.equal(tooLarge.status, 400);
     assert.equal(tooLarge.json.errorKey, 'paramvalidator-badinteger');
@@ -164,6 +178,16 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     assert.equal(await mine.text(), await wiki.text());
     const count = await fetch(`${rest}/page/Main_Page/history/counts/edits`);
     assert.equal(count.status, 200);
+    // A path with its parameter left out is the wiki's to refuse; and no path lists what is below
+    // it (RESTBase's listings are not MediaWiki's).
+    for (const path of ['/page/', '/revision/']) {
+      const [ours, theirs] = await Promise.all([fetch(`${rest}${path}`), fetch(`${WIKI_REST}${path}`)]);
+      assert.equal(ours.status, theirs.status, path);
+      assert.equal(await ours.text(), await theirs.text(), path);
+    }
+    const root = await request(`${direct}/`);
+    assert.equal(root.status, 404);
+    assert.equal(root.json.items, undefined);
     // Sent as written (a URL object would resolve the dot segments before they left), to the
     // service itself (nginx resolves them before any rule).
     const raw = (path: string) => new Promise<number>((resolve, reject) => {

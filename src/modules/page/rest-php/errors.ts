@@ -1,7 +1,5 @@
 import { HttpError } from '../../../util/errors.js';
 
-/** Whether a request path is on the MediaWiki REST API surface (`/{domain}/rest.php/...`). */
-export const isRestPhpPath = (path: string) => /^\/[^/]+\/rest\.php(\/|$)/.test(path);
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable',

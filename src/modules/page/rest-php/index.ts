@@ -71,11 +71,11 @@ export function restPhpModule(api: PageApi): Module {
 
   async function revisionById(ctx: RequestContext, req: RouteRequest): Promise<RevisionRow> {
     const id = req.params.id!;
-    // MediaWiki reads the id as PHP's integer: past its largest, not an integer at all.
-    if (!/^\d+$/.test(id) || BigInt(id) > PHP_INT_MAX) throw paramInvalid('id', id, 'badinteger', `Invalid value "${id}" for integer parameter "id".`);
-    const missing = () => new MediaWikiError(404, 'rest-nonexistent-revision', `The specified revision (${id}) does not exist`);
-    // An integer no revision can have (MediaWiki's ids are 32-bit; storage keeps them exact up to 2^53).
-    if (!Number.isSafeInteger(Number(id))) throw missing();
+    // MediaWiki reads the id as PHP's integer (a sign allowed): past its largest, not an integer at all.
+    if (!/^[-+]?\d+$/.test(id) || BigInt(id) > PHP_INT_MAX || BigInt(id) < -PHP_INT_MAX - 1n) throw paramInvalid('id', id, 'badinteger', `Invalid value "${id}" for integer parameter "id".`);
+    const missing = () => new MediaWikiError(404, 'rest-nonexistent-revision', `The specified revision (${BigInt(id)}) does not exist`);
+    // An integer no revision can have (ids are positive; storage keeps them exact up to 2^53).
+    if (!Number.isSafeInteger(Number(id)) || Number(id) < 1) throw missing();
     try {
       return await service.revisions.lookupRevision(ctx, req.domain, Number(id));
     } catch (e) {
@@ -176,7 +176,8 @@ export function restPhpModule(api: PageApi): Module {
 
   const pageRoute = (form: Form): Route['handler'] => async (req, ctx) => {
     const title = await normalize(req).catch((e: unknown) => {
-      if (e instanceof HttpError && e.status === 400) throw new MediaWikiError(400, 'rest-invalid-title', `Invalid title: ${req.params.title}`);
+      // MediaWiki looks an invalid title up as it would any other, and finds no such page.
+      if (e instanceof HttpError && e.status === 400) throw new MediaWikiError(404, 'rest-nonexistent-title', `The specified page (${req.params.title}) does not exist`);
       throw e;
     });
     // Another spelling of the title: MediaWiki's 301 to the canonical one (caches keep one copy).
@@ -230,7 +231,7 @@ export function restPhpModule(api: PageApi): Module {
   ];
   // Everything else below these prefixes is the wiki's to answer, exactly as it would.
   const taken = new Set(own.map((r) => `${r.method} ${r.path}`));
-  const passed = ['/page', '/page/*', '/revision/*', '/transform/*']
+  const passed = ['/page', '/page/', '/page/*', '/revision/', '/revision/*', '/transform/', '/transform/*']
     .flatMap((path) => ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'].map((method): Route => ({ method, path, handler: passThrough, body: 'raw' })))
     .filter((r) => !taken.has(`${r.method} ${r.path}`));
   return { name: 'rest_php', api: 'rest.php/v1', routes: [...own, ...passed] };
