@@ -1,6 +1,5 @@
 import { HttpError } from '../../../util/errors.js';
 
-
 const REASONS: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable',
   409: 'Conflict', 412: 'Precondition Failed', 413: 'Request Entity Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity',
