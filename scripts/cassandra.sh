@@ -193,16 +193,22 @@ wait_seen() {
   fail "Cassandra: node $observer did not see node $n up within 2 minutes"
 }
 
-# Until node 1 sees every node up and normal (UN): a node's native port opens before gossip tells
-# the others, and a client connecting then would see it down.
+# Until every node sees every node up and normal (UN): a node's native port opens before gossip
+# tells the others, and a client connecting then, or a node coordinating a QUORUM request (it
+# counts the replicas it sees alive), would see one down. Node 1's view alone was not enough: node
+# 2 was seen answering "2 required but only 1 alive" after node 1 saw all three.
 wait_ring() {
-  local nodes=$1 up
+  local nodes=$1 n up seen
   for _ in $(seq 1 60); do
-    up=$(java "${MODULE_OPTS[@]}" -cp "$LIB/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p 7200 status 2>/dev/null | grep -c '^UN' || true)
-    if [ "$up" -ge "$nodes" ]; then return; fi
+    seen=0
+    for n in $(seq 1 "$nodes"); do
+      up=$(java "${MODULE_OPTS[@]}" -cp "$LIB/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p $((7199 + n)) status 2>/dev/null | grep -c '^UN' || true)
+      if [ "$up" -ge "$nodes" ]; then seen=$((seen + 1)); else break; fi
+    done
+    if [ "$seen" -eq "$nodes" ]; then return; fi
     sleep 2
   done
-  fail "Cassandra: node 1 did not see all $nodes nodes up within 2 minutes"
+  fail "Cassandra: the $nodes nodes did not all see each other up within 2 minutes"
 }
 
 case "${1:-}" in
