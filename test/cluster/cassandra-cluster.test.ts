@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import cassandra from 'cassandra-driver';
 import { type TableStorage, openStorage } from '../../src/storage/index.js';
 import { StorageError } from '../../src/storage/errors.js';
 import { cassandraConfig, freshDomain, sleep } from '../helpers.js';
 import { storageConformance } from '../storage/conformance.js';
-import { CLUSTER_ONLY, clusterConfig } from './cluster.js';
+import { CLUSTER, CLUSTER_ONLY, clusterConfig } from './cluster.js';
 
 /**
  * The slow tier, first part: three Cassandra nodes (the test command starts them on 127.0.0.1-3),
@@ -19,6 +20,28 @@ describe('Cassandra cluster: three nodes, replication factor 3', CLUSTER_ONLY, (
   // test/integration/, and does not change with the number of replicas.
   storageConformance('cassandra, three nodes', () => clusterConfig(), {
     only: ['schemas', "the implicit '_tid'", 'writes', 'secondary indexes', 'reads after writes elsewhere', 'isolation and concurrency'],
+  });
+
+  it('answers a schema change once every node holds it, ten times over', async () => {
+    const storage = await openStorage(clusterConfig());
+    const client = new cassandra.Client({ contactPoints: CLUSTER!, localDataCenter: 'datacenter1' });
+    try {
+      await client.connect();
+      const hosts = client.hosts.values();
+      assert.equal(hosts.length, 3);
+      const domain = freshDomain();
+      for (let i = 0; i < 10; i++) {
+        const started = Date.now();
+        await storage.createTable(domain, `t${i}`, { table: `t${i}`, attributes: { key: 'string', value: 'string' }, index: [{ attribute: 'key', type: 'hash' }] });
+        const took = Date.now() - started;
+        // Each node's own schema version, asked of that node at once.
+        const versions = await Promise.all(hosts.map(async (host) => String((await client.execute('SELECT schema_version FROM system.local', [], { host })).rows[0]!.schema_version)));
+        assert.equal(new Set(versions).size, 1, `table ${i}, made in ${took} ms: every node holds it (${versions.join(', ')})`);
+      }
+    } finally {
+      await client.shutdown();
+      await storage.close();
+    }
   });
 
   it('starts four processes at once on an empty cluster, five times over, without one failing', async () => {

@@ -14,7 +14,7 @@ import { planDelete, planWrite, type WritePlan } from '../write-plan.js';
 import { timeuuidMillis } from '../../util/timeuuid.js';
 import { isStaleSchema } from './cql-errors.js';
 import { definitionTag, IndexUpkeep, type Table } from './cql-indexes.js';
-import { consistency, CqlSession, type CqlRow } from './cql-session.js';
+import { consistency, CqlSession, SESSION_CLIENT_OPTIONS, type CqlRow } from './cql-session.js';
 import { SchemaCache } from '../schema-cache.js';
 import {
   cqlTable, createTableCql, dropTableCql, keyspaceName, metaKeyspaceName, migrateTableCql, q, qualified,
@@ -61,6 +61,7 @@ export class CassandraTableStorage implements TableStorage {
       localDataCenter: options.local_data_center,
       encoding: { useBigIntAsLong: true, useBigIntAsVarint: true },
       queryOptions: { prepare: true, serialConsistency: consistency(options.consistency.serial) },
+      ...SESSION_CLIENT_OPTIONS,
     });
     try {
       await client.connect();
