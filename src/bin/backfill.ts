@@ -103,6 +103,10 @@ await app.close();
 const seconds = (Date.now() - startedAt) / 1000;
 console.log(`${report.complete ? 'Done' : 'Stopped'}${report.resumed ? ' (resumed an earlier run)' : ''}: ${done} pages in ${seconds.toFixed(1)} s (${(done / Math.max(seconds, 0.001)).toFixed(1)} pages/s)`);
 console.log(`  rendered ${counts.rendered}, skipped ${counts.skipped} (already stored), failed ${counts.failed}`);
+// What the run cost the wiki, by endpoint: an operator's measure of the load it put there.
+const asked = (await app.metrics.wikiRequests.get()).values.filter((v) => v.labels.domain === domain);
+const byEndpoint = asked.map((v) => `${v.labels.endpoint} ${v.value}`).sort().join(', ');
+console.log(`  asked the wiki ${asked.reduce((n, v) => n + v.value, 0)} times${byEndpoint ? ` (${byEndpoint})` : ''}`);
 if (report.resumed) console.log(`  since the run began: rendered ${report.counts.rendered}, skipped ${report.counts.skipped}, failed ${report.counts.failed}`);
 for (const [reason, { count, titles }] of [...report.failures].sort((a, b) => b[1].count - a[1].count)) {
   console.log(`  failed ${count}× ${reason} (${titles.join(', ')}${count > titles.length ? ', ...' : ''})`);

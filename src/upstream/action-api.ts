@@ -180,6 +180,24 @@ export class ActionApi {
     return onlyPage(await this.query(params));
   }
 
+  /**
+   * Pages by title (at most 50), each with its newest revision (and its wikitext, `withText`), in
+   * one request, keyed by the title asked for. A page the answer left without its revision (the
+   * wiki's result-size limit reached: it would continue in a further request) is left out: the
+   * caller asks for it alone.
+   */
+  async pages(titles: string[], options: { withText?: boolean } = {}): Promise<Map<string, ApiPage>> {
+    const json = await this.query({ action: 'query', prop: 'revisions|info', titles: titles.join('|'), rvprop: rvprop(options.withText), rvslots: 'main' });
+    const asked = new Map<string, string>(((json.query?.normalized ?? []) as { from: string; to: string }[]).map((n) => [n.to, n.from]));
+    const cut = json.continue !== undefined;
+    const answered = new Map<string, ApiPage>();
+    for (const page of (json.query?.pages ?? []) as ApiPage[]) {
+      if (cut && !page.missing && !page.invalid && !page.revisions?.length) continue;
+      answered.set(asked.get(page.title) ?? page.title, page);
+    }
+    return answered;
+  }
+
   /** The page a revision belongs to now (after moves), with that revision; undefined if unknown. */
   async revision(revid: number, options: { withText?: boolean } = {}): Promise<ApiPage | undefined> {
     const json = await this.query({ action: 'query', prop: 'revisions|info', revids: String(revid), rvprop: rvprop(options.withText), rvslots: 'main' });

@@ -112,6 +112,14 @@ describe('the backfill command on the whole test wiki', () => {
     // other test files edited meanwhile. Nothing else is skipped.
     const changed = (await changedSince(startedAt)).size;
     assert.ok(counts.skipped <= changed + 10, `skipped ${counts.skipped}, ${changed} pages changed meanwhile: ${run.stdout}`);
+    // What it cost the wiki: each page's render from Parsoid, its wikitext and state asked of the
+    // Action API for a chunk of pages at once (a page asked alone where the wiki cut an answer short).
+    const asked = /asked the wiki (\d+) times \((.*)\)/.exec(run.stdout);
+    assert.ok(asked, run.stdout);
+    console.log(`# ${counts.rendered} pages rendered; ${asked[0]}`);
+    const byEndpoint = Object.fromEntries(asked[2]!.split(', ').map((e) => [e.split(' ')[0], Number(e.split(' ')[1])]));
+    assert.ok(byEndpoint.parsoid! < counts.rendered * 1.2, `one Parsoid request a page rendered: ${run.stdout}`);
+    assert.ok(byEndpoint.action! < counts.rendered / 10, `the Action API asked about chunks of pages, not each page: ${run.stdout}`);
 
     // Every page is listed from what was stored, with a render.
     const listed = new Map<string, string | null>();

@@ -3,7 +3,8 @@ import PQueue from 'p-queue';
 import { HttpError } from '../../../util/errors.js';
 import { TableClient } from '../../../table-access/table-client.js';
 import type { RequestContext } from '../../../router/types.js';
-import type { ListedPage } from '../../../upstream/action-api.js';
+import type { ApiPage, ListedPage } from '../../../upstream/action-api.js';
+import { revisionText } from '../../../upstream/revision-text.js';
 import { COMPLETE_RUN } from '../tables/backfill-runs.js';
 import type { PageService } from '../read/page-service.js';
 
@@ -129,15 +130,33 @@ export class Backfill {
     return { pages, next: more ? { at: pos.at + 1, cont: null } : undefined };
   }
 
-  /** One page: skipped if its latest revision is stored and rendered, else stored and rendered. */
-  private async page(ctx: RequestContext, listed: ListedPage): Promise<Outcome> {
-    if (listed.missing) throw new HttpError(404, 'page-not-found', 'the wiki has no such page');
+  /** Whether the page's latest revision, as listed, is stored with a render. */
+  private async upToDate(ctx: RequestContext, listed: ListedPage): Promise<boolean> {
+    if (listed.missing) return false;
     const title = await this.service.wiki(this.domain).normalize(listed.title);
     const stored = await this.service.revisions.table(this.domain).newest(ctx, title);
-    if (stored && !stored.deleted && stored.latest_rev === listed.lastrevid && stored.latest_tid) return 'skipped';
-    const row = await this.service.revisions.refreshFromWiki(ctx, this.domain, title);
+    return !!stored && !stored.deleted && stored.latest_rev === listed.lastrevid && !!stored.latest_tid;
+  }
+
+  /**
+   * What the wiki says of a chunk's pages not stored yet, each with its newest revision and that
+   * revision's wikitext: one request for the chunk rather than two for each page (its state, and
+   * its wikitext beside the render). A page the answer lacks is asked about alone.
+   */
+  private async answersFor(ctx: RequestContext, pages: ListedPage[]): Promise<Map<string, ApiPage>> {
+    const stale = (await Promise.all(pages.map(async (p) => ((await this.upToDate(ctx, p).catch(() => false)) ? [] : [p.title])))).flat();
+    if (!stale.length) return new Map();
+    return this.service.wiki(this.domain).api.pages(stale, { withText: true }).catch(() => new Map<string, ApiPage>());
+  }
+
+  /** One page: skipped if its latest revision is stored and rendered, else stored and rendered. */
+  private async page(ctx: RequestContext, listed: ListedPage, answered?: ApiPage): Promise<Outcome> {
+    if (listed.missing) throw new HttpError(404, 'page-not-found', 'the wiki has no such page');
+    if (await this.upToDate(ctx, listed)) return 'skipped';
+    const title = await this.service.wiki(this.domain).normalize(listed.title);
+    const row = await this.service.revisions.refreshFromWiki(ctx, this.domain, title, answered);
     if (!row) throw new HttpError(404, 'page-not-found', 'gone from the wiki since it was listed');
-    await this.service.renderer.renderAndStore(ctx, this.domain, row);
+    await this.service.renderer.renderAndStore(ctx, this.domain, row, revisionText(answered, row.rev));
     return 'rendered';
   }
 
@@ -154,10 +173,10 @@ export class Backfill {
     // Wiki time (its newest change) rather than this machine's: compared with when following began.
     const started = saved?.started ?? (await this.service.wiki(this.domain).api.newestChangeTime());
 
-    const one = async (listed: ListedPage) => {
+    const one = async (listed: ListedPage, answered?: ApiPage) => {
       let outcome: Outcome;
       try {
-        outcome = await this.page(ctx, listed);
+        outcome = await this.page(ctx, listed, answered);
       } catch (e) {
         outcome = 'failed';
         const reason = reasonOf(e);
@@ -175,7 +194,8 @@ export class Backfill {
     let stored: Promise<void> = Promise.resolve();
     while (pos && !options.stopped?.()) {
       const { pages, next } = await this.chunk(source, namespaces, pos);
-      const done = Promise.all(pages.map((listed) => queue.add(() => one(listed))));
+      const answers = await this.answersFor(ctx, pages);
+      const done = Promise.all(pages.map((listed) => queue.add(() => one(listed, answers.get(listed.title)))));
       const before = stored;
       stored = (async () => {
         await Promise.all([done, before]);

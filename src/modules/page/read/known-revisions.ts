@@ -86,8 +86,10 @@ export class KnownRevisions {
    * The page's latest revision: from storage while fresh, else asked of the wiki. `prerender`: the
    * caller renders it next; when the wiki names a revision not stored as the latest, its render
    * starts at once, while its metadata is written (a cold miss waits for one, not both).
+   * `answered`: the wiki's answer about the page, asked moments ago beside others' (a backfill's
+   * chunk): used rather than asked again.
    */
-  async latest(ctx: RequestContext, domain: string, title: string, force: boolean, prerender?: RenderAhead): Promise<RevisionRow> {
+  async latest(ctx: RequestContext, domain: string, title: string, force: boolean, prerender?: RenderAhead, answered?: ApiPage): Promise<RevisionRow> {
     const revs = this.table(domain);
     const newest = await revs.newest(ctx, title);
     // The newest stored revision is the latest one unless the wiki named a later one not stored yet.
@@ -95,7 +97,7 @@ export class KnownRevisions {
     const row = pointsElsewhere ? await revs.get(ctx, title, newest.latest_rev!) : newest;
     const age = row?.checked ? Date.now() - Date.parse(row.checked) : Infinity;
     if (row && !force && age <= this.freshness.latestCheckMs) return this.servedAsLatest(ctx, domain, title, row);
-    const ask = () => this.caches.unlessMissing(missingPage(domain, title), force || !!row, () => this.askWikiForLatest(ctx, domain, title, row ?? newest, force ? undefined : prerender));
+    const ask = () => this.caches.unlessMissing(missingPage(domain, title), force || !!row, () => this.askWikiForLatest(ctx, domain, title, row ?? newest, force ? undefined : prerender, answered));
     // A forced check asks the wiki anew: a check already under way may have been asked before
     // what its caller knows happened (a promote right after an edit on the wiki would merge over
     // the revision before that edit, and the wiki take it as an edit conflict with oneself).
@@ -198,9 +200,9 @@ export class KnownRevisions {
    * Asks the wiki for the page's state now (latest revision, deleted, moved), stores it and
    * purges what changed; undefined if the page is gone from this title.
    */
-  async refreshFromWiki(ctx: RequestContext, domain: string, title: string): Promise<RevisionRow | undefined> {
+  async refreshFromWiki(ctx: RequestContext, domain: string, title: string, answered?: ApiPage): Promise<RevisionRow | undefined> {
     try {
-      return await this.latest(ctx, domain, title, true);
+      return await this.latest(ctx, domain, title, true, undefined, answered);
     } catch (e) {
       if (e instanceof RevisionMoved || (e instanceof HttpError && e.status === 404)) return undefined;
       throw e;
@@ -234,11 +236,11 @@ export class KnownRevisions {
     return true;
   }
 
-  private async askWikiForLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined, prerender?: RenderAhead): Promise<RevisionRow> {
+  private async askWikiForLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined, prerender?: RenderAhead, answered?: ApiPage): Promise<RevisionRow> {
     const revs = this.table(domain);
     const wiki = this.wiki(domain);
     // A page never seen here is rendered next: its wikitext comes with the answer.
-    const page = await wiki.api.page(title, { withText: !!prerender && !current });
+    const page = answered ?? (await wiki.api.page(title, { withText: !!prerender && !current }));
     const gone = page.missing || page.invalid || !page.revisions?.length;
     // The page stored here is not the one the wiki has here now: moved away, or deleted.
     if (current?.page_id && (gone || page.pageid !== current.page_id) && current.moved_page !== current.page_id) {

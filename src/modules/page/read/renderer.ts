@@ -103,10 +103,13 @@ export class Renderer implements RenderAhead {
     await requestsWritten(mark);
   }
 
-  /** Renders a revision unless a render is stored, and resolves once it is stored. */
-  async renderAndStore(ctx: RequestContext, domain: string, row: RevisionRow): Promise<void> {
+  /**
+   * Renders a revision unless a render is stored, and resolves once it is stored. `wikitext`: the
+   * revision's, where the caller has it from the wiki already (Parsoid is not asked for it).
+   */
+  async renderAndStore(ctx: RequestContext, domain: string, row: RevisionRow, wikitext?: Part): Promise<void> {
     if (row.text_hidden) return;
-    await this.render(ctx, domain, row, false);
+    await this.render(ctx, domain, row, false, wikitext && Promise.resolve(wikitext));
     await this.storing.get(renderKey(domain, row.title, row.rev, false));
   }
 
