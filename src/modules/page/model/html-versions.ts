@@ -2,7 +2,7 @@ import { Parser } from 'htmlparser2';
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../../../util/errors.js';
 import type { BundleRender } from './render.js';
-import { gzip, gunzip } from '../../../util/compression.js';
+import { compress, decompress } from '../../../http/encoding.js';
 
 const SPEC = 'https://www.mediawiki.org/wiki/Specs/HTML/';
 /** What a 2.x client gets: the version Parsoid itself answers 2.x requests with. */
@@ -152,7 +152,7 @@ export class Html2Cache {
 
   /** The render's HTML in 2.x form, as text (made and kept as `of` does). */
   async textOf(domain: string, render: BundleRender): Promise<string> {
-    return (await gunzip(await this.of(domain, render))).toString('utf8');
+    return (await decompress(await this.of(domain, render), 'gzip')).toString('utf8');
   }
 
   /** The render's HTML in 2.x form, gzipped (as it is sent). */
@@ -160,8 +160,10 @@ export class Html2Cache {
     const key = `${domain}\u0000${render.tid}`;
     const hit = this.made.get(key);
     if (hit) return hit;
-    const [html, dataMw] = await Promise.all([gunzip(render.parts.html), gunzip(render.parts['data-mw'])]);
-    const made = await gzip(toHtml2(html.toString('utf8'), JSON.parse(dataMw.toString('utf8')) as { ids?: Record<string, unknown> }));
+    // Small parts on this thread (a page never seen is answered in this form at once: the thread
+    // pool's three hand-offs cost more than the work), large ones on the pool.
+    const [html, dataMw] = await Promise.all([decompress(render.parts.html, 'gzip'), decompress(render.parts['data-mw'], 'gzip')]);
+    const made = await compress(Buffer.from(toHtml2(html.toString('utf8'), JSON.parse(dataMw.toString('utf8')) as { ids?: Record<string, unknown> })), 'gzip');
     this.made.set(key, made);
     return made;
   }
