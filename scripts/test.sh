@@ -55,6 +55,9 @@ if [ -z "${WIKISTORE_TEST_MARIADB_URL:-}" ]; then
 fi
 
 if [ -z "${WIKISTORE_TEST_CASSANDRA:-}" ]; then
+  # A three-node cluster left running (a run stopped midway, or started by hand) would take the
+  # suite's single node into its ring (same cluster name, same seed address): it goes first.
+  CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh stop
   bash scripts/cassandra.sh status >/dev/null 2>&1 || started_cassandra=1
   bash scripts/cassandra.sh start 1
   export WIKISTORE_TEST_CASSANDRA=127.0.0.1
