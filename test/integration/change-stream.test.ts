@@ -133,6 +133,42 @@ for (const backend of BACKENDS) describe(`the change stream (${backend.name})`, 
     assert.equal((await request(`${stream}?since=yesterday`)).status, 400);
   });
 
+  it('never carries the text of a revision hidden, or a page deleted, since its event (include=html)', async () => {
+    const title = `Hidden stream page ${RUN} ${backend.name}`;
+    const key = title.replace(/ /g, '_');
+    const since = new Date().toISOString();
+    const hidden = await a.wiki.edit(title, 'Visible once, secret now.');
+    assert.equal((await request(`${a.s.base}/wiki.test/v1/page/${encodeURIComponent(key)}/html`)).status, 200);
+    const shown = await edited(title, 'Still visible.');
+    await a.wiki.hideRevision(title, hidden);
+    await notify([{ page_change_kind: 'visibility_change', page: { page_title: key, namespace_id: 0 }, revision: { rev_id: hidden } }]);
+    await waitFor('the service knows the text is hidden', 15_000, async () => ((await request(`${a.s.base}/wiki.test/v1/page/${encodeURIComponent(key)}/html/${hidden}`)).status === 403 ? true : undefined));
+    const client = listen(`${stream}?prefix=${encodeURIComponent(key)}&include=html&since=${encodeURIComponent(since)}`);
+    await client.status;
+    const edits = await waitFor('both edits streamed', 15_000, async () => {
+      const found = client.events.filter((e) => e.event === 'edit' && e.data.title === key);
+      return found.length >= 2 ? found : undefined;
+    });
+    client.close();
+    assert.deepEqual(edits.map((e) => e.data.rev), [hidden, shown]);
+    assert.equal(edits[0]!.data.html, undefined, 'the hidden revision streamed without its text');
+    assert.ok(!JSON.stringify(client.events).includes('secret now'), 'its text nowhere in the stream');
+    assert.match(edits[1]!.data.html, /Still visible/, 'the visible one with it');
+    // The page deleted: none of its revisions' text any more.
+    await a.wiki.delete(title);
+    await notify([{ page_change_kind: 'delete', page: { page_title: key, namespace_id: 0 } }]);
+    await waitFor('the deletion streamed', 15_000, async () => {
+      const res = await request(`${a.s.base}/wiki.test/v1/page/${encodeURIComponent(key)}/html`);
+      return res.status === 404 ? true : undefined;
+    });
+    const after = listen(`${stream}?prefix=${encodeURIComponent(key)}&include=html&since=${encodeURIComponent(since)}`);
+    await after.status;
+    const all = await waitFor('the events streamed again', 15_000, async () => (after.events.some((e) => e.event === 'delete') ? after.events : undefined));
+    after.close();
+    assert.ok(all.filter((e) => e.event === 'edit').length >= 2);
+    assert.ok(all.every((e) => e.data.html === undefined), 'no text of a deleted page');
+  });
+
   it('cuts a client that takes nothing while events wait; it resumes with Last-Event-ID and loses nothing', async () => {
     // A long page of this test's own (the domain is shared with other files on the server engines)
     // stored, and many changes of it recorded, each carrying its HTML (include=html): far more than

@@ -43,7 +43,7 @@ class ChangeEventStream extends Readable {
     feed: ChangeFeed,
     private readonly log: ChangeLog,
     private readonly ctx: RequestContext,
-    private readonly service: Pick<PageService, 'changes' | 'renders' | 'wiki'>,
+    private readonly service: Pick<PageService, 'changes' | 'renders' | 'revisions' | 'wiki'>,
     private readonly options: StreamOptions,
     private readonly logger: Logger,
   ) {
@@ -123,11 +123,21 @@ class ChangeEventStream extends Readable {
     if (this.options.namespaces && !this.options.namespaces.has(ns)) return undefined;
     if (this.options.prefix !== undefined && !event.title.startsWith(this.options.prefix) && !(event.to ?? '').startsWith(this.options.prefix)) return undefined;
     const data: Record<string, unknown> = { ...event, namespace: ns, dt: new Date(tidTime(event.id)).toISOString() };
-    if (this.options.includeHtml && event.tid && event.rev !== undefined) {
+    if (this.options.includeHtml && event.tid && event.rev !== undefined && (await this.visibleNow(event.title, event.rev))) {
       const render = await this.service.renders.byTid(this.ctx, this.log.domain, event.title, event.tid, event.rev).catch(() => undefined);
       if (render) data.html = (await gunzip(render.parts.html)).toString('utf8');
     }
     return `id: ${event.id}\nevent: ${event.kind}\ndata: ${JSON.stringify(data)}\n\n`;
+  }
+
+  /**
+   * Whether a revision's text may be shown now: an event is read back for as long as the log keeps
+   * it, and its revision may have been hidden, or its page deleted, since (a client resuming from
+   * yesterday gets the event, not the text).
+   */
+  private async visibleNow(title: string, rev: number): Promise<boolean> {
+    const row = await this.service.revisions.table(this.log.domain).get(this.ctx, title, rev);
+    return !!row && !row.text_hidden && !row.deleted;
   }
 
   override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
@@ -154,7 +164,7 @@ function startOf(req: RouteRequest): string {
  * an event or from a time within the change log's keeping period. `namespace=0,4` and `prefix`
  * filter; `include=html` carries the new render's HTML.
  */
-export function changeStreamModule(service: Pick<PageService, 'changes' | 'renders' | 'wiki'>, log: Logger, stallMs: number): Module {
+export function changeStreamModule(service: Pick<PageService, 'changes' | 'renders' | 'revisions' | 'wiki'>, log: Logger, stallMs: number): Module {
   const feeds = new Map<string, ChangeFeed>();
   let setupCtx: RequestContext | undefined;
   const feedOf = (domain: string) => {
