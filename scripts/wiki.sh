@@ -68,7 +68,8 @@ write_extra_settings() {
   cat >"$WIKI_DIR/ExtraSettings.php" <<PHP
 <?php
 wfLoadExtension( 'Parsoid', "\$IP/vendor/wikimedia/parsoid/extension.json" );
-\$wgParsoidSettings = [ 'useSelser' => true, 'linting' => false ];
+// Linting on: Parsoid's lint route answers an empty list without it (the tests compare the service's lint with it).
+\$wgParsoidSettings = [ 'useSelser' => true, 'linting' => true ];
 \$wgScribuntoDefaultEngine = 'luasandbox';
 // Article paths as /index.php/Title under PHP-FPM too (MediaWiki assumes no PATH_INFO under CGI).
 \$wgUsePathInfo = true;

@@ -162,7 +162,7 @@ export class ParsoidClient {
    * One transform (`from` -> `to`), body as Parsoid's transform endpoints take it (`wikitext`,
    * `html`, `body_only`, `original`, `data-mw`). A request Parsoid refuses is the client's (400).
    */
-  async transform(from: 'wikitext' | 'html' | 'pagebundle', to: 'html' | 'wikitext' | 'pagebundle', target: TransformTarget, body: Record<string, unknown>, mode: ParsoidMode = 'v3'): Promise<Part> {
+  async transform(from: 'wikitext' | 'html' | 'pagebundle', to: 'html' | 'wikitext' | 'pagebundle' | 'lint', target: TransformTarget, body: Record<string, unknown>, mode: ParsoidMode = 'v3'): Promise<Part> {
     this.count(`transform-${from}-${to}`);
     let url = mode === 'v3' ? `${this.restBase}/${this.parsoidDomain}/v3/transform/${from}/to/${to}` : `${this.restBase}/v1/transform/${from}/to/${to}`;
     if (target.title !== undefined) url += `/${pathSegment(target.title)}${target.revid !== undefined ? `/${target.revid}` : ''}`;

@@ -158,7 +158,7 @@ export class Wiki {
   }
 
   /** A Parsoid transform, through whichever routes this wiki exposes (see ParsoidClient.transform). */
-  transform(from: 'wikitext' | 'html' | 'pagebundle', to: 'html' | 'wikitext' | 'pagebundle', target: TransformTarget, body: Record<string, unknown>): Promise<Part> {
+  transform(from: 'wikitext' | 'html' | 'pagebundle', to: 'html' | 'wikitext' | 'pagebundle' | 'lint', target: TransformTarget, body: Record<string, unknown>): Promise<Part> {
     return this.withMode((mode) => this.parsoid.transform(from, to, target, body, mode));
   }
 

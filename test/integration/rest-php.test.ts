@@ -165,14 +165,47 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     assert.equal(compat.json.httpCode, 404);
   });
 
+  it("lints wikitext, or a page's or revision's, as the wiki's Parsoid does (a route MediaWiki 1.39's rest.php/v1 lacks)", async () => {
+    const parsoid = `${WIKI_URL}/rest.php/127.0.0.1/v3/transform/wikitext/to/lint`;
+    const lintOf = async (url: string, body: string, type = 'application/json') => {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': type }, body });
+      return { status: res.status, type: res.headers.get('content-type'), json: (await res.json()) as any };
+    };
+    const wikitext = "<b>never closed\n\n<center>old</center>\n\n[[Main Page|link]]";
+    const theirs = await lintOf(parsoid, JSON.stringify({ wikitext }));
+    assert.equal(theirs.status, 200);
+    assert.deepEqual(theirs.json.map((l: { type: string }) => l.type).sort(), ['missing-end-tag', 'obsolete-tag'], "the wiki's Parsoid lints");
+    const ours = await lintOf(`${rest}/transform/wikitext/to/lint`, JSON.stringify({ wikitext }));
+    assert.equal(ours.status, 200);
+    assert.match(String(ours.type), /^application\/json/);
+    assert.deepEqual(ours.json, theirs.json);
+    // A form body, and a page's title in the path, as MediaWiki takes them.
+    const form = await lintOf(`${rest}/transform/wikitext/to/lint/${encodeURIComponent(made.title.replace(/ /g, '_'))}`, new URLSearchParams({ wikitext }).toString(), 'application/x-www-form-urlencoded');
+    assert.deepEqual(form.json, theirs.json);
+    // No wikitext: the revision's own, or the page's latest.
+    const key = made.title.replace(/ /g, '_');
+    const linted = await a.wiki.edit(`${made.title} lint`, '<span>open\n\nfine text');
+    const revision = await lintOf(`${rest}/transform/wikitext/to/lint/${encodeURIComponent(`${key}_lint`)}/${linted}`, '{}');
+    assert.equal(revision.status, 200);
+    assert.ok(revision.json.length >= 1, 'the revision has lint');
+    assert.deepEqual(revision.json, (await lintOf(`${parsoid}/${encodeURIComponent(`${key}_lint`)}/${linted}`, '{}')).json);
+    assert.deepEqual((await lintOf(`${rest}/transform/wikitext/to/lint/${encodeURIComponent(`${key}_lint`)}`, '{}')).json, revision.json);
+    assert.deepEqual((await lintOf(`${rest}/transform/wikitext/to/lint/${encodeURIComponent(key)}/${made.second}`, '{}')).json, []);
+    // Refused as MediaWiki refuses: no page, a revision of another page, nothing to lint.
+    assert.equal((await lintOf(`${rest}/transform/wikitext/to/lint/No_such_page_${RUN}`, '{}')).status, 404);
+    assert.equal((await lintOf(`${rest}/transform/wikitext/to/lint/${encodeURIComponent(key)}/${linted}`, '{}')).status, 400);
+    assert.equal((await lintOf(`${rest}/transform/wikitext/to/lint`, '{}')).status, 400);
+    assert.equal((await lintOf(`${rest}/transform/wikitext/to/lint`, '{"wikitext": 5}')).status, 400);
+  });
+
   it('passes every other route under page/, revision/ and transform/ to the wiki unchanged', async () => {
     const ours = await fetch(`${rest}/page/Main_Page/history`);
     const theirs = await fetch(`${WIKI_REST}/page/Main_Page/history`);
     assert.equal(ours.status, theirs.status);
     assert.equal(ours.headers.get('etag'), theirs.headers.get('etag'));
     assert.deepEqual(Buffer.from(await ours.arrayBuffer()), Buffer.from(await theirs.arrayBuffer()), 'byte for byte');
-    const body = JSON.stringify({ wikitext: "''pass''" });
-    const post = (base: string) => fetch(`${base}/transform/wikitext/to/lint`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const body = JSON.stringify({ html: '<p>pass</p>' });
+    const post = (base: string) => fetch(`${base}/transform/html/to/html`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const [mine, wiki] = await Promise.all([post(rest), post(WIKI_REST)]);
     assert.equal(mine.status, wiki.status);
     assert.equal(await mine.text(), await wiki.text());

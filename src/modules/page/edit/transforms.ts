@@ -37,6 +37,18 @@ export class Transforms {
   }
 
   /**
+   * Parsoid's lint of wikitext (a JSON array of lint errors, each with its type, source range
+   * `dsr` and `params`), or, given no wikitext, of the named revision's (the page's latest when
+   * only the title is named: a page the wiki lacks is a 404).
+   */
+  async toLint(ctx: RequestContext, domain: string, target: TransformTarget, wikitext: string | undefined): Promise<Part> {
+    await this.check(ctx, domain, target);
+    if (wikitext === undefined && target.title === undefined) throw badRequest('No title or wikitext was provided.', 'invalid-transform');
+    const revid = wikitext === undefined && target.revid === undefined ? (await this.service.revisions.latest(ctx, domain, target.title!, false)).rev : target.revid;
+    return this.service.wiki(domain).transform('wikitext', 'lint', { ...target, revid }, wikitext === undefined ? {} : { wikitext });
+  }
+
+  /**
    * Wikitext to HTML, kept (`stash`) with its data-parsoid so a later transform of the edited
    * HTML, naming the answer's ETag `"{rev}/{tid}/stash"` in If-Match, is serialised selectively
    * from it. A wiki without Parsoid's page bundles (the core REST API) answers plain HTML, no ETag.

@@ -52,8 +52,8 @@ const strongTag = (...parts: (string | number | boolean | null)[]) => `"${create
  * in the shapes of MediaWiki 1.43), answered from the stored renders and revisions, so a proxy
  * that sends the wiki's `rest.php/v1/page/`, `/revision/` and `/transform/` here serves today's
  * clients unchanged. Saves and transforms are the service's too (writes.ts); what it does not
- * answer itself under those prefixes (history, language links, compare, lint, routes of
- * extensions, content models other than wikitext) goes to the wiki unchanged.
+ * answer itself under those prefixes (history, language links, compare, routes of extensions,
+ * content models other than wikitext) goes to the wiki unchanged.
  */
 export function restPhpModule(api: PageApi): Module {
   const { service, normalize, cache, html2, caches } = api;

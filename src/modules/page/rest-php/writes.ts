@@ -24,6 +24,10 @@ const toHtmlBody = {
   type: 'object', required: ['wikitext'],
   properties: { wikitext: { type: 'string' }, body_only: { type: 'boolean' }, bodyOnly: { type: 'boolean' }, stash: { type: 'boolean' }, contentmodel: { type: 'string' }, original: { type: ['object', 'string'] } },
 } as const;
+const toLintBody = {
+  type: 'object',
+  properties: { wikitext: { type: 'string' }, contentmodel: { type: 'string' } },
+} as const;
 const toWikitextBody = {
   type: 'object', required: ['html'],
   properties: {
@@ -105,6 +109,11 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, pageAnswer: (req: 
     }));
   });
 
+  const toLint = withBody(toLintBody, async (req, ctx) => {
+    const target = await targetOf(req, normalize, 'revision');
+    return transformed(await transforms.toLint(ctx, req.domain, target, req.body.wikitext));
+  });
+
   const transformSpec = (summary: string, body: object, params: object[]) => ({ tags, summary, parameters: params, requestBody: requestBody(body) });
   const three = (path: string, handler: Handler, summary: string, body: object): Route[] => [
     { method: 'POST', path, body: 'form', handler, spec: transformSpec(summary, body, []) },
@@ -115,6 +124,7 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, pageAnswer: (req: 
     { method: 'PUT', path: '/page/{title}', body: 'json', handler: update, spec: { tags, summary: "Saves a page's new source through the service (latest.id: the base revision)", parameters: [titleParam], requestBody: { required: true, content: { 'application/json': { schema: updateBody } } } } },
     { method: 'POST', path: '/page', body: 'json', handler: create, spec: { tags, summary: 'Creates a page through the service', requestBody: { required: true, content: { 'application/json': { schema: createBody } } } } },
     ...three('/transform/wikitext/to/html', toHtml, 'Wikitext to HTML (stash: kept for the transform back)', toHtmlBody),
+    ...three('/transform/wikitext/to/lint', toLint, "Wikitext's lint errors (Parsoid's), or a revision's", toLintBody),
     ...three('/transform/html/to/wikitext', toWikitext, 'HTML to wikitext, selectively from the render or stash If-Match names', toWikitextBody),
   ];
 }
