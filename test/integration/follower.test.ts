@@ -346,7 +346,9 @@ describe('following the real wiki\'s changes', () => {
     const bystanderTid = etagOf(await get(`/page/${bystander}/html`)).tid;
 
     await env.wiki.edit(template, 'Box says two.');
-    const res = await waitFor('the page using the template re-rendered', 5000, async () => {
+    // Followed, its dependents listed, then a render that waits its turn at the wiki's PHP workers
+    // (other files' renders share them): one run on a loaded machine took longer than 5 s.
+    const res = await waitFor('the page using the template re-rendered', FOLLOWED_MS + 15_000, async () => {
       const r = await get(`/page/${user}/html`);
       return /Box says two/.test(r.text) ? r : undefined;
     });
