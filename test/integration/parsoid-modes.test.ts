@@ -85,6 +85,10 @@ describe('parsoid: auto against a wiki without Parsoid\'s own routes (as Wikimed
     assert.equal(res.status, 501, res.text);
     assert.equal(res.json.type, 'urn:problem:upstream-route-missing');
     assert.match(res.json.detail, /does not expose/);
+    // rest.php's lint: MediaWiki 1.39's core API has no such route either.
+    const lint = await fetch(`${s.base}/wiki.test/rest.php/v1/transform/wikitext/to/lint`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wikitext: '<b>open' }) });
+    assert.equal(lint.status, 501, await lint.clone().text());
+    assert.equal(((await lint.json()) as { errorKey?: string }).errorKey, 'upstream-route-missing');
   });
 });
 
