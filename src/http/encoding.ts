@@ -33,7 +33,7 @@ function acceptsEncoding(acceptEncoding: string | undefined, encoding: string): 
  * Bodies below this size are (de)compressed on the main thread: handing ~100 µs of work to the
  * thread pool costs more than it saves, and the pool's per-thread malloc arenas grow RSS.
  */
-const SYNC_BYTES = 256 * 1024;
+export const SYNC_BYTES = 256 * 1024;
 
 export async function compress(body: Buffer, encoding: string): Promise<Buffer> {
   const sync = body.length < SYNC_BYTES;

@@ -160,9 +160,11 @@ export class Html2Cache {
     const key = `${domain}\u0000${render.tid}`;
     const hit = this.made.get(key);
     if (hit) return hit;
-    // Small parts on this thread (a page never seen is answered in this form at once: the thread
-    // pool's three hand-offs cost more than the work), large ones on the pool.
-    const [html, dataMw] = await Promise.all([decompress(render.parts.html, 'gzip'), decompress(render.parts['data-mw'], 'gzip')]);
+    // A render just made has its parts as Parsoid gave them; a stored one's are inflated (small
+    // parts on this thread: the thread pool's hand-offs cost more than the work; large ones on the pool).
+    const [html, dataMw] = render.plain
+      ? [render.plain.html, render.plain.dataMw]
+      : await Promise.all([decompress(render.parts.html, 'gzip'), decompress(render.parts['data-mw'], 'gzip')]);
     const made = await compress(Buffer.from(toHtml2(html.toString('utf8'), JSON.parse(dataMw.toString('utf8')) as { ids?: Record<string, unknown> })), 'gzip');
     this.made.set(key, made);
     return made;

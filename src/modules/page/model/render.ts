@@ -18,6 +18,11 @@ export interface BundleRender {
   types: Record<BundleProp, string>;
   /** Target of a redirect page, from Parsoid's mw:PageProp/redirect link. */
   redirect?: string;
+  /**
+   * A render just made, not yet stored: its HTML and data-mw as Parsoid gave them, so that its
+   * first readers' 2.x HTML is made without inflating what was compressed a moment before.
+   */
+  plain?: { html: Buffer; dataMw: Buffer };
 }
 
 /** One render of a revision: every property from the same Parsoid run, stored gzipped, immutable by tid. */

@@ -6,6 +6,7 @@ import { compress } from '../../../http/encoding.js';
 import { HttpError, forbidden, notFound } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import { newTid } from '../../../util/tid.js';
+import { compressedOnRead } from '../model/compressed-on-read.js';
 import type { CachePurger } from '../../../upstream/cache-purger.js';
 import { requestMark, requestsWritten } from '../../../upstream/fetch.js';
 import type { PageBundle, Part } from '../../../upstream/parsoid.js';
@@ -299,19 +300,22 @@ export class Renderer implements RenderAhead {
     }
     const { bundle } = fetched;
     const raw: Record<BundleProp, Part> = { html: bundle.html, 'data-parsoid': bundle.dataParsoid ?? UNAVAILABLE, 'data-mw': bundle.dataMw };
-    // Small parts are compressed on this thread (for them the thread pool's hand-off costs more
-    // than the work), large ones on the pool, all at once.
-    const zipped = await Promise.all(BUNDLE_PROPS.map((p) => compress(raw[p].body, 'gzip')));
+    // Compressed when read: what the first readers do not read is compressed after their answers.
+    const zipped = compressedOnRead(Object.fromEntries(BUNDLE_PROPS.map((p) => [p, raw[p].body])) as Record<BundleProp, Buffer>);
     const made: BundleRender = {
       title: row.title,
       rev: row.rev,
       tid: newTid(),
-      parts: Object.fromEntries(BUNDLE_PROPS.map((p, i) => [p, zipped[i]!])) as Record<BundleProp, Buffer>,
+      parts: zipped.parts,
       types: Object.fromEntries(BUNDLE_PROPS.map((p) => [p, raw[p].contentType])) as Record<BundleProp, string>,
       redirect: redirectTarget(bundle.html.body.toString('utf8')),
+      plain: { html: raw.html.body, dataMw: raw['data-mw'].body },
     };
-    // Made whole (hashed, its wikitext compressed) once the page bundle's readers were answered.
-    const whole = afterAnswersOfThisTurn().then(() => this.completed(ctx, domain, row, force, made, raw, fetched.wikitext));
+    // Made whole (its parts compressed, hashed, its wikitext compressed) once the page bundle's readers were answered.
+    const whole = afterAnswersOfThisTurn().then(async () => {
+      await zipped.settle();
+      return this.completed(ctx, domain, row, force, made, raw, fetched.wikitext);
+    });
     const render = whole.then((w) => w.render);
     // Its bundle's readers need not wait for it; a failure is reported through `stored`.
     render.catch(() => {});
@@ -343,8 +347,10 @@ export class Renderer implements RenderAhead {
     const digest = hash.digest('hex');
     const previous = force ? await this.renders.newestOf(ctx, domain, row.title, row.rev) : undefined;
     if (previous?.digest === digest) return { render: previous, fresh: false };
+    // Kept in memory (the render cache) as storage has it: compressed, the plain parts left behind.
+    const { plain: _plain, ...stored } = made;
     const render: Render = {
-      ...made,
+      ...stored,
       parts: { ...made.parts, wikitext: await compress(parts.wikitext.body, 'gzip') },
       types: { ...made.types, wikitext: parts.wikitext.contentType },
       digest,
