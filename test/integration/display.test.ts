@@ -182,3 +182,42 @@ describe('display HTML against the real wiki', () => {
     assert.equal((await request(`${env.v1}/page/${seg(main)}/html/`)).json.items.length, 1);
   });
 });
+
+/**
+ * The wiki's notice of a change waits for nothing the wiki itself must answer: its editor's
+ * request (a worker of the wiki) waits for the notice's answer, so a request from the service to
+ * the wiki made before answering could find every worker waiting on notices. The links to the
+ * page changed are looked at after the answer.
+ */
+describe('a notice of a change to a page that stored displays link to', () => {
+  const SECRET = `display-notice-secret-${RUN}-0123456789`;
+  let env: AgainstWiki;
+  const linking = `Display notice ${RUN} Linking`;
+  const linked = `Display notice ${RUN} Linked`;
+  const display = () => request(`${env.v1}/page/${seg(linking)}/display`);
+  const isRed = async () => classes(wikiLinkTo((await display()).text, linked)[0]!).includes('new');
+
+  before(async () => {
+    env = await startAgainstWiki({}, { notice_secret: SECRET });
+    await env.wiki.edit(linking, `A link to [[${linked}]].`);
+  });
+  after(() => env.close());
+
+  it('is answered without asking the wiki, and the link turns blue once the wiki answers again', async () => {
+    assert.equal(await isRed(), true, 'the linked page does not exist yet');
+    await env.wiki.edit(linked, 'Now it exists.');
+    // The wiki taken away: whatever the notice waits for of it, it waits until the wiki's timeout.
+    env.proxy.blackHole();
+    const started = performance.now();
+    const noticed = await request(`${env.v1}/changes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SECRET}` },
+      body: [{ page_change_kind: 'create', dt: new Date().toISOString(), page: { page_title: linked.replace(/ /g, '_'), namespace_id: 0 } }],
+    });
+    const took = performance.now() - started;
+    assert.equal(noticed.status, 200, noticed.text);
+    assert.ok(took < 2000, `the notice was answered in ${took.toFixed(0)} ms`);
+    env.proxy.restore();
+    await waitFor('the link to turn blue', 10_000, async () => ((await isRed()) ? undefined : true));
+  });
+});

@@ -38,11 +38,13 @@ export class ChangeApplier {
   ) {}
 
   /**
-   * Applies changes (oldest first): their links at once, the rest (pages refreshed and rendered,
+   * Applies changes (oldest first): their links first, the rest (pages refreshed and rendered,
    * revisions re-checked, templates' dependents queued) through `run`. Either part fails only if
-   * the wiki or storage is unreachable.
+   * the wiki or storage is unreachable. `linksFirst: false` (a notice, which the wiki's editor
+   * waits for): the links are looked at beside the rest, part of `rest`, since that may ask the
+   * wiki, and a worker of the wiki is held until the notice is answered.
    */
-  async apply(ctx: RequestContext, changes: RecentChange[], run: PageTask): Promise<Applying> {
+  async apply(ctx: RequestContext, changes: RecentChange[], run: PageTask, { linksFirst = true } = {}): Promise<Applying> {
     const wiki = this.service.wiki(this.domain);
     // A title the service keeps nothing for (a special page, one it cannot parse) is left out.
     const titles = new Map<string, string>();
@@ -65,13 +67,15 @@ export class ChangeApplier {
     const touched = [...plan.refresh];
     // Links to the pages touched first: that needs no render, while the refreshes below wait
     // their turn at the wiki (a batch of 100 pages is 10 s at 10 pages a second).
-    if (this.pagesChanged && touched.length) await this.pagesChanged(ctx, this.domain, touched, plan.moves);
+    const links = this.pagesChanged && touched.length ? this.pagesChanged(ctx, this.domain, touched, plan.moves) : Promise.resolve();
+    if (linksFirst) await links;
+    else links.catch(() => undefined); // reported through `rest`
     if (this.storedOnly) plan.refresh = await this.storedOrMovedThere(ctx, plan.refresh, normalized);
     // Queued now, in the batch's order; revisions hidden first (their text must stop being served).
     const rechecked = Promise.all(plan.recheck.map(({ title, revid }) => run('recheck', () => this.service.revisions.recheckWithWiki(ctx, this.domain, title, revid), 1)));
     const { stored, rendered } = this.refreshPages(ctx, plan, run);
     const rest = (async () => {
-      await Promise.all([rechecked, rendered]);
+      await Promise.all([rechecked, rendered, links]);
       for (const template of plan.dependencies) await this.state.queueDependents(ctx, template);
       if (plan.dependencies.length) this.dependentsQueued?.();
       for (const [kind, n] of plan.kinds) this.metrics.followerChanges.inc({ domain: this.domain, kind }, n);

@@ -110,7 +110,7 @@ export function changeNoticesModule(service: Pick<PageService, 'wiki'>, appliers
         // The pages are marked unchecked at once: the next read asks the wiki. Asking the wiki now
         // would wait for a worker of the wiki while its editors' requests hold them all.
         const named = await applier.markNoticed(ctx, changes);
-        const applying = await applier.apply(ctx, changes, (_kind, work, priority) => queue.add(work, { priority }).then(() => undefined));
+        const applying = await applier.apply(ctx, changes, (_kind, work, priority) => queue.add(work, { priority }).then(() => undefined), { linksFirst: false });
         applying.rest.catch((err) => log.warn({ err, domain: req.domain }, 'applying a notice failed; the next read or the follower catches up'));
         if (named) applying.stored.catch(() => undefined);
         else await applying.stored;
