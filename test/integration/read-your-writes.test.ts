@@ -4,8 +4,8 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { request } from '../helpers.js';
-import { FAST_FOLLOWER, startAgainstWiki, waitFor, WikiAdmin, type AgainstWiki } from '../wiki.js';
+import { admin, request, startServer, type TestServer } from '../helpers.js';
+import { FAST_FOLLOWER, startAgainstWiki, storedPage, waitFor, WIKI_URL, WikiAdmin, type AgainstWiki } from '../wiki.js';
 import { startNginxFront } from '../fronts.js';
 
 /** Where the test wiki reads where its notices go (scripts/wiki.sh includes it when present). */
@@ -185,5 +185,106 @@ describe('read-your-writes: a notice lost is caught by the poll', () => {
       return res.json.latest?.id === rev ? true : undefined;
     });
     assert.equal(seen, true);
+  });
+});
+
+/**
+ * A relay in front of the wiki that, once told to, keeps back the wiki's answer to the next Action
+ * API question naming a title (asked, answered by the wiki, and held until released): an answer
+ * that arrives after a later change's notice.
+ */
+class HoldingRelay {
+  private server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const named = this.holding !== undefined && req.url!.includes('api.php') && `${req.url} ${body}`.includes(this.holding);
+      if (named) this.holding = undefined;
+      const upstream = http.request(`${WIKI_URL}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+        const parts: Buffer[] = [];
+        answer.on('data', (c: Buffer) => parts.push(c));
+        answer.on('end', () => {
+          const send = () => {
+            res.writeHead(answer.statusCode!, answer.headers);
+            res.end(Buffer.concat(parts));
+          };
+          if (named) this.held = send;
+          else send();
+        });
+      });
+      upstream.end(body);
+    });
+  });
+  private holding: string | undefined;
+  held: (() => void) | undefined;
+  port = 0;
+
+  async start(): Promise<this> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.port = (this.server.address() as net.AddressInfo).port;
+    return this;
+  }
+
+  hold(title: string): void {
+    this.holding = title;
+  }
+
+  release(): void {
+    this.held?.();
+    this.held = undefined;
+  }
+
+  stop(): Promise<void> {
+    this.release();
+    this.server.closeAllConnections();
+    return new Promise((r) => this.server.close(() => r()));
+  }
+}
+
+describe('read-your-writes: an answer the wiki gave before a change, arriving after its notice', () => {
+  const SECRET_RACE = `race-secret-${RUN}-0123456789`;
+  let relay: HoldingRelay;
+  let s: TestServer;
+  let wiki: WikiAdmin;
+
+  before(async () => {
+    relay = await new HoldingRelay().start();
+    const url = `http://127.0.0.1:${relay.port}`;
+    s = await startServer({
+      wikis: { 'wiki.test': { action_api: `${url}/api.php`, rest_api: `${url}/rest.php`, notice_secret: SECRET_RACE } },
+      latest_check_interval: 3600,
+      follow_changes: false,
+    });
+    wiki = await new WikiAdmin().login();
+  });
+  after(async () => {
+    await s.close();
+    await relay.stop();
+  });
+
+  it('leaves the page unchecked, so the next read asks the wiki and shows the change', async () => {
+    const title = `RaceOfNotices${RUN}`;
+    const bare = (headers: Record<string, string> = {}) => request(`${s.base}/wiki.test/rest.php/v1/page/${title}/bare`, { headers });
+    const first = await wiki.edit(title, 'First.');
+    assert.equal((await bare()).json.latest.id, first);
+    // A read asks the wiki anew; the wiki answers (the first revision), and the answer is held back.
+    relay.hold(title);
+    const asked = bare({ ...admin, 'cache-control': 'no-cache' });
+    await waitFor('the wiki to have answered', 10_000, async () => relay.held);
+    // Meanwhile the page is edited, and the wiki tells the service (as the extension does).
+    const second = await wiki.edit(title, 'Second.');
+    const noticed = await request(`${s.base}/wiki.test/v1/changes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SECRET_RACE}` },
+      body: [{ page_change_kind: 'edit', dt: new Date().toISOString(), page: { page_title: title, namespace_id: 0 }, revision: { rev_id: second } }],
+    });
+    assert.equal(noticed.status, 200, noticed.text);
+    // The notice's own refresh has stored the second revision before the old answer arrives.
+    await waitFor('the notice\'s refresh', 10_000, async () => ((await storedPage(s.base, title))?.latest_rev === second ? true : undefined));
+    relay.release();
+    assert.equal((await asked).json.latest.id, first, 'the read asked before the edit answers what the wiki said then');
+    // The old answer must not pass for a check made after the notice.
+    assert.equal((await bare()).json.latest.id, second, 'a read after the notice shows the change');
   });
 });

@@ -4,6 +4,7 @@ import { HttpError } from '../../../util/errors.js';
 import { TableClient } from '../../../table-access/table-client.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { ApiPage, ListedPage } from '../../../upstream/action-api.js';
+import type { WikiAnswer } from '../read/known-revisions.js';
 import { revisionText } from '../../../upstream/revision-text.js';
 import { COMPLETE_RUN } from '../tables/backfill-runs.js';
 import type { PageService } from '../read/page-service.js';
@@ -143,20 +144,22 @@ export class Backfill {
    * revision's wikitext: one request for the chunk rather than two for each page (its state, and
    * its wikitext beside the render). A page the answer lacks is asked about alone.
    */
-  private async answersFor(ctx: RequestContext, pages: ListedPage[]): Promise<Map<string, ApiPage>> {
+  private async answersFor(ctx: RequestContext, pages: ListedPage[]): Promise<Map<string, WikiAnswer>> {
     const stale = (await Promise.all(pages.map(async (p) => ((await this.upToDate(ctx, p).catch(() => false)) ? [] : [p.title])))).flat();
     if (!stale.length) return new Map();
-    return this.service.wiki(this.domain).api.pages(stale, { withText: true }).catch(() => new Map<string, ApiPage>());
+    const askedAt = Date.now();
+    const answers = await this.service.wiki(this.domain).api.pages(stale, { withText: true }).catch(() => new Map<string, ApiPage>());
+    return new Map([...answers].map(([title, page]) => [title, { page, askedAt }]));
   }
 
   /** One page: skipped if its latest revision is stored and rendered, else stored and rendered. */
-  private async page(ctx: RequestContext, listed: ListedPage, answered?: ApiPage): Promise<Outcome> {
+  private async page(ctx: RequestContext, listed: ListedPage, answered?: WikiAnswer): Promise<Outcome> {
     if (listed.missing) throw new HttpError(404, 'page-not-found', 'the wiki has no such page');
     if (await this.upToDate(ctx, listed)) return 'skipped';
     const title = await this.service.wiki(this.domain).normalize(listed.title);
     const row = await this.service.revisions.refreshFromWiki(ctx, this.domain, title, answered);
     if (!row) throw new HttpError(404, 'page-not-found', 'gone from the wiki since it was listed');
-    await this.service.renderer.renderAndStore(ctx, this.domain, row, revisionText(answered, row.rev));
+    await this.service.renderer.renderAndStore(ctx, this.domain, row, revisionText(answered?.page, row.rev));
     return 'rendered';
   }
 
@@ -173,7 +176,7 @@ export class Backfill {
     // Wiki time (its newest change) rather than this machine's: compared with when following began.
     const started = saved?.started ?? (await this.service.wiki(this.domain).api.newestChangeTime());
 
-    const one = async (listed: ListedPage, answered?: ApiPage) => {
+    const one = async (listed: ListedPage, answered?: WikiAnswer) => {
       let outcome: Outcome;
       try {
         outcome = await this.page(ctx, listed, answered);

@@ -27,6 +27,8 @@ export interface RevisionRow {
   /** Where the page stored under this title moved (static), and its page id: its revisions are there now. */
   moved_to: string | null;
   moved_page: number | null;
+  /** When the wiki last told of a change to the page (static; see PageRevisions.markUnchecked). */
+  noticed?: string | null;
 }
 
 /** A revision as clients see it: hidden fields are left out. */

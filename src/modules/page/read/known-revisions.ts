@@ -29,6 +29,12 @@ const RECHECK_PAUSE_MS = 10_000;
  * What a caller that renders a revision next passes to the lookups (the renderer), so that a cold
  * miss waits for the wiki's two answers at once rather than one after the other.
  */
+/** The wiki's answer about a page, asked moments ago beside others' (a backfill's chunk), and when it was asked. */
+export interface WikiAnswer {
+  page: ApiPage;
+  askedAt: number;
+}
+
 export interface RenderAhead {
   /**
    * The wiki named a page's latest revision that is not stored as such; called before its state
@@ -90,7 +96,7 @@ export class KnownRevisions {
    * `answered`: the wiki's answer about the page, asked moments ago beside others' (a backfill's
    * chunk): used rather than asked again.
    */
-  async latest(ctx: RequestContext, domain: string, title: string, force: boolean, prerender?: RenderAhead, answered?: ApiPage): Promise<RevisionRow> {
+  async latest(ctx: RequestContext, domain: string, title: string, force: boolean, prerender?: RenderAhead, answered?: WikiAnswer): Promise<RevisionRow> {
     const revs = this.table(domain);
     const newest = await revs.newest(ctx, title);
     // The newest stored revision is the latest one unless the wiki named a later one not stored yet.
@@ -201,7 +207,7 @@ export class KnownRevisions {
    * Asks the wiki for the page's state now (latest revision, deleted, moved), stores it and
    * purges what changed; undefined if the page is gone from this title.
    */
-  async refreshFromWiki(ctx: RequestContext, domain: string, title: string, answered?: ApiPage): Promise<RevisionRow | undefined> {
+  async refreshFromWiki(ctx: RequestContext, domain: string, title: string, answered?: WikiAnswer): Promise<RevisionRow | undefined> {
     try {
       return await this.latest(ctx, domain, title, true, undefined, answered);
     } catch (e) {
@@ -237,11 +243,13 @@ export class KnownRevisions {
     return true;
   }
 
-  private async askWikiForLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined, prerender?: RenderAhead, answered?: ApiPage): Promise<RevisionRow> {
+  private async askWikiForLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined, prerender?: RenderAhead, answered?: WikiAnswer): Promise<RevisionRow> {
     const revs = this.table(domain);
     const wiki = this.wiki(domain);
     // A page never seen here is rendered next: its wikitext comes with the answer.
-    const page = answered ?? (await wiki.api.page(title, { withText: !!prerender && !current }));
+    // When the wiki was asked: a notice of a change since leaves the page unchecked.
+    const askedAt = answered?.askedAt ?? Date.now();
+    const page = answered?.page ?? (await wiki.api.page(title, { withText: !!prerender && !current }));
     const gone = page.missing || page.invalid || !page.revisions?.length;
     // The page stored here is not the one the wiki has here now: moved away, or deleted.
     if (current?.page_id && (gone || page.pageid !== current.page_id) && current.moved_page !== current.page_id) {
@@ -252,7 +260,7 @@ export class KnownRevisions {
     }
     if (gone) {
       if (current) {
-        await revs.tombstone(ctx, title);
+        await revs.tombstone(ctx, title, askedAt);
         this.purger.purgeLater(pagePurge(domain, title, current));
       }
       const moved = await revs.newest(ctx, title);
@@ -268,7 +276,7 @@ export class KnownRevisions {
       if (prerender && !named.text_hidden && current?.rev !== latest.revid) await prerender.startEarly(ctx, domain, named, revisionText(page, latest.revid), !current);
       await revs.saveFromApi(ctx, title, page, [latest]);
       const stored = await revs.get(ctx, title, latest.revid);
-      await revs.markLatest(ctx, title, latest.revid, stored?.tid ?? null, current);
+      await revs.markLatest(ctx, title, latest.revid, stored?.tid ?? null, current, askedAt);
       if (current && current.latest_rev !== latest.revid) this.purger.purgeLater(latestPurge(domain, title));
       return (await revs.get(ctx, title, latest.revid))!;
     });

@@ -9,13 +9,13 @@ import type { ChangeLog } from './change-log.js';
 
 /** One revision of a page as stored, with the page's static state joined to it. */
 export const PAGE_REVISIONS_SCHEMA = {
-  version: 4,
+  version: 5,
   attributes: {
     title: 'string', rev: 'varint', tid: 'timeuuid', page_id: 'varint', timestamp: 'timestamp', user_id: 'varint', user_text: 'string',
     comment: 'string', minor: 'boolean', size: 'varint', sha1: 'string', content_model: 'string',
     text_hidden: 'boolean', user_hidden: 'boolean', comment_hidden: 'boolean', seen: 'timestamp', parent_id: 'varint', tags: 'json',
     latest_rev: 'varint', latest_tid: 'timeuuid', deleted: 'timestamp', checked: 'timestamp', first_seen: 'timestamp',
-    moved_to: 'string', moved_page: 'varint',
+    moved_to: 'string', moved_page: 'varint', noticed: 'timestamp',
   },
   index: [
     { attribute: 'title', type: 'hash' },
@@ -26,6 +26,7 @@ export const PAGE_REVISIONS_SCHEMA = {
     { attribute: 'first_seen', type: 'static' },
     { attribute: 'moved_to', type: 'static' },
     { attribute: 'moved_page', type: 'static' },
+    { attribute: 'noticed', type: 'static' },
     { attribute: 'rev', type: 'range', order: 'desc' },
   ],
   secondaryIndexes: {
@@ -34,6 +35,14 @@ export const PAGE_REVISIONS_SCHEMA = {
     by_time: [{ attribute: 'title', type: 'hash' }, { attribute: 'timestamp', type: 'range', order: 'desc' }, { attribute: 'rev', type: 'range', order: 'desc' }],
   },
 };
+
+/**
+ * Whether the wiki told of a change to the page (`markUnchecked`) since `askedAt`: an answer the
+ * wiki gave to a question asked before may not show that change, so the page stays unchecked.
+ * Times of the service's processes compared, so within their clocks' skew.
+ */
+const noticedSince = (state: RevisionRow | undefined, askedAt: number | undefined) =>
+  askedAt !== undefined && !!state?.noticed && Date.parse(state.noticed) >= askedAt;
 
 function fromApi(title: string, page: ApiPage, r: ApiRevision): Record<string, unknown> {
   return {
@@ -135,13 +144,16 @@ export class PageRevisions {
     for (const r of revisions) await this.write(ctx, title, fromApi(title, page, r));
   }
 
-  /** Records what the wiki says is the page's latest revision, and when it said so. */
-  async markLatest(ctx: RequestContext, title: string, latestRev: number, latestTid: string | null, current: RevisionRow | undefined): Promise<void> {
+  /**
+   * Records what the wiki says is the page's latest revision, and when it said so. `askedAt`: when
+   * the wiki was asked; a notice of a change since leaves the page unchecked (see `noticedSince`).
+   */
+  async markLatest(ctx: RequestContext, title: string, latestRev: number, latestTid: string | null, current: RevisionRow | undefined, askedAt?: number): Promise<void> {
     const now = new Date().toISOString();
     // A render of the revision stored since the caller looked is kept, never pointed away from.
     const written = await this.pointLatest(ctx, title, (before) => ({
       title, latest_rev: latestRev, latest_tid: latestTid ?? (before?.latest_rev === latestRev ? before.latest_tid : null),
-      checked: now, deleted: null, first_seen: before?.first_seen ?? current?.first_seen ?? now,
+      checked: noticedSince(before, askedAt) ? null : now, deleted: null, first_seen: before?.first_seen ?? current?.first_seen ?? now,
     }));
     if (written === 'unchanged' || written === undefined) return;
     const { before, state } = written;
@@ -204,7 +216,7 @@ export class PageRevisions {
 
   /** Records that the wiki told of a change to the page: its stored state is asked of the wiki before it is served again. */
   async markUnchecked(ctx: RequestContext, title: string): Promise<void> {
-    await this.write(ctx, title, { title, checked: null });
+    await this.write(ctx, title, { title, checked: null, noticed: new Date().toISOString() });
   }
 
   /** Stores one revision's row as given (page state untouched). */
@@ -233,9 +245,12 @@ export class PageRevisions {
     await this.write(ctx, title, { title, moved_to: null, moved_page: null });
   }
 
-  async tombstone(ctx: RequestContext, title: string): Promise<void> {
+  /** Records the page deleted; `askedAt` as for `markLatest`. */
+  async tombstone(ctx: RequestContext, title: string, askedAt?: number): Promise<void> {
     const now = new Date().toISOString();
-    await this.write(ctx, title, { title, deleted: now, checked: now });
+    // Read from storage, not the page-state cache: another process may have taken the notice.
+    const before = askedAt === undefined ? undefined : ((await this.table.query(ctx, { attributes: { title }, limit: 1 })).items[0] as unknown as RevisionRow | undefined);
+    await this.write(ctx, title, { title, deleted: now, checked: noticedSince(before, askedAt) ? null : now });
     await this.changes.record(ctx, { kind: 'delete', title });
   }
 
