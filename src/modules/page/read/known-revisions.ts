@@ -39,10 +39,9 @@ export interface RenderAhead {
   /**
    * The wiki named a page's latest revision that is not stored as such; called before its state
    * is written, which waits for it (the render starts here). `wikitext`: the revision's, where the
-   * wiki's answer carried it. `pageNeverStored`: nothing at all is stored under its title, so
-   * storage need not be asked for a render of it.
+   * wiki's answer carried it.
    */
-  startEarly(ctx: RequestContext, domain: string, row: RevisionRow, wikitext?: Part, pageNeverStored?: boolean): Promise<void>;
+  startEarly(ctx: RequestContext, domain: string, row: RevisionRow, wikitext?: Part): Promise<void>;
   /** The wiki is being asked about a revision not stored here (its wikitext to come with the answer). */
   fetchEarly(domain: string, title: string, revid: number, wikitext: KnownWikitext): void;
 }
@@ -273,7 +272,7 @@ export class KnownRevisions {
     return this.stateWrites.writing(domain, title, async () => {
       const named = latestFromApi(title, page, latest);
       // Never a revision whose text is hidden; one rendered before is found stored, not rendered again.
-      if (prerender && !named.text_hidden && current?.rev !== latest.revid) await prerender.startEarly(ctx, domain, named, revisionText(page, latest.revid), !current);
+      if (prerender && !named.text_hidden && current?.rev !== latest.revid) await prerender.startEarly(ctx, domain, named, revisionText(page, latest.revid));
       await revs.saveFromApi(ctx, title, page, [latest]);
       const stored = await revs.get(ctx, title, latest.revid);
       await revs.markLatest(ctx, title, latest.revid, stored?.tid ?? null, current, askedAt);

@@ -97,9 +97,9 @@ export class Renderer implements RenderAhead {
    * otherwise hold them up, though nothing needs the state before Parsoid answers. On SQLite the
    * render has begun them by the next turn.
    */
-  async startEarly(ctx: RequestContext, domain: string, row: RevisionRow, wikitext?: Part, pageNeverStored = false): Promise<void> {
+  async startEarly(ctx: RequestContext, domain: string, row: RevisionRow, wikitext?: Part): Promise<void> {
     const mark = requestMark();
-    this.render(ctx, domain, row, false, wikitext && Promise.resolve(wikitext), pageNeverStored).catch((err) => this.log.debug({ err, domain, title: row.title }, 'an early render failed; the read renders again'));
+    this.render(ctx, domain, row, false, wikitext && Promise.resolve(wikitext)).catch((err) => this.log.debug({ err, domain, title: row.title }, 'an early render failed; the read renders again'));
     await nextTurn();
     await requestsWritten(mark);
   }
@@ -179,9 +179,9 @@ export class Renderer implements RenderAhead {
    * The newest render of a revision; rendered now (once for all waiting callers) on a miss.
    * `wikitext`: the revision's wikitext where the wiki's Action API is giving it anyway.
    */
-  async render(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, wikitext?: KnownWikitext, pageNeverStored = false): Promise<Render> {
+  async render(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, wikitext?: KnownWikitext): Promise<Render> {
     try {
-      return await (await this.rendering(ctx, domain, row, force, wikitext, true, pageNeverStored)).render;
+      return await (await this.rendering(ctx, domain, row, force, wikitext, true)).render;
     } catch (e) {
       return this.storedInstead(ctx, domain, row, force, e);
     }
@@ -218,16 +218,10 @@ export class Renderer implements RenderAhead {
     return render;
   }
 
-  /**
-   * A stored render, or one being made (`wikitextAtOnce`: its first reader needs the wikitext too).
-   * `pageNeverStored`: its page had nothing stored a moment ago, so storage is not asked for a
-   * render (a storage read on a cold miss's path). One another process is making meanwhile holds
-   * the render lease and is waited for; one it finished in those few milliseconds is made again:
-   * a render more, never a wrong one.
-   */
-  private async rendering(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, wikitext: KnownWikitext | undefined, wikitextAtOnce: boolean, pageNeverStored = false): Promise<Rendering> {
+  /** A stored render, or one being made (`wikitextAtOnce`: its first reader needs the wikitext too). */
+  private async rendering(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, wikitext: KnownWikitext | undefined, wikitextAtOnce: boolean): Promise<Rendering> {
     if (row.text_hidden) throw forbidden(`The text of revision ${row.rev} is hidden.`, 'revision-hidden');
-    if (!force && !pageNeverStored) {
+    if (!force) {
       const render = await this.stored(ctx, domain, row);
       if (render) return finished(render);
     }
