@@ -288,3 +288,32 @@ describe('read-your-writes: an answer the wiki gave before a change, arriving af
     assert.equal((await bare()).json.latest.id, second, 'a read after the notice shows the change');
   });
 });
+
+describe('read-your-writes: the first notice a new service takes', () => {
+  const SECRET_FIRST = `first-secret-${RUN}-0123456789`;
+  let a: AgainstWiki;
+  before(async () => {
+    // Notices alone (no follower, which would load the site info for its own work).
+    a = await startAgainstWiki({ follow_changes: false }, { notice_secret: SECRET_FIRST });
+  });
+  after(() => a.close());
+
+  it('needs nothing of the wiki: its title rules were loaded at start', async () => {
+    await waitFor('the site info stored', 10_000, async () => {
+      const res = await request(`${a.s.base}/wiki.test/sys/table/site_info/_query`, { method: 'POST', headers: admin, body: { attributes: { name: 'siteinfo' } } });
+      return res.json?.items?.length ? true : undefined;
+    });
+    // The wiki's workers all busy with edits that wait for their notices: no answer from it.
+    a.proxy.blackHole();
+    const started = performance.now();
+    const noticed = await request(`${a.s.base}/wiki.test/v1/changes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SECRET_FIRST}` },
+      body: [{ page_change_kind: 'create', dt: new Date().toISOString(), page: { page_title: `First notice ${RUN}`, namespace_id: 0 } }],
+    });
+    const took = performance.now() - started;
+    a.proxy.restore();
+    assert.equal(noticed.status, 200, noticed.text);
+    assert.ok(took < 2000, `the notice was answered in ${took.toFixed(0)} ms`);
+  });
+});

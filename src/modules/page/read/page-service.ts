@@ -35,7 +35,7 @@ export class PageService {
     private readonly wikis: Map<string, Wiki>,
     readonly caches: PageCaches,
     freshness: { latestCheckMs: number; revisionRecheckMs: number },
-    log: Logger,
+    private readonly log: Logger,
     readonly purger: CachePurger,
     /** How long the change log keeps each change (s). */
     changeLogSeconds = 7 * 86400,
@@ -61,6 +61,9 @@ export class PageService {
     const siteInfo = new StoredSiteInfo(domain, ctx);
     await Promise.all([this.revisions.table(domain).create(ctx), this.renders.create(ctx, domain), this.renderer.renderLeases(domain).create(ctx), siteInfo.create()]);
     this.wiki(domain).useSiteInfoStore(siteInfo);
+    // A wiki that sends notices has its title rules loaded now, not by its first notice: a notice
+    // is answered without asking the wiki, whose worker waits for that answer.
+    if (this.wiki(domain).noticeSecret) this.wiki(domain).siteInfo().catch((err) => this.log.warn({ err, domain }, 'loading the wiki\'s site info failed; the first request that needs it asks again'));
   }
 
   /** Resolves once every render already handed to clients is stored. */
