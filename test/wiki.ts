@@ -22,7 +22,20 @@ export class WikiAdmin {
 
   constructor(private readonly base = WIKI_URL) {}
 
+  private user: 'Botuser' | 'Reviewer' = 'Botuser';
+
+  /** A call; a write whose session the wiki lost meanwhile (`badtoken`) logs in again and is sent once more. */
   private async call(params: Record<string, string>, post = false): Promise<any> {
+    try {
+      return await this.callOnce(params, post);
+    } catch (e) {
+      if (!(params.token && params.token === this.csrf && /: badtoken:/.test((e as Error).message))) throw e;
+      await this.login(this.user);
+      return this.callOnce({ ...params, token: this.csrf }, post);
+    }
+  }
+
+  private async callOnce(params: Record<string, string>, post = false): Promise<any> {
     const body = new URLSearchParams({ format: 'json', formatversion: '2', ...params });
     const headers: Record<string, string> = { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
     const res = post
@@ -40,6 +53,7 @@ export class WikiAdmin {
 
   /** Logs in as the bot (an admin), or as `user` (scripts/wiki.sh makes Reviewer, a plain editor). */
   async login(user: 'Botuser' | 'Reviewer' = 'Botuser'): Promise<this> {
+    this.user = user;
     const password = user === 'Botuser' ? 'restbasebotpassword0123456789abc' : 'reviewerbotpassword0123456789abc';
     const token = (await this.call({ action: 'query', meta: 'tokens', type: 'login' })).query.tokens.logintoken;
     const login = await this.call({ action: 'login', lgname: `${user}@restbase`, lgpassword: password, lgtoken: token }, true);
