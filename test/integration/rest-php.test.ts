@@ -124,6 +124,11 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     assert.equal(missing.json.httpReason, 'Not Found');
     assert.equal(missing.json.errorKey, 'rest-nonexistent-title');
     assert.match(missing.json.messageTranslations.en, /does not exist/);
+    // Under another spelling too: not a 301 to a title that is not there (MediaWiki 1.43 looks the page up first).
+    const misspelled = await request(`${rest}/page/no_such_page_${RUN}/bare`);
+    assert.equal(misspelled.status, 404);
+    assert.equal(misspelled.headers.location, undefined);
+    assert.equal(misspelled.json.errorKey, 'rest-nonexistent-title');
     const revision = await request(`${rest}/revision/999999999/bare`);
     assert.equal(revision.status, 404);
     assert.equal(revision.json.errorKey, 'rest-nonexistent-revision');

@@ -180,8 +180,12 @@ export function restPhpModule(api: PageApi): Module {
       if (e instanceof HttpError && e.status === 400) throw new MediaWikiError(404, 'rest-nonexistent-title', `The specified page (${req.params.title}) does not exist`);
       throw e;
     });
-    // Another spelling of the title: MediaWiki's 301 to the canonical one (caches keep one copy).
-    if (req.params.title !== title) return { status: 301, headers: { location: withTitle(req, title, form), 'cache-control': 'max-age=3600' } };
+    // Another spelling of the title: MediaWiki's 301 to the canonical one (caches keep one copy),
+    // once the page is found: a page that does not exist is a 404 under any spelling (1.43).
+    if (req.params.title !== title) {
+      await latestOf(ctx, req, title);
+      return { status: 301, headers: { location: withTitle(req, title, form), 'cache-control': 'max-age=3600' } };
+    }
     const reuse = caches.reuseOfPage(req.domain, title);
     const found = await latestOf(ctx, req, title);
     const followsRedirects = (form === 'html' || form === 'with_html') && !['no', 'false', '0'].includes(req.query.get('redirect') ?? '');
