@@ -25,16 +25,16 @@ const missingRevision = (domain: string, revid: number) => `rev\u0000${domain}\u
 /** How long re-checks of stored revisions wait after the wiki was found unreachable. */
 const RECHECK_PAUSE_MS = 10_000;
 
-/**
- * What a caller that renders a revision next passes to the lookups (the renderer), so that a cold
- * miss waits for the wiki's two answers at once rather than one after the other.
- */
 /** The wiki's answer about a page, asked moments ago beside others' (a backfill's chunk), and when it was asked. */
 export interface WikiAnswer {
   page: ApiPage;
   askedAt: number;
 }
 
+/**
+ * What a caller that renders a revision next passes to the lookups (the renderer), so that a cold
+ * miss waits for the wiki's two answers at once rather than one after the other.
+ */
 export interface RenderAhead {
   /**
    * The wiki named a page's latest revision that is not stored as such; called before its state
