@@ -70,6 +70,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     branchTtlSeconds: Math.ceil(config.branch_ttl),
     changeLogSeconds: Math.ceil(config.change_log_days * 86400),
     streamStallMs: config.change_stream_stall_timeout * 1000,
+    snapshotBodiesOnRender: config.snapshot_bodies === 'render',
     branchSweepMs: config.branch_sweep_interval * 1000,
     follow: config.follow_changes
       ? {

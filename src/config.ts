@@ -170,6 +170,12 @@ export interface Config {
   };
   /** Whether `/{domain}/rest_v1/` (Wikimedia's REST API layout, for RESTBase's clients) is served. */
   rest_v1: boolean;
+  /**
+   * When a page's snapshot body (its line's `article_body`, compressed) is made: `render` (the
+   * default) as its latest revision's render is stored, so that a snapshot copies it; `snapshot`
+   * by the first snapshot that writes it (no cost to a render, none in storage until then).
+   */
+  snapshot_bodies: 'render' | 'snapshot';
   /** For tests only: faults the service injects into itself. */
   fault_injection?: { transaction_kill?: 'after-store' | 'after-primary-unrecorded' | 'after-primary' | 'after-dependent' | 'random' };
 }
@@ -229,6 +235,7 @@ export function defaultConfig(dataDir = './data'): Config {
     negative_cache_ms: 10_000,
     workers: 1,
     rest_v1: true,
+    snapshot_bodies: 'render',
     purge_hosts: [],
     follow_changes: 'stored',
     follower: { poll_interval: 1, batch_size: 100, concurrency: 4, pages_per_second: 10, dependents_per_second: 0, lease: 10 },
@@ -291,6 +298,7 @@ function validate(config: Config): Config {
     fail(`max_connections ${config.max_connections} leaves too few of the process's ${fds} descriptors; raise the limit (ulimit -n) or lower it`);
   }
   if (typeof config.rest_v1 !== 'boolean') fail('rest_v1 must be true or false');
+  if (config.snapshot_bodies !== 'render' && config.snapshot_bodies !== 'snapshot') fail('snapshot_bodies must be render or snapshot');
   if (!Array.isArray(config.purge_hosts) || !config.purge_hosts.every((h) => typeof h === 'string' && /^[\w.:[\]-]+:\d+$/.test(h))) {
     fail('purge_hosts must list cache hosts as "host:port"');
   }

@@ -75,6 +75,7 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ CONFIG: file('negative_cache_ms: -5\n') }), /negative_cache_ms/);
     assert.throws(() => loadConfig({ CONFIG: file('branch_ttl: 0\n') }), /branch_ttl/);
     assert.throws(() => loadConfig({ CONFIG: file('branch_sweep_interval: -1\n') }), /branch_sweep_interval/);
+    assert.throws(() => loadConfig({ CONFIG: file('snapshot_bodies: always\n') }), /snapshot_bodies must be render or snapshot/);
   });
 
   it('bounds connections by the descriptor limit, and takes WORKERS from the environment', () => {

@@ -12,6 +12,7 @@ import { followerModule } from './follow/follower-module.js';
 import { changeNoticesModule } from './follow/change-notices.js';
 import { changeStreamModule } from './follow/change-stream.js';
 import { snapshotModule } from './snapshot/snapshot-routes.js';
+import { BodiesOnRender } from './snapshot/bodies-on-render.js';
 import type { PageMove } from './follow/change-plan.js';
 import { BranchCallers } from './drafts/branch-callers.js';
 import { BranchExpirySweep } from './drafts/branch-expiry-sweep.js';
@@ -38,7 +39,11 @@ export type { PageApi, PageModuleOptions } from './page-api.js';
  */
 export function pageModules(options: PageModuleOptions): PageApi {
   const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
-  const service = new PageService(options.wikis, caches, { latestCheckMs: options.latestCheckMs, revisionRecheckMs: options.revisionRecheckMs }, options.log, options.purger, options.changeLogSeconds);
+  const bodies = options.snapshotBodiesOnRender ? new BodiesOnRender(options.log) : undefined;
+  const service = new PageService(
+    options.wikis, caches, { latestCheckMs: options.latestCheckMs, revisionRecheckMs: options.revisionRecheckMs }, options.log, options.purger, options.changeLogSeconds,
+    bodies,
+  );
   const cache = cachePolicy(Math.round(options.latestCheckMs / 1000), Math.round(options.revisionRecheckMs / 1000));
   const domains = [...options.wikis.keys()];
   const locks = new Map(domains.map((domain) => [domain, new SaveLocks(domain)]));

@@ -33,6 +33,8 @@ export interface PageModuleOptions {
   changeLogSeconds: number;
   /** How long a change stream client may take nothing while events wait before it is cut (ms). */
   streamStallMs: number;
+  /** Whether each page's snapshot body is made as its latest render is stored (else by the first snapshot that writes it). */
+  snapshotBodiesOnRender: boolean;
 }
 
 /** The page modules and what another face of them (rest_v1) builds on. */

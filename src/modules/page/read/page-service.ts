@@ -10,7 +10,7 @@ import { KnownRevisions } from './known-revisions.js';
 import type { PageCaches } from './page-caches.js';
 import { PageListings } from './page-listings.js';
 import { ReadCounts } from './read-counts.js';
-import { Renderer } from './renderer.js';
+import { Renderer, type LatestRenderStored } from './renderer.js';
 
 /**
  * Page content on top of storage, in its parts: the revisions known and kept in step with the
@@ -39,12 +39,14 @@ export class PageService {
     readonly purger: CachePurger,
     /** How long the change log keeps each change (s). */
     changeLogSeconds = 7 * 86400,
+    /** Told of each page's latest render as it is stored (its snapshot body is made then). */
+    private readonly latestStored?: LatestRenderStored,
   ) {
     this.changes = new ChangeLogs(changeLogSeconds);
     this.renders = new RenderStore(caches, (ctx, domain, title, tid) => this.revisions.table(domain).revisionRendered(ctx, title, tid));
     const flights = new SingleFlight();
     this.revisions = new KnownRevisions(wikis, caches, flights, this.renders, freshness, log, purger, this.changes);
-    this.renderer = new Renderer(wikis, this.revisions, this.renders, flights, log, purger);
+    this.renderer = new Renderer(wikis, this.revisions, this.renders, flights, log, purger, this.latestStored);
     this.listings = new PageListings((domain) => this.revisions.table(domain), this.renders);
   }
 
@@ -59,7 +61,10 @@ export class PageService {
   /** Creates the read side's tables, all at once (each create is a round trip, a schema change on Cassandra). */
   async createTables(ctx: RequestContext, domain: string): Promise<void> {
     const siteInfo = new StoredSiteInfo(domain, ctx);
-    await Promise.all([this.revisions.table(domain).create(ctx), this.renders.create(ctx, domain), this.renderer.renderLeases(domain).create(ctx), siteInfo.create()]);
+    await Promise.all([
+      this.revisions.table(domain).create(ctx), this.renders.create(ctx, domain), this.renderer.renderLeases(domain).create(ctx), siteInfo.create(),
+      this.latestStored?.create(ctx, domain),
+    ]);
     this.wiki(domain).useSiteInfoStore(siteInfo);
     // A wiki that sends notices has its title rules loaded now, not by its first notice: a notice
     // is answered without asking the wiki, whose worker waits for that answer.

@@ -56,6 +56,15 @@ interface Rendering {
 /** A render already made, as a `Rendering`. */
 const finished = (render: Render): Rendering => ({ bundle: render, render: Promise.resolve(render), stored: Promise.resolve() });
 
+/**
+ * Told of each fresh render of a page's latest revision as it is stored, with its parts as they
+ * came (not yet compressed); part of storing it. Its tables are created with the read side's.
+ */
+export interface LatestRenderStored {
+  create(ctx: RequestContext, domain: string): Promise<void>;
+  made(ctx: RequestContext, domain: string, render: Render, plain: { html: Buffer; dataMw: Buffer; wikitext: Buffer }): Promise<void>;
+}
+
 /** Key of one render in progress (coalesced, then tracked until stored). */
 const renderKey = (domain: string, title: string, rev: number, force: boolean) => `render\u0000${domain}\u0000${title}\u0000${rev}\u0000${force}`;
 
@@ -76,6 +85,7 @@ export class Renderer implements RenderAhead {
     private readonly flights: SingleFlight,
     private readonly log: Logger,
     private readonly purger: CachePurger,
+    private readonly latestStored?: LatestRenderStored,
   ) {}
 
   private wiki(domain: string): Wiki {
@@ -84,6 +94,11 @@ export class Renderer implements RenderAhead {
 
   renderLeases(domain: string): RenderLeases {
     return this.leaseTables.remember(domain, () => new RenderLeases(domain, this.log));
+  }
+
+  /** Resolves once the render of a revision being made now (if any) is stored. */
+  async whenStored(domain: string, title: string, rev: number): Promise<void> {
+    await this.storing.get(renderKey(domain, title, rev, false));
   }
 
   /** Resolves once every render already handed to clients is stored. */
@@ -322,12 +337,14 @@ export class Renderer implements RenderAhead {
     // Waiting clients are answered from memory while it is stored: the render first, then the
     // pointers to it, so a crash in between leaves only an unused render. Storing starts once the
     // answer has gone out (see `afterAnswersOfThisTurn`).
-    const stored = whole.then(async ({ render, fresh }) => {
+    const stored = whole.then(async ({ render, fresh, wikitext }) => {
       if (!fresh) return;
       await afterAnswersOfThisTurn();
       await this.renders.save(ctx, domain, render);
       await this.revisions.stateWritten(domain, row.title);
-      await this.revisions.table(domain).setRenderTid(ctx, row.title, row.rev, render.tid, row.latest_rev === row.rev);
+      const latest = row.latest_rev === row.rev;
+      await this.revisions.table(domain).setRenderTid(ctx, row.title, row.rev, render.tid, latest);
+      if (latest) await this.latestStored?.made(ctx, domain, render, { html: raw.html.body, dataMw: raw['data-mw'].body, wikitext });
     });
     // Its failure is reported where it is handed over (`renderOnce`); one never handed over (a
     // forced render that failed) is the thrown error's.
@@ -340,13 +357,13 @@ export class Renderer implements RenderAhead {
   }
 
   /** The whole render once its wikitext has come (or, re-rendered unchanged, the stored one). */
-  private async completed(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, made: BundleRender, raw: Record<BundleProp, Part>, wikitext: Promise<Part>): Promise<{ render: Render; fresh: boolean }> {
+  private async completed(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean, made: BundleRender, raw: Record<BundleProp, Part>, wikitext: Promise<Part>): Promise<{ render: Render; fresh: boolean; wikitext: Buffer }> {
     const parts: Record<Prop, Part> = { ...raw, wikitext: await wikitext };
     const hash = createHash('sha256');
     for (const p of PROPS) hash.update(parts[p].contentType).update('\u0000').update(parts[p].body).update('\u0000');
     const digest = hash.digest('hex');
     const previous = force ? await this.renders.newestOf(ctx, domain, row.title, row.rev) : undefined;
-    if (previous?.digest === digest) return { render: previous, fresh: false };
+    if (previous?.digest === digest) return { render: previous, fresh: false, wikitext: parts.wikitext.body };
     // Kept in memory (the render cache) as storage has it: compressed, the plain parts left behind.
     const { plain: _plain, ...stored } = made;
     const render: Render = {
@@ -356,6 +373,6 @@ export class Renderer implements RenderAhead {
       digest,
     };
     this.renders.remember(domain, render);
-    return { render, fresh: true };
+    return { render, fresh: true, wikitext: parts.wikitext.body };
   }
 }

@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { gunzipNow } from '../../../util/compression.js';
+import { gunzipNow, gzip } from '../../../util/compression.js';
 import { HTML_2, toHtml2 } from '../model/html-versions.js';
 import type { RevisionRow } from '../model/revision.js';
 import type { PackedBody } from '../tables/snapshot-bodies.js';
@@ -31,15 +31,26 @@ export interface BodyParts {
 
 export type RecordInput = RecordMeta & BodyParts;
 
+/** A render's parts a body is made of, uncompressed (as Parsoid and the wiki gave them). */
+export interface PlainBodyParts {
+  html: Buffer;
+  dataMw: Buffer;
+  wikitext: Buffer;
+}
+
 /**
- * The end of a record's line: its `article_body` (the parts inflated, the HTML made 2.x, data-mw
- * inline), the last field, as JSON, and the record's close. Nearly all of a record's work.
+ * The end of a record's line: its `article_body` (the HTML made 2.x, data-mw inline), the last
+ * field, as JSON, and the record's close. Nearly all of a record's work.
  */
+function plainRecordEnd(parts: PlainBodyParts): { json: string; wikitextBytes: number } {
+  const html = toHtml2(parts.html.toString('utf8'), JSON.parse(parts.dataMw.toString('utf8')) as { ids?: Record<string, unknown> });
+  return { json: `${JSON.stringify({ html, wikitext: parts.wikitext.toString('utf8') })}}\n`, wikitextBytes: parts.wikitext.length };
+}
+
+/** The same from the parts as storage gave them (gzipped). */
 function recordEnd(parts: BodyParts): { json: string; wikitextBytes: number } {
   const inflate = (part: Uint8Array) => gunzipNow(Buffer.from(part.buffer, part.byteOffset, part.byteLength));
-  const html = toHtml2(inflate(parts.html).toString('utf8'), JSON.parse(inflate(parts.dataMw).toString('utf8')) as { ids?: Record<string, unknown> });
-  const wikitext = inflate(parts.wikitext);
-  return { json: `${JSON.stringify({ html, wikitext: wikitext.toString('utf8') })}}\n`, wikitextBytes: wikitext.length };
+  return plainRecordEnd({ html: inflate(parts.html), dataMw: inflate(parts.dataMw), wikitext: inflate(parts.wikitext) });
 }
 
 /**
@@ -66,4 +77,15 @@ export function formatRecord(input: RecordInput): string {
 export function packBody(parts: BodyParts): PackedBody {
   const { json, wikitextBytes } = recordEnd(parts);
   return { gz: gzipSync(json), bytes: Buffer.byteLength(json), wikitextBytes };
+}
+
+/**
+ * The same body from a render's parts as they came (a render just made), deflated on the thread
+ * pool: the same bytes as `packBody` makes of them stored, so a snapshot's lines do not depend on
+ * which made it.
+ */
+export async function packPlainBody(parts: PlainBodyParts): Promise<PackedBody> {
+  const { json, wikitextBytes } = plainRecordEnd(parts);
+  const text = Buffer.from(json);
+  return { gz: await gzip(text), bytes: text.length, wikitextBytes };
 }

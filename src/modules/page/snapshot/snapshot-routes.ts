@@ -34,6 +34,7 @@ export function snapshotModule(service: SnapshotSources): Module {
   return {
     name: 'page-snapshot',
     api: 'v1',
+    tables: ['snapshot_bodies'],
     routes: [{
       method: 'GET',
       path: '/snapshot/',

@@ -48,7 +48,7 @@ export interface SnapshotReport {
   complete: boolean;
   resumed: boolean;
   manifest?: Record<string, unknown>;
-  /** Pages whose body was made from their render by this run, and those read as an earlier run made them. */
+  /** Pages whose body was made from their render by this run, and those read as stored (made as the render was stored, or by an earlier run). */
   bodies: { made: number; stored: number };
 }
 
@@ -76,9 +76,10 @@ interface Found {
  *
  * Fast from storage: a page's record is a few fields read at the moment, then its body (the 2.x
  * HTML and the wikitext, escaped into JSON, deflated: nearly all of its bytes and of the work), the
- * last field. A render's body is made once, by the first snapshot that writes it, and stored
- * (tables/snapshot-bodies.ts); later snapshots copy it compressed as it is, each page two gzip
- * members, where making it again took milliseconds of CPU a long page.
+ * last field. A render's body is made once and stored (tables/snapshot-bodies.ts): as a page's
+ * latest render is stored (bodies-on-render.ts), else by the first snapshot that writes it; a
+ * snapshot copies it compressed as it is, each page two gzip members, where making it took
+ * milliseconds of CPU a long page.
  */
 export class SnapshotWriter {
   private readonly bodies: SnapshotBodies;
@@ -330,6 +331,26 @@ export class SnapshotWriter {
     return render;
   }
 
+  /**
+   * The body of a render not found with a body: made as it was stored if the wiki rendered it just
+   * now as the page's latest (bodies-on-render.ts), else made here from its parts and stored.
+   */
+  private async bodyOf(ctx: RequestContext, render: Render, storageOnly: boolean): Promise<PackedBody> {
+    if (!storageOnly) {
+      await this.service.renderer.whenStored(this.domain, render.title, render.rev);
+      const stored = await this.bodies.get(ctx, render.title, render.rev, render.tid);
+      if (stored) {
+        this.bodyCounts.stored++;
+        return stored;
+      }
+    }
+    const body = await this.formatter.pack(partsOf(render));
+    this.bodyCounts.made++;
+    // Kept for the next snapshot; a failure to keep it costs that snapshot the making, not this one its page.
+    await this.bodies.put(ctx, render.title, render.rev, render.tid, body).catch(() => undefined);
+    return body;
+  }
+
   /** One page's line at `options.at` (with `since`: only if it changed), or what became of it. */
   async page(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'> = { deleted: [] }): Promise<{ outcome: Outcome; line?: string }> {
     const found = await this.found(ctx, facts, entry, options, meta);
@@ -352,10 +373,7 @@ export class SnapshotWriter {
     else {
       const render = await this.renderOf(ctx, row, options.storageOnly ?? false);
       if (render === 'hidden') return { outcome: 'hidden' };
-      body = await this.formatter.pack(partsOf(render));
-      this.bodyCounts.made++;
-      // Kept for the next snapshot; a failure to keep it costs that snapshot the making, not this one its page.
-      await this.bodies.put(ctx, render.title, render.rev, render.tid, body).catch(() => undefined);
+      body = await this.bodyOf(ctx, render, options.storageOnly ?? false);
     }
     // The fields read at the moment, a few hundred bytes, stored as they are: deflating them would cost more time than it saves room.
     const head = Buffer.from(recordHead(fields, body.wikitextBytes));

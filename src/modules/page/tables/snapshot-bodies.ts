@@ -26,8 +26,9 @@ const SNAPSHOT_BODIES_SCHEMA = {
 };
 
 /**
- * Snapshot bodies by render (`snapshot_bodies`): made once per render, by the first snapshot that
- * writes it, and read by every later one instead of the render. A render never changes, so neither
+ * Snapshot bodies by render (`snapshot_bodies`): made once per render (as a page's latest render
+ * is stored, or by the first snapshot that writes it), and read by every snapshot instead of the
+ * render. A render never changes, so neither
  * does its body, but the way a body is made may: `format` names it, and a body made another way is
  * made again.
  */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
-import { formatRecord, recordHead, type RecordInput } from '../../../../../src/modules/page/snapshot/record-format.js';
+import { formatRecord, packPlainBody, recordHead, type RecordInput } from '../../../../../src/modules/page/snapshot/record-format.js';
 import { inThread, workerFormatter } from '../../../../../src/modules/page/snapshot/record-formatter.js';
 
 const gz = (text: string) => gzipSync(text);
@@ -82,6 +82,17 @@ describe('snapshot bodies', () => {
       assert.deepEqual(packed.map((p) => [p.bytes, p.wikitextBytes]), here.map((p) => [p.bytes, p.wikitextBytes]));
     } finally {
       await workers.close();
+    }
+  });
+
+  it('made from a render\'s parts as they came (as it is stored) are the bytes a snapshot makes of them stored', async () => {
+    // A long page too: deflate's blocks and window come into play past 64 KB.
+    const long = { ...input(4), html: gz(`<html><body>${Array.from({ length: 3000 }, (_, i) => `<p id="mw${i}">line ${i} \u00e9 "q"</p>`).join('')}</body></html>`) };
+    for (const parts of [input(1), long]) {
+      const plain = await packPlainBody({ html: gunzipSync(parts.html), dataMw: gunzipSync(parts.dataMw), wikitext: gunzipSync(parts.wikitext) });
+      const stored = await inThread.pack(parts);
+      assert.deepEqual(Buffer.from(plain.gz), Buffer.from(stored.gz));
+      assert.deepEqual([plain.bytes, plain.wikitextBytes], [stored.bytes, stored.wikitextBytes]);
     }
   });
 });
