@@ -286,11 +286,12 @@ async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void
       console.log(`    page listing, ${r.listing.pages} pages of 1000: first ${f(r.listing.first, 1)} ms, middle ${f(r.listing.middle, 1)} ms, last ${f(r.listing.last, 1)} ms`);
       console.log(`    renders of a page with ${r.history.revisions} revisions, ${r.history.pages} pages of 100: first ${f(r.history.first, 1)} ms, middle ${f(r.history.middle, 1)} ms, last ${f(r.history.last, 1)} ms`);
       if (r.vacuumMs !== undefined) console.log(`    VACUUM (ANALYZE) after the fill: ${f(r.vacuumMs / 1000, 1)} s`);
-      const { first } = r.snapshot;
+      const { withoutBodies: remade } = r.snapshot;
       console.log(`    snapshot from storage: ${f(r.snapshot.pages)} pages, ${f(r.snapshot.pagesPerSecond)} pages/s, ${f(r.snapshot.mbPerSecond, 1)} MB/s of NDJSON, peak RSS ${f(r.snapshot.peakRssMb)} MB (anonymous ${f(r.snapshot.peakAnonMb)} MB) ` +
         `(bodies: ${r.snapshot.bodies.stored} copied as stored, ${r.snapshot.bodies.made} made); ` +
         `the same pages' rows by the table API alone ${f(r.snapshot.tablePagesPerSecond)} pages/s (${f(r.snapshot.pagesPerSecond / r.snapshot.tablePagesPerSecond, 2)}); ` +
-        `the store's first snapshot (bodies: ${first.bodies.made} made, ${first.bodies.stored} copied) ${f(first.pagesPerSecond)} pages/s, ${f(first.mbPerSecond, 1)} MB/s, peak RSS ${f(first.peakRssMb)} MB (anonymous ${f(first.peakAnonMb)} MB)`);
+        `the same store without its bodies (bodies: ${remade.bodies.made} made, ${remade.bodies.stored} copied) ${f(remade.pagesPerSecond)} pages/s, ${f(remade.mbPerSecond, 1)} MB/s, peak RSS ${f(remade.peakRssMb)} MB (anonymous ${f(remade.peakAnonMb)} MB); ` +
+        `a body made as a render is stored: ${f(r.bodyOnRender.ms, 2)} ms, ${f(r.bodyOnRender.bodyKb, 1)} KB beside the render's ${f(r.bodyOnRender.renderKb, 1)} KB (means)`);
       console.log(`    TTL sweep ${f(r.ttlSweepMs, 1)} ms, transaction sweep ${f(r.transactionSweepMs, 1)} ms; wiki requests during the reads: ${r.wikiRequestsDuringReads}`);
     }
   }

@@ -10,7 +10,9 @@ import { toolApp, toolConfig } from '../src/bin/tool.js';
  * domain, the moment, perhaps the worker threads): pages/s and MB/s of NDJSON, peak RSS, the
  * page bodies made and copied; then the same pages' rows read
  * through the table API alone (the revision current then, its row, its render), the baseline.
- * Prints one JSON line.
+ * With REMAKE_BODIES=1, the store's snapshot bodies are dropped first: the snapshot makes each
+ * (a store whose renders were made with `snapshot_bodies: snapshot`, or before bodies were made
+ * as renders are stored). Prints one JSON line.
  */
 const [domain, atText, threadsText] = process.argv.slice(2);
 // Worker threads making the records: as many as cores (the command's default), or 0 for none.
@@ -27,6 +29,7 @@ const sampler = setInterval(() => {
   peakAnon = Math.max(peakAnon, Number(/RssAnon:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) * 1024);
 }, 100);
 try {
+  if (process.env.REMAKE_BODIES === '1') await app.storage.dropTable(domain!, 'snapshot_bodies');
   const formatter = threads === 0 ? inThread : workerFormatter(threads);
   const writer = new SnapshotWriter(app.page.service, domain!, formatter);
   const t0 = performance.now();

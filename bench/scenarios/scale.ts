@@ -14,6 +14,8 @@ import type { StorageConfig } from '../../src/config.js';
 import { openStorage } from '../../src/storage/index.js';
 import type { TableStorage } from '../../src/storage/table-storage.js';
 import { newTid } from '../../src/util/tid.js';
+import { BODY_FORMAT, packBody, packPlainBody } from '../../src/modules/page/snapshot/record-format.js';
+import type { PackedBody } from '../../src/modules/page/tables/snapshot-bodies.js';
 import { load, median, medianSample, rssMb, type Sample } from '../harness.js';
 import { DOMAIN, startService } from '../service.js';
 
@@ -85,6 +87,7 @@ export interface ScaleRow {
   wikiRequestsDuringReads: number;
   /** A snapshot of the store from storage alone, and the same pages' rows read through the table API alone. */
   snapshot: SnapshotRun;
+  bodyOnRender: BodyOnRender;
 }
 
 export interface SnapshotRun {
@@ -95,13 +98,22 @@ export interface SnapshotRun {
   /** Of it, the process's own memory (not the store's mapped pages). */
   peakAnonMb: number;
   tablePagesPerSecond: number;
-  /** Pages whose body the snapshot copied as an earlier one stored it, and those it made from their renders. */
+  /** Pages whose body the snapshot copied as stored, and those it made from their renders. */
   bodies: { stored: number; made: number };
   /**
-   * The store's first snapshot, before it (on worker threads, one per core): every page's body
-   * made from its render and stored. The figures above are the next snapshot's, copying them.
+   * The same snapshot of the store without its bodies (renders made with `snapshot_bodies:
+   * snapshot`): every page's body made from its render (on worker threads, one per core) and stored.
    */
-  first: { pagesPerSecond: number; mbPerSecond: number; peakRssMb: number; peakAnonMb: number; bodies: { stored: number; made: number } };
+  withoutBodies: { pagesPerSecond: number; mbPerSecond: number; peakRssMb: number; peakAnonMb: number; bodies: { stored: number; made: number } };
+}
+
+/** What a page's latest render costs the service to make its snapshot body as it is stored (bodies-on-render.ts). */
+export interface BodyOnRender {
+  /** Mean over the corpus renders, ms (the 2.x HTML and escaping on the main thread, the deflate on the thread pool). */
+  ms: number;
+  /** The body's compressed size against the render's four compressed parts (means, KB). */
+  bodyKb: number;
+  renderKb: number;
 }
 
 interface Parts {
@@ -178,6 +190,28 @@ async function corpusRenders(wikiUrl: string): Promise<Parts[]> {
   }
 }
 
+/** The service's cost of a latest render's snapshot body, made from its parts as they came (bodies-on-render.ts). */
+async function bodyOnRenderCost(parts: Parts[]): Promise<BodyOnRender> {
+  const times: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    for (const p of parts) {
+      const plain = { html: zlib.gunzipSync(p.html), dataMw: zlib.gunzipSync(p.data_mw), wikitext: zlib.gunzipSync(p.wikitext) };
+      const t0 = performance.now();
+      await packPlainBody(plain);
+      // The first round warms the code up.
+      if (round > 0) times.push(performance.now() - t0);
+    }
+  }
+  const kb = (n: number) => n / 1024;
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  // Means: the store draws its renders from these evenly, and what it pays is their sum.
+  return {
+    ms: mean(times),
+    bodyKb: mean(parts.map((p) => kb(packBody({ html: p.html, dataMw: p.data_mw, wikitext: p.wikitext }).gz.length))),
+    renderKb: mean(parts.map((p) => kb(p.html.length + p.data_parsoid.length + p.data_mw.length + p.wikitext.length))),
+  };
+}
+
 /** Page i's number of revisions: 1–20, spread evenly. */
 const revisionsOf = (i: number) => 1 + ((i * 7919) % 20);
 
@@ -193,7 +227,16 @@ class Filler {
   /** Every page that can be read (not deleted), with its visible revisions. */
   readonly readable: { title: string; revs: { rev: number; tid: string }[] }[] = [];
 
+  /** Each corpus render's snapshot body, made once: the same bytes the service makes as it stores the render. */
+  private readonly bodies = new Map<Parts, PackedBody>();
+
   constructor(private readonly storage: TableStorage, private readonly parts: Parts[]) {}
+
+  private bodyOf(parts: Parts): PackedBody {
+    let body = this.bodies.get(parts);
+    if (!body) this.bodies.set(parts, (body = packBody({ html: parts.html, dataMw: parts.data_mw, wikitext: parts.wikitext })));
+    return body;
+  }
 
   /** A time at which revision `rev` was its page's current one: after it was made, before the next. */
   whenCurrent(rev: number): string {
@@ -237,6 +280,12 @@ class Filler {
     };
     // A page's revisions in order (the statics with the last), pages side by side.
     for (let i = 0; i < count; i++) await write(i);
+    // Its latest render's snapshot body, made as the service stores that render (snapshot_bodies: render).
+    const body = this.bodyOf(variantOf(latest.rev));
+    await this.storage.put(DOMAIN, {
+      table: 'snapshot_bodies',
+      attributes: { title, rev: latest.rev, tid: latest.tid, format: BODY_FORMAT, body: body.gz, bytes: body.bytes, wikitext_bytes: body.wikitextBytes },
+    });
     for (const r of revs) {
       const variant = variantOf(r.rev);
       this.partBytes += variant.html.length + variant.data_parsoid.length + variant.data_mw.length + variant.wikitext.length;
@@ -448,16 +497,22 @@ function snapshotRun(config: string): Promise<SnapshotRun> {
   const child = path.join(path.dirname(fileURLToPath(import.meta.url)), '../snapshot-child.js');
   const at = new Date().toISOString();
   // Each in a process of its own, so that each peak RSS is its own.
-  const run = () => {
-    const out = execFileSync(process.execPath, ['--max-old-space-size=256', '--max-semi-space-size=32', child, DOMAIN, at], { env: { ...process.env, CONFIG: config }, maxBuffer: 1 << 20 });
-    return JSON.parse(out.toString('utf8').trim().split('\n').pop()!) as Omit<SnapshotRun, 'first'>;
+  const run = (env: Record<string, string> = {}) => {
+    // WIKISTORE_BENCH_SNAPSHOT_NODE_ARGS: more node flags for the snapshot (e.g. --cpu-prof).
+    const flags = process.env.WIKISTORE_BENCH_SNAPSHOT_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const out = execFileSync(process.execPath, ['--max-old-space-size=256', '--max-semi-space-size=32', ...flags, child, DOMAIN, at], { env: { ...process.env, CONFIG: config, ...env }, maxBuffer: 1 << 20 });
+    return JSON.parse(out.toString('utf8').trim().split('\n').pop()!) as Omit<SnapshotRun, 'withoutBodies'>;
   };
-  const first = run();
-  return Promise.resolve({ ...run(), first: { pagesPerSecond: first.pagesPerSecond, mbPerSecond: first.mbPerSecond, peakRssMb: first.peakRssMb, peakAnonMb: first.peakAnonMb, bodies: first.bodies } });
+  // The store as the service leaves it (each latest render's body made as it was stored), then
+  // the same store without its bodies: the snapshot makes each (and stores it again).
+  const copied = run();
+  const remade = run({ REMAKE_BODIES: '1' });
+  return Promise.resolve({ ...copied, withoutBodies: { pagesPerSecond: remade.pagesPerSecond, mbPerSecond: remade.mbPerSecond, peakRssMb: remade.peakRssMb, peakAnonMb: remade.peakAnonMb, bodies: remade.bodies } });
 }
 
 export async function scaleScenario(backend: ScaleBackend, sizes: number[], wikiUrl: string, seconds: number): Promise<ScaleRow[]> {
   const parts = await corpusRenders(wikiUrl);
+  const bodyOnRender = await bodyOnRenderCost(parts);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-scale-'));
   const sqlitePath = path.join(dir, 'scale.sqlite3');
   const hosts = backend.cassandraHosts ?? [];
@@ -536,7 +591,7 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
         rows.push({
           backend: backend.name, renders: filler.renders, pages: filler.pages, fillRendersPerSecond, bareInsertsPerSecond,
           bytesPerRender: bytes / filler.renders, gzippedPartsPerRender: filler.partBytes / filler.renders, startupMs, rssMb: idle,
-          reads, listing, history, ttlSweepMs, vacuumMs, transactionSweepMs, wikiRequestsDuringReads, snapshot,
+          reads, listing, history, ttlSweepMs, vacuumMs, transactionSweepMs, wikiRequestsDuringReads, snapshot, bodyOnRender,
         });
       } finally {
         await service.stop();
