@@ -9,9 +9,10 @@ import { BODY_FORMAT, packPlainBody, type PlainBodyParts } from './record-format
  * Snapshot bodies made when a page's latest render is stored, as Wikimedia Enterprise makes each
  * article's record when its change comes: a snapshot then copies every body from storage, where
  * making them (the 2.x HTML, the JSON escaping, the deflate: milliseconds of CPU a long page) bound
- * a store's first snapshot to a few hundred pages a second on two cores. A render costs a
- * millisecond or so more of this process's CPU (the deflate on the thread pool) and the body's
- * compressed size in storage; only latest renders get one (those the next snapshot writes).
+ * a store's first snapshot to a few hundred pages a second on two cores. Storing a render takes
+ * about 2 ms more (the bench's corpus renders on average; the deflate on the thread pool), after
+ * its readers were answered, and the body's compressed size in storage; only latest renders get
+ * one (those the next snapshot writes).
  */
 export class BodiesOnRender implements LatestRenderStored {
   private readonly tables = new BoundedMap<string, SnapshotBodies>(1024);
