@@ -33,8 +33,16 @@ try {
   const formatter = threads === 0 ? inThread : workerFormatter(threads);
   const writer = new SnapshotWriter(app.page.service, domain!, formatter);
   const t0 = performance.now();
-  const report = await writer.run(ctx, { at, namespaces: [0], out, pagesPerChunk: 1000, concurrency: 4, storageOnly: true });
+  // When the first and the last page were written: what comes before and after is the run's fixed cost.
+  let firstPage: number | undefined;
+  let lastPage = t0;
+  const progress = () => {
+    lastPage = performance.now();
+    firstPage ??= lastPage;
+  };
+  const report = await writer.run(ctx, { at, namespaces: [0], out, pagesPerChunk: 1000, concurrency: 4, storageOnly: true, progress });
   const seconds = (performance.now() - t0) / 1000;
+  const phases = { beforeFirstPageMs: (firstPage ?? lastPage) - t0, afterLastPageMs: t0 + seconds * 1000 - lastPage };
   await formatter.close();
   const counts = (report.manifest as { counts: Record<string, number> }).counts;
   const work = path.join(out, '.work');
@@ -60,7 +68,7 @@ try {
   const tableSeconds = (performance.now() - t1) / 1000;
   console.log(JSON.stringify({
     pages: counts.written ?? 0, seconds, pagesPerSecond: (counts.written ?? 0) / seconds, mbPerSecond: ndjsonBytes / 1e6 / seconds,
-    peakRssMb: peakRss / 1e6, peakAnonMb: peakAnon / 1e6, tablePages: read, tablePagesPerSecond: read / tableSeconds, bodies: report.bodies,
+    peakRssMb: peakRss / 1e6, peakAnonMb: peakAnon / 1e6, ...phases, tablePages: read, tablePagesPerSecond: read / tableSeconds, bodies: report.bodies,
   }));
 } finally {
   clearInterval(sampler);

@@ -97,6 +97,9 @@ export interface SnapshotRun {
   peakRssMb: number;
   /** Of it, the process's own memory (not the store's mapped pages). */
   peakAnonMb: number;
+  /** The run's fixed costs: before its first page was written (titles listed, archive opened), after its last (archive finished, manifest). */
+  beforeFirstPageMs: number;
+  afterLastPageMs: number;
   tablePagesPerSecond: number;
   /** Pages whose body the snapshot copied as stored, and those it made from their renders. */
   bodies: { stored: number; made: number };
