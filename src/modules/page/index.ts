@@ -39,10 +39,9 @@ export type { PageApi, PageModuleOptions } from './page-api.js';
  */
 export function pageModules(options: PageModuleOptions): PageApi {
   const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
-  const bodies = options.snapshotBodiesOnRender ? new BodiesOnRender(options.log) : undefined;
   const service = new PageService(
     options.wikis, caches, { latestCheckMs: options.latestCheckMs, revisionRecheckMs: options.revisionRecheckMs }, options.log, options.purger, options.changeLogSeconds,
-    bodies,
+    new BodiesOnRender(options.log, options.snapshotBodiesOnRender),
   );
   const cache = cachePolicy(Math.round(options.latestCheckMs / 1000), Math.round(options.revisionRecheckMs / 1000));
   const domains = [...options.wikis.keys()];

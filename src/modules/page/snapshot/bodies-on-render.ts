@@ -17,7 +17,8 @@ import { BODY_FORMAT, packPlainBody, type PlainBodyParts } from './record-format
 export class BodiesOnRender implements LatestRenderStored {
   private readonly tables = new BoundedMap<string, SnapshotBodies>(1024);
 
-  constructor(private readonly log: Logger) {}
+  /** `enabled` false (`snapshot_bodies: snapshot`): bodies are left to snapshots; the table is still made at start, for them and the HTTP snapshot. */
+  constructor(private readonly log: Logger, private readonly enabled = true) {}
 
   private table(domain: string): SnapshotBodies {
     return this.tables.remember(domain, () => new SnapshotBodies(domain, BODY_FORMAT));
@@ -32,6 +33,7 @@ export class BodiesOnRender implements LatestRenderStored {
    * snapshot makes again when it lacks it.
    */
   async made(ctx: RequestContext, domain: string, render: { title: string; rev: number; tid: string }, parts: PlainBodyParts): Promise<void> {
+    if (!this.enabled) return;
     try {
       await this.table(domain).put(ctx, render.title, render.rev, render.tid, await packPlainBody(parts));
     } catch (err) {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import PQueue from 'p-queue';
 import path from 'node:path';
-import { storedGzip } from '../../../util/compression.js';
+import { gunzip, storedGzip } from '../../../util/compression.js';
 import { HttpError } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
@@ -351,10 +351,16 @@ export class SnapshotWriter {
     return body;
   }
 
-  /** One page's line at `options.at` (with `since`: only if it changed), or what became of it. */
+  /**
+   * One page's line at `options.at` (with `since`: only if it changed), or what became of it: its
+   * body inflated as stored, else made from its render.
+   */
   async page(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'> = { deleted: [] }): Promise<{ outcome: Outcome; line?: string }> {
     const found = await this.found(ctx, facts, entry, options, meta);
     if (found.outcome !== 'written') return found;
+    const { row } = found;
+    const body = row.tid ? await this.bodies.get(ctx, row.title, row.rev, row.tid) : undefined;
+    if (body) return { outcome: 'written', line: recordHead(found.meta, body.wikitextBytes) + (await gunzip(body.gz)).toString('utf8') };
     const render = await this.renderOf(ctx, found.row, options.storageOnly ?? false);
     if (render === 'hidden') return { outcome: 'hidden' };
     return { outcome: 'written', line: await this.formatter.format({ ...found.meta, ...partsOf(render) }) };
