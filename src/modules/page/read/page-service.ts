@@ -75,4 +75,10 @@ export class PageService {
   drain(): Promise<void> {
     return this.renderer.drain();
   }
+
+  /** At the process's end: the renders being stored are, then what stores with them ends. */
+  async close(): Promise<void> {
+    await this.drain();
+    await this.latestStored?.close?.();
+  }
 }

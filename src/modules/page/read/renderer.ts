@@ -63,6 +63,8 @@ const finished = (render: Render): Rendering => ({ bundle: render, render: Promi
 export interface LatestRenderStored {
   create(ctx: RequestContext, domain: string): Promise<void>;
   made(ctx: RequestContext, domain: string, render: Render, plain: { html: Buffer; dataMw: Buffer; wikitext: Buffer }): Promise<void>;
+  /** At the process's end, after the renders being stored are. */
+  close?(): Promise<void>;
 }
 
 /** Key of one render in progress (coalesced, then tracked until stored). */

@@ -4,6 +4,17 @@ import { BoundedMap } from '../../../util/bounded-map.js';
 import type { LatestRenderStored } from '../read/renderer.js';
 import { SnapshotBodies } from '../tables/snapshot-bodies.js';
 import { BODY_FORMAT, packPlainBody, type PlainBodyParts } from './record-format.js';
+import { workerFormatter, type RecordFormatter } from './record-formatter.js';
+
+/**
+ * A render's HTML and data-mw from this size on make their body on a worker thread: made here, a
+ * long article's (800 KB of HTML) held the event loop, and every request the process was serving,
+ * for 20 to 50 ms after each of its renders. Below it, a few milliseconds at most: a thread's
+ * hand-off (the parts copied to it) and its start would cost more than they save.
+ */
+export const THREAD_BODY_BYTES = 128 * 1024;
+/** The thread ends after this long without a body to make, and starts again with the next. */
+const THREAD_IDLE_MS = 60_000;
 
 /**
  * Snapshot bodies made when a page's latest render is stored, as Wikimedia Enterprise makes each
@@ -17,8 +28,11 @@ import { BODY_FORMAT, packPlainBody, type PlainBodyParts } from './record-format
 export class BodiesOnRender implements LatestRenderStored {
   private readonly tables = new BoundedMap<string, SnapshotBodies>(1024);
 
-  /** `enabled` false (`snapshot_bodies: snapshot`): bodies are left to snapshots; the table is still made at start, for them and the HTTP snapshot. */
-  constructor(private readonly log: Logger, private readonly enabled = true) {}
+  /**
+   * `enabled` false (`snapshot_bodies: snapshot`): bodies are left to snapshots; the table is still
+   * made at start, for them and the HTTP snapshot. `thread`: where large bodies are made.
+   */
+  constructor(private readonly log: Logger, private readonly enabled = true, private readonly thread: RecordFormatter = workerFormatter(1, { idleMs: THREAD_IDLE_MS })) {}
 
   private table(domain: string): SnapshotBodies {
     return this.tables.remember(domain, () => new SnapshotBodies(domain, BODY_FORMAT));
@@ -35,9 +49,16 @@ export class BodiesOnRender implements LatestRenderStored {
   async made(ctx: RequestContext, domain: string, render: { title: string; rev: number; tid: string }, parts: PlainBodyParts): Promise<void> {
     if (!this.enabled) return;
     try {
-      await this.table(domain).put(ctx, render.title, render.rev, render.tid, await packPlainBody(parts));
+      const large = parts.html.length + parts.dataMw.length >= THREAD_BODY_BYTES;
+      const body = large ? await this.thread.packPlain(parts) : await packPlainBody(parts);
+      await this.table(domain).put(ctx, render.title, render.rev, render.tid, body);
     } catch (err) {
       this.log.warn({ err, domain, title: render.title, rev: render.rev }, 'storing a render\'s snapshot body failed; a snapshot makes it');
     }
+  }
+
+  /** Ends the thread (bodies still being made are waited for first: see PageService.close). */
+  close(): Promise<void> {
+    return this.thread.close();
   }
 }

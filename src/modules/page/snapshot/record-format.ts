@@ -89,3 +89,9 @@ export async function packPlainBody(parts: PlainBodyParts): Promise<PackedBody> 
   const text = Buffer.from(json);
   return { gz: await gzip(text), bytes: text.length, wikitextBytes };
 }
+
+/** `packPlainBody` all in the calling thread (a worker thread's: see record-formatter.ts). */
+export function packPlainBodyNow(parts: PlainBodyParts): PackedBody {
+  const { json, wikitextBytes } = plainRecordEnd(parts);
+  return { gz: gzipSync(json), bytes: Buffer.byteLength(json), wikitextBytes };
+}

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { Piscina } from 'piscina';
 import type { PackedBody } from '../tables/snapshot-bodies.js';
-import { formatRecord, packBody, type BodyParts, type RecordInput } from './record-format.js';
+import { formatRecord, packBody, packPlainBody, type BodyParts, type PlainBodyParts, type RecordInput } from './record-format.js';
 
 /** Makes snapshot records and bodies: in the calling thread, or spread over worker threads. */
 export interface RecordFormatter {
@@ -9,6 +9,8 @@ export interface RecordFormatter {
   format(input: RecordInput): Promise<string>;
   /** A render's body packed for an archive (made once per render: see tables/snapshot-bodies.ts). */
   pack(parts: BodyParts): Promise<PackedBody>;
+  /** The same from a render's parts as they came (a render just made: see bodies-on-render.ts). */
+  packPlain(parts: PlainBodyParts): Promise<PackedBody>;
   close(): Promise<void>;
 }
 
@@ -16,6 +18,7 @@ export interface RecordFormatter {
 export const inThread: RecordFormatter = {
   format: async (input) => formatRecord(input),
   pack: async (parts) => packBody(parts),
+  packPlain: packPlainBody,
   close: async () => {},
 };
 
@@ -23,6 +26,17 @@ export const inThread: RecordFormatter = {
 function moved<T extends BodyParts>(input: T): { value: T; transferList: ArrayBuffer[] } {
   const parts = { html: new Uint8Array(input.html), dataMw: new Uint8Array(input.dataMw), wikitext: new Uint8Array(input.wikitext) };
   return { value: { ...input, ...parts }, transferList: [parts.html.buffer, parts.dataMw.buffer, parts.wikitext.buffer] };
+}
+
+/** A body as a thread answers it (its bytes a plain Uint8Array), with a Buffer, as storage answers one. */
+const asPacked = (body: PackedBody): PackedBody => ({ ...body, gz: Buffer.from(body.gz.buffer, body.gz.byteOffset, body.gz.byteLength) });
+
+export interface WorkerOptions {
+  /**
+   * Threads that have had nothing to do for this long end (started again when needed): for a
+   * process that makes bodies now and then (a service), not one that makes a wiki's at once.
+   */
+  idleMs?: number;
 }
 
 /**
@@ -33,12 +47,14 @@ function moved<T extends BodyParts>(input: T): { value: T; transferList: ArrayBu
  * needs none, and their start (loading the service's code, a heap each) would take the cores
  * from its main thread.
  */
-export function workerFormatter(threads = os.availableParallelism()): RecordFormatter {
-  let started: Piscina<RecordInput | BodyParts, string | PackedBody> | undefined;
-  const pool = () => (started ??= new Piscina<RecordInput | BodyParts, string | PackedBody>({
+export function workerFormatter(threads = os.availableParallelism(), options: WorkerOptions = {}): RecordFormatter {
+  type Pool = Piscina<RecordInput | BodyParts | PlainBodyParts, string | PackedBody>;
+  let started: Pool | undefined;
+  const pool = (): Pool => (started ??= new Piscina<RecordInput | BodyParts | PlainBodyParts, string | PackedBody>({
     filename: new URL('./record-worker.js', import.meta.url).href,
-    minThreads: threads,
+    minThreads: options.idleMs === undefined ? threads : 0,
     maxThreads: threads,
+    ...(options.idleMs === undefined ? {} : { idleTimeout: options.idleMs }),
     // No bound of the pool's own: its callers bound the pages under way (a snapshot's window).
   }));
   return {
@@ -48,10 +64,17 @@ export function workerFormatter(threads = os.availableParallelism()): RecordForm
     },
     pack: async (parts) => {
       const { value, transferList } = moved({ html: parts.html, dataMw: parts.dataMw, wikitext: parts.wikitext });
-      return (await pool().run(value, { name: 'pack', transferList })) as PackedBody;
+      return asPacked((await pool().run(value, { name: 'pack', transferList })) as PackedBody);
+    },
+    packPlain: async (parts) => {
+      const { value, transferList } = moved({ html: parts.html, dataMw: parts.dataMw, wikitext: parts.wikitext });
+      return asPacked((await pool().run(value, { name: 'packPlain', transferList })) as PackedBody);
     },
     close: async () => {
-      await started?.destroy();
+      const closing = started;
+      // Started again if asked after (a pool destroyed takes no work).
+      started = undefined;
+      await closing?.destroy();
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { PackedBody } from '../tables/snapshot-bodies.js';
-import { formatRecord, packBody, type BodyParts, type RecordInput } from './record-format.js';
+import { formatRecord, packBody, packPlainBodyNow, type BodyParts, type PlainBodyParts, type RecordInput } from './record-format.js';
 
 /** A worker thread of `RecordFormatter`: one record a call. */
 export default function format(input: RecordInput): string {
@@ -9,4 +9,12 @@ export default function format(input: RecordInput): string {
 /** A worker thread of `RecordFormatter`: one body a call. */
 export function pack(parts: BodyParts): PackedBody {
   return packBody(parts);
+}
+
+/** Bytes come to a thread as plain Uint8Arrays: Buffers again, for their UTF-8 decoding. */
+const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+/** A worker thread of `RecordFormatter`: one body a call, from a render's parts as they came. */
+export function packPlain(parts: PlainBodyParts): PackedBody {
+  return packPlainBodyNow({ html: asBuffer(parts.html), dataMw: asBuffer(parts.dataMw), wikitext: asBuffer(parts.wikitext) });
 }

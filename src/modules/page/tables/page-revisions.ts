@@ -276,9 +276,12 @@ export class PageRevisions {
    * then by id among revisions of the same second, as the wiki orders a page's history.
    */
   async currentAt(ctx: RequestContext, title: string, at: number): Promise<RevisionRow | undefined> {
-    const { items } = await this.table.query(ctx, { index: 'by_time', attributes: { title, timestamp: { le: at } }, proj: ['rev'], limit: 1 });
-    const rev = items[0]?.rev as number | undefined;
-    return rev === undefined ? undefined : this.get(ctx, title, rev);
+    // The index answers whole rows (each engine reads the row it names): one read, not the
+    // revision's id and then its row. Kept as `get` keeps it, for the reads of the same revision after.
+    const gen = this.cache.generation(title);
+    const row = (await this.table.query(ctx, { index: 'by_time', attributes: { title, timestamp: { le: at } }, limit: 1 })).items[0] as unknown as RevisionRow | undefined;
+    if (row) this.cache.set(title, String(row.rev), row, gen);
+    return row;
   }
 
   /**

@@ -59,7 +59,7 @@ function contentHeaders(domain: string, render: BundleRender, prop: Prop, type: 
 /** What the read routes are served from. */
 export interface PageReadParts {
   domains: string[];
-  service: Pick<PageService, 'createTables' | 'drain' | 'listings' | 'reads' | 'renderer' | 'revisions' | 'wiki'>;
+  service: Pick<PageService, 'close' | 'createTables' | 'listings' | 'reads' | 'renderer' | 'revisions' | 'wiki'>;
   caches: PageCaches;
   cache: CachePolicy;
   html2: Html2Cache;
@@ -140,7 +140,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, normali
     async setup(ctx) {
       await Promise.all(domains.map((domain) => service.createTables(ctx, domain)));
     },
-    close: () => service.drain(),
+    close: () => service.close(),
     routes: [
       {
         method: 'GET',
