@@ -505,6 +505,29 @@ export function storageConformance(backend: string, config: () => StorageConfig,
         await rejectsWith(storage.get(domain, { table: 'pages', index: 'by_rev', attributes: {} }), 400);
       });
 
+      it('answers reads of one shape (a range on an index, a projection) by their own values, one after another', async () => {
+        const domain = await table(pages);
+        // Made once: two timeuuids of the same moment differ (and compare) by their clock sequence and node.
+        const tids = [0, 1, 2, 3, 4, 5].map((i) => tid(1_600_000_000_000 + i * 1000));
+        const t = (i: number) => tids[i]!;
+        for (const [title, rev] of [['A', 1], ['A', 2], ['A', 5], ['B', 3], ['B', 4]] as const) {
+          await storage.put(domain, { table: 'pages', attributes: { title, rev, tid: t(rev), comment: `${title}${rev}` } });
+        }
+        // The same shape again and again with other values: each answered by its own.
+        const newestUpTo = async (title: string, rev: number) =>
+          (await storage.get(domain, { table: 'pages', attributes: { title, rev: { le: rev } }, proj: ['rev', 'comment'], limit: 1 })).items.map((r) => r.comment);
+        assert.deepEqual(await Promise.all([newestUpTo('A', 4), newestUpTo('A', 1), newestUpTo('B', 4), newestUpTo('B', 2), newestUpTo('A', 9)]), [['A2'], ['A1'], ['B4'], [], ['A5']]);
+        const byRevAfter = async (rev: number, after: number) =>
+          (await storage.get(domain, { table: 'pages', index: 'by_rev', attributes: { rev, tid: { gt: t(after) } }, limit: 5 })).items.map((r) => r.comment);
+        assert.deepEqual([await byRevAfter(2, 1), await byRevAfter(2, 2), await byRevAfter(3, 0)], [['A2'], [], ['B3']]);
+        // Another projection, another order of the conditions: their own answers.
+        assert.deepEqual((await storage.get(domain, { table: 'pages', attributes: { title: 'A', rev: { le: 4 } }, proj: ['rev'], limit: 1 })).items, [{ rev: 2 }]);
+        assert.deepEqual((await storage.get(domain, { table: 'pages', attributes: { rev: { lt: 5 }, title: 'A' }, limit: 1 })).items.map((r) => r.rev), [2]);
+        // A value of the wrong type, or none, in a shape read before: refused as the first time.
+        await rejectsWith(storage.get(domain, { table: 'pages', attributes: { title: 'A', rev: { le: 'two' } }, proj: ['rev', 'comment'], limit: 1 }), 400);
+        await rejectsWith(storage.get(domain, { table: 'pages', attributes: { title: 'A', rev: { le: null } }, proj: ['rev', 'comment'], limit: 1 }), 400);
+      });
+
       it('moves a row between index values, deletes rows that never had an entry, and refuses an index over a static column', async () => {
         const tagged = {
           table: 'tagged',

@@ -78,8 +78,9 @@ export class SnapshotArchive {
   static async open(file: string, entryName: (i: number) => string, mtime: Date, resumeAt = 0): Promise<SnapshotArchive | undefined> {
     const tmp = `${file}.tmp`;
     if (resumeAt > 0 && !(fs.existsSync(tmp) && fs.statSync(tmp).size >= resumeAt)) return undefined;
+    // A new archive is opened empty ('w'); a resumed one loses what followed its last ended entry.
     const handle = await fs.promises.open(tmp, resumeAt > 0 ? 'r+' : 'w');
-    await handle.truncate(resumeAt);
+    if (resumeAt > 0) await handle.truncate(resumeAt);
     return new SnapshotArchive(file, handle, entryName, mtime, resumeAt);
   }
 
