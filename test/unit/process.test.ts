@@ -11,23 +11,21 @@ const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../s
 
 function startMain(env: Record<string, string>) {
   const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
   const listening = new Promise<number>((resolve, reject) => {
-    let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      log = out;
       const m = /"port":(\d+)[^\n]*"msg":"listening"/.exec(out);
       if (m) resolve(Number(m[1]));
     });
     child.once('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { child, listening, exited, output: () => log };
+  return { child, listening, exited, output: () => out };
 }
 
-let log = '';
-
-describe('the service process', () => {
+// Each case its own process, data dir and port: run at once.
+describe('the service process', { concurrency: true }, () => {
   it('starts with a YAML config and env overrides, serves the spec, and stores under DATA_DIR', async () => {
     const dir = tempDir();
     const config = path.join(dir, 'config.yaml');

@@ -24,7 +24,8 @@ function runToExit(env: Record<string, string>, timeoutMs = 30_000): Promise<{ c
   }));
 }
 
-describe('start-up mistakes: one line naming what to change, never a restart loop', () => {
+// Each case its own process, files and port: run at once (the storage case waits seconds on purpose).
+describe('start-up mistakes: one line naming what to change, never a restart loop', { concurrency: true }, () => {
   const configFile = (text: string) => {
     const file = path.join(tempDir(), 'config.yaml');
     fs.writeFileSync(file, text);
