@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { request } from '../helpers.js';
 import { startAgainstWiki, WIKI_URL, type AgainstWiki } from '../wiki.js';
 import { startNginxFront } from '../fronts.js';
+import { THREAD_HTML2_BYTES, toHtml2 } from '../../src/modules/page/model/html-versions.js';
 
 const RUN = Date.now().toString(36);
 const WIKI_REST = `${WIKI_URL}/rest.php/v1`;
@@ -100,6 +101,22 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     const bad = await request(`${rest}/page/${made.title}/html?flavor=nonsense`);
     assert.equal(bad.status, 400);
     assert.equal(bad.json.httpCode, 400);
+  });
+
+  it("serves a long article's HTML (made 2.x on a worker thread) as its stored HTML and data-mw make it", async () => {
+    // The longest corpus article: its 2.x HTML is made off the event loop (model/html-versions.ts).
+    const title = 'United_Kingdom';
+    const fresh = await request(`${direct}/page/${title}/html`);
+    assert.equal(fresh.status, 200, fresh.text.slice(0, 300));
+    const v1 = `${a.s.base}/wiki.test/v1/page/${title}`;
+    const stored = await request(`${v1}/html`);
+    const dataMw = await request(`${v1}/data-mw`);
+    assert.ok(stored.text.length + dataMw.text.length >= THREAD_HTML2_BYTES, 'long enough for the thread');
+    const expected = toHtml2(stored.text, dataMw.json as { ids?: Record<string, unknown> });
+    assert.equal(fresh.text, expected, 'a render just made: from the parts as Parsoid gave them');
+    assert.match(fresh.text, /typeof="mw:Transclusion"[^>]* data-mw='/, 'data-mw inline');
+    const again = await request(`${direct}/page/${title}/with_html`);
+    assert.equal(again.json.html, expected);
   });
 
   it('redirects another spelling of a title (301) and a wiki redirect (307, unless redirect=no), naming redirect_target', async () => {

@@ -1,5 +1,6 @@
 import { Parser } from 'htmlparser2';
 import { LRUCache } from 'lru-cache';
+import { Piscina } from 'piscina';
 import { HttpError } from '../../../util/errors.js';
 import type { BundleRender } from './render.js';
 import { compress, decompress } from '../../../http/encoding.js';
@@ -142,12 +143,58 @@ function withInserts(html: string, inserts: Inserts, version: string): string {
   return out.replace(/(<meta property="mw:(?:htmlVersion|html:version)" content=")999\.\d+\.\d+(")/g, `$1${version}$2`);
 }
 
+/**
+ * A render whose HTML and data-mw are this large at least (as Parsoid gave them; a fifth of it
+ * gzipped, as stored) is made 2.x on a worker thread: made here, a long article's (800 KB of HTML)
+ * held the event loop, and every request the process was serving, for 10 to 20 ms on its first
+ * read. Below it, a few milliseconds at most: the hand-off and the thread's start cost more.
+ */
+export const THREAD_HTML2_BYTES = 128 * 1024;
+const GZIP_RATIO = 5;
+/** The thread ends after this long without a render to make 2.x, and starts again with the next. */
+const THREAD_IDLE_MS = 60_000;
+
+/** A render's HTML and data-mw as a thread gets them: gzipped as stored, or as Parsoid gave them. */
+export interface Html2Parts {
+  html: Uint8Array;
+  dataMw: Uint8Array;
+  gzipped: boolean;
+}
+
+/** Makes a render's 2.x HTML, gzipped, elsewhere (a worker thread: `html2-worker.ts`). */
+export type Html2Maker = (parts: Html2Parts) => Promise<Buffer>;
+
+/** One worker thread, started with the first large render and ended when idle. */
+export function html2Thread(): Html2Maker & { close(): Promise<void> } {
+  let pool: Piscina<Html2Parts, Uint8Array> | undefined;
+  const make = async (parts: Html2Parts) => {
+    pool ??= new Piscina<Html2Parts, Uint8Array>({ filename: new URL('./html2-worker.js', import.meta.url).href, minThreads: 0, maxThreads: 1, idleTimeout: THREAD_IDLE_MS });
+    // Copied for the thread, not moved: the render's buffers are kept (its cache, its readers).
+    const sent = { html: new Uint8Array(parts.html), dataMw: new Uint8Array(parts.dataMw), gzipped: parts.gzipped };
+    const gz = await pool.run(sent, { transferList: [sent.html.buffer, sent.dataMw.buffer] });
+    return Buffer.from(gz.buffer, gz.byteOffset, gz.byteLength);
+  };
+  return Object.assign(make, {
+    close: async () => {
+      const closing = pool;
+      pool = undefined;
+      await closing?.destroy();
+    },
+  });
+}
+
 /** The 2.x form of stored renders, gzipped, made once per render (renders never change), bounded in bytes. */
 export class Html2Cache {
   private readonly made: LRUCache<string, Buffer>;
 
-  constructor(maxBytes: number) {
+  /** `thread`: where large renders are made 2.x. */
+  constructor(maxBytes: number, private readonly thread: Html2Maker & { close?(): Promise<void> } = html2Thread()) {
     this.made = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (b) => Math.max(1, b.length) });
+  }
+
+  /** Ends the thread, if it runs. */
+  async close(): Promise<void> {
+    await this.thread.close?.();
   }
 
   /** The render's HTML in 2.x form, as text (made and kept as `of` does). */
@@ -160,14 +207,29 @@ export class Html2Cache {
     const key = `${domain}\u0000${render.tid}`;
     const hit = this.made.get(key);
     if (hit) return hit;
+    const made = (await this.onThread(render)) ?? (await this.here(render));
+    this.made.set(key, made);
+    return made;
+  }
+
+  /** A large render's 2.x HTML, made on the thread; undefined for one made here. */
+  private onThread(render: BundleRender): Promise<Buffer> | undefined {
+    if (render.plain) {
+      const { html, dataMw } = render.plain;
+      return html.length + dataMw.length >= THREAD_HTML2_BYTES ? this.thread({ html, dataMw, gzipped: false }) : undefined;
+    }
+    const html = render.parts.html;
+    const dataMw = render.parts['data-mw'];
+    return (html.length + dataMw.length) * GZIP_RATIO >= THREAD_HTML2_BYTES ? this.thread({ html, dataMw, gzipped: true }) : undefined;
+  }
+
+  private async here(render: BundleRender): Promise<Buffer> {
     // A render just made has its parts as Parsoid gave them; a stored one's are inflated (small
     // parts on this thread: the thread pool's hand-offs cost more than the work; large ones on the pool).
     const [html, dataMw] = render.plain
       ? [render.plain.html, render.plain.dataMw]
       : await Promise.all([decompress(render.parts.html, 'gzip'), decompress(render.parts['data-mw'], 'gzip')]);
-    const made = await compress(Buffer.from(toHtml2(html.toString('utf8'), JSON.parse(dataMw.toString('utf8')) as { ids?: Record<string, unknown> })), 'gzip');
-    this.made.set(key, made);
-    return made;
+    return compress(Buffer.from(toHtml2(html.toString('utf8'), JSON.parse(dataMw.toString('utf8')) as { ids?: Record<string, unknown> })), 'gzip');
   }
 }
 

@@ -140,7 +140,10 @@ export function pageReadModule({ domains, service, caches, cache, html2, normali
     async setup(ctx) {
       await Promise.all(domains.map((domain) => service.createTables(ctx, domain)));
     },
-    close: () => service.close(),
+    close: async () => {
+      await service.close();
+      await html2.close();
+    },
     routes: [
       {
         method: 'GET',

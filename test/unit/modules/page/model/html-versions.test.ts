@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { negotiateHtml, toHtml2, toHtml2ByTokenizer } from '../../../../../src/modules/page/model/html-versions.js';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { Html2Cache, html2Thread, negotiateHtml, THREAD_HTML2_BYTES, toHtml2, toHtml2ByTokenizer, type Html2Parts } from '../../../../../src/modules/page/model/html-versions.js';
+import type { BundleRender } from '../../../../../src/modules/page/model/render.js';
 
 describe('HTML versions for rest_v1 clients', () => {
   it('puts data-mw back inline by id, whatever the attribute values hold, and says 2.x in the head', () => {
@@ -43,3 +45,64 @@ describe('HTML versions for rest_v1 clients', () => {
     assert.throws(() => negotiateHtml('text/html; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.8.0"', '2'), /2\.8\.0/);
   });
 });
+
+/** A render of `paragraphs` paragraphs, each with a template (data-mw by id) and non-ASCII text. */
+function renderOf(paragraphs: number, tid: string, plain: boolean): BundleRender {
+  const ids: Record<string, unknown> = {};
+  let body = '';
+  for (let i = 0; i < paragraphs; i++) {
+    body += `<p id="mw${i}">Łódź ${i} <span typeof="mw:Transclusion" id="mwT${i}">x</span></p>`;
+    ids[`mwT${i}`] = { parts: [{ template: { target: { wt: `T${i}` }, params: { 1: { wt: "it's" } }, i: 0 } }] };
+  }
+  const html = Buffer.from(`<html><head><meta property="mw:htmlVersion" content="999.0.0"/></head><body>${body}</body></html>`);
+  const dataMw = Buffer.from(JSON.stringify({ ids }));
+  const empty = gzipSync('{}');
+  return {
+    title: 'Page', rev: 1, tid,
+    parts: { html: gzipSync(html), 'data-parsoid': empty, 'data-mw': gzipSync(dataMw) },
+    types: { html: '', 'data-parsoid': '', 'data-mw': '' },
+    ...(plain ? { plain: { html, dataMw } } : {}),
+  } as BundleRender;
+}
+
+describe('the 2.x HTML of renders, kept', () => {
+  it("of a long article is made on a worker thread (the event loop left to requests), the same bytes as made here, stored or just made", async () => {
+    const cache = new Html2Cache(1 << 24);
+    const here = new Html2Cache(1 << 24, async () => assert.fail('made here, not on the thread'));
+    try {
+      const long = 4000;
+      for (const plain of [false, true]) {
+        const render = renderOf(long, `t-${plain}`, plain);
+        assert.ok(render.parts.html.length * 5 >= THREAD_HTML2_BYTES, 'large enough for the thread');
+        const made = await cache.of('d', render);
+        const expected = toHtml2(gunzipSync(render.parts.html).toString('utf8'), JSON.parse(gunzipSync(render.parts['data-mw']).toString('utf8')));
+        assert.equal(gunzipSync(made).toString('utf8'), expected);
+        assert.ok(Buffer.isBuffer(made), 'a Buffer, as sent');
+        // The bytes a small render made here would have: gzip at the level `compress` uses.
+        assert.equal(Buffer.compare(made, gzipSync(Buffer.from(expected), { level: 6 })), 0);
+      }
+      const small = renderOf(3, 'small', false);
+      assert.equal(gunzipSync(await here.of('d', small)).toString('utf8'), toHtml2(gunzipSync(small.parts.html).toString('utf8'), JSON.parse(gunzipSync(small.parts['data-mw']).toString('utf8'))));
+    } finally {
+      await cache.close();
+    }
+  });
+
+  it('goes to the thread from a long article on, once per render', async () => {
+    const sent: Html2Parts[] = [];
+    const thread = html2Thread();
+    const cache = new Html2Cache(1 << 24, async (parts) => (sent.push(parts), thread(parts)));
+    try {
+      await cache.of('d', renderOf(3, 'a', false));
+      await cache.of('d', renderOf(3, 'b', true));
+      assert.equal(sent.length, 0);
+      const long = renderOf(4000, 'c', false);
+      await cache.of('d', long);
+      await cache.of('d', long);
+      assert.deepEqual(sent.map((p) => p.gzipped), [true]);
+    } finally {
+      await thread.close();
+    }
+  });
+});
+
