@@ -12,7 +12,8 @@ import { followerModule } from './follow/follower-module.js';
 import { changeNoticesModule } from './follow/change-notices.js';
 import { changeStreamModule } from './follow/change-stream.js';
 import { snapshotModule } from './snapshot/snapshot-routes.js';
-import { BodiesOnRender } from './snapshot/bodies-on-render.js';
+import { BodiesOnRender, PAGE_THREAD_IDLE_MS } from './snapshot/bodies-on-render.js';
+import { workerFormatter } from './snapshot/record-formatter.js';
 import type { PageMove } from './follow/change-plan.js';
 import { BranchCallers } from './drafts/branch-callers.js';
 import { BranchExpirySweep } from './drafts/branch-expiry-sweep.js';
@@ -39,15 +40,18 @@ export type { PageApi, PageModuleOptions } from './page-api.js';
  */
 export function pageModules(options: PageModuleOptions): PageApi {
   const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
+  // One worker thread for a long article's CPU work (its 2.x HTML, its snapshot body), off the
+  // event loop: started when first needed, ended when idle, and at close with the bodies' maker.
+  const pageThread = workerFormatter(1, { idleMs: PAGE_THREAD_IDLE_MS });
   const service = new PageService(
     options.wikis, caches, { latestCheckMs: options.latestCheckMs, revisionRecheckMs: options.revisionRecheckMs }, options.log, options.purger, options.changeLogSeconds,
-    new BodiesOnRender(options.log, options.snapshotBodiesOnRender),
+    new BodiesOnRender(options.log, options.snapshotBodiesOnRender, pageThread),
   );
   const cache = cachePolicy(Math.round(options.latestCheckMs / 1000), Math.round(options.revisionRecheckMs / 1000));
   const domains = [...options.wikis.keys()];
   const locks = new Map(domains.map((domain) => [domain, new SaveLocks(domain)]));
   const locksOf = (domain: string) => locks.get(domain)!;
-  const html2 = new Html2Cache(Math.floor(options.renderCacheBytes / 4));
+  const html2 = new Html2Cache(Math.floor(options.renderCacheBytes / 4), pageThread.html2);
   const saver = new PageSaver(service, locksOf, options.log, html2);
   const transforms = new Transforms(service);
   const branches = new Branches(service, saver, options.branchTtlSeconds, options.log);

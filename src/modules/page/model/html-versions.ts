@@ -1,6 +1,6 @@
+import zlib from 'node:zlib';
 import { Parser } from 'htmlparser2';
 import { LRUCache } from 'lru-cache';
-import { Piscina } from 'piscina';
 import { HttpError } from '../../../util/errors.js';
 import type { BundleRender } from './render.js';
 import { compress, decompress } from '../../../http/encoding.js';
@@ -151,8 +151,6 @@ function withInserts(html: string, inserts: Inserts, version: string): string {
  */
 export const THREAD_HTML2_BYTES = 128 * 1024;
 const GZIP_RATIO = 5;
-/** The thread ends after this long without a render to make 2.x, and starts again with the next. */
-const THREAD_IDLE_MS = 60_000;
 
 /** A render's HTML and data-mw as a thread gets them: gzipped as stored, or as Parsoid gave them. */
 export interface Html2Parts {
@@ -161,40 +159,27 @@ export interface Html2Parts {
   gzipped: boolean;
 }
 
-/** Makes a render's 2.x HTML, gzipped, elsewhere (a worker thread: `html2-worker.ts`). */
+/**
+ * Makes a render's 2.x HTML, gzipped as `compress` gzips, elsewhere (a worker thread the
+ * composition gives: see snapshot/record-formatter.ts); the same bytes as made here.
+ */
 export type Html2Maker = (parts: Html2Parts) => Promise<Buffer>;
 
-/** One worker thread, started with the first large render and ended when idle. */
-export function html2Thread(): Html2Maker & { close(): Promise<void> } {
-  let pool: Piscina<Html2Parts, Uint8Array> | undefined;
-  const make = async (parts: Html2Parts) => {
-    pool ??= new Piscina<Html2Parts, Uint8Array>({ filename: new URL('./html2-worker.js', import.meta.url).href, minThreads: 0, maxThreads: 1, idleTimeout: THREAD_IDLE_MS });
-    // Copied for the thread, not moved: the render's buffers are kept (its cache, its readers).
-    const sent = { html: new Uint8Array(parts.html), dataMw: new Uint8Array(parts.dataMw), gzipped: parts.gzipped };
-    const gz = await pool.run(sent, { transferList: [sent.html.buffer, sent.dataMw.buffer] });
-    return Buffer.from(gz.buffer, gz.byteOffset, gz.byteLength);
-  };
-  return Object.assign(make, {
-    close: async () => {
-      const closing = pool;
-      pool = undefined;
-      await closing?.destroy();
-    },
-  });
+/** A render's 2.x HTML, gzipped as `compress` gzips: what an `Html2Maker`'s thread runs. */
+export function html2Gzipped(parts: Html2Parts): Buffer {
+  const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const plain = (bytes: Uint8Array) => (parts.gzipped ? zlib.gunzipSync(asBuffer(bytes)) : asBuffer(bytes));
+  const html = toHtml2(plain(parts.html).toString('utf8'), JSON.parse(plain(parts.dataMw).toString('utf8')) as { ids?: Record<string, unknown> });
+  return zlib.gzipSync(Buffer.from(html), { level: 6 });
 }
 
 /** The 2.x form of stored renders, gzipped, made once per render (renders never change), bounded in bytes. */
 export class Html2Cache {
   private readonly made: LRUCache<string, Buffer>;
 
-  /** `thread`: where large renders are made 2.x. */
-  constructor(maxBytes: number, private readonly thread: Html2Maker & { close?(): Promise<void> } = html2Thread()) {
+  /** `thread`: where large renders are made 2.x (none: all here). */
+  constructor(maxBytes: number, private readonly thread?: Html2Maker) {
     this.made = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (b) => Math.max(1, b.length) });
-  }
-
-  /** Ends the thread, if it runs. */
-  async close(): Promise<void> {
-    await this.thread.close?.();
   }
 
   /** The render's HTML in 2.x form, as text (made and kept as `of` does). */
@@ -214,6 +199,7 @@ export class Html2Cache {
 
   /** A large render's 2.x HTML, made on the thread; undefined for one made here. */
   private onThread(render: BundleRender): Promise<Buffer> | undefined {
+    if (!this.thread) return undefined;
     if (render.plain) {
       const { html, dataMw } = render.plain;
       return html.length + dataMw.length >= THREAD_HTML2_BYTES ? this.thread({ html, dataMw, gzipped: false }) : undefined;

@@ -13,8 +13,8 @@ import { workerFormatter, type RecordFormatter } from './record-formatter.js';
  * hand-off (the parts copied to it) and its start would cost more than they save.
  */
 export const THREAD_BODY_BYTES = 128 * 1024;
-/** The thread ends after this long without a body to make, and starts again with the next. */
-const THREAD_IDLE_MS = 60_000;
+/** A page's worker thread ends after this long without work, and starts again with the next. */
+export const PAGE_THREAD_IDLE_MS = 60_000;
 
 /**
  * Snapshot bodies made when a page's latest render is stored, as Wikimedia Enterprise makes each
@@ -30,9 +30,10 @@ export class BodiesOnRender implements LatestRenderStored {
 
   /**
    * `enabled` false (`snapshot_bodies: snapshot`): bodies are left to snapshots; the table is still
-   * made at start, for them and the HTTP snapshot. `thread`: where large bodies are made.
+   * made at start, for them and the HTTP snapshot. `thread`: where large bodies are made (the
+   * page module's one worker thread; ended by `close`).
    */
-  constructor(private readonly log: Logger, private readonly enabled = true, private readonly thread: RecordFormatter = workerFormatter(1, { idleMs: THREAD_IDLE_MS })) {}
+  constructor(private readonly log: Logger, private readonly enabled = true, private readonly thread: RecordFormatter = workerFormatter(1, { idleMs: PAGE_THREAD_IDLE_MS })) {}
 
   private table(domain: string): SnapshotBodies {
     return this.tables.remember(domain, () => new SnapshotBodies(domain, BODY_FORMAT));

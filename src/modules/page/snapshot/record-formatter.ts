@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { Piscina } from 'piscina';
+import type { Html2Maker, Html2Parts } from '../model/html-versions.js';
 import type { PackedBody } from '../tables/snapshot-bodies.js';
 import { formatRecord, packBody, packPlainBody, type BodyParts, type PlainBodyParts, type RecordInput } from './record-format.js';
 
@@ -47,10 +48,10 @@ export interface WorkerOptions {
  * needs none, and their start (loading the service's code, a heap each) would take the cores
  * from its main thread.
  */
-export function workerFormatter(threads = os.availableParallelism(), options: WorkerOptions = {}): RecordFormatter {
-  type Pool = Piscina<RecordInput | BodyParts | PlainBodyParts, string | PackedBody>;
+export function workerFormatter(threads = os.availableParallelism(), options: WorkerOptions = {}): RecordFormatter & { html2: Html2Maker } {
+  type Pool = Piscina<RecordInput | BodyParts | PlainBodyParts | Html2Parts, string | PackedBody | Uint8Array>;
   let started: Pool | undefined;
-  const pool = (): Pool => (started ??= new Piscina<RecordInput | BodyParts | PlainBodyParts, string | PackedBody>({
+  const pool = (): Pool => (started ??= new Piscina<RecordInput | BodyParts | PlainBodyParts | Html2Parts, string | PackedBody | Uint8Array>({
     filename: new URL('./record-worker.js', import.meta.url).href,
     minThreads: options.idleMs === undefined ? threads : 0,
     maxThreads: threads,
@@ -69,6 +70,12 @@ export function workerFormatter(threads = os.availableParallelism(), options: Wo
     packPlain: async (parts) => {
       const { value, transferList } = moved({ html: parts.html, dataMw: parts.dataMw, wikitext: parts.wikitext });
       return asPacked((await pool().run(value, { name: 'packPlain', transferList })) as PackedBody);
+    },
+    /** A render's 2.x HTML (see model/html-versions.ts), its parts copied for the thread: the render keeps its own. */
+    html2: async (parts) => {
+      const sent = { html: new Uint8Array(parts.html), dataMw: new Uint8Array(parts.dataMw), gzipped: parts.gzipped };
+      const gz = (await pool().run(sent, { name: 'html2', transferList: [sent.html.buffer, sent.dataMw.buffer] })) as Uint8Array;
+      return Buffer.from(gz.buffer, gz.byteOffset, gz.byteLength);
     },
     close: async () => {
       const closing = started;

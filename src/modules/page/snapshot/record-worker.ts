@@ -1,3 +1,4 @@
+import { html2Gzipped, type Html2Parts } from '../model/html-versions.js';
 import type { PackedBody } from '../tables/snapshot-bodies.js';
 import { formatRecord, packBody, packPlainBodyNow, type BodyParts, type PlainBodyParts, type RecordInput } from './record-format.js';
 
@@ -17,4 +18,9 @@ const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffs
 /** A worker thread of `RecordFormatter`: one body a call, from a render's parts as they came. */
 export function packPlain(parts: PlainBodyParts): PackedBody {
   return packPlainBodyNow({ html: asBuffer(parts.html), dataMw: asBuffer(parts.dataMw), wikitext: asBuffer(parts.wikitext) });
+}
+
+/** A worker thread of `workerFormatter`'s `html2`: a render's 2.x HTML, gzipped. */
+export function html2(parts: Html2Parts): Uint8Array {
+  return html2Gzipped(parts);
 }

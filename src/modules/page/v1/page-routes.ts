@@ -140,10 +140,7 @@ export function pageReadModule({ domains, service, caches, cache, html2, normali
     async setup(ctx) {
       await Promise.all(domains.map((domain) => service.createTables(ctx, domain)));
     },
-    close: async () => {
-      await service.close();
-      await html2.close();
-    },
+    close: () => service.close(),
     routes: [
       {
         method: 'GET',

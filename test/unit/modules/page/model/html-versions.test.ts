@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { Html2Cache, html2Thread, negotiateHtml, THREAD_HTML2_BYTES, toHtml2, toHtml2ByTokenizer, type Html2Parts } from '../../../../../src/modules/page/model/html-versions.js';
+import { Html2Cache, negotiateHtml, THREAD_HTML2_BYTES, toHtml2, toHtml2ByTokenizer, type Html2Parts } from '../../../../../src/modules/page/model/html-versions.js';
+import { workerFormatter } from '../../../../../src/modules/page/snapshot/record-formatter.js';
 import type { BundleRender } from '../../../../../src/modules/page/model/render.js';
 
 describe('HTML versions for rest_v1 clients', () => {
@@ -67,7 +68,8 @@ function renderOf(paragraphs: number, tid: string, plain: boolean): BundleRender
 
 describe('the 2.x HTML of renders, kept', () => {
   it("of a long article is made on a worker thread (the event loop left to requests), the same bytes as made here, stored or just made", async () => {
-    const cache = new Html2Cache(1 << 24);
+    const thread = workerFormatter(1);
+    const cache = new Html2Cache(1 << 24, thread.html2);
     const here = new Html2Cache(1 << 24, async () => assert.fail('made here, not on the thread'));
     try {
       const long = 4000;
@@ -84,14 +86,14 @@ describe('the 2.x HTML of renders, kept', () => {
       const small = renderOf(3, 'small', false);
       assert.equal(gunzipSync(await here.of('d', small)).toString('utf8'), toHtml2(gunzipSync(small.parts.html).toString('utf8'), JSON.parse(gunzipSync(small.parts['data-mw']).toString('utf8'))));
     } finally {
-      await cache.close();
+      await thread.close();
     }
   });
 
   it('goes to the thread from a long article on, once per render', async () => {
     const sent: Html2Parts[] = [];
-    const thread = html2Thread();
-    const cache = new Html2Cache(1 << 24, async (parts) => (sent.push(parts), thread(parts)));
+    const thread = workerFormatter(1);
+    const cache = new Html2Cache(1 << 24, async (parts) => (sent.push(parts), thread.html2(parts)));
     try {
       await cache.of('d', renderOf(3, 'a', false));
       await cache.of('d', renderOf(3, 'b', true));
