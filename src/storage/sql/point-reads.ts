@@ -19,6 +19,8 @@ const SHAPE_FIELDS = new Set(['table', 'attributes', 'limit', 'index', 'proj']);
 const RANGE_OPERATORS = new Set(['eq', 'lt', 'gt', 'le', 'ge']);
 
 const isScalar = (value: unknown): value is string | number | boolean => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+/** The characters a shape is joined with: a name holding one is planned in full, never mistaken for another shape. */
+const SEPARATORS = /[\u0000-\u0003]/;
 
 /**
  * What a query's plan and statement depend on, when it is nothing but conditions on keys, each a
@@ -29,14 +31,15 @@ const isScalar = (value: unknown): value is string | number | boolean => typeof 
 function shapeOf(query: Query): string | undefined {
   for (const field in query) if (!SHAPE_FIELDS.has(field)) return undefined;
   if (query.limit !== undefined && !Number.isInteger(query.limit)) return undefined;
-  if (query.index !== undefined && typeof query.index !== 'string') return undefined;
+  if (query.index !== undefined && (typeof query.index !== 'string' || SEPARATORS.test(query.index))) return undefined;
   const proj = query.proj;
-  if (proj !== undefined && !(Array.isArray(proj) && proj.every((name) => typeof name === 'string' && !name.includes('\u0000')))) return undefined;
+  if (proj !== undefined && !(Array.isArray(proj) && proj.every((name) => typeof name === 'string' && !SEPARATORS.test(name)))) return undefined;
   const conditions = query.attributes;
   if (typeof conditions !== 'object' || conditions === null) return undefined;
   // The limit, the index and the projection are written into the statement: shapes of their own.
   let shape = `${query.limit ?? ''}\u0001${query.index ?? ''}\u0001${proj === undefined ? '*' : (proj as string[]).join('\u0000')}\u0001`;
   for (const name in conditions) {
+    if (SEPARATORS.test(name)) return undefined;
     const value = conditions[name];
     if (isScalar(value)) {
       shape += `${name}\u0000`;
