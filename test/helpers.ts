@@ -73,6 +73,14 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/**
+ * Seconds a test server waits for one answer of the Action API (the service's default: 15): the
+ * suite's files share one wiki and its two cores, and while the longest ones render every article
+ * at once an edit or a query of another file can queue behind them for longer. A test of the
+ * timeout itself sets its own.
+ */
+export const TEST_WIKI_TIMEOUT_S = 60;
+
 /** `wiki`: settings of the test domain's wiki (which answers nothing unless overridden). */
 export async function startServer(overrides: Partial<Config> = {}, wiki: Partial<Config['wikis'][string]> = {}): Promise<TestServer> {
   const domain = freshDomain();
@@ -88,6 +96,7 @@ export async function startServer(overrides: Partial<Config> = {}, wiki: Partial
     ...overrides,
   };
   config.listen = { host: '127.0.0.1', port: 0 };
+  for (const settings of Object.values(config.wikis)) settings.timeout ??= TEST_WIKI_TIMEOUT_S;
   const app = await createApp(config, { log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const address = await app.listen();
   return { app, base: `http://127.0.0.1:${address.port}`, domain, close: () => app.close() };
@@ -185,7 +194,7 @@ export function processConfig(dir: string, domain: string, wikiUrl: string, extr
   fs.writeFileSync(
     file,
     `storage: ${JSON.stringify(shared)}\n` +
-      `wikis:\n  ${domain}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\n` +
+      `wikis:\n  ${domain}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\n    timeout: ${TEST_WIKI_TIMEOUT_S}\n` +
       `admin_token: ${ADMIN_TOKEN}\nlog_level: info\ntransaction_lease: 1\ntransaction_sweep_interval: 0.3\n` +
       `${extra.includes('follow_changes') ? '' : 'follow_changes: false\n'}${extra}`,
   );

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { request, sleep, startServer, tempDir, type TestServer } from '../helpers.js';
+import { request, sleep, startServer, tempDir, TEST_WIKI_TIMEOUT_S, type TestServer } from '../helpers.js';
 import { corpusArticles, corpusRoundTrips } from '../roundtrip.js';
 import { FAST_FOLLOWER, waitFor, WIKI_URL, WikiAdmin } from '../wiki.js';
 
@@ -32,7 +32,7 @@ function configIn(dir: string): string {
   fs.writeFileSync(
     file,
     `storage:\n  backend: sqlite\n  path: ${JSON.stringify(path.join(dir, 'store.sqlite3'))}\n` +
-      `wikis:\n  wiki.test:\n    action_api: ${WIKI_URL}/api.php\n    rest_api: ${WIKI_URL}/rest.php\nlog_level: warn\n`,
+      `wikis:\n  wiki.test:\n    action_api: ${WIKI_URL}/api.php\n    rest_api: ${WIKI_URL}/rest.php\n    timeout: ${TEST_WIKI_TIMEOUT_S}\nlog_level: warn\n`,
   );
   return file;
 }
