@@ -189,12 +189,14 @@ export class SnapshotWriter {
       } while (cont);
     }
     const inScope = (title: string) => !prefix || title.startsWith(prefix);
+    // A title without a colon is the main namespace's: no namespace is named without one.
+    const nsOf = async (title: string) => (title.includes(':') ? (await wiki.describe(title)).ns : 0);
     let next: string | undefined;
     do {
       const page = await this.service.revisions.table(this.domain).list(ctx, { limit: 1000, next });
       for (const row of page.items) {
         const title = row.title as string;
-        if (!listed.has(title) && inScope(title) && (await wiki.describe(title)).ns === ns) listed.set(title, { title });
+        if (!listed.has(title) && inScope(title) && (await nsOf(title)) === ns) listed.set(title, { title });
       }
       next = page.next;
     } while (next);
