@@ -44,7 +44,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const log = options.log ?? createLogger(config.log_level);
   const metrics = new Metrics();
   const storage = new MeasuredStorage(await openStorage(config.storage), {
-    observe: (operation, table, seconds) => metrics.storageDuration.observe({ operation, table }, seconds),
+    observe: (operation, table, seconds) => metrics.storageDuration.observe([operation, table], seconds),
     failed: (operation, kind) => metrics.storageErrors.inc({ operation, kind }),
   });
   const nodes = storage.watchNodes?.((node, up, counts) => {

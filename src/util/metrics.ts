@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { RequestMetrics } from './request-metrics.js';
+import { SeriesMetrics } from './series-metrics.js';
 
 /** Prometheus metrics of one service instance (its own registry, so tests can run several). */
 export class Metrics {
@@ -80,13 +81,13 @@ export class Metrics {
   readonly wikiOutcomes = this.counter(
     'wiki_request_outcomes_total', 'Requests to the wikis by outcome (ok, refused: an error answer, timeout, unreachable, circuit-open: not sent)', ['domain', 'outcome'] as const,
   );
-  readonly storageDuration = new Histogram({
-    name: 'storage_operation_seconds',
-    help: 'Table storage operations by kind (get, put, delete, create_table, ...) and table, whatever the backend',
-    labelNames: ['operation', 'table'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [this.registry],
-  });
+  /** Every storage operation adds to it: a series map, not prom-client's histogram (see SeriesMetrics). */
+  readonly storageDuration = new SeriesMetrics(
+    this.registry,
+    ['operation', 'table'],
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    { name: 'storage_operation_seconds', help: 'Table storage operations by kind (get, put, delete, create_table, ...) and table, whatever the backend' },
+  );
   readonly storageErrors = this.counter(
     'storage_errors_total', 'Table storage operations that failed, by kind (unavailable, condition-failed, invalid, not-found, other)', ['operation', 'kind'] as const,
   );

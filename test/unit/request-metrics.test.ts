@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { RequestMetrics } from '../../src/util/request-metrics.js';
+import { SeriesMetrics } from '../../src/util/series-metrics.js';
 
 const BUCKETS = [0.001, 0.01, 0.1, 1];
 const LABELS = ['route', 'method', 'status', 'origin'] as const;
@@ -57,5 +58,20 @@ describe('request metrics', () => {
     text = await registry.metrics();
     assert.match(text, /reqs_total\{route="\/a",method="GET",status="200",origin="external"\} 1/);
     assert.match(text, /req_seconds_sum\{route="\/a",method="GET",status="200",origin="external"\} 0.002/);
+  });
+
+  it('export a histogram of other labels alone as prom-client\'s histogram does (storage operations)', async () => {
+    const ours = new Registry();
+    const storage = new SeriesMetrics(ours, ['operation', 'table'], BUCKETS, { name: 'ops_seconds', help: 'ops' });
+    const theirs = new Registry();
+    const histogram = new Histogram({ name: 'ops_seconds', help: 'ops', labelNames: ['operation', 'table'] as const, buckets: BUCKETS, registers: [theirs] });
+    for (const [operation, table, seconds] of [['get', 'parsoid', 0.0002], ['get', 'parsoid', 0.02], ['put', 'parsoid', 0.001], ['get', 'page_revisions', 7]] as const) {
+      storage.observe([operation, table], seconds);
+      histogram.observe({ operation, table }, seconds);
+    }
+    assert.equal(await ours.metrics(), await theirs.metrics());
+    // What a caller reads in process too (`get`), but for the exemplars neither keeps.
+    const { values, ...rest } = await histogram.get();
+    assert.deepEqual(storage.get(), { ...rest, values: values.map(({ labels, value, metricName }) => ({ labels, value, metricName })) });
   });
 });

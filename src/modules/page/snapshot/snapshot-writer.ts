@@ -193,9 +193,8 @@ export class SnapshotWriter {
     const nsOf = async (title: string) => (title.includes(':') ? (await wiki.describe(title)).ns : 0);
     let next: string | undefined;
     do {
-      const page = await this.service.revisions.table(this.domain).list(ctx, { limit: 1000, next });
-      for (const row of page.items) {
-        const title = row.title as string;
+      const page = await this.service.revisions.table(this.domain).titles(ctx, { limit: 1000, next });
+      for (const title of page.titles) {
         if (!listed.has(title) && inScope(title) && (await nsOf(title)) === ns) listed.set(title, { title });
       }
       next = page.next;

@@ -271,6 +271,13 @@ export class PageRevisions {
     return this.table.query(ctx, { distinct: true, ...paging });
   }
 
+  /** The titles of pages with stored revisions, each once, in the table's order. */
+  async titles(ctx: RequestContext, paging: { limit?: number; next?: string }): Promise<{ titles: string[]; next?: string }> {
+    // The title alone: a partition's static state is a dozen columns more to decode.
+    const page = await this.table.query(ctx, { distinct: true, proj: ['title'], ...paging });
+    return { titles: page.items.map((row) => row.title as string), next: page.next };
+  }
+
   /**
    * The newest stored revision of a page made at or before `at` (revision time), if any: by time,
    * then by id among revisions of the same second, as the wiki orders a page's history.

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,6 +33,7 @@ describe('snapshot archives', () => {
     for (let i = 0; i < chunks.length; i++) await addChunk(made, i);
     const finished = await made.finish();
     assert.equal(finished.bytes, fs.statSync(file).size);
+    assert.equal(finished.sha256, createHash('sha256').update(fs.readFileSync(file)).digest('hex'));
     assert.ok(!fs.existsSync(`${file}.tmp`));
     return fs.readFileSync(file);
   }
@@ -69,6 +71,25 @@ describe('snapshot archives', () => {
     assert.deepEqual(fs.readFileSync(file), await archive(path.join(dir, 'whole.tar.gz')));
     // A partial archive gone or cut short cannot be resumed: the caller makes its entries again.
     assert.equal(await SnapshotArchive.open(path.join(dir, 'gone.tar.gz'), entryName, mtime, ended), undefined);
+  });
+
+  it('name the SHA-256 of an archive read back in several pieces', async () => {
+    // Incompressible lines (stored deflate): 2.5 MB, past the pieces the hash reads at once.
+    const file = path.join(dir, 'large.tar.gz');
+    const made = (await SnapshotArchive.open(file, entryName, mtime))!;
+    await made.begin(0);
+    let bytes = 0;
+    for (let i = 0; i < 5; i++) {
+      const line = `${randomBytes(384 * 1024).toString('base64')}\n`;
+      await made.write(gzipSync(line, { level: 0 }));
+      bytes += line.length;
+    }
+    await made.end(bytes);
+    const finished = await made.finish();
+    const whole = fs.readFileSync(file);
+    assert.ok(whole.length > 2.5e6);
+    assert.equal(finished.sha256, createHash('sha256').update(whole).digest('hex'));
+    assert.equal((await tarEntries(file))[0]?.text.length, bytes);
   });
 
   it('refuse an entry name a ustar header cannot hold', async () => {
