@@ -287,7 +287,7 @@ async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void
       console.log(`    renders of a page with ${r.history.revisions} revisions, ${r.history.pages} pages of 100: first ${f(r.history.first, 1)} ms, middle ${f(r.history.middle, 1)} ms, last ${f(r.history.last, 1)} ms`);
       if (r.vacuumMs !== undefined) console.log(`    VACUUM (ANALYZE) after the fill: ${f(r.vacuumMs / 1000, 1)} s`);
       const { withoutBodies: remade } = r.snapshot;
-      console.log(`    snapshot from storage: ${f(r.snapshot.pages)} pages, ${f(r.snapshot.pagesPerSecond)} pages/s, ${f(r.snapshot.mbPerSecond, 1)} MB/s of NDJSON, peak RSS ${f(r.snapshot.peakRssMb)} MB (anonymous ${f(r.snapshot.peakAnonMb)} MB) ` +
+      console.log(`    snapshot from storage (median of three runs): ${f(r.snapshot.pages)} pages, ${f(r.snapshot.pagesPerSecond)} pages/s, ${f(r.snapshot.mbPerSecond, 1)} MB/s of NDJSON, peak RSS ${f(r.snapshot.peakRssMb)} MB (anonymous ${f(r.snapshot.peakAnonMb)} MB) ` +
         `(bodies: ${r.snapshot.bodies.stored} copied as stored, ${r.snapshot.bodies.made} made; ${f(r.snapshot.beforeFirstPageMs)} ms before the first page, ${f(r.snapshot.afterLastPageMs)} ms after the last); ` +
         `the same pages' rows by the table API alone ${f(r.snapshot.tablePagesPerSecond)} pages/s (${f(r.snapshot.pagesPerSecond / r.snapshot.tablePagesPerSecond, 2)}); ` +
         `the same store without its bodies (bodies: ${remade.bodies.made} made, ${remade.bodies.stored} copied) ${f(remade.pagesPerSecond)} pages/s, ${f(remade.mbPerSecond, 1)} MB/s, peak RSS ${f(remade.peakRssMb)} MB (anonymous ${f(remade.peakAnonMb)} MB); ` +

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
-import PQueue from 'p-queue';
 import path from 'node:path';
 import { gunzip, storedGzip } from '../../../util/compression.js';
+import { concurrencyLimit } from '../../../util/concurrency-limit.js';
 import { HttpError } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
@@ -226,13 +226,13 @@ export class SnapshotWriter {
     };
     // `concurrency` pages read at once; a window of a few times as many begun, so that one slow
     // page holds back the writing, not the reading.
-    const queue = new PQueue({ concurrency: options.concurrency });
-    const reading: Promise<Awaited<ReturnType<typeof read>>>[] = [];
+    const limit = concurrencyLimit(options.concurrency);
+    const reading: ReturnType<typeof read>[] = [];
     let next = 0;
     for (const entry of titles) {
       while (reading.length < options.concurrency * 4 && next < titles.length) {
         const listed = titles[next++]!;
-        reading.push(queue.add(() => read(listed)) as Promise<Awaited<ReturnType<typeof read>>>);
+        reading.push(limit(() => read(listed)));
       }
       const page: Awaited<ReturnType<typeof read>> & { line?: { data: Uint8Array[]; bytes: number }; failure?: string } = await reading.shift()!;
       meta.counts[page.outcome] = (meta.counts[page.outcome] ?? 0) + 1;

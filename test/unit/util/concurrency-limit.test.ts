@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { concurrencyLimit } from '../../../src/util/concurrency-limit.js';
+
+describe('a concurrency limit', () => {
+  it('runs at most n tasks at once, starting them in the order given, each as soon as a place is free', async () => {
+    const limit = concurrencyLimit(3);
+    let running = 0;
+    let most = 0;
+    const started: number[] = [];
+    const task = (i: number) => limit(async () => {
+      started.push(i);
+      most = Math.max(most, ++running);
+      // Uneven lengths: places free up out of order.
+      for (let t = 0; t < (i * 7) % 5; t++) await nextTurn();
+      running--;
+      return i * 2;
+    });
+    const first = Array.from({ length: 10 }, (_, i) => task(i));
+    // Newcomers arriving while places are handed over wait their turn too.
+    await nextTurn();
+    const later = Array.from({ length: 10 }, (_, i) => task(10 + i));
+    assert.deepEqual(await Promise.all([...first, ...later]), Array.from({ length: 20 }, (_, i) => i * 2));
+    assert.equal(most, 3);
+    assert.deepEqual(started, Array.from({ length: 20 }, (_, i) => i));
+  });
+
+  it('frees a failed task\'s place, and hands its failure to its caller alone', async () => {
+    const limit = concurrencyLimit(1);
+    const failed = limit(async () => {
+      throw new Error('no');
+    });
+    const after = limit(async () => 'ran');
+    await assert.rejects(failed, /no/);
+    assert.equal(await after, 'ran');
+  });
+});
