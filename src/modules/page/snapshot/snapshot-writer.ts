@@ -257,7 +257,7 @@ export class SnapshotWriter {
   private async revisionAt(ctx: RequestContext, title: string, at: number, storageOnly: boolean): Promise<RevisionRow | undefined> {
     const revs = this.service.revisions.table(this.domain);
     if (storageOnly) {
-      const row = await revs.currentAt(ctx, title, at);
+      const row = await revs.currentAt(ctx, title, at, { keep: false });
       const gone = row?.deleted && Date.parse(row.deleted) <= at;
       return row && !gone && !movedAway(row) ? row : undefined;
     }
@@ -267,7 +267,7 @@ export class SnapshotWriter {
       if (!(e instanceof PageMoved || e instanceof RevisionMoved || (e instanceof HttpError && e.status === 404))) throw e;
       const state = await revs.newest(ctx, title);
       if (!state?.deleted || Date.parse(state.deleted) <= at) return undefined;
-      const stored = await revs.currentAt(ctx, title, at);
+      const stored = await revs.currentAt(ctx, title, at, { keep: false });
       return stored && !stored.text_hidden ? stored : undefined;
     }
   }

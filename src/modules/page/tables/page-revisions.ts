@@ -282,12 +282,13 @@ export class PageRevisions {
    * The newest stored revision of a page made at or before `at` (revision time), if any: by time,
    * then by id among revisions of the same second, as the wiki orders a page's history.
    */
-  async currentAt(ctx: RequestContext, title: string, at: number): Promise<RevisionRow | undefined> {
+  async currentAt(ctx: RequestContext, title: string, at: number, { keep = true } = {}): Promise<RevisionRow | undefined> {
     // The index answers whole rows (each engine reads the row it names): one read, not the
-    // revision's id and then its row. Kept as `get` keeps it, for the reads of the same revision after.
+    // revision's id and then its row. Kept as `get` keeps it, for the reads of the same revision
+    // after; `keep: false` for a reader going through every page once (a snapshot).
     const gen = this.cache.generation(title);
     const row = (await this.table.query(ctx, { index: 'by_time', attributes: { title, timestamp: { le: at } }, limit: 1 })).items[0] as unknown as RevisionRow | undefined;
-    if (row) this.cache.set(title, String(row.rev), row, gen);
+    if (row && keep) this.cache.set(title, String(row.rev), row, gen);
     return row;
   }
 
