@@ -178,6 +178,12 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     const transform = await request(`${rest}/transform/html/to/wikitext/Anything/9007199254740993`, { method: 'POST', body: { html: '<p>x</p>' } });
     assert.equal(transform.status, 400);
     assert.equal(transform.json.errorKey, 'invalid-revision');
+    // An original whose parts are neither objects nor strings: refused here, not passed to Parsoid to ignore.
+    for (const original of [{ html: 5 }, { html: { body: '<p>x</p>' }, 'data-parsoid': [1] }, '{"data-mw": true}']) {
+      const bad = await request(`${rest}/transform/html/to/wikitext`, { method: 'POST', body: { html: '<p>x</p>', original } });
+      assert.equal(bad.status, 400, JSON.stringify(original));
+      assert.equal(bad.json.errorKey, 'invalid-original');
+    }
     const compat = await request(`${rest}/page/No_such_page_${RUN}`, { headers: { 'x-restbase-compat': 'true' } });
     assert.equal(compat.status, 404);
     assert.equal(compat.json.type, 'MediaWikiError/Not_Found');

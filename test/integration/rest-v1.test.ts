@@ -247,6 +247,9 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
     assert.equal(res.text, source);
     const bad = await request(`${rest}/transform/html/to/wikitext/BBDO/${rev}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'html=x&original=not%20json' });
     assert.equal(bad.status, 400);
+    const badPart = await request(`${rest}/transform/html/to/wikitext/BBDO/${rev}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { html: 'x', original: { html: 5 } } });
+    assert.equal(badPart.status, 400, badPart.text);
+    assert.match(badPart.text, /original\.html must be an object/);
   });
 
   it('takes flags and If-Match in the forms clients send, and ignores query parameters it does not know', async () => {

@@ -56,6 +56,21 @@ export function parseJsonField(value: unknown, name: string): Record<string, unk
   throw badRequest(`${name} must be a JSON object.`, `invalid-${name}`);
 }
 
+/**
+ * A transform's `original` (the client's own copy of the render, Parsoid's convention): each part
+ * an object (`{headers, body}`) or a string, else a 400 here rather than a part Parsoid ignores.
+ */
+export function parseOriginal(value: unknown): Record<string, unknown> | undefined {
+  const original = parseJsonField(value, 'original');
+  for (const part of ['html', 'data-parsoid', 'data-mw', 'wikitext']) {
+    const given = original?.[part];
+    if (given !== undefined && typeof given !== 'string' && (typeof given !== 'object' || given === null || Array.isArray(given))) {
+      throw badRequest(`original.${part} must be an object ({headers, body}) or a string.`, 'invalid-original');
+    }
+  }
+  return original;
+}
+
 /** data-mw of an edited document. */
 export const parseDataMw = (value: unknown) => parseJsonField(value, 'data-mw');
 

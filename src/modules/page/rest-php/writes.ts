@@ -2,7 +2,7 @@ import { badRequest, HttpError } from '../../../util/errors.js';
 import { withBody } from '../../../router/typed-body.js';
 import type { Handler, Response, Route, RouteRequest } from '../../../router/types.js';
 import type { PageSaver } from '../edit/page-saver.js';
-import { credentialsOf, parseDataMw, parseJsonField } from '../edit/save-routes.js';
+import { credentialsOf, parseDataMw, parseOriginal } from '../edit/save-routes.js';
 import { targetOf } from '../edit/transform-routes.js';
 import type { PageApi } from '../page-api.js';
 import { titleSegment } from '../model/title-url.js';
@@ -103,7 +103,7 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, pageAnswer: (req: 
     const named = renderOfIfMatch(ifMatch);
     if (ifMatch && !named) throw new HttpError(412, 'precondition-failed', 'If-Match names no render this service served (an ETag "{revision}/{tid}/…").');
     const where = target.title !== undefined && target.revid === undefined && named && named.rev > 0 ? { ...target, revid: named.rev } : target;
-    const original = parseJsonField(body.original, 'original');
+    const original = parseOriginal(body.original);
     return transformed(await transforms.toWikitext(ctx, req.domain, where, html, {
       tid: named?.tid, stashed: named?.stashed, dataMw: parseDataMw(body['data-mw']), scrubWikitext: !!body.scrub_wikitext, original,
     }));

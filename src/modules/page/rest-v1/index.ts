@@ -9,7 +9,7 @@ import { contentReuse } from '../read/page-caches.js';
 import { RevisionMoved } from '../model/page-moves.js';
 import { partOf, type BundleRender, type Render } from '../model/render.js';
 import type { RevisionRow } from '../model/revision.js';
-import { parseDataMw, parseJsonField } from '../edit/save-routes.js';
+import { parseDataMw, parseOriginal } from '../edit/save-routes.js';
 import { targetOf, threePaths } from '../edit/transform-routes.js';
 import { markedIfUnchecked } from '../model/stale-answer.js';
 import { contentKeys, surrogateKeys, tagged } from '../model/surrogate-keys.js';
@@ -243,7 +243,7 @@ export function restV1Module(api: PageApi): Module {
       throw new HttpError(400, 'invalid-if-match', `If-Match must be the ETag "{revision}/{tid}" of revision ${target.revid ?? ''}'s HTML.`);
     }
     const where = target.title !== undefined && target.revid === undefined && ifMatch && ifMatch.rev > 0 ? { ...target, revid: ifMatch.rev } : target;
-    const original = parseJsonField(body.original, 'original') as Record<string, unknown> | undefined;
+    const original = parseOriginal(body.original);
     return transformed(await transforms.toWikitext(ctx, req.domain, where, body.html, { tid: ifMatch?.tid, stashed: ifMatch?.stashed, dataMw: parseDataMw(body['data-mw']), scrubWikitext: !!body.scrub_wikitext, original }));
   });
 
