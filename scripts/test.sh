@@ -12,6 +12,8 @@ CLUSTER_ROOT="$PWD/.cassandra/cluster"
 cleanup() {
   if [ -n "${build_pid:-}" ]; then kill "$build_pid" 2>/dev/null || true; fi
   if [ -n "${build_log:-}" ]; then rm -f "$build_log"; fi
+  if [ -n "${cassandra_pid:-}" ]; then kill "$cassandra_pid" 2>/dev/null || true; fi
+  if [ -n "${cassandra_log:-}" ]; then rm -f "$cassandra_log"; fi
   if [ -n "${started_wiki:-}" ]; then bash scripts/wiki.sh stop || true; fi
   if [ -n "${started_cluster:-}" ]; then CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh stop || true; fi
   if [ -n "${started_cassandra:-}" ]; then bash scripts/cassandra.sh stop || true; fi
@@ -30,11 +32,18 @@ build_log=$(mktemp)
     log "installing npm packages"
     npm ci --no-audit --no-fund
   fi
-  log "building (typecheck included)"
+  # The import graph is read from the sources, so its check runs beside the compiler.
+  log "building (typecheck included) and checking the import graph (no cycles, imports down the layers: .dependency-cruiser.cjs)"
+  npx depcruise src --config .dependency-cruiser.cjs --output-type err >"$build_log.deps" 2>&1 &
+  deps=$!
   node scripts/prune-dist.mjs  # the incremental build is kept; no compiled test outlives its source
-  npx tsc -p .
-  log "checking the import graph (no cycles, imports down the layers: .dependency-cruiser.cjs)"
-  npx depcruise src --config .dependency-cruiser.cjs --output-type err
+  built=0
+  npx tsc -p . || built=$?
+  checked=0
+  wait "$deps" || checked=$?
+  cat "$build_log.deps"
+  rm -f "$build_log.deps"
+  [ "$built" -eq 0 ] && [ "$checked" -eq 0 ]
 ) >"$build_log" 2>&1 &
 build_pid=$!
 
@@ -59,7 +68,11 @@ if [ -z "${WIKISTORE_TEST_CASSANDRA:-}" ]; then
   # suite's single node into its ring (same cluster name, same seed address): it goes first.
   CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh stop
   bash scripts/cassandra.sh status >/dev/null 2>&1 || started_cassandra=1
-  bash scripts/cassandra.sh start 1
+  # Its jars' download and the node's start (half a minute, mostly waiting on the network and the
+  # JVM) go on beside the wiki's set-up, as the build does; waited for before the tests.
+  cassandra_log=$(mktemp)
+  bash scripts/cassandra.sh start 1 >"$cassandra_log" 2>&1 &
+  cassandra_pid=$!
   export WIKISTORE_TEST_CASSANDRA=127.0.0.1
 fi
 
@@ -75,7 +88,16 @@ if [ -z "${WIKISTORE_TEST_WIKI_URL:-}" ]; then
   export WIKISTORE_TEST_WIKI_URL
 fi
 
-# The build started first, beside the services' setup, is waited for here.
+# The build and the Cassandra node, started beside the services' setup, are waited for here.
+if [ -n "${cassandra_pid:-}" ]; then
+  if ! wait "$cassandra_pid"; then
+    cassandra_pid=
+    cat "$cassandra_log" >&2
+    exit 1
+  fi
+  cassandra_pid=
+  cat "$cassandra_log" >&2
+fi
 if ! wait "$build_pid"; then
   build_pid=
   cat "$build_log" >&2

@@ -276,7 +276,7 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     assert.match((raw[0] === 0x1f ? gunzipSync(raw) : raw).toString('utf8'), /First/);
   });
 
-  it('saves through the service: PUT page/{title} on the latest revision (200, the new revision served at once), a stale base (409), a cookie without its token (403); POST page creates (201)', async () => {
+  it('saves through the service: PUT page/{title} on the latest revision (200, the new revision served at once), a stale base (409), a write without its token (400) or with a wrong one (403); POST page creates (201)', async () => {
     const title = `Rest php save ${RUN}`;
     const key = encodeURIComponent(title.replace(/ /g, '_'));
     const json = { 'content-type': 'application/json' };
@@ -295,8 +295,25 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     const stale = await request(`${rest}/page/${key}`, { method: 'PUT', headers: json, body: { source: 'Another text entirely.', comment: 'stale', latest: { id: base }, token: '+\\' } });
     assert.equal(stale.status, 409, stale.text);
     assert.equal(stale.json.httpCode, 409);
-    const cookie = await request(`${rest}/page/${key}`, { method: 'PUT', headers: { ...json, cookie: a.wiki.cookieHeader() }, body: { source: 'With a cookie.', comment: 'cookie', latest: { id: updated.json.latest.id } } });
-    assert.equal(cookie.status, 403, cookie.text);
+    // As MediaWiki checks a write's token (the wiki's own rest.php answers these the same), before
+    // anything about the page: missing, the action API's missingparam; an anonymous caller's can
+    // only be the logged-out token.
+    const latest = { id: updated.json.latest.id };
+    const cookie = await request(`${rest}/page/${key}`, { method: 'PUT', headers: { ...json, cookie: a.wiki.cookieHeader() }, body: { source: 'With a cookie.', comment: 'cookie', latest } });
+    assert.equal(cookie.status, 400, cookie.text);
+    assert.equal(cookie.json.actionModuleErrorCode, 'missingparam');
+    const anonymous = await request(`${rest}/page/${key}`, { method: 'PUT', headers: json, body: { source: 'Without a token.', comment: 'anonymous', latest } });
+    assert.equal(anonymous.status, 400, anonymous.text);
+    assert.deepEqual(anonymous.json.messageTranslations, { en: 'The "token" parameter must be set.' });
+    const wikis = await request(`${WIKI_URL}/rest.php/v1/page/${key}`, { method: 'PUT', headers: json, body: { source: 'Without a token.', comment: 'anonymous', latest } });
+    assert.equal(wikis.status, anonymous.status, `the wiki's own answer: ${wikis.text}`);
+    const creation = await request(`${rest}/page`, { method: 'POST', headers: json, body: { title: `${title} untokened`, source: 'x', comment: 'anonymous' } });
+    assert.equal(creation.status, 400, creation.text);
+    assert.equal((await request(`${rest}/page/${key}_untokened/bare`)).status, 404, 'no page created');
+    // A wrong token is refused before the missing base would be (409).
+    const wrong = await request(`${rest}/page/${key}`, { method: 'PUT', headers: json, body: { source: 'A wrong token.', comment: 'anonymous', token: 'abc+\\' } });
+    assert.equal(wrong.status, 403, wrong.text);
+    assert.equal(wrong.json.wiki_code, 'badtoken');
     assert.equal((await request(`${rest}/page/${key}/bare`)).json.latest.id, updated.json.latest.id, 'nothing saved');
   });
 

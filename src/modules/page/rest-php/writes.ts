@@ -4,6 +4,7 @@ import type { Handler, Response, Route, RouteRequest } from '../../../router/typ
 import type { PageSaver } from '../edit/page-saver.js';
 import { credentialsOf, parseDataMw, parseOriginal } from '../edit/save-routes.js';
 import { targetOf } from '../edit/transform-routes.js';
+import { MediaWikiError } from './errors.js';
 import type { PageApi } from '../page-api.js';
 import { titleSegment } from '../model/title-url.js';
 
@@ -42,6 +43,24 @@ function renderOfIfMatch(value: string | undefined): { rev: number; tid: string;
   return m ? { rev: Number(m[1]), tid: m[2]!.toLowerCase(), stashed: m[3]!.split('/').includes('stash') } : undefined;
 }
 
+/**
+ * MediaWiki's check of a write's CSRF token, made as it makes it, before anything about the page:
+ * a write not authenticated in a way safe against CSRF (OAuth's `Authorization`) needs `token`,
+ * else the action API's `missingparam` (400); an anonymous caller's (no session cookie) can only
+ * be the logged-out token `+\`, else `badtoken` (403), as the wiki would answer it.
+ */
+function checkToken(req: RouteRequest, token: string | undefined): void {
+  if (req.headers.authorization) return;
+  const given = token || req.headers['x-csrf-token'];
+  if (!given) throw new MediaWikiError(400, 'apierror-missingparam', 'The "token" parameter must be set.', { actionModuleErrorCode: 'missingparam' });
+  if (!req.headers.cookie && given !== LOGGED_OUT_TOKEN) {
+    throw new HttpError(403, 'bad-token', 'The wiki refused the edit: Invalid CSRF token.', { extensions: { wiki_code: 'badtoken', wiki_message: 'Invalid CSRF token.' } });
+  }
+}
+
+/** The CSRF token of a caller without a session (MediaWiki's LoggedOutEditToken). */
+const LOGGED_OUT_TOKEN = '+\\';
+
 const requestBody = (schema: object) => ({ required: true, content: { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema }, 'multipart/form-data': { schema } } });
 const tags = ['MediaWiki REST API'];
 const titleParam = { name: 'title', in: 'path', required: true, schema: { type: 'string' } };
@@ -67,6 +86,7 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, pageAnswer: (req: 
   const update = withBody(updateBody, async (req, ctx) => {
     const body = req.body;
     if (body.content_model !== undefined && body.content_model !== 'wikitext') return passThrough(req, ctx);
+    checkToken(req, body.token);
     const title = await normalize(req);
     const result = await saver.save(ctx, req.domain, {
       title, wikitext: body.source, baseRevid: body.latest?.id, comment: body.comment, credentials: credentialsOf(req, ctx, body.token),
@@ -77,6 +97,7 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, pageAnswer: (req: 
   const create = withBody(createBody, async (req, ctx) => {
     const body = req.body;
     if (body.content_model !== undefined && body.content_model !== 'wikitext') return passThrough(req, ctx);
+    checkToken(req, body.token);
     const title = await normalize({ ...req, params: { ...req.params, title: body.title } });
     const result = await saver.save(ctx, req.domain, { title, wikitext: body.source, comment: body.comment, credentials: credentialsOf(req, ctx, body.token) });
     return saved(req, ctx, result.title, 201);
