@@ -1,3 +1,4 @@
+import { isRestPhpPath } from '../router/router.js';
 import type { Response } from '../router/types.js';
 
 /**
@@ -26,9 +27,14 @@ export function addBrowserHeaders(headers: Record<string, string>, internal: boo
   headers['content-security-policy'] ??= /^text\/html\b/i.test(headers['content-type'] ?? '') ? HTML_POLICY : OTHER_POLICY;
 }
 
-/** A CORS preflight (OPTIONS with Access-Control-Request-Method): answered for every public path. */
-export function isPreflight(method: string, headers: Record<string, string | undefined>): boolean {
-  return method === 'OPTIONS' && headers['access-control-request-method'] !== undefined;
+/**
+ * A CORS preflight (OPTIONS with Access-Control-Request-Method): answered for every public path.
+ * Under rest.php every OPTIONS is one, as MediaWiki's REST API answers them (204, with or without
+ * an Origin).
+ */
+export function isPreflight(method: string, headers: Record<string, string | undefined>, uri: string): boolean {
+  if (method !== 'OPTIONS') return false;
+  return headers['access-control-request-method'] !== undefined || isRestPhpPath(uri.split('?', 1)[0]!);
 }
 
 export function preflightResponse(): Response {

@@ -211,7 +211,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       const claimed = isAddressList(headers['x-forwarded-for']) ? headers['x-forwarded-for'] : undefined;
       if (peer) headers['x-forwarded-for'] = claimed ? `${claimed}, ${peer}` : peer;
       else if (!claimed) delete headers['x-forwarded-for'];
-      if (!arrival.internal && isPreflight(method, headers)) {
+      if (!arrival.internal && isPreflight(method, headers, uri)) {
         next = { response: preflightResponse() };
       } else {
         const matched = router.resolve(method, uri);

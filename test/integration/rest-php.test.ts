@@ -193,6 +193,18 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     assert.equal(compat.json.httpCode, 404);
   });
 
+  it('answers OPTIONS as the wiki does (204, with or without an Origin), a CORS preflight on every path', async () => {
+    for (const headers of [{}, { origin: 'https://elsewhere.example', 'access-control-request-method': 'GET' }] as Record<string, string>[]) {
+      for (const path of [`/page/${made.title}/html`, '/revision/1/bare', '/transform/wikitext/to/html']) {
+        const wikis = await fetch(`${WIKI_REST}${path}`, { method: 'OPTIONS', headers });
+        const ours = await request(`${rest}${path}`, { method: 'OPTIONS', headers });
+        assert.equal(ours.status, 204, `${path} ${JSON.stringify(headers)}: ${ours.text}`);
+        assert.equal(ours.status, wikis.status, `the wiki's own answer to ${path}`);
+        assert.match(String(ours.headers['access-control-allow-methods']), /GET/);
+      }
+    }
+  });
+
   it("lints wikitext, or a page's or revision's, as the wiki's Parsoid does (a route MediaWiki 1.39's rest.php/v1 lacks)", async () => {
     const parsoid = `${WIKI_URL}/rest.php/127.0.0.1/v3/transform/wikitext/to/lint`;
     const lintOf = async (url: string, body: string, type = 'application/json') => {
