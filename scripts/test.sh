@@ -139,6 +139,12 @@ node scripts/run-tests.mjs --concurrency "$concurrency" "${files[@]}"
 # replication factor 3, one node killed with kill -9. Only with the whole suite, not a chosen file.
 if [ $# -eq 0 ] && [ -z "${WIKISTORE_SKIP_CLUSTER:-}" ]; then
   bash scripts/cassandra.sh stop
+  # A node still answering on 127.0.0.1 is not this checkout's (another checkout's, started by
+  # hand): the cluster's nodes would join its ring and the node-loss test could not kill it.
+  if bash scripts/cassandra.sh status >/dev/null 2>&1; then
+    log "a Cassandra node this checkout did not start answers on 127.0.0.1:9042; the three-node tier needs 127.0.0.1-3: stop it and run again"
+    exit 1
+  fi
   rm -rf "$CLUSTER_ROOT"
   started_cluster=1
   CASSANDRA_ROOT="$CLUSTER_ROOT" bash scripts/cassandra.sh start 3
