@@ -49,6 +49,20 @@ export interface ContextOptions {
   root?: { method: string; uri: string };
 }
 
+/** MediaWiki's REST API's answer to a path none of its handlers takes (its words, its key). */
+function restNoMatch(path: string): HttpError {
+  const relative = path.slice(path.indexOf('/rest.php') + '/rest.php'.length);
+  return notFound(`The requested relative path (${safeDecode(relative)}) did not match any known handler`, 'rest-no-match');
+}
+
+const safeDecode = (text: string) => {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+};
+
 /** Turns `/{domain}/x/{id}` into find-my-way's `/:domain/x/:id`. */
 function toRouterPath(template: string): string {
   return template.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
@@ -59,11 +73,32 @@ function splitUri(uri: string): { path: string; rawQuery: string } {
   return q === -1 ? { path: uri, rawQuery: '' } : { path: uri.slice(0, q), rawQuery: uri.slice(q + 1) };
 }
 
-function checkEncoding(path: string): void {
+/** A run of percent-escapes that is not UTF-8, escaped again as its text with U+FFFD for each bad sequence. */
+function asUtf8(run: string): string {
+  try {
+    decodeURIComponent(run);
+    return run;
+  } catch {
+    return encodeURIComponent(new TextDecoder().decode(Buffer.from(run.replace(/%/g, ''), 'hex')));
+  }
+}
+
+/**
+ * The path as routed: refused if its escapes are malformed. MediaWiki's REST API reads bytes that
+ * are not UTF-8 as U+FFFD (a title no page has: a 404, not a malformed request), so its paths are
+ * read the same way; the wiki still gets the request's own bytes when one is passed on.
+ */
+function checkEncoding(path: string): string {
   if (!path.startsWith('/')) throw badRequest(`Request path must start with '/': ${path.slice(0, 100)}`, 'invalid-path');
-  if (path.includes('%')) {
+  if (!path.includes('%')) return path;
+  try {
+    decodeURIComponent(path);
+    return path;
+  } catch {
+    const lenient = isRestPhpPath(path) ? path.replace(/(?:%[0-9A-Fa-f]{2})+/g, asUtf8) : path;
     try {
-      decodeURIComponent(path);
+      decodeURIComponent(lenient);
+      return lenient;
     } catch {
       throw badRequest('The request path contains an invalid percent-encoding.', 'invalid-path-encoding');
     }
@@ -122,16 +157,18 @@ export class Router {
     return [...children].sort();
   }
 
-  /** A route whose parameters are all non-empty (`/bucket/` is not `/bucket/{key}` with key ''). */
+  /** A route whose parameters are all non-empty (`/bucket/` is not `/bucket/{key}` with key ''), unless it takes empty ones. */
   private find(method: string, path: string) {
     const found = this.tree.find(method as 'GET', path);
-    return found && Object.values(found.params).every((v) => v !== '') ? found : null;
+    if (!found) return null;
+    return Object.values(found.params).every((v) => v !== '') || (found.handler as unknown as () => RouteEntry)().route.emptyParams ? found : null;
   }
 
   /** Finds the handler for a request, or throws the 4xx that explains why there is none. */
   resolve(method: string, uri: string): RouteMatch {
-    const { path, rawQuery } = splitUri(uri);
-    checkEncoding(path);
+    const split = splitUri(uri);
+    const path = checkEncoding(split.path);
+    const { rawQuery } = split;
     const query = new URLSearchParams(rawQuery);
     const found = this.find(method, path) ?? (method === 'HEAD' ? this.find('GET', path) : null);
     if (found) {
@@ -142,6 +179,9 @@ export class Router {
       }
       return { api: entry.api, route: entry.route, label: entry.template, handler: entry.route.handler, validate: entry.validate, params, path, query };
     }
+    const restPhp = isRestPhpPath(path);
+    // A route of MediaWiki's REST API with an empty segment for a parameter is no route of the wiki's either.
+    if (restPhp && this.tree.find(method as 'GET', path)) throw restNoMatch(path);
     const allowed = METHODS.filter((m) => m !== method && this.find(m, path));
     if (allowed.length > 0) {
       if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
@@ -150,10 +190,11 @@ export class Router {
       });
     }
     // RESTBase's listings of a path's children; MediaWiki's REST API has none.
-    if ((method === 'GET' || method === 'HEAD') && path.endsWith('/') && !isRestPhpPath(path)) {
+    if ((method === 'GET' || method === 'HEAD') && path.endsWith('/') && !restPhp) {
       const items = this.listChildren(path);
       if (items.length > 0) return this.listingMatch(path, query, items);
     }
+    if (restPhp) throw restNoMatch(path);
     throw notFound(`No route matches ${path}.`, 'route-not-found');
   }
 

@@ -80,6 +80,11 @@ export interface Route {
    * kept and sent again by their body, as a GET's are by their URL.
    */
   readsOnly?: boolean;
+  /**
+   * Its path parameters may be empty (`page//bare`): the handler names the missing one itself, as
+   * MediaWiki's REST API does (400 `missingparam`). Elsewhere an empty segment matches no route.
+   */
+  emptyParams?: boolean;
   spec?: OperationSpec;
 }
 

@@ -193,6 +193,36 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     assert.equal(compat.json.httpCode, 404);
   });
 
+
+  it("answers an empty parameter, a title's bytes that are not UTF-8 and a path no handler takes as the wiki's own rest.php does", async () => {
+    const cases: { method?: string; path: string; status: number; key?: string }[] = [
+      { path: '/page//bare', status: 400, key: 'paramvalidator-missingparam' },
+      { path: '/page//html', status: 400, key: 'paramvalidator-missingparam' },
+      { path: '/revision//bare', status: 400, key: 'paramvalidator-badinteger' },
+      // Bytes that are not UTF-8 read as U+FFFD: a title no page has.
+      { path: '/page/%FF/bare', status: 404, key: 'rest-nonexistent-title' },
+      { path: `/page/${made.title}%FF/with_html`, status: 404, key: 'rest-nonexistent-title' },
+      { method: 'POST', path: '/transform/wikitext/to/html/', status: 404, key: 'rest-no-match' },
+      { method: 'POST', path: '/transform/html/to/wikitext/Main_Page/', status: 404, key: 'rest-no-match' },
+    ];
+    for (const { method = 'GET', path, status, key } of cases) {
+      const init = method === 'POST' ? { method, headers: { 'content-type': 'application/json' }, body: '{"wikitext":"x","html":"<p>x</p>"}' } : { method };
+      const wikis = await fetch(`${WIKI_REST}${path}`, init);
+      const wikiBody = (await wikis.json()) as { messageTranslations: { en: string }; name?: string; failureCode?: string };
+      const ours = await request(`${rest}${path}`, method === 'POST' ? { method, body: { wikitext: 'x', html: '<p>x</p>' } } : { method });
+      assert.equal(wikis.status, status, `the wiki's own answer to ${method} ${path}`);
+      assert.equal(ours.status, status, `${method} ${path}: ${ours.text}`);
+      assert.equal(ours.json.errorKey, key, path);
+      assert.equal(ours.json.name, wikiBody.name, path);
+      assert.equal(ours.json.failureCode, wikiBody.failureCode, path);
+      if (status === 400 || key === 'rest-no-match') assert.equal(ours.json.messageTranslations.en, wikiBody.messageTranslations.en, path);
+    }
+    // Outside the proxy rule's prefixes too, where a client reaches the service itself.
+    const elsewhere = await request(`${direct}/no-such-route`);
+    assert.equal(elsewhere.status, 404);
+    assert.equal(elsewhere.json.errorKey, 'rest-no-match');
+    assert.equal(elsewhere.json.messageTranslations.en, 'The requested relative path (/v1/no-such-route) did not match any known handler');
+  });
   it('answers OPTIONS as the wiki does (204, with or without an Origin), a CORS preflight on every path', async () => {
     for (const headers of [{}, { origin: 'https://elsewhere.example', 'access-control-request-method': 'GET' }] as Record<string, string>[]) {
       for (const path of [`/page/${made.title}/html`, '/revision/1/bare', '/transform/wikitext/to/html']) {

@@ -175,6 +175,7 @@ export function restPhpModule(api: PageApi): Module {
   }
 
   const pageRoute = (form: Form): Route['handler'] => async (req, ctx) => {
+    if (req.params.title === '') throw paramInvalid('title', '', 'missingparam', 'The "title" parameter must be set.');
     const title = await normalize(req).catch((e: unknown) => {
       // MediaWiki looks an invalid title up as it would any other, and finds no such page.
       if (e instanceof HttpError && e.status === 400) throw new MediaWikiError(404, 'rest-nonexistent-title', `The specified page (${req.params.title}) does not exist`);
@@ -229,8 +230,8 @@ export function restPhpModule(api: PageApi): Module {
     return answer(ctx, req, row, 'source', true);
   };
   const own: Route[] = [
-    ...forms.map((form): Route => ({ method: 'GET', path: `/page/{title}${SUFFIX[form]}`, handler: pageRoute(form), spec: spec(`A page's latest revision: ${form === 'source' ? 'source and metadata' : form}`, 'title') })),
-    ...forms.map((form): Route => ({ method: 'GET', path: `/revision/{id}${SUFFIX[form]}`, handler: revisionRoute(form), spec: spec(`A revision: ${form === 'source' ? 'source and metadata' : form}`, 'id') })),
+    ...forms.map((form): Route => ({ method: 'GET', path: `/page/{title}${SUFFIX[form]}`, handler: pageRoute(form), emptyParams: true, spec: spec(`A page's latest revision: ${form === 'source' ? 'source and metadata' : form}`, 'title') })),
+    ...forms.map((form): Route => ({ method: 'GET', path: `/revision/{id}${SUFFIX[form]}`, handler: revisionRoute(form), emptyParams: true, spec: spec(`A revision: ${form === 'source' ? 'source and metadata' : form}`, 'id') })),
     ...restPhpWrites(api, api.saver, pageAnswer, passThrough),
   ];
   // Everything else below these prefixes is the wiki's to answer, exactly as it would.
