@@ -25,6 +25,12 @@ export interface SaveRequest {
   tid?: string;
   /** The revision the edit is based on; absent only when creating the page. */
   baseRevid?: number;
+  /**
+   * A base older than the page's latest goes to the wiki to merge with the revisions made since
+   * (MediaWiki's REST API does: its editors' changes merged by diff3, a 409 only where they
+   * overlap), not refused at once as the service's own API refuses it.
+   */
+  mergeStale?: boolean;
   /** The content is this section's (data-mw-section-id); the rest of the page keeps its bytes. */
   section?: number;
   comment?: string;
@@ -137,7 +143,7 @@ export class PageSaver {
       if (latest !== null) throw conflict(`${req.title} exists (revision ${latest}); a save needs base_revid.`, latest, 'page-exists');
       return undefined;
     }
-    if (latest !== null && req.baseRevid < latest) {
+    if (latest !== null && req.baseRevid < latest && !req.mergeStale) {
       throw conflict(`Revision ${req.baseRevid} is not the latest revision of ${req.title} (${latest}).`, latest);
     }
     const row = await this.service.revisions.table(domain).get(ctx, req.title, req.baseRevid);

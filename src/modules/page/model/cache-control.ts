@@ -13,12 +13,13 @@ export interface CachePolicy {
 /**
  * Until the service purges shared caches on every change, no cache may keep an answer longer
  * than the service itself would before asking the wiki again: the latest revision is re-checked
- * every `latestCheckSeconds`, a revision's visibility every `recheckSeconds`.
+ * every `latestCheckSeconds`, a revision's visibility every `recheckSeconds`. `max-age` comes
+ * first, as MediaWiki's REST API sends it (its clients' tests match `^max-age=`).
  */
 export function cachePolicy(latestCheckSeconds: number, recheckSeconds: number): CachePolicy {
   return {
-    latest: `s-maxage=${latestCheckSeconds}, max-age=0, must-revalidate`,
-    revision: `s-maxage=${recheckSeconds}, max-age=0, must-revalidate`,
+    latest: `max-age=0, s-maxage=${latestCheckSeconds}, must-revalidate`,
+    revision: `max-age=0, s-maxage=${recheckSeconds}, must-revalidate`,
     render: `public, max-age=${recheckSeconds}`,
   };
 }

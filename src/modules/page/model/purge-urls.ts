@@ -6,6 +6,12 @@ import { titleSegment } from './title-url.js';
 /** The forms of a page or revision in MediaWiki's REST API (rest.php/v1): source, bare, HTML, both. */
 const REST_PHP_FORMS = ['', '/bare', '/html', '/with_html'];
 
+/** A page's forms in MediaWiki's REST API, under its title's both spellings served (underscores, and spaces as MediaWiki links to it). */
+function restPhpPageUrls(domain: string, t: string): string[] {
+  const spellings = t.includes('_') ? [t, t.replace(/_/g, '%20')] : [t];
+  return spellings.flatMap((spelling) => REST_PHP_FORMS.map((form) => `/${domain}/rest.php/v1/page/${spelling}${form}`));
+}
+
 /** Every URL whose answer changes with a page's latest revision: what HTTP caches must forget. */
 function latestUrls(domain: string, title: string): string[] {
   const t = titleSegment(title);
@@ -20,7 +26,7 @@ function latestUrls(domain: string, title: string): string[] {
     `/${domain}/rest_v1/page/html/${t}`,
     `/${domain}/rest_v1/page/title/${t}`,
     `/${domain}/rest_v1/page/summary/${t}`,
-    ...REST_PHP_FORMS.map((form) => `/${domain}/rest.php/v1/page/${t}${form}`),
+    ...restPhpPageUrls(domain, t),
   ];
 }
 

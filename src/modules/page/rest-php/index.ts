@@ -182,8 +182,10 @@ export function restPhpModule(api: PageApi): Module {
       throw e;
     });
     // Another spelling of the title: MediaWiki's 301 to the canonical one (caches keep one copy),
-    // once the page is found: a page that does not exist is a 404 under any spelling (1.43).
-    if (req.params.title !== title) {
+    // once the page is found: a page that does not exist is a 404 under any spelling (1.43). The
+    // title with spaces for underscores is answered as it is: MediaWiki links to that form itself
+    // (`html_url`), 1.39 answers it, and its URLs are purged beside the canonical ones.
+    if (req.params.title !== title && req.params.title!.replace(/ /g, '_') !== title) {
       await latestOf(ctx, req, title);
       return { status: 301, headers: { location: withTitle(req, title, form), 'cache-control': 'max-age=3600' } };
     }

@@ -89,7 +89,7 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, pageAnswer: (req: 
     checkToken(req, body.token);
     const title = await normalize(req);
     const result = await saver.save(ctx, req.domain, {
-      title, wikitext: body.source, baseRevid: body.latest?.id, comment: body.comment, credentials: credentialsOf(req, ctx, body.token),
+      title, wikitext: body.source, baseRevid: body.latest?.id, mergeStale: true, comment: body.comment, credentials: credentialsOf(req, ctx, body.token),
     });
     return saved(req, ctx, result.title, body.latest === undefined && result.status === 201 ? 201 : 200);
   });
