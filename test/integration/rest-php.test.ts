@@ -329,7 +329,13 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     const json = { 'content-type': 'application/json' };
     const created = await request(`${rest}/page`, { method: 'POST', headers: json, body: { title, source: 'Created through the service.', comment: 'create', token: '+\\' } });
     assert.equal(created.status, 201, created.text);
-    assert.equal(new URL(String(created.headers.location), `${rest}/page`).href, `${rest}/page/${key}`);
+    // Absolute, the wiki's own URL of the page, as MediaWiki gives it.
+    assert.equal(created.headers.location, `${WIKI_URL}/rest.php/v1/page/${key}`);
+    // Spelt as MediaWiki spells it there (`+` and `/` escaped, `@`, `:` and `,` not), and followed as it is.
+    const special = await request(`${rest}/page`, { method: 'POST', headers: json, body: { title: `Rest php A+B:C@D,E/F ${RUN}`, source: 'Special.', comment: 'create', token: '+\\' } });
+    assert.equal(special.status, 201, special.text);
+    assert.equal(special.headers.location, `${WIKI_URL}/rest.php/v1/page/Rest_php_A%2BB:C@D,E%2FF_${RUN}`);
+    assert.equal((await request(String(special.headers.location))).json.source, 'Special.');
     assert.equal(created.json.source, 'Created through the service.');
     const base = created.json.latest.id;
     const updated = await request(`${rest}/page/${key}`, { method: 'PUT', headers: json, body: { source: 'Updated through the service.', comment: 'update', latest: { id: base }, token: '+\\' } });
@@ -400,5 +406,42 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     const toHtml = await request(`${rest}/transform/wikitext/to/html/${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { wikitext: "''x''" } });
     assert.equal(toHtml.status, 200, toHtml.text);
     assert.match(toHtml.text, /<i[ >]/);
+  });
+
+  it("renders wikitext in current MediaWiki's request forms: a page's or revision's own, the original's, {body}, body_only 1, contentmodel json; Accept negotiated", async () => {
+    const title = `Rest php wt2html ${RUN}`;
+    const key = encodeURIComponent(title.replace(/ /g, '_'));
+    const first = await a.wiki.edit(title, '{|\n|first table\n|}');
+    await a.wiki.edit(title, "''latest text''");
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      request(`${rest}/transform/wikitext/to/html${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    const latest = await post(`/${key}`, {});
+    assert.equal(latest.status, 200, latest.text);
+    assert.match(latest.text, /<i[^>]*>latest text<\/i>/, "the page's latest revision, given no wikitext");
+    const old = await post(`/${key}/${first}`, {});
+    assert.match(old.text, /first table/, "the revision's own wikitext");
+    const missing = await post(`/No_such_page_${RUN}`, {});
+    assert.equal(missing.status, 404, missing.text);
+    assert.equal((await post('', {})).status, 400, 'neither a title nor wikitext');
+    const fromOriginal = await post('/Main_Page/1', { original: { wikitext: { headers: { 'content-type': 'text/plain' }, body: '== From the original ==' } } });
+    assert.match(fromOriginal.text, /<h2[^>]*>From the original<\/h2>/);
+    const asBody = await post('/Main_Page', { wikitext: { body: '== As body ==' } });
+    assert.match(asBody.text, /<h2[^>]*>As body<\/h2>/);
+    const bodyOnly = await post('/Main_Page', { wikitext: "''bare''", body_only: 1 });
+    assert.equal(bodyOnly.status, 200, bodyOnly.text);
+    assert.doesNotMatch(bodyOnly.text, /<body/);
+    assert.match(bodyOnly.text, /<p/);
+    const json = await post('/Main_Page', { wikitext: '{"1":2}', contentmodel: 'json' });
+    assert.match(json.text, /<body[^>]*><table/, "Parsoid's JSON table, not wikitext");
+    for (const accept of ['*/*', 'text/html; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.0.0"']) {
+      const ok = await post('/Main_Page', { wikitext: 'x' }, { accept });
+      assert.equal(ok.status, 200, accept);
+      assert.match(String(ok.headers['content-type']), /^text\/html; charset=utf-8; profile="https:\/\/www\.mediawiki\.org\/wiki\/Specs\/HTML\/2\.\d+\.\d+"$/);
+    }
+    for (const accept of ['text/html; profile="https://www.mediawiki.org/wiki/Specs/HTML/0.0.0"', 'text/html; profile="something different"']) {
+      const refused = await post('/Main_Page', { wikitext: 'x' }, { accept });
+      assert.equal(refused.status, 406, accept);
+      assert.equal(refused.json.message, 'Not acceptable');
+    }
   });
 });

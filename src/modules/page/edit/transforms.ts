@@ -31,9 +31,18 @@ export class Transforms {
     }
   }
 
-  async toHtml(ctx: RequestContext, domain: string, target: TransformTarget, wikitext: string, bodyOnly: boolean): Promise<Part> {
+  /**
+   * Wikitext to HTML. Given no wikitext, the named revision's (the page's latest when only the
+   * title is named: a page the wiki lacks is a 404), as MediaWiki's REST API renders it; given
+   * neither, a 400. A content model other than wikitext (`json`) is Parsoid's to render.
+   */
+  async toHtml(ctx: RequestContext, domain: string, target: TransformTarget, wikitext: string | undefined, bodyOnly: boolean, contentModel?: string): Promise<Part> {
     await this.check(ctx, domain, target);
-    return this.service.wiki(domain).transform('wikitext', 'html', target, { wikitext, body_only: bodyOnly });
+    const options = { body_only: bodyOnly, ...(contentModel ? { contentmodel: contentModel } : {}) };
+    if (wikitext !== undefined) return this.service.wiki(domain).transform('wikitext', 'html', target, { wikitext, ...options });
+    if (target.title === undefined) throw badRequest('No title or wikitext was provided.', 'invalid-transform');
+    const revid = target.revid ?? (await this.service.revisions.latest(ctx, domain, target.title, false)).rev;
+    return this.service.wiki(domain).transform('wikitext', 'html', { ...target, revid }, options);
   }
 
   /**

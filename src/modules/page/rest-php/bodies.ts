@@ -4,6 +4,13 @@ import type { RevisionRow } from '../model/revision.js';
 /** PHP's rawurlencode, as MediaWiki's REST router spells a path parameter in the URLs it gives. */
 export const rawUrlEncode = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
+/**
+ * A title's DB key as MediaWiki spells it in the `Location` of a page it created: escaped as PHP's
+ * urlencode, then `;@$!*(),~:` given back as MediaWiki's wfUrlencode does (`/` stays escaped).
+ */
+export const titleStyleEncode = (dbKey: string) =>
+  encodeURIComponent(dbKey).replace(/'/g, '%27').replace(/%(3B|40|24|2C|3A)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+
 /** The wiki's own URL of a route of its REST API (what MediaWiki puts in `html_url`). */
 export function wikiRestUrl(info: SiteInfo, route: string): string {
   const general = info.general as { server?: string; scriptpath?: string };

@@ -12,7 +12,7 @@ import { contentKeys, tagged } from '../model/surrogate-keys.js';
 import { titleSegment } from '../model/title-url.js';
 import type { PageApi } from '../page-api.js';
 import { contentReuse, type PageReuse } from '../read/page-caches.js';
-import { pageObject, rawUrlEncode, revisionObject, wikiRestUrl } from './bodies.js';
+import { pageObject, rawUrlEncode, revisionObject, titleStyleEncode, wikiRestUrl } from './bodies.js';
 import { MediaWikiError } from './errors.js';
 import { passToWiki } from './pass-through.js';
 import { restPhpWrites } from './writes.js';
@@ -231,10 +231,12 @@ export function restPhpModule(api: PageApi): Module {
     if ('movedTo' in row) throw new MediaWikiError(404, 'rest-nonexistent-title', `The specified page (${title}) does not exist`);
     return answer(ctx, req, row, 'source', true);
   };
+  /** Where MediaWiki says a page it created is: the wiki's own URL of its `page/{title}`. */
+  const createdAt = async (domain: string, title: string) => wikiRestUrl(await service.wiki(domain).siteInfo(), `/page/${titleStyleEncode(title)}`);
   const own: Route[] = [
     ...forms.map((form): Route => ({ method: 'GET', path: `/page/{title}${SUFFIX[form]}`, handler: pageRoute(form), emptyParams: true, spec: spec(`A page's latest revision: ${form === 'source' ? 'source and metadata' : form}`, 'title') })),
     ...forms.map((form): Route => ({ method: 'GET', path: `/revision/{id}${SUFFIX[form]}`, handler: revisionRoute(form), emptyParams: true, spec: spec(`A revision: ${form === 'source' ? 'source and metadata' : form}`, 'id') })),
-    ...restPhpWrites(api, api.saver, pageAnswer, passThrough),
+    ...restPhpWrites(api, api.saver, { pageAnswer, createdAt }, passThrough),
   ];
   // Everything else below these prefixes is the wiki's to answer, exactly as it would.
   const taken = new Set(own.map((r) => `${r.method} ${r.path}`));

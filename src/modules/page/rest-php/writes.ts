@@ -6,7 +6,6 @@ import { credentialsOf, parseDataMw, parseOriginal } from '../edit/save-routes.j
 import { targetOf } from '../edit/transform-routes.js';
 import { MediaWikiError } from './errors.js';
 import type { PageApi } from '../page-api.js';
-import { titleSegment } from '../model/title-url.js';
 
 /** `PUT page/{title}` as MediaWiki takes it. */
 const updateBody = {
@@ -21,10 +20,39 @@ const createBody = {
   type: 'object', required: ['title', 'source', 'comment'],
   properties: { title: { type: 'string', minLength: 1 }, source: { type: 'string' }, comment: { type: 'string' }, content_model: { type: 'string' }, token: { type: 'string' } },
 } as const;
+/** A flag as MediaWiki's clients send it: JSON's true or 1, a form's `true` or `1`. */
+const flag = { type: ['boolean', 'integer', 'string'] } as const;
+const isSet = (value: boolean | number | string | undefined) => value === true || value === 1 || value === 'true' || value === '1';
+/** Wikitext as text, or as Parsoid's `{headers, body}`. */
+const wikitextPart = { type: ['string', 'object'], properties: { body: { type: 'string' } } } as const;
 const toHtmlBody = {
-  type: 'object', required: ['wikitext'],
-  properties: { wikitext: { type: 'string' }, body_only: { type: 'boolean' }, bodyOnly: { type: 'boolean' }, stash: { type: 'boolean' }, contentmodel: { type: 'string' }, original: { type: ['object', 'string'] } },
+  type: 'object',
+  properties: {
+    wikitext: wikitextPart, body_only: flag, bodyOnly: flag, stash: flag, contentmodel: { type: 'string' },
+    original: { type: ['object', 'string'], properties: { wikitext: wikitextPart } },
+  },
 } as const;
+/**
+ * Whether an `Accept` header takes the 2.x HTML Parsoid's transforms answer, as MediaWiki's
+ * Parsoid handler decides it: no header, a range without a profile, or the HTML spec's 2.x (at
+ * most 2.6); an older or newer version, or another profile, alone, is a 406.
+ */
+function acceptsHtml2(accept: string | undefined): boolean {
+  if (!accept?.trim()) return true;
+  return accept.split(',').some((range) => {
+    const [type = '', ...params] = range.split(';').map((p) => p.trim());
+    const param = (name: string) => params.find((p) => p.toLowerCase().startsWith(`${name}=`))?.slice(name.length + 1).replace(/^"|"$/g, '');
+    if (!['*/*', 'text/*', 'text/html'].includes(type.toLowerCase()) || Number(param('q') ?? 1) <= 0) return false;
+    const profile = param('profile');
+    if (profile === undefined) return true;
+    const version = /^https?:\/\/www\.mediawiki\.org\/wiki\/Specs\/HTML\/(\d+)\.(\d+)\.\d+$/.exec(profile);
+    return !!version && version[1] === '2' && Number(version[2]) <= 6;
+  });
+}
+
+/** The text of a wikitext part, if it is one. */
+const textOf = (part: unknown): string | undefined =>
+  typeof part === 'string' ? part : typeof part === 'object' && part !== null && typeof (part as { body?: unknown }).body === 'string' ? (part as { body: string }).body : undefined;
 const toLintBody = {
   type: 'object',
   properties: { wikitext: { type: 'string' }, contentmodel: { type: 'string' } },
@@ -66,6 +94,12 @@ const tags = ['MediaWiki REST API'];
 const titleParam = { name: 'title', in: 'path', required: true, schema: { type: 'string' } };
 const revisionParam = { name: 'revision', in: 'path', required: true, schema: { type: 'string', pattern: '^\\d+$' } };
 
+/** How a save is answered: the page as `page/{title}` answers it, and the URL of a page created. */
+export interface SavedAnswers {
+  pageAnswer: (req: RouteRequest, ctx: Parameters<Handler>[1], title: string) => Promise<Response>;
+  createdAt: (domain: string, title: string) => Promise<string>;
+}
+
 /**
  * The writes of MediaWiki's REST API the service makes itself: saves (`PUT page/{title}`,
  * `POST page`) through its own save path (a transaction, the page's CAS, the render stored at
@@ -73,13 +107,14 @@ const revisionParam = { name: 'revision', in: 'path', required: true, schema: { 
  * selectively from the render its ETag names. A content model other than wikitext is the wiki's
  * to handle: passed on.
  */
-export function restPhpWrites(api: PageApi, saver: PageSaver, pageAnswer: (req: RouteRequest, ctx: Parameters<Handler>[1], title: string) => Promise<Response>, passThrough: Handler): Route[] {
+export function restPhpWrites(api: PageApi, saver: PageSaver, answers: SavedAnswers, passThrough: Handler): Route[] {
   const { normalize, transforms } = api;
 
   const saved = async (req: RouteRequest, ctx: Parameters<Handler>[1], title: string, status: 200 | 201): Promise<Response> => {
-    const page = await pageAnswer(req, ctx, title);
+    const page = await answers.pageAnswer(req, ctx, title);
     const headers: Record<string, string> = { ...page.headers, 'cache-control': 'no-store' };
-    if (status === 201) headers.location = `/${req.domain}/rest.php/v1/page/${titleSegment(title)}`;
+    // Absolute, as MediaWiki gives it: its clients follow it as it is.
+    if (status === 201) headers.location = await answers.createdAt(req.domain, title);
     return { ...page, status, headers };
   };
 
@@ -109,9 +144,16 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, pageAnswer: (req: 
 
   const toHtml = withBody(toHtmlBody, async (req, ctx) => {
     const body = req.body;
+    if (!acceptsHtml2(req.headers.accept)) throw new MediaWikiError(406, 'rest-not-acceptable', 'Not acceptable', { message: 'Not acceptable' });
     const target = await targetOf(req, normalize, 'revision');
-    if (!body.stash && req.query.get('stash') !== 'true') return transformed(await transforms.toHtml(ctx, req.domain, target, body.wikitext, !!(body.body_only ?? body.bodyOnly)));
-    const { part, etag } = await transforms.toStashedHtml(ctx, req.domain, target, body.wikitext, !!(body.body_only ?? body.bodyOnly));
+    // The wikitext given, else the original's (`original.wikitext`), else the revision's own.
+    const original = typeof body.original === 'object' ? textOf((body.original as { wikitext?: unknown }).wikitext) : undefined;
+    const wikitext = textOf(body.wikitext) ?? original;
+    if (body.wikitext !== undefined && textOf(body.wikitext) === undefined) throw badRequest('wikitext is the wikitext, or {body: the wikitext}.', 'invalid-transform');
+    const bodyOnly = isSet(body.body_only ?? body.bodyOnly);
+    if (!isSet(body.stash) && req.query.get('stash') !== 'true') return transformed(await transforms.toHtml(ctx, req.domain, target, wikitext, bodyOnly, body.contentmodel));
+    if (wikitext === undefined) throw badRequest('A stashed transform needs its wikitext.', 'invalid-transform');
+    const { part, etag } = await transforms.toStashedHtml(ctx, req.domain, target, wikitext, bodyOnly);
     return transformed(part, etag);
   });
 
