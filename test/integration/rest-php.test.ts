@@ -408,7 +408,7 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     assert.match(toHtml.text, /<i[ >]/);
   });
 
-  it("renders wikitext in current MediaWiki's request forms: a page's or revision's own, the original's, {body}, body_only 1, contentmodel json; Accept negotiated", async () => {
+  it("renders wikitext in current MediaWiki's request forms: a page's or revision's own, the original's, {body}, body_only 1, contentmodel json (and back); Accept negotiated", async () => {
     const title = `Rest php wt2html ${RUN}`;
     const key = encodeURIComponent(title.replace(/ /g, '_'));
     const first = await a.wiki.edit(title, '{|\n|first table\n|}');
@@ -431,8 +431,12 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     assert.equal(bodyOnly.status, 200, bodyOnly.text);
     assert.doesNotMatch(bodyOnly.text, /<body/);
     assert.match(bodyOnly.text, /<p/);
-    const json = await post('/Main_Page', { wikitext: '{"1":2}', contentmodel: 'json' });
+    const json = await post('/Main_Page', { wikitext: '{"a":4,"b":3}', contentmodel: 'json' });
     assert.match(json.text, /<body[^>]*><table/, "Parsoid's JSON table, not wikitext");
+    const jsonBack = await request(`${rest}/transform/html/to/wikitext/Main_Page`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { html: json.text, contentmodel: 'json' } });
+    assert.equal(jsonBack.status, 200, jsonBack.text);
+    assert.equal(jsonBack.headers['content-type'], 'application/json');
+    assert.equal(jsonBack.text, '{"a":4,"b":3}', 'the table back as JSON');
     for (const accept of ['*/*', 'text/html; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.0.0"']) {
       const ok = await post('/Main_Page', { wikitext: 'x' }, { accept });
       assert.equal(ok.status, 200, accept);

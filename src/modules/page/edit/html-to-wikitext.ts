@@ -35,8 +35,14 @@ const is2x = (version: string) => version.startsWith('2.');
  */
 export async function htmlToWikitext(
   wiki: Wiki, title: string | undefined, html: string,
-  from: { render?: Render; revid?: number; dataMw?: unknown; scrubWikitext?: boolean; original?: Record<string, unknown>; contentType?: string },
+  from: { render?: Render; revid?: number; dataMw?: unknown; scrubWikitext?: boolean; original?: Record<string, unknown>; contentType?: string; contentModel?: string },
 ): Promise<Part> {
+  // Another content model's HTML (JSON's table) is Parsoid's to turn back into that model's text.
+  if (from.contentModel && from.contentModel !== 'wikitext') {
+    const part = await wiki.transform('html', 'wikitext', { title, revid: from.revid }, { html, contentmodel: from.contentModel });
+    // Typed as the model's text is, as MediaWiki's REST API types it (Parsoid says wikitext).
+    return from.contentModel === 'json' ? { ...part, contentType: 'application/json' } : part;
+  }
   const { render } = from;
   const options = from.scrubWikitext ? { scrub_wikitext: true } : {};
   const version = editedVersion(html, from.contentType);

@@ -95,7 +95,7 @@ export class Transforms {
 
   async toWikitext(
     ctx: RequestContext, domain: string, target: TransformTarget, html: string,
-    options: { tid?: string; stashed?: boolean; dataMw?: unknown; scrubWikitext?: boolean; original?: Record<string, unknown> } = {},
+    options: { tid?: string; stashed?: boolean; dataMw?: unknown; scrubWikitext?: boolean; original?: Record<string, unknown>; contentModel?: string } = {},
   ): Promise<Part> {
     await this.check(ctx, domain, target);
     if (options.stashed && options.tid !== undefined) {

@@ -168,7 +168,7 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, answers: SavedAnsw
     const where = target.title !== undefined && target.revid === undefined && named && named.rev > 0 ? { ...target, revid: named.rev } : target;
     const original = parseOriginal(body.original);
     return transformed(await transforms.toWikitext(ctx, req.domain, where, html, {
-      tid: named?.tid, stashed: named?.stashed, dataMw: parseDataMw(body['data-mw']), scrubWikitext: !!body.scrub_wikitext, original,
+      tid: named?.tid, stashed: named?.stashed, dataMw: parseDataMw(body['data-mw']), scrubWikitext: !!body.scrub_wikitext, original, contentModel: body.contentmodel,
     }));
   });
 
