@@ -503,7 +503,8 @@ function snapshotRun(config: string): Promise<SnapshotRun> {
   const run = (env: Record<string, string> = {}) => {
     // WIKISTORE_BENCH_SNAPSHOT_NODE_ARGS: more node flags for the snapshot (e.g. --cpu-prof).
     const flags = process.env.WIKISTORE_BENCH_SNAPSHOT_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-    const out = execFileSync(process.execPath, ['--max-old-space-size=256', '--max-semi-space-size=32', ...flags, child, DOMAIN, at], { env: { ...process.env, CONFIG: config, ...env }, maxBuffer: 1 << 20 });
+    // The node flags of `npm run snapshot` (package.json).
+    const out = execFileSync(process.execPath, ['--max-old-space-size=256', '--max-semi-space-size=8', ...flags, child, DOMAIN, at], { env: { ...process.env, CONFIG: config, ...env }, maxBuffer: 1 << 20 });
     return JSON.parse(out.toString('utf8').trim().split('\n').pop()!) as Omit<SnapshotRun, 'withoutBodies'>;
   };
   // The store as the service leaves it (each latest render's body made as it was stored), then
