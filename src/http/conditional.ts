@@ -19,5 +19,22 @@ export function notModified(headers: { 'if-none-match'?: string; 'if-modified-si
   return !Number.isNaN(since) && !Number.isNaN(modified) && modified <= since;
 }
 
+/**
+ * Whether a GET's preconditions fail (RFC 9110 13.2.2), a 412 as MediaWiki's REST API answers it:
+ * If-Match decides when present (`*`, or one of its ETags strongly equal to the answer's); else
+ * If-Unmodified-Since, against Last-Modified.
+ */
+export function preconditionFailed(headers: { 'if-match'?: string; 'if-unmodified-since'?: string }, etag: string | undefined, lastModified: string | undefined): boolean {
+  const ifMatch = headers['if-match'];
+  if (ifMatch !== undefined) {
+    if (ifMatch.trim() === '*') return etag === undefined;
+    return !etag || etag.startsWith('W/') || !ifMatch.split(',').some((candidate) => candidate.trim() === etag);
+  }
+  if (!headers['if-unmodified-since'] || !lastModified) return false;
+  const since = Date.parse(headers['if-unmodified-since']);
+  const modified = Date.parse(lastModified);
+  return !Number.isNaN(since) && !Number.isNaN(modified) && modified > since;
+}
+
 /** Headers a 304 keeps (RFC 9110 15.4.5). */
 export const NOT_MODIFIED_HEADERS = ['etag', 'cache-control', 'content-location', 'date', 'expires', 'vary', 'last-modified', 'x-request-id'];

@@ -228,6 +228,24 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     assert.equal(elsewhere.json.errorKey, 'rest-no-match');
     assert.equal(elsewhere.json.messageTranslations.en, 'The requested relative path (/v1/no-such-route) did not match any known handler');
   });
+  it("answers conditional GETs as the wiki's own rest.php does: 304 for a matching If-None-Match or If-Modified-Since, 412 for a failed If-Match or If-Unmodified-Since", async () => {
+    for (const form of ['', '/bare', '/html', '/with_html']) {
+      const path = `/page/${made.title}${form}`;
+      // Each against its own validators: the service's ETag names its render, the wiki's its own.
+      for (const [base, get] of [[rest, (url: string, headers: Record<string, string>) => request(url, { headers })], [WIKI_REST, (url: string, headers: Record<string, string>) => fetch(url, { headers })]] as const) {
+        const first = await get(`${base}${path}`, {});
+        const header = (name: string) => String(first.headers instanceof Headers ? first.headers.get(name) : first.headers[name]);
+        const [etag, lastModified] = [header('etag'), header('last-modified')];
+        const cases: [Record<string, string>, number][] = [
+          [{ 'if-none-match': etag }, 304], [{ 'if-modified-since': lastModified }, 304],
+          [{ 'if-match': '"not-this-one"' }, 412], [{ 'if-unmodified-since': 'Mon, 01 Jan 2001 00:00:00 GMT' }, 412],
+          [{ 'if-match': etag }, 200], [{ 'if-unmodified-since': lastModified }, 200],
+        ];
+        for (const [headers, status] of cases) assert.equal((await get(`${base}${path}`, headers)).status, status, `${base}${path} ${JSON.stringify(headers)}`);
+      }
+    }
+  });
+
   it('answers OPTIONS as the wiki does (204, with or without an Origin), a CORS preflight on every path', async () => {
     for (const headers of [{}, { origin: 'https://elsewhere.example', 'access-control-request-method': 'GET' }] as Record<string, string>[]) {
       for (const path of [`/page/${made.title}/html`, '/revision/1/bare', '/transform/wikitext/to/html']) {

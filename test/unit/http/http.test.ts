@@ -80,6 +80,23 @@ describe('HTTP layer', () => {
     assert.equal((await request(`${s.base}/${s.domain}/v1/?spec`, { headers: { 'if-none-match': '"other"' } })).status, 200);
   });
 
+  it('answers a GET whose If-Match fails with 412, with none of the answer it stands for', async () => {
+    const url = `${s.base}/${s.domain}/v1/?spec`;
+    const first = await request(url);
+    const etag = String(first.headers.etag);
+    for (const headers of [{ 'if-match': '"other"' }, { 'if-match': `W/${etag}` }] as Record<string, string>[]) {
+      const failed = await request(url, { headers });
+      problem(failed, 412);
+      assert.equal(failed.headers.etag, undefined, JSON.stringify(headers));
+    }
+    // An answer without Last-Modified has no date to hold If-Unmodified-Since against: it is ignored.
+    for (const headers of [{ 'if-match': `"other", ${etag}` }, { 'if-match': '*' }, { 'if-unmodified-since': 'Mon, 01 Jan 2001 00:00:00 GMT' }] as Record<string, string>[]) {
+      const passed = await request(url, { headers });
+      assert.equal(passed.status, 200, JSON.stringify(headers));
+      assert.deepEqual(passed.raw, first.raw);
+    }
+  });
+
   it('compresses with gzip or brotli as the client accepts, and not at all otherwise', async () => {
     const url = `${s.base}/${s.domain}/v1/?spec`;
     const plain = await request(url);
