@@ -1,3 +1,5 @@
+import { preconditionFailed } from '../util/errors.js';
+
 /** Weak comparison of an ETag against an If-None-Match header (RFC 9110 13.1.2). */
 function etagMatches(ifNoneMatch: string | undefined, etag: string | undefined): boolean {
   if (!ifNoneMatch || !etag) return false;
@@ -24,7 +26,7 @@ export function notModified(headers: { 'if-none-match'?: string; 'if-modified-si
  * If-Match decides when present (`*`, or one of its ETags strongly equal to the answer's); else
  * If-Unmodified-Since, against Last-Modified.
  */
-export function preconditionFailed(headers: { 'if-match'?: string; 'if-unmodified-since'?: string }, etag: string | undefined, lastModified: string | undefined): boolean {
+function preconditionsFail(headers: { 'if-match'?: string; 'if-unmodified-since'?: string }, etag: string | undefined, lastModified: string | undefined): boolean {
   const ifMatch = headers['if-match'];
   if (ifMatch !== undefined) {
     if (ifMatch.trim() === '*') return etag === undefined;
@@ -34,6 +36,17 @@ export function preconditionFailed(headers: { 'if-match'?: string; 'if-unmodifie
   const since = Date.parse(headers['if-unmodified-since']);
   const modified = Date.parse(lastModified);
   return !Number.isNaN(since) && !Number.isNaN(modified) && modified > since;
+}
+
+/**
+ * What a GET's conditional headers make of its 2xx answer, in RFC 9110's order: its preconditions
+ * failed (thrown: a 412), `not-modified` (a 304), or the answer as it is.
+ */
+export function conditionalRead(headers: Record<string, string | undefined>, etag: string | undefined, lastModified: string | undefined): 'not-modified' | undefined {
+  if (preconditionsFail(headers, etag, lastModified)) {
+    throw preconditionFailed('The resource has changed since the version the request names (If-Match, If-Unmodified-Since).');
+  }
+  return notModified(headers, etag, lastModified) ? 'not-modified' : undefined;
 }
 
 /** Headers a 304 keeps (RFC 9110 15.4.5). */

@@ -9,7 +9,7 @@ import type { RouteMatch, Router } from '../router/router.js';
 import type { Response } from '../router/types.js';
 import { AnswerMemo, headersFor, keptHeaders, type Found } from './answer-memo.js';
 import { drainBody, parseBody, readBodyBytes } from './body.js';
-import { NOT_MODIFIED_HEADERS, notModified, preconditionFailed } from './conditional.js';
+import { NOT_MODIFIED_HEADERS, conditionalRead } from './conditional.js';
 import { addBrowserHeaders, isPreflight, preflightResponse } from './browser-headers.js';
 import { encodeBody, varyForEncoding } from './encoding.js';
 import { relativeLocation } from './relative-location.js';
@@ -280,11 +280,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     try {
       const { bytes, contentType } = bodyToBytes(response.body);
       if (contentType && !outHeaders['content-type']) outHeaders['content-type'] = contentType;
-      const read = (method === 'GET' || method === 'HEAD') && status >= 200 && status < 300;
-      if (read && preconditionFailed(headers, outHeaders.etag, outHeaders['last-modified'])) {
-        throw new HttpError(412, 'precondition-failed', 'The resource has changed since the version the request names (If-Match, If-Unmodified-Since).');
-      }
-      if (read && notModified(headers, outHeaders.etag, outHeaders['last-modified'])) {
+      if ((method === 'GET' || method === 'HEAD') && status >= 200 && status < 300 && conditionalRead(headers, outHeaders.etag, outHeaders['last-modified']) === 'not-modified') {
         status = 304;
         // The same Vary as the 200 it stands for, so a cache keys both alike.
         varyForEncoding(outHeaders);
