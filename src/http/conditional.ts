@@ -29,7 +29,8 @@ export function notModified(headers: { 'if-none-match'?: string; 'if-modified-si
 function preconditionsFail(headers: { 'if-match'?: string; 'if-unmodified-since'?: string }, etag: string | undefined, lastModified: string | undefined): boolean {
   const ifMatch = headers['if-match'];
   if (ifMatch !== undefined) {
-    if (ifMatch.trim() === '*') return etag === undefined;
+    // `*`: any current representation, which a 2xx answer is.
+    if (ifMatch.trim() === '*') return false;
     return !etag || etag.startsWith('W/') || !ifMatch.split(',').some((candidate) => candidate.trim() === etag);
   }
   if (!headers['if-unmodified-since'] || !lastModified) return false;
