@@ -3,6 +3,7 @@ import type http from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { closeGracefully, createHttpServer } from './http/server.js';
+import { ClientAddress } from './http/client-address.js';
 import { createLogger } from './util/logger.js';
 import { Metrics } from './util/metrics.js';
 import { keyRevValueModule } from './modules/buckets/key-rev-value.js';
@@ -112,6 +113,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     keepAliveTimeout: config.keep_alive_timeout,
     maxConnections: config.max_connections,
     answerMemoBytes: config.answer_cache_bytes,
+    clientAddress: new ClientAddress(config.trusted_proxies),
     renderProblem: (error, request) => {
       if (config.rest_v1 && isRestV1Path(request.path)) return { body: restbaseProblem(error, request.method, request.path), contentType: 'application/problem+json' };
       if (isRestPhpPath(request.path)) return { body: mediaWikiProblem(error, request), contentType: 'application/json' };

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { load as loadYaml } from 'js-yaml';
 import { unknownSetting } from './config-keys.js';
+import { parseProxy } from './util/addresses.js';
 
 export interface WikiConfig {
   /** The wiki's Action API, e.g. https://en.wikipedia.org/w/api.php */
@@ -144,6 +145,11 @@ export interface Config {
   /** HTTP caches in front of the service ("host:port"), sent a PURGE for every URL whose answer changed. */
   purge_hosts: string[];
   /**
+   * Proxies in front of the service (addresses or CIDR ranges) whose `X-Forwarded-For` is passed
+   * on to the wiki; from any other peer a client's claim is dropped. None by default.
+   */
+  trusted_proxies: string[];
+  /**
    * Whether the service follows each wiki's recent changes (one process per wiki at a time):
    * `stored` (the default) keeps what is stored fresh within seconds of a change on the wiki
    * (edits, deletions, hidden revisions, moves, templates) and purges it from the caches in
@@ -237,6 +243,7 @@ export function defaultConfig(dataDir = './data'): Config {
     rest_v1: true,
     snapshot_bodies: 'render',
     purge_hosts: [],
+    trusted_proxies: [],
     follow_changes: 'stored',
     follower: { poll_interval: 1, batch_size: 100, concurrency: 4, pages_per_second: 10, dependents_per_second: 0, lease: 10 },
     transaction_lease: 10,
@@ -301,6 +308,14 @@ function validate(config: Config): Config {
   if (config.snapshot_bodies !== 'render' && config.snapshot_bodies !== 'snapshot') fail('snapshot_bodies must be render or snapshot');
   if (!Array.isArray(config.purge_hosts) || !config.purge_hosts.every((h) => typeof h === 'string' && /^[\w.:[\]-]+:\d+$/.test(h))) {
     fail('purge_hosts must list cache hosts as "host:port"');
+  }
+  if (!Array.isArray(config.trusted_proxies)) fail('trusted_proxies must list addresses or CIDR ranges');
+  for (const proxy of config.trusted_proxies) {
+    try {
+      parseProxy(proxy);
+    } catch (e) {
+      fail(`trusted_proxies: ${(e as Error).message}`);
+    }
   }
   if (typeof config.follow_changes !== 'boolean' && config.follow_changes !== 'stored') fail('follow_changes must be stored, true or false');
   const followerSettings = Object.keys(defaultConfig().follower);

@@ -115,7 +115,7 @@ export interface HttpResult {
 /** A plain HTTP client (fetch cannot send a GET body, which the table API uses). */
 export function request(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: unknown; /** The local address to connect from (any of 127.0.0.0/8 on loopback). */ from?: string } = {},
 ): Promise<HttpResult> {
   const headers: Record<string, string> = { ...options.headers };
   let payload: Buffer | undefined;
@@ -128,7 +128,7 @@ export function request(
     headers['content-length'] = String(payload.length);
   }
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: options.method ?? 'GET', headers, agent: false }, (res) => {
+    const req = http.request(url, { method: options.method ?? 'GET', headers, agent: false, localAddress: options.from }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

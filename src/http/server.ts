@@ -1,6 +1,5 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { HttpError } from '../util/errors.js';
@@ -14,6 +13,7 @@ import { addBrowserHeaders, isPreflight, preflightResponse } from './browser-hea
 import { encodeBody, varyForEncoding } from './encoding.js';
 import { relativeLocation } from './relative-location.js';
 import { bodyToBytes, toJson } from './serialize.js';
+import { ClientAddress } from './client-address.js';
 import { WriteBatch } from './write-batch.js';
 
 export interface HttpOptions {
@@ -30,6 +30,8 @@ export interface HttpOptions {
   answerMemoBytes?: number;
   /** Error bodies in a surface's own shape, where it has one. */
   renderProblem?: ProblemRenderer;
+  /** Proxies whose `X-Forwarded-For` is believed (`trusted_proxies`); none by default. */
+  clientAddress?: ClientAddress;
 }
 
 const REQUEST_ID = /^[\w\-.:]{1,128}$/;
@@ -120,6 +122,7 @@ function errorResponse(err: unknown, arrival: Pick<Arrival, 'path' | 'uri' | 'he
 /** The node:http front: parsing, access, conditional GET, HEAD, compression, problem rendering. */
 export function createHttpServer(router: Router, log: Logger, metrics: Metrics, options: HttpOptions): http.Server {
   const adminToken = options.adminToken ? Buffer.from(options.adminToken) : undefined;
+  const clientAddress = options.clientAddress ?? new ClientAddress();
   const memo = options.answerMemoBytes ? new AnswerMemo(options.answerMemoBytes) : undefined;
 
   /**
@@ -204,13 +207,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     // each request is finished once, by exactly one of the two.
     let next: { response: Response } | { call: RouteMatch; bytes: Buffer | undefined };
     try {
-      // Who the client is, for the wiki (anonymous edits): appended, so the wiki believes only
-      // the entries its trusted proxies (this service among them) vouch for. A client's list that
-      // is not addresses alone (`admin`) is dropped: the wiki fails on it rather than ignore it.
-      const peer = req.socket.remoteAddress?.replace(/^::ffff:(?=\d+\.)/, '');
-      const claimed = isAddressList(headers['x-forwarded-for']) ? headers['x-forwarded-for'] : undefined;
-      if (peer) headers['x-forwarded-for'] = claimed ? `${claimed}, ${peer}` : peer;
-      else if (!claimed) delete headers['x-forwarded-for'];
+      clientAddress.forward(headers, req.socket.remoteAddress);
       if (!arrival.internal && isPreflight(method, headers, uri)) {
         next = { response: preflightResponse() };
       } else {
@@ -393,8 +390,3 @@ export function closeGracefully(server: http.Server, timeoutMs = 10_000): Promis
   });
 }
 
-/** Whether an `X-Forwarded-For` value is a list of IP addresses (and nothing else). */
-export function isAddressList(value: string | undefined): value is string {
-  if (!value) return false;
-  return value.split(',').every((entry) => isIP(entry.trim()) !== 0);
-}

@@ -31,7 +31,8 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
   let made: { title: string; first: number; second: number };
 
   before(async () => {
-    a = await startAgainstWiki();
+    // nginx, the proxy in front, is on 127.0.0.1: its X-Forwarded-For is believed, no other's.
+    a = await startAgainstWiki({ trusted_proxies: ['127.0.0.1'] });
     direct = `${a.s.base}/wiki.test/rest.php/v1`;
     const front = await startNginxFront(a.s.base);
     stopFront = front.stop;
@@ -322,6 +323,48 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     });
     for (const escape of ['/page/x/../../../index.php', '/page/x/%2e%2e/%2E%2E/%2e%2e/index.php']) {
       assert.equal(await raw(escape), 400, `${escape} stays inside rest.php`);
+    }
+  });
+
+  it("never passes on a path that leaves page/, revision/ or transform/ once decoded, by any method, directly or behind nginx", async () => {
+    const raw = (base: string, method: string, path: string) => new Promise<{ status: number; body: string; ours: boolean }>((resolve, reject) => {
+      const url = new URL(base);
+      const req = http.request({ host: url.hostname, port: url.port, path: `${url.pathname}${path}`, method }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d)).on('end', () => resolve({ status: res.statusCode!, body, ours: /^[0-9a-f-]{36}$/.test(String(res.headers['x-request-id'])) }));
+      });
+      req.on('error', reject);
+      req.end(method === 'GET' || method === 'DELETE' ? undefined : '{}');
+    });
+    const query = '?action=query&meta=userinfo&format=json';
+    const escapes = [
+      '/page/%2F/..%2F..%2F..%2Fapi.php', '/revision//..%2F..%2F..%2Fapi.php', '/transform/%2e%2e%2F%2e%2e%2F..%2Fapi.php',
+      '/page/x%5C..%5C..%5C..%5Capi.php', '/page/%252e%252e%252f%252e%252e%252f..%252fapi.php', '/page/%c0%ae%c0%ae%2F%c0%ae%c0%ae%2Fapi.php',
+      '/page/x/history/%2F..%2F..%2F..%2F..%2Fapi.php',
+    ];
+    for (const path of escapes) {
+      for (const method of ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']) {
+        const mine = await raw(direct, method, `${path}${query}`);
+        // Refused, or (one segment: a title) answered by the service itself as the title it is.
+        assert.ok(mine.status >= 400 && mine.status < 500, `${method} ${path}: ${mine.status} ${mine.body}`);
+        assert.doesNotMatch(mine.body, /userinfo/, `${method} ${path} never reached api.php`);
+        assert.equal(typeof JSON.parse(mine.body).errorKey, 'string', `${method} ${path}: in MediaWiki's error shape`);
+      }
+      // Behind nginx such a path never matches the README's rule (nginx matches the decoded path):
+      // whatever answers it, the service did not pass it on.
+      const fronted = await raw(rest, 'GET', `${path}${query}`);
+      assert.ok(!fronted.ours || (fronted.status >= 400 && fronted.status < 500 && !/userinfo/.test(fronted.body)), `${path} behind nginx: ${fronted.status}`);
+    }
+  });
+
+  it('credits an anonymous edit to the address that connected, not to one a client names, directly and behind nginx', async () => {
+    const json = { 'content-type': 'application/json', 'x-forwarded-for': '10.9.9.9', 'x-real-ip': '10.9.9.8', forwarded: 'for=10.9.9.7' };
+    for (const [how, base] of [['directly', direct], ['behind nginx', rest]] as const) {
+      const title = `Rest php address ${how} ${RUN}`;
+      const created = await request(`${base}/page`, { method: 'POST', headers: json, body: { title, source: 'Whose edit?', comment: 'address', token: '+\\' }, from: '127.0.0.5' });
+      assert.equal(created.status, 201, created.text);
+      const revision = await wikiJson(`/revision/${created.json.latest.id}/bare`) as { user: { name: string } };
+      assert.equal(revision.user.name, '127.0.0.5', `${how}: the connecting address, not the one claimed`);
     }
   });
 

@@ -39,7 +39,8 @@ describe('saving when the wiki refuses the edit', () => {
     });
     await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
-    s = await startServer({ wikis: { 'wiki.test': { action_api: `${url}/api.php`, rest_api: `${url}/rest.php` } } });
+    // A proxy in front on 127.0.0.1 (trusted); clients connect from other loopback addresses too.
+    s = await startServer({ wikis: { 'wiki.test': { action_api: `${url}/api.php`, rest_api: `${url}/rest.php` } }, trusted_proxies: ['127.0.0.1', '::1'] });
     v1 = `${s.base}/wiki.test/v1`;
   });
   after(async () => {
@@ -48,8 +49,8 @@ describe('saving when the wiki refuses the edit', () => {
   });
 
   const refuse = (code: string) => ({ status: 200, body: { errors: [{ code, text: `Scripted ${code}.`, module: 'edit' }] } });
-  const create = (title: string, headers: Record<string, string> = {}) =>
-    request(`${v1}/page/${encodeURIComponent(title)}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: { wikitext: 'New.' } });
+  const create = (title: string, headers: Record<string, string> = {}, from?: string) =>
+    request(`${v1}/page/${encodeURIComponent(title)}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: { wikitext: 'New.' }, from });
 
   // Every row of the one mapping table; a code it lacks is the wiki refusing what was sent (422,
   // as Scribunto's for a module that does not compile), unless it is a code of the wiki failing
@@ -107,7 +108,7 @@ describe('saving when the wiki refuses the edit', () => {
     assert.equal(edits[1]!.authorization, undefined);
   });
 
-  it("forwards a client's X-Forwarded-For only when it lists addresses, always with the client's own address", async () => {
+  it("passes on a trusted proxy's X-Forwarded-For only when it lists addresses, always with the proxy's own address", async () => {
     script = refuse('readonly');
     const sent: (string | undefined)[] = [];
     for (const claimed of ['admin', '203.0.113.5', '203.0.113.5, 2001:db8::1', '203.0.113.5, not-an-address', '']) {
@@ -116,6 +117,15 @@ describe('saving when the wiki refuses the edit', () => {
       sent.push(edits[0]!['x-forwarded-for'] as string | undefined);
     }
     assert.deepEqual(sent, ['127.0.0.1', '203.0.113.5, 127.0.0.1', '203.0.113.5, 2001:db8::1, 127.0.0.1', '127.0.0.1', '127.0.0.1']);
+  });
+
+  it('names a client that is no trusted proxy by its own address alone, whatever X-Forwarded-For it claims', async () => {
+    script = refuse('readonly');
+    edits.length = 0;
+    await create(`Spoofed ${RUN}`, { 'x-forwarded-for': '10.9.9.9' }, '127.0.0.5');
+    assert.equal(edits[0]!['x-forwarded-for'], '127.0.0.5');
+    await create(`Spoofed ${RUN}`, { 'x-forwarded-for': '10.9.9.9' });
+    assert.equal(edits[1]!['x-forwarded-for'], '10.9.9.9, 127.0.0.1', "a trusted proxy's chain is kept");
   });
 
   it('never forwards the admin token, whatever the spelling of its scheme; two Authorization headers are 400', async () => {
@@ -170,12 +180,14 @@ describe('saving when the wiki refuses the edit', () => {
     assert.equal(res.json.wiki_code, 'assertuserfailed');
   });
 
-  it("forwards the client's address to the wiki after any it was given (X-Forwarded-For)", async () => {
+  it("forwards the client's address to the wiki after any a trusted proxy gave (X-Forwarded-For)", async () => {
     script = refuse('readonly');
     edits.length = 0;
     await create(`Address ${RUN}`);
     assert.equal(edits[0]!['x-forwarded-for'], '127.0.0.1');
     await create(`Address ${RUN}`, { 'x-forwarded-for': '203.0.113.9' });
     assert.equal(edits[1]!['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
+    await create(`Address ${RUN}`, { 'x-forwarded-for': '203.0.113.9' }, '127.0.0.6');
+    assert.equal(edits[2]!['x-forwarded-for'], '127.0.0.6');
   });
 });

@@ -13,6 +13,38 @@ const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new htt
 /** Far above any answer of the REST API's routes; a larger one is refused rather than held. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
+/** The routes passed to the wiki: `/v1/page/…`, `/v1/revision/…`, `/v1/transform/…`. */
+const PASSED = /^\/v1\/(page|revision|transform)(\/|$)/;
+/** How many rounds of percent-decoding are undone before a path is judged (a server may decode twice). */
+const DECODING_ROUNDS = 4;
+
+const ESCAPES = /%[0-9A-Fa-f]{2}/;
+const ESCAPE_RUNS = /(?:%[0-9A-Fa-f]{2})+/g;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+/** A run of percent-escapes as the text its bytes spell; throws for bytes that are not UTF-8. */
+const strictUtf8 = (run: string) => UTF8.decode(Buffer.from(run.replace(/%/g, ''), 'hex'));
+
+/**
+ * Whether a path below `rest.php` (its query included) stays under the routes passed to the wiki
+ * however a server in front of the wiki reads it: percent-escapes decoded (once, or again), a
+ * backslash taken for a slash, `.` and `..` segments resolved. MediaWiki's titles never hold a
+ * `.` or `..` segment nor a percent-escape, so no title a client may ask for is refused. Bytes that
+ * are not UTF-8 (overlong forms of `.` and `/` among them) and control characters are refused.
+ */
+export function staysUnderPassedRoutes(below: string): boolean {
+  let path = below.split('?', 1)[0]!;
+  try {
+    for (let round = 0; round < DECODING_ROUNDS && ESCAPES.test(path); round++) path = path.replace(ESCAPE_RUNS, strictUtf8);
+  } catch {
+    return false;
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(path)) return false;
+  const segments = path.replace(/\\/g, '/').split('/');
+  if (segments.some((segment) => segment === '.' || segment === '..')) return false;
+  return PASSED.test(path);
+}
+
 /**
  * A request the service does not answer itself, sent to the wiki's own `rest.php` unchanged (method,
  * path below `rest.php`, query, headers but those of the connection, body) and its answer sent
@@ -24,8 +56,9 @@ export async function passToWiki(restBase: string, req: RouteRequest, timeoutMs:
   const below = req.uri.slice(req.uri.indexOf('/rest.php/') + '/rest.php'.length);
   const base = new URL(restBase.replace(/\/$/, ''));
   const url = new URL(`${base.href}${below}`);
-  // Dot segments (`..`, `%2e%2e`) would leave rest.php for any other path of the wiki's host.
-  if (!url.pathname.startsWith(`${base.pathname}/v1/`) || url.host !== base.host) throw badRequest('The path leaves the wiki\'s REST API.', 'invalid-path');
+  if (!staysUnderPassedRoutes(below) || !url.pathname.startsWith(`${base.pathname}/v1/`) || url.host !== base.host) {
+    throw badRequest('The path leaves the wiki\'s REST API.', 'invalid-path');
+  }
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
   // Answers come back as they are; the service's front compresses for the client as it would its own.

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ClientAddress } from '../../../src/http/client-address.js';
+import { parseProxy } from '../../../src/util/addresses.js';
+import { staysUnderPassedRoutes } from '../../../src/modules/page/rest-php/pass-through.js';
+
+describe('the client address passed on to the wiki', () => {
+  const claims = () => ({
+    'x-forwarded-for': '10.9.9.9', 'x-real-ip': '10.9.9.8', forwarded: 'for=10.9.9.7', 'client-ip': '10.9.9.6', 'true-client-ip': '10.9.9.5',
+    'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', accept: 'text/html',
+  });
+
+  it("keeps no client's claim when no proxy is trusted (the default): its own address alone", () => {
+    const headers: Record<string, string> = claims();
+    new ClientAddress().forward(headers, '203.0.113.4');
+    assert.deepEqual(headers, { 'x-forwarded-for': '203.0.113.4', accept: 'text/html' });
+  });
+
+  it("keeps a trusted proxy's chain and its word on scheme and host, by address or CIDR, IPv4 mapped or not", () => {
+    const trusted = new ClientAddress(['10.0.0.0/8', '2001:db8::/32', '192.0.2.7']);
+    for (const peer of ['10.1.2.3', '::ffff:10.1.2.3', '2001:db8::9', '192.0.2.7']) {
+      const headers: Record<string, string> = claims();
+      trusted.forward(headers, peer);
+      assert.equal(headers['x-forwarded-for'], `10.9.9.9, ${peer.replace('::ffff:', '')}`, peer);
+      assert.equal(headers['x-forwarded-host'], 'evil.example');
+      assert.equal(headers['x-real-ip'], undefined, 'X-Real-IP is never passed on');
+      assert.equal(headers.forwarded, undefined);
+    }
+    const headers: Record<string, string> = claims();
+    trusted.forward(headers, '192.0.2.8');
+    assert.equal(headers['x-forwarded-for'], '192.0.2.8', 'a neighbour of a trusted address is not trusted');
+    assert.equal(headers['x-forwarded-host'], undefined);
+  });
+
+  it("drops a trusted proxy's chain that is not addresses alone", () => {
+    const headers: Record<string, string> = { 'x-forwarded-for': '10.9.9.9, admin' };
+    new ClientAddress(['127.0.0.1']).forward(headers, '127.0.0.1');
+    assert.equal(headers['x-forwarded-for'], '127.0.0.1');
+  });
+
+  it('refuses a trusted_proxies entry that is no address or range', () => {
+    for (const bad of ['localhost', '10.0.0.0/33', '10.0.0.0/8/1', '::1/129', '10.0.0.0/x', '']) assert.throws(() => parseProxy(bad), /not an IP address|no valid prefix/, bad);
+    assert.deepEqual(parseProxy('10.0.0.0/8'), { address: '10.0.0.0', prefix: 8, family: 'ipv4' });
+  });
+});
+
+describe('paths passed to the wiki', () => {
+  it('stay under page/, revision/ and transform/ however a server decodes them', () => {
+    for (const path of [
+      '/v1/page/%2F/..%2F..%2F..%2Fapi.php', '/v1/revision//..%2F..%2F..%2Fapi.php', '/v1/page/../../api.php', '/v1/page/%2e%2e/%2e%2e/x',
+      '/v1/page/a%5C..%5C..%5Capi.php', '/v1/page/a\\..\\..\\api.php', '/v1/page/%252e%252e/%252e%252e/x', '/v1/page/%25252e%25252e%25252fx/..',
+      '/v1/page/%c0%ae%c0%ae/x', '/v1/page/%ff', '/v1/page/a%00b', '/v1/transform/..', '/v1/page/.', '/v1/search/page', '/v2/page/x', '/v1/pagex/y',
+      '/v1/page/%2F..%2F..%2Fsearch?q=x', '/../v1/page/x',
+    ]) assert.equal(staysUnderPassedRoutes(path), false, path);
+    for (const path of ['/v1/page/Main_Page/history', '/v1/page/Sub%2Fpage/links/language', '/v1/page/...', '/v1/page/a..b/history', '/v1/revision/12/compare/13',
+      '/v1/transform/wikitext/to/lint', '/v1/page/%C3%A9t%C3%A9/history?x=../..', '/v1/page']) {
+      assert.equal(staysUnderPassedRoutes(path), true, path);
+    }
+  });
+});
