@@ -226,6 +226,8 @@ export class Wiki {
     } catch (e) {
       throw badRequest(`'${text.slice(0, 200)}' is not a valid title: ${(e as Error).message}`, 'invalid-title');
     }
+    // Only a fragment (`#x`): a link within some page, no page of its own.
+    if (title.getKey() === '') throw badRequest(`'${text.slice(0, 200)}' is not a valid title: it names no page, only a fragment.`, 'invalid-title');
     // Special: and Media: pages have no revisions and no content to store.
     if (title.getNamespace().getId() < 0) throw notFound(`${title.getPrefixedText()} is a special page: it has no stored content.`, 'special-page');
     return title.getPrefixedDBKey();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { v1 as uuidv1 } from 'uuid';
 import { badRequest } from './errors.js';
-import { timeuuidMillis, timeuuidToSortable } from './timeuuid.js';
+import { TIMEUUID_END_MS, TIMEUUID_EPOCH_MS, timeuuidMillis, timeuuidToSortable } from './timeuuid.js';
 
 /**
  * Render and revision time-uuids (v1): ordered by their embedded time. Also the two ways a time
@@ -60,8 +60,13 @@ export function compareTids(a: string, b: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/** The greatest time-uuid of millisecond `ms`: a `le` bound that includes every tid of that ms. */
+/**
+ * The greatest time-uuid of millisecond `ms`: a `le` bound that includes every tid of that ms. A
+ * time before the first a time-uuid names is the first (nothing was stored before it).
+ */
 export function maxTidAt(ms: number): string {
+  if (!(ms >= TIMEUUID_EPOCH_MS)) ms = TIMEUUID_EPOCH_MS;
+  if (ms > TIMEUUID_END_MS) ms = TIMEUUID_END_MS;
   const ticks = (BigInt(ms) * 10000n + 9999n + 122192928000000000n).toString(16).padStart(15, '0');
   return `${ticks.slice(7)}-${ticks.slice(3, 7)}-1${ticks.slice(0, 3)}-ffff-ffffffffffff`;
 }

@@ -13,6 +13,11 @@ export function sortableToTimeuuid(s: string): string {
   return `${low}-${mid}-${hi}-${s.slice(16, 20)}-${s.slice(20, 32)}`;
 }
 
+/** 1582-10-15T00:00:00Z, the start of the Gregorian calendar: the earliest time a v1 time-uuid names. */
+export const TIMEUUID_EPOCH_MS = -12_219_292_800_000;
+/** The latest time a v1 time-uuid names (60 bits of 100 ns ticks): in the year 5236. */
+export const TIMEUUID_END_MS = Number((2n ** 60n - 1n - 122192928000000000n) / 10000n);
+
 /** Milliseconds since the epoch of a v1 time-uuid. */
 export function timeuuidMillis(uuid: string): number {
   const hex = uuid.replace(/-/g, '');

@@ -45,6 +45,9 @@ class Fuzzer {
       'a'.repeat(3000), 'Ünïcödé_✓', 'Special:Random', 'Media:X.png', 'Talk:', ':', '%3Cscript%3E', 'null', '-1', '0', '1e5',
       '99999999999999999999', String(uuidv4()), uuidv1(), uuidv1({ msecs: Date.now() + 3e11, nsecs: 0 }), '2014-01-01T00:00:00Z',
       '20140101T20:23:22.100Z', '99999-01-01T00:00:00Z', 'html', 'data-parsoid', 'rev', 'wikitext', 'Bodmin', 'bodmin', 'Toronto',
+      // Ways out of a pass-through prefix once a server in front of the wiki decodes the path.
+      '%2F..%2F..%2F..%2Fapi.php', '%2F/..%2F..%2F..%2Fapi.php', '/..%2F..%2F..%2Fapi.php', '..%5C..%5C..%5Capi.php', '%252e%252e%252f%252e%252e%252fapi.php',
+      '%c0%ae%c0%ae%2F%c0%ae%c0%ae%2Fapi.php', '%2e%2e/%2e%2e/%2e%2e/index.php', '%23x', '%23', 'A%23x',
     ];
     const valid: Record<string, string[]> = {
       table: ['fz', 'page_revisions', 'parsoid', 'site_info', 'key_value.kv'],
@@ -60,17 +63,28 @@ class Fuzzer {
 
   query(): string {
     if (this.chance(0.5)) return '';
-    const params = ['limit', 'next', 'ts', 'spec', 'doc', 'author', 'limit'];
-    const values = ['', '0', '-1', '5', '1000', '1e9', 'abc', 'eyJmIjoieCIsImsiOltdfQ', '%FF', '2014-01-01T00:00:00Z', 'x'.repeat(5000), '{"c":"abc"}'];
+    const params = ['limit', 'next', 'ts', 'spec', 'doc', 'author', 'limit', 'namespace', 'prefix', 'next', 'action', 'meta'];
+    const values = ['', '0', '-1', '5', '1000', '1e9', 'abc', 'eyJmIjoieCIsImsiOltdfQ', '%FF', '2014-01-01T00:00:00Z', 'x'.repeat(5000), '{"c":"abc"}',
+      '1583-01-01T00:00Z', '1000-01-01T00:00:00Z', '|', '9999999999999', '4', 'query', 'userinfo', 'A', 'Talk:x', this.cursor()];
     return `?${Array.from({ length: 1 + this.int(3) }, () => `${this.pick(params)}=${encodeURIComponent(this.pick(values))}`).join('&')}`;
   }
 
+  /** A paging cursor of the snapshot listing, forged: its moment, namespace, prefix and continuation each plausible or not. */
+  cursor(): string {
+    const at = this.pick<unknown>([8640000000000001, 1e300, -1e300, -12219292800001, 0, Date.now(), 'x', null, 1.5]);
+    const ns = this.pick<unknown>([0, 4, 9999999999999, -1, 1.5, '0']);
+    const cont = this.pick<unknown>([undefined, 'x', [], { gapcontinue: 'B', continue: 'gapcontinue||' }, { gaplimit: '1' }, { format: 'xml' },
+      { gapcontinue: '|' }, { formatversion: '1', continue: 'gapcontinue||' }, { rvcontinue: 'x|y' }, { gapcontinue: 5 }]);
+    const prefix = this.pick<unknown>([undefined, '|', 'A', 7]);
+    return Buffer.from(JSON.stringify({ at, ns, ...(prefix === undefined ? {} : { prefix }), ...(cont === undefined ? {} : { cont }) })).toString('base64url');
+  }
+
   json(depth = 0): unknown {
-    const scalars = [null, true, false, 0, -1, 1.5, 1e308, -1e-308, 2 ** 53 + 1, '', 'x', 'toString', '1e999999999', 9e15, '2014-01-01T00:00:00Z', uuidv1(), 'AAAA', '\u0000'];
+    const scalars = [null, true, false, 0, -1, 1.5, 1e308, -1e-308, 2 ** 53 + 1, '', 'x', 'toString', '1e999999999', 9e15, '2014-01-01T00:00:00Z', uuidv1(), 'AAAA', '\u0000', 1, 2, 3];
     if (depth > 3 || this.chance(0.4)) return this.pick(scalars);
     if (this.chance(0.3)) return Array.from({ length: this.int(4) }, () => this.json(depth + 1));
     const keys = ['attributes', 'index', 'table', 'if', 'proj', 'order', 'limit', 'next', 'distinct', 'secondaryIndexes', 'version', 'type', 'attribute',
-      'revisionRetentionPolicy', 'toString', '__proto__', 'constructor', 'k', 'a', 'A', 'xmin', 'eq', 'between', 'gt', '_ttl', 'options'];
+      'revisionRetentionPolicy', 'toString', '__proto__', 'constructor', 'k', 'a', 'A', 'xmin', 'eq', 'between', 'gt', '_ttl', 'options', 'base_revid', 'wikitext'];
     return Object.fromEntries(Array.from({ length: this.int(5) }, () => [this.pick(keys), this.json(depth + 1)]));
   }
 
@@ -85,7 +99,21 @@ class Fuzzer {
       { attributes: { k: 'x', r: this.pick(['1e999999999', '9', '10', 9e15, -5]) }, if: this.pick<unknown>(['not exists', { v: { eq: this.json(3) } }, { toString: { eq: 1 } }]) },
       { attributes: { k: 'x' }, index: this.pick(['toString', 'by_v', '__proto__']), order: { r: this.pick(['asc', 'desc', 'sideways']) }, limit: this.pick([0, 1, 1e9, 'x']) },
       { revisionRetentionPolicy: { type: this.pick(['latest', 'latest_hash', 'interval', 'ttl', 'x']), count: this.pick([0, 1, -1, 'x']) } },
+      // A branch on a base revision of another page, or of none.
+      { wikitext: 'Draft.', base_revid: this.pick([1, 2, 3, 987654321, 0]) },
+      // Change notices as the wiki's extension and EventBus send them.
+      this.notice(),
     ]);
+  }
+
+  notice(): unknown {
+    const one = () => ({
+      $schema: '/mediawiki/page/change/1.1.0', meta: { domain: this.pick([DOMAIN, 'other.test', 7]) }, page_change_kind: this.pick(['edit', 'create', 'delete', 'move', 'visibility_change', 'x', null]),
+      page: { page_title: this.pick(['Bodmin', '%23x', '#x', '', 'a'.repeat(300), 7, null]), namespace_id: this.pick([0, -1, 9999999999999, 'x']) },
+      revision: { rev_id: this.pick([1, 2, -1, 1e300, 'x', null]) }, prior_state: this.pick([undefined, { page: { page_title: this.pick(['Bodmin', '', null]) } }]),
+      dt: this.pick(['2014-01-01T00:00:00Z', '1000-01-01T00:00:00Z', 'x']),
+    });
+    return this.chance(0.5) ? one() : Array.from({ length: this.int(4) }, one);
   }
 
   body(): { body?: Buffer | string; headers: Record<string, string> } {
@@ -114,8 +142,14 @@ class Fuzzer {
   }
 }
 
+/** Paths whose parameters are checked before the wiki is asked: a wiki's refusal (upstream-error) is the service's fault there. */
+const CHECKED_FIRST = [/\/v1\/snapshot\//, /\/rest\.php\/v1\/page\/[^/]*(\/(bare|html|with_html))?(\?|$)/];
+
 function check(res: HttpResult, what: string): string | undefined {
+  if (/"userinfo"|"batchcomplete"/.test(res.text)) return `${what}: answered by the wiki's Action API: ${res.text.slice(0, 200)}`;
   if (res.status < 500) return undefined;
+  const key = res.json?.errorKey ?? String(res.json?.type ?? '').replace(/^urn:problem:/, '');
+  if (key === 'upstream-error' && CHECKED_FIRST.some((p) => p.test(what))) return `${what}: the wiki refused what the service sent: ${res.text.slice(0, 300)}`;
   // MediaWiki's REST API answers in its own shape: the service's errors name their kind as
   // `errorKey`; a 5xx without one is the wiki's own, passed on unchanged.
   if (what.includes('/rest.php/') && res.json?.httpCode === res.status) {
@@ -129,6 +163,7 @@ function check(res: HttpResult, what: string): string | undefined {
 
 /** A domain of its own: the storage of the other backends is shared with other tests' `wiki.test`. */
 const DOMAIN = 'fuzz.wiki.test';
+const NOTICE_SECRET = 'fuzz-notice-secret-0123456789';
 
 for (const backend of BACKENDS) {
   describe(`fuzzing every route: ${backend.name}`, () => {
@@ -137,7 +172,7 @@ for (const backend of BACKENDS) {
       s = await startServer({
         storage: backend.storage(),
         max_body_bytes: 1024 * 1024,
-        wikis: { [DOMAIN]: { action_api: `${WIKI_URL}/api.php`, rest_api: `${WIKI_URL}/rest.php` } },
+        wikis: { [DOMAIN]: { action_api: `${WIKI_URL}/api.php`, rest_api: `${WIKI_URL}/rest.php`, notice_secret: NOTICE_SECRET } },
       });
       const sys = `${s.base}/${DOMAIN}/sys`;
       for (const [path, body] of [
@@ -157,7 +192,8 @@ for (const backend of BACKENDS) {
       // (Every route of its path: another method picked at random would reach it.)
       const all = s.app.router.routes();
       const streamPaths = new Set(all.filter((r) => (r.route.spec as { responses?: Record<number, { content?: Record<string, unknown> }> } | undefined)?.responses?.[200]?.content?.['text/event-stream']).map((r) => r.template));
-      const routes = all.filter((r) => (r.api !== 'global' || r.route.path !== '/metrics') && !streamPaths.has(r.template));
+      // The notice intake shares the stream's path: fuzzed by its own method only.
+      const routes = all.filter((r) => (r.api !== 'global' || r.route.path !== '/metrics') && !(streamPaths.has(r.template) && ['GET', 'HEAD'].includes(r.route.method)));
       const failures: string[] = [];
       const statuses = new Map<number, number>();
       let sent = 0;
@@ -166,14 +202,16 @@ for (const backend of BACKENDS) {
           sent++;
           const entry = fuzz.pick(routes);
           const path = entry.template.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'domain' ? (fuzz.chance(0.95) ? DOMAIN : fuzz.segment(name)) : encodeURI(fuzz.segment(name)).replace(/%25/g, '%')));
-          const method = fuzz.chance(0.75) ? entry.route.method : fuzz.pick(['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS']);
+          const method = fuzz.chance(0.75) || streamPaths.has(entry.template) ? entry.route.method : fuzz.pick(['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS']);
           const { body, headers } = fuzz.body();
           if (fuzz.chance(0.6)) Object.assign(headers, admin);
           if (fuzz.chance(0.2)) headers['if-match'] = fuzz.pick(['*', '"x"', `"${uuidv1()}"`, 'W/"1/2"']);
           if (fuzz.chance(0.2)) headers['if-none-match'] = fuzz.pick(['*', '"x"', 'garbage']);
           if (fuzz.chance(0.3)) headers['accept-encoding'] = fuzz.pick(['gzip', 'br', 'identity', 'gzip;q=0', '*;q=0', 'x']);
           if (fuzz.chance(0.1)) headers['cache-control'] = 'no-cache';
-          const uri = `${path}${fuzz.query()}`;
+          const query = fuzz.query();
+          // The notice intake past its secret, often (the secret grants nothing but notices).
+          const uri = streamPaths.has(entry.template) && fuzz.chance(0.7) ? `${path}${query || '?'}&secret=${NOTICE_SECRET}` : `${path}${query}`;
           let res: HttpResult;
           try {
             res = await request(`${s.base}${uri}`, { method, headers, body });
@@ -188,18 +226,50 @@ for (const backend of BACKENDS) {
         }
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-      for (let i = 0; i < 50; i++) {
-        const query = `?${fuzz.pick(['since', 'namespace', 'prefix', 'include'])}=${encodeURIComponent(fuzz.pick(['', 'x', '-1', '0,4', '2014-01-01T00:00:00Z', uuidv1(), 'a'.repeat(3000), '%ZZ', 'html']))}`;
-        const headers: Record<string, string> = fuzz.chance(0.5) ? { 'last-event-id': fuzz.pick(['', 'garbage', uuidv1(), String(uuidv4()), '..%00']) } : {};
-        const status = await new Promise<{ status: number; type: string }>((resolve, reject) => {
+      // Routes whose parameters go on to the wiki, fuzzed on their own as well: the snapshot
+      // listing (forged cursors, moments, namespaces, prefixes) and branches on another page's base.
+      const focused = [
+        ...Array.from({ length: 120 }, () => ({ method: 'GET', uri: `/${DOMAIN}/v1/snapshot/?limit=${1 + fuzz.int(3)}&${Array.from({ length: 1 + fuzz.int(2) }, () => `${fuzz.pick(['next', 'next', 'ts', 'namespace', 'prefix'])}=${encodeURIComponent(fuzz.pick([
+          fuzz.cursor(), fuzz.cursor(), '1583-01-01T00:00Z', '1000-01-01T00:00:00Z', '|', '9999999999999', '-1', '4', 'A', '%ZZ', '[', '2014-01-01T00:00:00Z']))}`).join('&')}`, body: undefined })),
+        ...Array.from({ length: 30 }, () => ({ method: 'POST', uri: `/${DOMAIN}/v1/page/${fuzz.pick(['Bodmin', 'Toronto', '%23x'])}/branches/`, body: JSON.stringify({ wikitext: 'Draft.', base_revid: fuzz.pick([1, 2, 3, 987654321]) }) })),
+      ];
+      for (const { method, uri, body } of focused) {
+        const res = await request(`${s.base}${uri}`, { method, body, headers: body ? { 'content-type': 'application/json' } : {} });
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        const failure = check(res, `${method} ${uri.slice(0, 300)}`);
+        if (failure) failures.push(failure);
+      }
+
+      // The stream: a 4xx for a start it cannot take, else a stream that stays open.
+      const streams = Array.from({ length: 60 }, () => {
+        const since = fuzz.pick(['', 'x', '-1', '0,4', '2014-01-01T00:00:00Z', uuidv1(), 'a'.repeat(3000), '%ZZ', 'html', '1000-01-01T00:00:00Z', '1582-10-14T23:59:59Z',
+          '0001-01-01T00:00:00Z', '2020-13-45T00:00:00Z', '9999-01-01T00:00:00Z', '+275760-09-13T00:00:00Z']);
+        const query = `?${fuzz.pick(['since', 'since', 'namespace', 'prefix', 'include'])}=${encodeURIComponent(since)}`;
+        const headers: Record<string, string> = fuzz.chance(0.5) ? { 'last-event-id': fuzz.pick(['', 'garbage', uuidv1(), String(uuidv4()), '..%00', '1000-01-01T00:00:00Z', '1582-01-01T00:00:00Z']) } : {};
+        return { query, headers };
+      });
+      await Promise.all(streams.map(async ({ query, headers }) => {
+        const status = await new Promise<{ status: number; type: string; dropped: boolean }>((resolve, reject) => {
           const req = http.get(`${s.base}/${DOMAIN}/v1/changes${query}`, { headers }, (res) => {
-            resolve({ status: res.statusCode!, type: String(res.headers['content-type']) });
-            req.destroy();
+            if (res.statusCode !== 200) {
+              res.resume();
+              return resolve({ status: res.statusCode!, type: String(res.headers['content-type']), dropped: false });
+            }
+            // A stream the service drops at once (a start it could not read) is a failure, not a 200.
+            const watch = setTimeout(() => {
+              resolve({ status: 200, type: String(res.headers['content-type']), dropped: false });
+              req.destroy();
+            }, 300);
+            res.resume();
+            res.on('close', () => {
+              clearTimeout(watch);
+              resolve({ status: 200, type: String(res.headers['content-type']), dropped: true });
+            });
           });
           req.on('error', reject);
-        }).catch((e: Error) => ({ status: 0, type: e.message }));
-        if (status.status === 0 || status.status >= 500) failures.push(`GET /v1/changes${query.slice(0, 100)} ${JSON.stringify(headers)}: ${status.status} ${status.type}`);
-      }
+        }).catch((e: Error) => ({ status: 0, type: e.message, dropped: false }));
+        if (status.status === 0 || status.status >= 500 || status.dropped) failures.push(`GET /v1/changes${query.slice(0, 100)} ${JSON.stringify(headers)}: ${status.status} ${status.type}${status.dropped ? ' dropped at once' : ''}`);
+      }));
       t.diagnostic(`statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`);
       assert.deepEqual(failures, []);
 

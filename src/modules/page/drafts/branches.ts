@@ -10,6 +10,7 @@ import { BRANCH_MERGED_STEP } from './branch-spec.js';
 import type { PageService } from '../read/page-service.js';
 import { HTML_2_TYPE, toHtml2, type HtmlVersion } from '../model/html-versions.js';
 import { titleSegment } from '../model/title-url.js';
+import { RevisionMoved } from '../model/page-moves.js';
 import { BranchExpiry, dayOf } from '../tables/branch-expiry.js';
 import { BranchLists, listsOf, type ListedBranch } from '../tables/branch-lists.js';
 import { BranchTable, type Access, type BranchHead, type BranchVersion, type VersionContent } from '../tables/page-branches.js';
@@ -150,7 +151,10 @@ export class Branches {
     let baseRevid = input.baseRevid ?? null;
     if (baseRevid === null) baseRevid = await this.merges.currentRevid(ctx, domain, title, false);
     else {
-      const row = await this.service.revisions.revision(ctx, domain, title, baseRevid, false);
+      const row = await this.service.revisions.revision(ctx, domain, title, baseRevid, false).catch((e: unknown) => {
+        if (e instanceof RevisionMoved) throw badRequest(`Revision ${baseRevid} belongs to ${e.title}, not to ${title}.`, 'base-of-another-page');
+        throw e;
+      });
       if (row.title !== title) throw badRequest(`Revision ${baseRevid} belongs to ${row.title}, not to ${title}.`, 'base-of-another-page');
     }
     const content = await this.contentOf(ctx, domain, title, input, caller, baseRevid);

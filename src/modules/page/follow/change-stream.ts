@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { badRequest } from '../../../util/errors.js';
 import type { Module, RequestContext, RouteRequest } from '../../../router/types.js';
 import { isTid, parseTime, tidTime } from '../../../util/tid.js';
+import { TIMEUUID_EPOCH_MS } from '../../../util/timeuuid.js';
 import { gunzip } from '../../../util/compression.js';
 import type { PageService } from '../read/page-service.js';
 import { ChangeLog, type ChangeEvent } from '../tables/change-log.js';
@@ -154,8 +155,17 @@ function startOf(req: RouteRequest): string {
   const since = req.headers['last-event-id'] || req.query.get('since') || undefined;
   if (since === undefined) return ChangeLog.idBefore(Date.now());
   if (isTid(since)) return since.toLowerCase();
-  if (!/^\d{4}-?\d{2}-?\d{2}T/.test(since)) throw badRequest('since (or Last-Event-ID) is an event id or a time (ISO 8601).', 'invalid-since');
-  return ChangeLog.idBefore(parseTime(since));
+  const invalid = () => badRequest('since (or Last-Event-ID) is an event id or a time (ISO 8601) from 1582-10-15 on, not in the future.', 'invalid-since');
+  if (!/^\d{4}-?\d{2}-?\d{2}T/.test(since)) throw invalid();
+  let at: number;
+  try {
+    at = parseTime(since);
+  } catch {
+    throw invalid();
+  }
+  // A time-uuid names no time before the Gregorian calendar began: no event id can come after it.
+  if (at <= TIMEUUID_EPOCH_MS) throw invalid();
+  return ChangeLog.idBefore(at);
 }
 
 /**
