@@ -70,6 +70,9 @@ write_extra_settings() {
 wfLoadExtension( 'Parsoid', "\$IP/vendor/wikimedia/parsoid/extension.json" );
 // Linting on: Parsoid's lint route answers an empty list without it (the tests compare the service's lint with it).
 \$wgParsoidSettings = [ 'useSelser' => true, 'linting' => true ];
+// MediaWiki's transform handlers (the same current MediaWiki serves under rest.php/v1/transform/),
+// under rest.php/coredev/v0/transform/: the tests compare the service's transforms with them.
+\$wgRestAPIAdditionalRouteFiles[] = 'includes/Rest/coreDevelopmentRoutes.json';
 \$wgScribuntoDefaultEngine = 'luasandbox';
 // Article paths as /index.php/Title under PHP-FPM too (MediaWiki assumes no PATH_INFO under CGI).
 \$wgUsePathInfo = true;

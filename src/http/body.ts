@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from '../util/errors.js';
-import type { BodyKind } from '../router/types.js';
+import { isFormKind, type BodyKind } from '../router/types.js';
 import { formTypeOf } from '../util/form-type.js';
 import { parseForm } from './form.js';
 import { parseJson, type JsonLimits } from './json.js';
@@ -69,10 +69,10 @@ export async function readBodyBytes(req: IncomingMessage, kind: BodyKind | undef
 export async function parseBody(bytes: Buffer | undefined, kind: BodyKind | undefined, contentType: string | undefined, jsonLimits?: JsonLimits): Promise<unknown> {
   if (!kind || bytes === undefined) return undefined;
   if (kind === 'raw') return bytes;
-  const form = kind === 'form' ? formTypeOf(contentType) : undefined;
+  const form = isFormKind(kind) ? formTypeOf(contentType) : undefined;
   if (form) return parseForm(bytes, form, contentType!);
   if (!isJsonType(contentType)) {
-    if (kind === 'form') {
+    if (isFormKind(kind)) {
       throw new HttpError(415, 'unsupported-media-type', 'The body must be application/json, application/x-www-form-urlencoded or multipart/form-data.');
     }
     throw new HttpError(415, 'unsupported-media-type', 'The body must be application/json.');

@@ -1,5 +1,5 @@
 import { HttpError, badRequest, forbidden } from '../util/errors.js';
-import type { Api, Request, RequestContext, Response, Route } from './types.js';
+import { isFormKind, type Api, type Request, type RequestContext, type Response, type Route } from './types.js';
 import type { RequestValidator } from './validation.js';
 
 /** What a filter sees of a resolved route (the router's RouteMatch has it all). */
@@ -26,7 +26,7 @@ export const accessFilter: Filter = (match, _req, ctx, next) => {
 /** Where JSON is expected, only JSON values (internal callers hand over values, not bytes). */
 export const jsonBodyFilter: Filter = (match, req, _ctx, next) => {
   const kind = match.route?.body;
-  if ((kind === 'json' || kind === 'optional-json' || kind === 'form') && (Buffer.isBuffer(req.body) || typeof req.body === 'string')) {
+  if ((kind === 'json' || kind === 'optional-json' || isFormKind(kind)) && (Buffer.isBuffer(req.body) || typeof req.body === 'string')) {
     throw new HttpError(415, 'unsupported-media-type', 'The body must be application/json.');
   }
   return next();

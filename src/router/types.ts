@@ -93,7 +93,10 @@ export interface Route {
  * any; `form`: a required JSON, urlencoded or multipart body, read as one object (form fields are
  * typed by the route's schema); `raw`: the bytes whatever their type (stores of opaque values).
  */
-export type BodyKind = 'json' | 'optional-json' | 'form' | 'raw';
+export type BodyKind = 'json' | 'optional-json' | 'form' | 'optional-form' | 'raw';
+
+/** Whether a body kind is read as form fields (or JSON): `form` and `optional-form`. */
+export const isFormKind = (kind: BodyKind | undefined) => kind === 'form' || kind === 'optional-form';
 
 /**
  * `v1` is public, `sys` is internal (admin only from outside), `rest_v1` is public in Wikimedia's

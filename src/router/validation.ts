@@ -1,7 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { HttpError } from '../util/errors.js';
 import { formTypeOf } from '../util/form-type.js';
-import type { Route } from './types.js';
+import { isFormKind, type Route } from './types.js';
 
 /** What a route's schemas check, taken from the request before its handler runs. */
 export interface Checked {
@@ -118,9 +118,9 @@ function compileNow(spec: Record<string, unknown>, route: Route, components: Rec
   const queryFlags = parameters.filter((p) => p.in === 'query' && isFlag(p.schema)).map((p) => p.name);
   const bodySchema = (spec.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content?.['application/json']?.schema;
   const bodyFlags = Object.entries((bodySchema?.properties as Record<string, Record<string, unknown>> | undefined) ?? {}).filter(([, s]) => isFlag(s)).map(([name]) => name);
-  const readsJson = route.body === 'json' || route.body === 'optional-json' || route.body === 'form';
+  const readsJson = route.body === 'json' || route.body === 'optional-json' || isFormKind(route.body);
   const body = readsJson ? compile(exact, bodySchema) : undefined;
-  const formBody = route.body === 'form' ? compile(coercing, bodySchema) : undefined;
+  const formBody = isFormKind(route.body) ? compile(coercing, bodySchema) : undefined;
   return (req) => {
     if (path) check(path, { ...req.params }, PLACES.path);
     for (const name of queryFlags) {

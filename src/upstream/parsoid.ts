@@ -29,6 +29,23 @@ export interface CoreRender {
   wikitext: Part;
 }
 
+/** A transform Parsoid refused (a 4xx): the service's problem, with Parsoid's own status and words for surfaces that speak as the wiki. */
+export class ParsoidRefusal extends HttpError {
+  constructor(status: number, kind: string, detail: string, readonly parsoidStatus: number, readonly parsoidMessage: string) {
+    super(status, kind, detail);
+  }
+}
+
+/**
+ * A transform's input is the client's: one that takes the wiki longer than the timeout (two
+ * megabytes of wikitext) says nothing of the wiki's health, so it is not a stall that would open
+ * the wiki's circuit for every other reader.
+ */
+function asClientWork(e: unknown): never {
+  if (e instanceof HttpError && e.problemType === 'urn:problem:upstream-timeout') throw new HttpError(504, 'transform-timeout', `${e.detail} The transform's input may be too large for the wiki to handle in time.`);
+  throw e;
+}
+
 /**
  * A title as one path segment of a wiki URL: `.` and `..` encoded too, or the URL's dot-segment
  * rules would make them another path (`transform/html/to/wikitext/..` is `transform/html/to`).
@@ -71,8 +88,8 @@ export class ParsoidClient {
    * Every request to the wiki goes through its rate limit; an answer saying the wiki has no such
    * route (it does not expose `routes`) becomes RoutesMissing, whatever was asked.
    */
-  private async fetch(url: string, options: FetchOptions, routes: string): Promise<UpstreamResponse> {
-    const res = await this.schedule(() => upstreamFetch(url, this.userAgent, options));
+  private async fetch(url: string, options: FetchOptions, routes: string, clientWork = false): Promise<UpstreamResponse> {
+    const res = await this.schedule(() => clientWork ? upstreamFetch(url, this.userAgent, options).catch(asClientWork) : upstreamFetch(url, this.userAgent, options));
     if (isRouteMissing(res.status, res.body)) throw new RoutesMissing(routes);
     return res;
   }
@@ -174,7 +191,7 @@ export class ParsoidClient {
       body: JSON.stringify(body),
       timeoutMs: 120_000,
       retries: 1,
-    }, `transforms (${new URL(url).pathname.replace(/\/to\/.*$/, '/...')})`);
+    }, `transforms (${new URL(url).pathname.replace(/\/to\/.*$/, '/...')})`, true);
     if (res.status === 200) return { contentType: res.headers.get('content-type') ?? 'text/plain; charset=utf-8', body: res.body };
     let message = res.body.toString('utf8').slice(0, 500);
     try {
@@ -182,8 +199,8 @@ export class ParsoidClient {
     } catch {
       // not JSON: keep the text
     }
-    if (res.status === 413) throw new HttpError(413, 'body-too-large', `Parsoid: ${message}`);
-    if (res.status >= 400 && res.status < 500) throw new HttpError(400, 'transform-failed', `Parsoid could not transform ${from} to ${to}: ${message}`);
+    if (res.status === 413) throw new ParsoidRefusal(413, 'body-too-large', `Parsoid: ${message}`, res.status, message);
+    if (res.status >= 400 && res.status < 500) throw new ParsoidRefusal(400, 'transform-failed', `Parsoid could not transform ${from} to ${to}: ${message}`, res.status, message);
     throw new HttpError(502, 'upstream-error', `Parsoid answered ${res.status} for a ${from} to ${to} transform.`);
   }
 }

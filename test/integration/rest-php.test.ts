@@ -298,9 +298,10 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     assert.equal(ours.status, theirs.status);
     assert.equal(ours.headers.get('etag'), theirs.headers.get('etag'));
     assert.deepEqual(Buffer.from(await ours.arrayBuffer()), Buffer.from(await theirs.arrayBuffer()), 'byte for byte');
+    // A transform MediaWiki does not offer: its transform handlers' own 404 (1.39 has them under coredev/v0).
     const body = JSON.stringify({ html: '<p>pass</p>' });
     const post = (base: string) => fetch(`${base}/transform/html/to/html`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    const [mine, wiki] = await Promise.all([post(rest), post(WIKI_REST)]);
+    const [mine, wiki] = await Promise.all([post(rest), post(`${WIKI_URL}/rest.php/coredev/v0`)]);
     assert.equal(mine.status, wiki.status);
     assert.equal(await mine.text(), await wiki.text());
     const count = await fetch(`${rest}/page/Main_Page/history/counts/edits`);
@@ -467,6 +468,76 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     const toHtml = await request(`${rest}/transform/wikitext/to/html/${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { wikitext: "''x''" } });
     assert.equal(toHtml.status, 200, toHtml.text);
     assert.match(toHtml.text, /<i[ >]/);
+  });
+
+  it("answers every transform form as the wiki's own transform handlers do (rest.php/coredev/v0), with and without the trailing slash MediaWiki's clients send", async () => {
+    const json = (o: unknown) => ({ headers: { 'content-type': 'application/json' }, body: JSON.stringify(o) as string | FormData });
+    const form = (o: Record<string, string>) => ({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(o).toString() as string | FormData });
+    const multipart = (o: Record<string, string>) => {
+      const data = new FormData();
+      for (const [k, v] of Object.entries(o)) data.append(k, v);
+      return { headers: {}, body: data as string | FormData };
+    };
+    const profile = (v: string) => `text/html; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/HTML/${v}"`;
+    // Parsoid's limits on this wiki (its defaults: 2 MiB of wikitext, 10,000,000 characters of
+    // HTML), just under and just over: the wiki's own, whatever they are, since Parsoid applies them.
+    const comment = (bytes: number) => `<!--${'a'.repeat(bytes - 7)}-->`;
+    const paragraph = (chars: number) => `<p>${'a'.repeat(chars - 7)}</p>`;
+    const cases: [string, string, { headers: Record<string, string>; body: string | FormData }, string?][] = [
+      ['form', 'wikitext/to/html', form({ wikitext: "''hi''" })],
+      ['JSON', 'wikitext/to/html', json({ wikitext: "''hi''" })],
+      ['{body}', 'wikitext/to/html', json({ wikitext: { body: "''hi''" } })],
+      ['{headers, body}', 'wikitext/to/html', json({ wikitext: { headers: { 'content-type': 'text/plain' }, body: "''hi''" } })],
+      ['body_only true', 'wikitext/to/html', json({ wikitext: "''hi''", body_only: true })],
+      ['body_only 1 (form)', 'wikitext/to/html', form({ wikitext: "''hi''", body_only: '1' })],
+      ['contentmodel json', 'wikitext/to/html', json({ wikitext: '{"a":1}', contentmodel: 'json' })],
+      ['original.wikitext', 'wikitext/to/html', json({ original: { wikitext: { body: "''orig''" } } })],
+      ['multipart', 'wikitext/to/html', multipart({ wikitext: "''hi''" })],
+      ['no wikitext', 'wikitext/to/html', json({})],
+      ['no wikitext (an empty form)', 'wikitext/to/html', form({})],
+      ['Accept 2.6.0', 'wikitext/to/html', json({ wikitext: 'x' }), profile('2.6.0')],
+      ['Accept 3.0.0', 'wikitext/to/html', json({ wikitext: 'x' }), profile('3.0.0')],
+      ['Accept another profile', 'wikitext/to/html', json({ wikitext: 'x' }), 'text/html; profile="https://example.org/x"'],
+      ['Accept JSON', 'wikitext/to/html', json({ wikitext: 'x' }), 'application/json'],
+      ['wikitext at the limit', 'wikitext/to/html', json({ wikitext: comment(2 * 1024 * 1024) })],
+      ['wikitext over the limit', 'wikitext/to/html', json({ wikitext: comment(2 * 1024 * 1024 + 1) })],
+      ['html form', 'html/to/wikitext', form({ html: '<p><i>hi</i></p>' })],
+      ['html JSON', 'html/to/wikitext', json({ html: '<p><i>hi</i></p>' })],
+      ['html {body, headers}', 'html/to/wikitext', json({ html: { headers: { 'content-type': profile('2.6.0') }, body: '<p><i>hi</i></p>' } })],
+      ['html original.title', 'html/to/wikitext', json({ html: '<p><i>hi</i></p>', original: { title: 'Main Page' } })],
+      ['html original.revid', 'html/to/wikitext', json({ html: '<p><i>hi</i></p>', original: { revid: 1 } })],
+      ['html multipart', 'html/to/wikitext', multipart({ html: '<p><i>hi</i></p>' })],
+      ['no html', 'html/to/wikitext', json({})],
+      ['no html (an empty form)', 'html/to/wikitext', form({})],
+      ['html at the limit', 'html/to/wikitext', json({ html: paragraph(10_000_000) })],
+      ['html over the limit', 'html/to/wikitext', json({ html: paragraph(10_000_001) })],
+      ['lint', 'wikitext/to/lint', json({ wikitext: '<span>x' })],
+      ['to pagebundle (disabled)', 'wikitext/to/pagebundle', json({ wikitext: 'x' })],
+      ['from pagebundle (disabled)', 'pagebundle/to/wikitext', json({ html: '<p>x</p>' })],
+    ];
+    const coredev = `${WIKI_URL}/rest.php/coredev/v0`;
+    const answered = async (base: string, path: string, c: { headers: Record<string, string>; body: string | FormData }, accept?: string) => {
+      const res = await fetch(`${base}/transform/${path}`, { method: 'POST', headers: { ...c.headers, ...(accept ? { accept } : {}) }, body: c.body });
+      return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+    };
+    for (const [name, path, body, accept] of cases) {
+      for (const slash of ['', '/']) {
+        const what = `${name}${slash ? ' (trailing slash)' : ''}`;
+        const theirs = await answered(coredev, `${path}${slash}`, body, accept);
+        const ours = await answered(rest, `${path}${slash}`, body, accept);
+        assert.equal(ours.status, theirs.status, `${what}: ${ours.text.slice(0, 300)}`);
+        assert.equal(ours.type, theirs.type, what);
+        if (theirs.status === 200) {
+          assert.equal(ours.text, theirs.text, `${what}: the same document`);
+          continue;
+        }
+        // An error: the wiki's body, word for word (current MediaWiki's errorKey and
+        // messageTranslations may stand beside it, except for a transform it does not offer).
+        const [mine, wikis] = [JSON.parse(ours.text), JSON.parse(theirs.text)];
+        if (path.includes('pagebundle')) assert.deepEqual(mine, wikis, what);
+        else for (const key of Object.keys(wikis)) assert.deepEqual(mine[key], wikis[key], `${what}: ${key}`);
+      }
+    }
   });
 
   it("renders wikitext in current MediaWiki's request forms: a page's or revision's own, the original's, {body}, body_only 1, contentmodel json (and back); Accept negotiated", async () => {

@@ -16,6 +16,19 @@ export class MediaWikiError extends HttpError {
   }
 }
 
+/** An error whose body MediaWiki's handlers write themselves, sent word for word (a transform it does not offer). */
+export class MediaWikiBody extends HttpError {
+  constructor(status: number, readonly body: Record<string, unknown> & { message: string }) {
+    super(status, 'mediawiki-error', body.message);
+  }
+}
+
+/**
+ * A transform handler's refusal as MediaWiki's Parsoid handlers word it (`message`), with the
+ * REST API's own fields beside it as current MediaWiki adds them.
+ */
+export const transformProblem = (status: number, message: string, key = 'rest-transform-error') => new MediaWikiError(status, key, message, { message });
+
 /**
  * An error in MediaWiki's REST shape (`errorKey`, `messageTranslations`, `httpCode`,
  * `httpReason`, as MediaWiki 1.43 sends it); with `x-restbase-compat: true`, RESTBase's fields
@@ -24,6 +37,7 @@ export class MediaWikiError extends HttpError {
  * the key, so a client can still tell them apart.
  */
 export function mediaWikiProblem(error: HttpError, request: { method: string; uri: string; headers: Record<string, string | undefined> }): Record<string, unknown> {
+  if (error instanceof MediaWikiBody) return error.body;
   const key = error instanceof MediaWikiError ? error.errorKey : error.problemType.replace(/^urn:problem:/, '');
   const reason = REASONS[error.status] ?? error.title;
   const compat = request.headers['x-restbase-compat'] === 'true'

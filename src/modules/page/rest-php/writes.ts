@@ -2,9 +2,10 @@ import { badRequest, HttpError } from '../../../util/errors.js';
 import { withBody } from '../../../router/typed-body.js';
 import type { Handler, Response, Route, RouteRequest } from '../../../router/types.js';
 import type { PageSaver } from '../edit/page-saver.js';
+import { ParsoidRefusal } from '../../../upstream/parsoid.js';
 import { credentialsOf, parseDataMw, parseOriginal } from '../edit/save-routes.js';
 import { targetOf } from '../edit/transform-routes.js';
-import { MediaWikiError } from './errors.js';
+import { MediaWikiBody, MediaWikiError, transformProblem } from './errors.js';
 import type { PageApi } from '../page-api.js';
 
 /** `PUT page/{title}` as MediaWiki takes it. */
@@ -58,7 +59,7 @@ const toLintBody = {
   properties: { wikitext: { type: 'string' }, contentmodel: { type: 'string' } },
 } as const;
 const toWikitextBody = {
-  type: 'object', required: ['html'],
+  type: 'object',
   properties: {
     html: { type: ['string', 'object'] }, scrub_wikitext: { type: 'boolean' }, contentmodel: { type: 'string' },
     original: { type: ['object', 'string'] }, 'data-mw': { type: ['object', 'string'] },
@@ -138,18 +139,29 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, answers: SavedAnsw
     return saved(req, ctx, result.title, 201);
   });
 
+  /** A transform's handler, Parsoid's refusals answered as the wiki's own handlers answer them (its status, its words). */
+  const asWiki = <T extends Handler>(handler: T): Handler => async (req, ctx) => {
+    try {
+      return await handler(req, ctx);
+    } catch (e) {
+      if (e instanceof ParsoidRefusal) throw transformProblem(e.parsoidStatus, e.parsoidMessage);
+      throw e;
+    }
+  };
+
   const transformed = (part: { contentType: string; body: Buffer }, etag?: string): Response => ({
     status: 200, headers: { 'content-type': part.contentType, 'cache-control': 'private, max-age=0, s-maxage=0', ...(etag ? { etag } : {}) }, body: part.body,
   });
 
   const toHtml = withBody(toHtmlBody, async (req, ctx) => {
-    const body = req.body;
+    const body = req.body ?? {};
     if (!acceptsHtml2(req.headers.accept)) throw new MediaWikiError(406, 'rest-not-acceptable', 'Not acceptable', { message: 'Not acceptable' });
     const target = await targetOf(req, normalize, 'revision');
     // The wikitext given, else the original's (`original.wikitext`), else the revision's own.
     const original = typeof body.original === 'object' ? textOf((body.original as { wikitext?: unknown }).wikitext) : undefined;
     const wikitext = textOf(body.wikitext) ?? original;
     if (body.wikitext !== undefined && textOf(body.wikitext) === undefined) throw badRequest('wikitext is the wikitext, or {body: the wikitext}.', 'invalid-transform');
+    if (wikitext === undefined && target.title === undefined) throw transformProblem(400, 'No title or wikitext was provided.');
     const bodyOnly = isSet(body.body_only ?? body.bodyOnly);
     if (!isSet(body.stash) && req.query.get('stash') !== 'true') return transformed(await transforms.toHtml(ctx, req.domain, target, wikitext, bodyOnly, body.contentmodel));
     if (wikitext === undefined) throw badRequest('A stashed transform needs its wikitext.', 'invalid-transform');
@@ -158,7 +170,8 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, answers: SavedAnsw
   });
 
   const toWikitext = withBody(toWikitextBody, async (req, ctx) => {
-    const body = req.body;
+    const body = req.body ?? {};
+    if (body.html === undefined) throw transformProblem(400, 'No html was supplied.');
     const target = await targetOf(req, normalize, 'revision');
     const html = typeof body.html === 'string' ? body.html : (body.html as { body?: unknown }).body;
     if (typeof html !== 'string') throw badRequest('html is the HTML, or {body: the HTML}.', 'invalid-transform');
@@ -174,20 +187,37 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, answers: SavedAnsw
 
   const toLint = withBody(toLintBody, async (req, ctx) => {
     const target = await targetOf(req, normalize, 'revision');
-    return transformed(await transforms.toLint(ctx, req.domain, target, req.body.wikitext));
+    const wikitext = req.body?.wikitext;
+    if (wikitext === undefined && target.title === undefined) throw transformProblem(400, 'No title or wikitext was provided.');
+    return transformed(await transforms.toLint(ctx, req.domain, target, wikitext));
   });
 
+  /** A transform MediaWiki does not offer (pagebundle's are disabled there): its 404, word for word. */
+  const invalidTransform: Handler = (req) => {
+    throw new MediaWikiBody(404, { message: `Invalid transform: ${req.params.from}/to/${req.params.format}`, httpCode: 404, httpReason: 'Not Found' });
+  };
+
   const transformSpec = (summary: string, body: object, params: object[]) => ({ tags, summary, parameters: params, requestBody: requestBody(body) });
+  // MediaWiki's router takes a trailing slash (an empty title) as the form without a title, and so
+  // do its clients: `transform/wikitext/to/html/` is `transform/wikitext/to/html`. A body is
+  // optional: its absence is the handler's 400, in MediaWiki's words.
   const three = (path: string, handler: Handler, summary: string, body: object): Route[] => [
-    { method: 'POST', path, body: 'form', handler, spec: transformSpec(summary, body, []) },
-    { method: 'POST', path: `${path}/{title}`, body: 'form', handler, spec: transformSpec(`${summary}, for a page`, body, [titleParam]) },
-    { method: 'POST', path: `${path}/{title}/{revision}`, body: 'form', handler, spec: transformSpec(`${summary}, for a revision`, body, [titleParam, revisionParam]) },
+    { method: 'POST', path, body: 'optional-form', handler: asWiki(handler), spec: transformSpec(summary, body, []) },
+    { method: 'POST', path: `${path}/`, body: 'optional-form', handler: asWiki(handler), spec: transformSpec(`${summary} (the trailing slash of MediaWiki's clients)`, body, []) },
+    { method: 'POST', path: `${path}/{title}`, body: 'optional-form', handler: asWiki(handler), spec: transformSpec(`${summary}, for a page`, body, [titleParam]) },
+    { method: 'POST', path: `${path}/{title}/{revision}`, body: 'optional-form', handler: asWiki(handler), spec: transformSpec(`${summary}, for a revision`, body, [titleParam, revisionParam]) },
   ];
+  const fromTo = [{ name: 'from', in: 'path', required: true, schema: { type: 'string' } }, { name: 'format', in: 'path', required: true, schema: { type: 'string' } }];
+  const invalid = ['', '/', '/{title}', '/{title}/{revision}'].map((rest): Route => ({
+    method: 'POST', path: `/transform/{from}/to/{format}${rest}`, body: 'raw', handler: invalidTransform, emptyParams: true,
+    spec: { tags, summary: 'A transform MediaWiki does not offer (pagebundle and others): 404', parameters: [...fromTo, ...(rest.includes('{title}') ? [titleParam] : []), ...(rest.includes('{revision}') ? [revisionParam] : [])] },
+  }));
   return [
     { method: 'PUT', path: '/page/{title}', body: 'json', handler: update, spec: { tags, summary: "Saves a page's new source through the service (latest.id: the base revision)", parameters: [titleParam], requestBody: { required: true, content: { 'application/json': { schema: updateBody } } } } },
     { method: 'POST', path: '/page', body: 'json', handler: create, spec: { tags, summary: 'Creates a page through the service', requestBody: { required: true, content: { 'application/json': { schema: createBody } } } } },
     ...three('/transform/wikitext/to/html', toHtml, 'Wikitext to HTML (stash: kept for the transform back)', toHtmlBody),
     ...three('/transform/wikitext/to/lint', toLint, "Wikitext's lint errors (Parsoid's), or a revision's", toLintBody),
     ...three('/transform/html/to/wikitext', toWikitext, 'HTML to wikitext, selectively from the render or stash If-Match names', toWikitextBody),
+    ...invalid,
   ];
 }
