@@ -28,6 +28,12 @@ export interface QueryPlan {
   distinct: boolean;
   /** Whether items carry `_ttl`, the seconds left of rows written with one. */
   withTTL: boolean;
+  /**
+   * A query on an index of a versioned table (its last range key a timeuuid) that does not name
+   * that timeuuid: it finds each entity's current version only (the entity: the row's key without
+   * the tid; its current version: its newest tid), as RESTBase's indexes do.
+   */
+  currentVersions?: { tid: string; entity: string[] };
 }
 
 function toPredicates(info: TableInfo, column: string, condition: unknown, encode: ToEngine): Predicate[] {
@@ -63,6 +69,7 @@ export function planQuery(info: TableInfo, query: Query, encode: ToEngine): Quer
   let rangeOrder = info.rangeOrder;
   let notNull: string[] = [];
   let projectable = Object.keys(schema.attributes);
+  let currentVersions: QueryPlan['currentVersions'];
   if (query.index !== undefined) {
     const elements = typeof query.index === 'string' ? own(schema.secondaryIndexes, query.index) : undefined;
     if (!elements) throw invalidInput(`Table '${schema.table}' has no index ${JSON.stringify(query.index)}.`, 'unknown-index');
@@ -70,6 +77,10 @@ export function planQuery(info: TableInfo, query: Query, encode: ToEngine): Quer
     range = elements.filter((e) => e.type === 'range').map((e) => e.attribute);
     rangeOrder = Object.fromEntries(elements.filter((e) => e.type === 'range').map((e) => [e.attribute, e.order ?? 'asc']));
     notNull = [...hash, ...range];
+    const tid = info.tidColumn;
+    if (tid !== undefined && info.range.at(-1) === tid && !elements.some((e) => e.attribute === tid && e.type !== 'proj')) {
+      currentVersions = { tid, entity: [...info.hash, ...info.range.slice(0, -1)] };
+    }
   }
 
   const distinct = query.distinct === true;
@@ -130,9 +141,12 @@ export function planQuery(info: TableInfo, query: Query, encode: ToEngine): Quer
     ...(hashComplete ? [] : hash.map((column) => ({ column, dir: 'asc' as SortOrder }))),
     ...range.filter((column) => !pinned(column)).map((column) => ({ column, dir: flip(rangeOrder[column] as SortOrder) })),
   ];
+  // The table's keys an index does not name follow its own: descending (RESTBase's order), in
+  // indexes laid out so (every index made since); in their declared order in older ones.
+  const appended = (column: string): SortOrder => (query.index !== undefined && info.indexKeysDescending ? 'desc' : ((info.rangeOrder[column] as SortOrder | undefined) ?? 'asc'));
   for (const column of distinct ? [] : [...info.hash, ...info.range]) {
     if (!keysetOrder.some((o) => o.column === column) && !pinned(column)) {
-      keysetOrder.push({ column, dir: info.rangeOrder[column] ?? 'asc' });
+      keysetOrder.push({ column, dir: appended(column) });
     }
   }
 
@@ -166,5 +180,5 @@ export function planQuery(info: TableInfo, query: Query, encode: ToEngine): Quer
   if (query.withTTL !== undefined && typeof query.withTTL !== 'boolean') throw invalidInput('withTTL must be a boolean.', 'invalid-query');
   const withTTL = query.withTTL === true;
   if (withTTL && distinct) throw invalidInput('withTTL reads rows; distinct lists partitions.', 'invalid-query');
-  return { predicates, order: keysetOrder, output, notNull, limit, after, fingerprint, joinStatics, distinct, withTTL };
+  return { predicates, order: keysetOrder, output, notNull, limit, after, fingerprint, joinStatics, distinct, withTTL, ...(currentVersions ? { currentVersions } : {}) };
 }

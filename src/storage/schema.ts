@@ -27,6 +27,8 @@ export interface TableInfo {
   regular: string[];
   /** The last timeuuid range column, used by time-based retention. */
   tidColumn: string | undefined;
+  /** Whether an index orders the table's keys it does not name descending (see TableSchema.indexLayout). */
+  indexKeysDescending: boolean;
 }
 
 function fail(detail: string): never {
@@ -49,7 +51,9 @@ function normalizeIndex(elements: unknown, attributes: Record<string, AttributeT
   const out = elements.map((raw): IndexElement => {
     if (!isObject(raw)) fail(`${where} entries must be objects`);
     const { attribute, type, order } = raw;
-    if (typeof attribute !== 'string' || own(attributes, attribute) === undefined) fail(`${where} names unknown attribute ${JSON.stringify(attribute)}`);
+    if (typeof attribute !== 'string') fail(`${where} entries must name an attribute`);
+    // As RESTBase words it: a migration that drops an indexed attribute is refused with this too.
+    if (own(attributes, attribute) === undefined) fail(`${where} names unknown attribute ${JSON.stringify(attribute)}: index element ${JSON.stringify(raw)} is not in attributes (any more)`);
     if (seen.has(attribute)) fail(`${where} names '${attribute}' twice`);
     seen.add(attribute);
     const allowed = primary ? ['hash', 'range', 'static', 'proj'] : ['hash', 'range', 'proj'];
@@ -148,6 +152,12 @@ export function normalizeSchema(raw: unknown, tableName: string, domain?: string
   if (retention.type === 'interval' && !index.some((e) => e.type === 'range' && attributes[e.attribute] === 'timeuuid')) {
     fail('the interval retention policy needs a timeuuid range key');
   }
+  if (retention.type === 'latest_hash') {
+    // RESTBase's: it keeps one row of a hash key by the order of its range keys; an index would
+    // keep entries of rows let go, and a table keyed by a timeuuid alone is what `latest` is for.
+    if (Object.keys(secondaryIndexes).length > 0) fail('the latest_hash retention policy cannot be used on a table with secondary indexes');
+    if (!index.some((e) => e.type === 'range' && attributes[e.attribute] !== 'timeuuid')) fail('the latest_hash retention policy needs a range key other than a timeuuid');
+  }
   if (raw.options !== undefined && !isObject(raw.options)) fail('options must be an object');
   const options = (raw.options as Record<string, unknown>) ?? {};
   checkStorageOptions(options);
@@ -163,6 +173,25 @@ export function normalizeSchema(raw: unknown, tableName: string, domain?: string
     options,
     given,
   };
+}
+
+/**
+ * The layout of the secondary indexes of tables made from now on: the table's keys an index does
+ * not name are its last range keys, descending, as RESTBase laid them out. A table made before
+ * keeps the layout it was made with (its index tables on Cassandra are ordered so).
+ */
+export const INDEX_LAYOUT = 2;
+
+/** A schema about to be stored: a new table's indexes laid out anew, a migrated one's as they were. */
+export function withIndexLayout(schema: TableSchema, stored: TableSchema | undefined): TableSchema {
+  const layout = stored ? stored.indexLayout : INDEX_LAYOUT;
+  const { indexLayout: _none, ...rest } = schema;
+  return layout === undefined ? rest : { ...rest, indexLayout: layout };
+}
+
+/** A schema as clients read it: without how the engine lays out its indexes. */
+export function publicSchema<T extends TableSchema>({ indexLayout: _layout, ...schema }: T): Omit<T, 'indexLayout'> {
+  return schema;
 }
 
 /** A schema without the copy of what its client gave: what the table is. */
@@ -196,7 +225,7 @@ export function describe(schema: TableSchema): TableInfo {
   const keyed = new Set([...hash, ...range, ...statics]);
   const rangeOrder = Object.fromEntries(schema.index.filter((e) => e.type === 'range').map((e) => [e.attribute, e.order ?? 'asc']));
   const tidColumn = [...range].reverse().find((a) => schema.attributes[a] === 'timeuuid');
-  return { schema, hash, range, rangeOrder, statics, regular: Object.keys(schema.attributes).filter((a) => !keyed.has(a)), tidColumn };
+  return { schema, hash, range, rangeOrder, statics, regular: Object.keys(schema.attributes).filter((a) => !keyed.has(a)), tidColumn, indexKeysDescending: schema.indexLayout === INDEX_LAYOUT };
 }
 
 export type SchemaChange = 'unchanged' | 'migrate';

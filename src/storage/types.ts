@@ -44,6 +44,8 @@ export interface TableSchema {
    * client compares it with its own); no part of what the table is.
    */
   given?: Record<string, unknown>;
+  /** How its secondary indexes are laid out (schema.ts INDEX_LAYOUT); absent in tables made before layouts had a number. */
+  indexLayout?: number;
 }
 
 /** A plain value means `eq`. */

@@ -612,21 +612,34 @@ export function storageConformance(backend: string, config: () => StorageConfig,
         assert.ok(left.length <= 1, `latest_hash left ${left.length} rows of one hash key`);
       });
 
-      it("'interval' keeps at most its count of renders within an interval before each write, never the first, in either range order (RESTBase's)", async () => {
-        const day = 86_400_000;
-        const at = (d: number, h: number, m: number) => Date.UTC(2015, 3, d, h, m);
-        // Three renders on the first day, one on the second, three on the third (RESTBase's own case).
-        const times = [at(1, 17, 0), at(1, 17, 10), at(1, 17, 50), at(2, 17, 0), at(3, 17, 0), at(3, 17, 30), at(3, 18, 0)];
-        for (const order of ['desc', 'asc'] as const) {
-          const schema = { ...pages, table: `interval_${order}`, secondaryIndexes: {}, index: [pages.index[0]!, { attribute: 'rev', type: 'range', order }, { attribute: 'tid', type: 'range', order }] };
-          const domain = await table({ ...schema, revisionRetentionPolicy: { type: 'interval', interval: day / 1000, count: 2, grace_ttl: 0 } });
-          const ts = times.map(tid);
-          for (const t of ts) await storage.put(domain, { table: schema.table, attributes: { title: 'T', rev: 1000, tid: t } });
-          await sleep(5);
-          const { items } = await storage.get(domain, { table: schema.table, attributes: { title: 'T', rev: 1000 } });
-          // The second render goes when the next day's first comes; the third day's first when its third comes.
-          assert.deepEqual(items.map((r) => r.tid).sort(), [ts[0], ts[2], ts[3], ts[5], ts[6]].sort(), order);
-        }
+      it("'interval' keeps the newest count of each version group in every window of the interval aligned on the epoch (RESTBase's)", async () => {
+        const day = 86_400;
+        const at = (d: number, h: number, m = 0) => Date.UTC(2015, 3, d, h, m);
+        const versions = { ...pages, table: 'interval_days', secondaryIndexes: {} };
+        // Two a day: 04-01's two newest, 04-03's one, 04-04's two newest.
+        const two = await table({ ...versions, revisionRetentionPolicy: { type: 'interval', interval: day, count: 2, grace_ttl: 0 } });
+        const times = [at(1, 12), at(1, 12, 10), at(1, 12, 50), at(3, 12), at(4, 12), at(4, 12, 30), at(4, 13)];
+        for (const t of times) await storage.put(two, { table: versions.table, attributes: { title: 'T', rev: 1000, tid: tid(t) } });
+        // Another version group of the same partition keeps its own: windows are per group.
+        await storage.put(two, { table: versions.table, attributes: { title: 'T', rev: 1001, tid: tid(at(1, 1)) } });
+        const kept = async (domain: string, rev: number) => (await storage.get(domain, { table: versions.table, attributes: { title: 'T', rev } })).items.map((r) => timeuuidMillis(r.tid as string)).sort();
+        assert.deepEqual(await kept(two, 1000), [at(1, 12, 10), at(1, 12, 50), at(3, 12), at(4, 12, 30), at(4, 13)]);
+        assert.deepEqual(await kept(two, 1001), [at(1, 1)]);
+        // One a day, a version every six hours: each day's last, and the third day's only one.
+        const one = await table({ ...versions, revisionRetentionPolicy: { type: 'interval', interval: day, count: 1, grace_ttl: 0 } });
+        for (let t = at(1, 5); t <= at(3, 5); t += 6 * 3_600_000) await storage.put(one, { table: versions.table, attributes: { title: 'T', rev: 1000, tid: tid(t) } });
+        assert.deepEqual(await kept(one, 1000), [at(1, 23), at(2, 23), at(3, 5)]);
+      });
+
+      it("'interval' versions let go with a grace TTL are gone for readers the moment it ends", async () => {
+        const versions = { ...pages, table: 'interval_grace', secondaryIndexes: {} };
+        const domain = await table({ ...versions, revisionRetentionPolicy: { type: 'interval', interval: 3600, count: 1, grace_ttl: 2 } });
+        const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+        for (const t of [hour + 1, hour + 2]) await storage.put(domain, { table: versions.table, attributes: { title: 'T', rev: 1, tid: tid(t) } });
+        const read = async () => (await storage.get(domain, { table: versions.table, attributes: { title: 'T', rev: 1 } })).items.length;
+        assert.equal(await read(), 2, 'within its grace TTL');
+        await sleep(2100);
+        assert.equal(await read(), 1, 'at once past it, whatever the sweep');
       });
 
       it("'ttl' expires every row after its time", async () => {
@@ -952,14 +965,71 @@ export function storageConformance(backend: string, config: () => StorageConfig,
         assert.equal(second!.sd, null);
       });
 
-      it("'latest_hash' keeps only the row written last of each hash key, whatever its range keys", async () => {
-        const domain = await table({ ...grid, table: 'lh', revisionRetentionPolicy: { type: 'latest_hash', grace_ttl: 1 } });
-        for (const [x, y] of [[1, 1], [5, 2], [3, 3]]) await storage.put(domain, { table: 'lh', attributes: { p: 'a', x, y, label: `${x}/${y}` } });
-        await storage.put(domain, { table: 'lh', attributes: { p: 'b', x: 1, y: 1 } });
+      it("'latest_hash' keeps only each hash key's first row in the table's own order: the first range key as declared, then the newest tid (RESTBase's)", async () => {
+        const hour = (h: number) => Date.UTC(2016, 0, 1, h);
+        for (const [order, writes, left] of [
+          ['desc', [[1000, 5], [1001, 11], [1001, 12], [1002, 17], [1002, 18]], [1002, 18]],
+          ['asc', [[1002, 17], [1002, 18], [1000, 5], [1001, 11], [1001, 12], [1000, 6]], [1000, 6]],
+        ] as const) {
+          const schema = { ...pages, table: `lh_${order}`, secondaryIndexes: {}, index: [pages.index[0]!, { attribute: 'rev', type: 'range', order }, { attribute: 'tid', type: 'range', order: 'desc' }] };
+          const domain = await table({ ...schema, revisionRetentionPolicy: { type: 'latest_hash', grace_ttl: 0 } });
+          for (const [rev, h] of writes) await storage.put(domain, { table: schema.table, attributes: { title: 'T', rev, tid: tid(hour(h)) } });
+          await storage.put(domain, { table: schema.table, attributes: { title: 'Other', rev: 1, tid: tid(hour(1)) } });
+          const { items } = await storage.get(domain, { table: schema.table, attributes: { title: 'T' } });
+          assert.deepEqual(items.map((r) => [r.rev, timeuuidMillis(r.tid as string)]), [[left[0], hour(left[1])]], order);
+          assert.equal((await storage.get(domain, { table: schema.table, attributes: { title: 'Other' } })).items.length, 1, 'other partitions keep theirs');
+        }
+        const graced = await table({ ...grid, table: 'lh', revisionRetentionPolicy: { type: 'latest_hash', grace_ttl: 1 } });
+        for (const [x, y] of [[5, 2], [3, 3], [1, 1]]) await storage.put(graced, { table: 'lh', attributes: { p: 'a', x, y, label: `${x}/${y}` } });
         await sleep(1100);
-        assert.deepEqual((await storage.get(domain, { table: 'lh', attributes: { p: 'a' } })).items.map((r) => r.label), ['3/3']);
-        assert.equal((await storage.get(domain, { table: 'lh', attributes: { p: 'b' } })).items.length, 1, 'other partitions keep theirs');
-        assert.deepEqual((await storage.getSchema(domain, 'lh')).revisionRetentionPolicy, { type: 'latest_hash', grace_ttl: 1 });
+        assert.deepEqual((await storage.get(graced, { table: 'lh', attributes: { p: 'a' } })).items.map((r) => r.label), ['1/1'], 'x ascending: the least x stays');
+        assert.deepEqual((await storage.getSchema(graced, 'lh')).revisionRetentionPolicy, { type: 'latest_hash', grace_ttl: 1 });
+        // Refused where it cannot mean that: with secondary indexes, or keyed by a timeuuid alone.
+        await rejectsWith(storage.createTable(freshDomain(), 'lhi', { ...pages, table: 'lhi', revisionRetentionPolicy: { type: 'latest_hash' } }), 400, /latest_hash.*secondary indexes/);
+        await rejectsWith(storage.createTable(freshDomain(), 'revisions', { ...revisions, revisionRetentionPolicy: { type: 'latest_hash' } }), 400, /latest_hash.*range key other than a timeuuid/);
+      });
+
+      it("indexes a versioned table's current versions only: an entity's newest tid, with its projected values (RESTBase's)", async () => {
+        const schema = {
+          table: 'versioned_index',
+          attributes: { key: 'string', tid: 'timeuuid', latestTid: 'timeuuid', uri: 'string', body: 'blob', restrictions: 'set<string>' },
+          index: [{ attribute: 'key', type: 'hash' }, { attribute: 'tid', type: 'range', order: 'desc' }],
+          secondaryIndexes: { by_uri: [{ attribute: 'uri', type: 'hash' }, { attribute: 'body', type: 'proj' }] },
+        };
+        const domain = await table(schema);
+        let t = Date.now() - 60_000;
+        const put = (key: string, uri: string, body: string) => storage.put(domain, { table: schema.table, attributes: { key, tid: tid(t += 10), uri, body: Buffer.from(body) } });
+        for (const n of [1, 2, 3]) await put('test', `uri${n}`, `body${n}`);
+        for (const n of [1, 2, 3]) await put('test2', `uri${n}`, `test_body${n}`);
+        await put('test2', 'uri3', 'test_body3_modified');
+        const byUri = async (uri: string) => (await storage.get(domain, { table: schema.table, index: 'by_uri', attributes: { uri }, proj: ['key', 'uri', 'body'] })).items;
+        assert.deepEqual(await byUri('uri1'), [], 'no current version has it');
+        assert.deepEqual(await byUri('uri2'), []);
+        assert.deepEqual((await byUri('uri3')).map((r) => [r.key, r.uri, Buffer.from(r.body as Buffer).toString()]), [['test2', 'uri3', 'test_body3_modified'], ['test', 'uri3', 'body3']], "the table's keys descending");
+        // Paging over a partition of versions: each once, and the page after the last is empty.
+        const seen: string[] = [];
+        let next: string | undefined;
+        let pages = 0;
+        do {
+          const page = await storage.get(domain, { table: schema.table, attributes: { key: 'test2' }, limit: 2, ...(next ? { next } : {}) });
+          seen.push(...page.items.map((r) => r.tid as string));
+          next = page.next;
+          pages++;
+        } while (next && pages < 5);
+        assert.equal(seen.length, 4);
+        assert.equal(new Set(seen).size, 4);
+        // An entity is the key without its tid: other range keys make other entities.
+        const ranged = await table({ ...schema, table: 'ranged_index', attributes: { key: 'string', range: 'int', tid: 'timeuuid', uri: 'string', body: 'string' },
+          index: [{ attribute: 'key', type: 'hash' }, { attribute: 'range', type: 'range' }, { attribute: 'tid', type: 'range', order: 'desc' }] });
+        await storage.put(ranged, { table: 'ranged_index', attributes: { key: 'test1', range: 1, tid: tid(t += 10), uri: 'uri1', body: 'body1' } });
+        await storage.put(ranged, { table: 'ranged_index', attributes: { key: 'test1', range: 2, tid: tid(t += 10), uri: 'uri2', body: 'body2' } });
+        assert.deepEqual((await storage.get(ranged, { table: 'ranged_index', index: 'by_uri', attributes: { uri: 'uri1' }, proj: ['key', 'uri', 'body'] })).items, [{ key: 'test1', uri: 'uri1', body: 'body1' }]);
+      });
+
+      it('refuses a migration that drops an attribute an index uses, naming it as no longer in the attributes', async () => {
+        const domain = await table({ ...pages, table: 'dropped', secondaryIndexes: { by_comment: [{ attribute: 'comment', type: 'hash' }] } });
+        const { comment: _c, ...noComment } = pages.attributes;
+        await rejectsWith(storage.createTable(domain, 'dropped', { ...pages, table: 'dropped', version: 2, attributes: noComment, secondaryIndexes: { by_comment: [{ attribute: 'comment', type: 'hash' }] } }), 400, /"comment".*is not in attributes/);
       });
 
       it('migrates to a version without an attribute or an index, whose data is gone at once', async () => {
@@ -971,7 +1041,7 @@ export function storageConformance(backend: string, config: () => StorageConfig,
         await rejectsWith(storage.createTable(domain, 'pages', { ...pages, version: 2, attributes: { ...pages.attributes, title: undefined } }), 400);
         const withIndexOnComment = { ...pages, version: 2, secondaryIndexes: { by_comment: [{ attribute: 'comment', type: 'hash' }] } };
         assert.equal(await storage.createTable(domain, 'pages', withIndexOnComment), 'updated');
-        await rejectsWith(storage.createTable(domain, 'pages', { ...withIndexOnComment, version: 3, attributes: noComment }), 400, /secondaryIndexes.by_comment names unknown attribute/);
+        await rejectsWith(storage.createTable(domain, 'pages', { ...withIndexOnComment, version: 3, attributes: noComment }), 400, /secondaryIndexes.by_comment names unknown attribute "comment": index element .* is not in attributes/);
         assert.equal(await storage.createTable(domain, 'pages', { ...pages, version: 3, attributes: noComment, secondaryIndexes: {} }), 'updated');
         const [row] = (await storage.get(domain, { table: 'pages', attributes: { title: 'T' } })).items;
         assert.deepEqual(Object.keys(row!).sort(), ['rev', 'tid', 'title']);

@@ -1,11 +1,10 @@
-import { isDeepStrictEqual } from 'node:util';
 import cassandra from 'cassandra-driver';
 import type { CassandraStorageConfig } from '../../config.js';
 import { conditionFailed, invalidInput, missing, StorageError, unavailable } from '../errors.js';
 import { decodeToken, encodeToken } from '../paging.js';
 import { planQuery, type QueryPlan } from '../query-plan.js';
-import { rowsToExpire } from '../retention.js';
-import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from '../schema.js';
+import { retentionOrder, rowsToExpire } from '../retention.js';
+import { compareSchemas, describe, normalizeSchema, publicSchema, TABLE_NAME, withIndexLayout, type TableInfo } from '../schema.js';
 import type { StorageHealth, TableStorage } from '../table-storage.js';
 import { clusterHealth, watchNodes, type NodeCounts, type NodeListener } from './cql-health.js';
 import type { Delete, Query, QueryResult, Row, ScalarType, TableSchema, Write } from '../types.js';
@@ -116,10 +115,11 @@ export class CassandraTableStorage implements TableStorage {
   }
 
   async createTable(domain: string, name: string, rawSchema: unknown, attempt = 0): Promise<'created' | 'updated' | 'unchanged'> {
-    const schema = normalizeSchema(rawSchema, name, domain);
+    const given = normalizeSchema(rawSchema, name, domain);
+    const stored = await this.storedSchema(domain, name);
+    const schema = withIndexLayout(given, stored === undefined ? undefined : (JSON.parse(stored) as TableSchema));
     const next = this.describeTable(domain, name, schema);
     const text = JSON.stringify(schema);
-    const stored = await this.storedSchema(domain, name);
     let outcome: 'created' | 'updated' | 'unchanged';
     if (stored === undefined) {
       await this.ensureKeyspace(next.cql.keyspace);
@@ -156,7 +156,7 @@ export class CassandraTableStorage implements TableStorage {
   }
 
   async getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }> {
-    return { domain, ...(await this.table(domain, name)).info.schema };
+    return { domain, ...publicSchema((await this.table(domain, name)).info.schema) };
   }
 
   async dropTable(domain: string, name: string): Promise<void> {
@@ -215,6 +215,8 @@ export class CassandraTableStorage implements TableStorage {
         const key = Object.fromEntries(keys.map((k) => [k, entry[k]]));
         const [row] = (await this.session.run(readCql(table.main, key, columns))).rows as unknown as CqlRow[];
         const current = row !== undefined && index.columns.every((c) => this.indexes.sameValue(info, c, row[c], entry[c]));
+        // On a versioned table, only an entity's current version (its newest tid) is found.
+        if (current && plan.currentVersions && !(await this.indexes.isCurrentVersion(table, plan.currentVersions, key))) return undefined;
         return current ? row : undefined;
       }),
     );
@@ -333,20 +335,23 @@ export class CassandraTableStorage implements TableStorage {
     if (policy.type !== 'latest' && policy.type !== 'latest_hash' && policy.type !== 'interval') return;
     const rows = (await this.session.all(readCql(table.main, plan.hashKey, [...info.range, '_exp']))).filter((r) => r._exp === null && r[info.range[0]!] !== null);
     const normalized = (r: CqlRow) => info.range.map((c) => fromCql(info.schema.attributes[c]!, r[c]));
-    // Newest first, as the SQL backends read them: every range key descending.
+    // Newest first, as the SQL backends read them (every range key descending), or in the table's own order.
+    const declared = retentionOrder(policy) === 'declared';
     const sorted = rows
       .map((r) => ({ row: r, values: normalized(r) }))
       .sort((a, b) => {
         for (let i = 0; i < info.range.length; i++) {
           const order = compareScalars(info.schema.attributes[info.range[i]!] as ScalarType, a.values[i], b.values[i]);
-          if (order !== 0) return -order;
+          if (order !== 0) return declared && info.rangeOrder[info.range[i]!] === 'asc' ? order : -order;
         }
         return 0;
       });
-    const written = normalized(plan.row!);
-    const times = sorted.map((r) => (info.tidColumn ? timeuuidMillis(r.values[info.range.indexOf(info.tidColumn)] as string) : 0));
-    const writtenAt = sorted.findIndex((r) => isDeepStrictEqual(r.values, written));
-    for (const i of rowsToExpire(policy, times, writtenAt)) {
+    const tid = info.tidColumn;
+    const retained = sorted.map((r) => ({
+      group: JSON.stringify(info.range.flatMap((c, i) => (c === tid ? [] : [String(r.values[i])]))),
+      time: tid ? timeuuidMillis(r.values[info.range.indexOf(tid)] as string) : 0,
+    }));
+    for (const i of rowsToExpire(policy, retained)) {
       const key = Object.fromEntries([...info.hash, ...info.range].map((c) => [c, c in plan.hashKey ? plan.hashKey[c] : sorted[i]!.row[c]]));
       await this.expireRow(table, key, policy.grace_ttl, now);
     }

@@ -36,6 +36,18 @@ export class IndexUpkeep {
     return isDeepStrictEqual(fromCql(type, a), fromCql(type, b));
   }
 
+  /** Whether `key` names its entity's newest live version (`entity`: the key without its `tid`). */
+  async isCurrentVersion(table: Table, versions: { tid: string; entity: string[] }, key: Record<string, unknown>): Promise<boolean> {
+    const { info } = table;
+    const pinned = versions.entity.map((c) => `${q(c)} = ?`).join(' AND ');
+    // Newer versions come first when the tid is declared descending, last otherwise.
+    const newestFirst = info.rangeOrder[versions.tid] === 'desc';
+    const order = newestFirst ? '' : ` ORDER BY ${info.range.map((c) => `${q(c)} DESC`).join(', ')}`;
+    const result = await this.session.run({ query: `SELECT ${q(versions.tid)} FROM ${table.main} WHERE ${pinned}${order} LIMIT 1`, params: versions.entity.map((c) => key[c]) });
+    const newest = (result.rows as unknown as CqlRow[])[0]?.[versions.tid];
+    return newest !== undefined && newest !== null && String(newest) === String(key[versions.tid]);
+  }
+
   indexesMove(table: Table): boolean {
     const keys = new Set([...table.info.hash, ...table.info.range]);
     return this.indexedColumns(table).some((c) => !keys.has(c));

@@ -39,12 +39,15 @@ export interface CqlTable {
 export function indexTable(info: TableInfo, table: string, name: string, elements: IndexElement[]): IndexTable {
   const hash = elements.filter((e) => e.type === 'hash').map((e) => e.attribute);
   const clustering = elements.filter((e) => e.type === 'range').map((e) => ({ column: e.attribute, dir: e.order ?? 'asc' }));
+  // The table's keys the index does not name follow, descending (or, in an index made before
+  // layouts had a number, in their own order: its table keeps the name and order it was made with).
   for (const column of [...info.hash, ...info.range]) {
-    if (!hash.includes(column) && !clustering.some((c) => c.column === column)) clustering.push({ column, dir: info.rangeOrder[column] ?? 'asc' });
+    if (!hash.includes(column) && !clustering.some((c) => c.column === column)) clustering.push({ column, dir: info.indexKeysDescending ? 'desc' : (info.rangeOrder[column] ?? 'asc') });
   }
+  const layout = info.indexKeysDescending ? `\u0000${info.schema.indexLayout}` : '';
   return {
     name,
-    table: `${slug(table, 20)}_${short(table, 8)}_i${short(`${name}\u0000${JSON.stringify(elements)}`, 8)}`,
+    table: `${slug(table, 20)}_${short(table, 8)}_i${short(`${name}\u0000${JSON.stringify(elements)}${layout}`, 8)}`,
     hash,
     clustering,
     columns: [...hash, ...clustering.map((c) => c.column)],

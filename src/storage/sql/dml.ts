@@ -53,6 +53,12 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
   // Key predicates first: SQLite's planner then seeks the primary key before checking expiry.
   where.push(LIVE('m'));
   params.push(now);
+  if (plan.currentVersions) {
+    // Only each entity's current version: no live row of the same entity with a newer tid.
+    const { tid, entity } = plan.currentVersions;
+    where.push(`NOT EXISTS (SELECT 1 FROM ${q(names.main)} n WHERE ${entity.map((c) => `n.${q(c)} = m.${q(c)}`).join(' AND ')} AND n.${q(tid)} > m.${q(tid)} AND ${LIVE('n')})`);
+    params.push(now);
+  }
   for (const c of plan.notNull) where.push(`${ref(c)} IS NOT NULL`);
   if (plan.after && plan.order.length > 0) {
     // Keyset continuation: rows strictly after the last one returned, in the plan's order.
@@ -196,11 +202,15 @@ export function deleteStaticStatement(names: PhysicalNames, hashKey: Record<stri
   return { sql: `DELETE FROM ${q(names.statics)} WHERE ${w.clause}`, params: w.params };
 }
 
-/** The partition's rows that have no expiry yet, newest first: what retention policies look at. */
-export function retentionCandidatesStatement(info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>): Statement {
+/**
+ * The partition's rows that have no expiry yet, what retention policies look at: newest first
+ * (every range key descending), or in the table's own order (each in its declared direction).
+ */
+export function retentionCandidatesStatement(info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, order: 'declared' | 'newest-first'): Statement {
   const w = whereEquals(hashKey);
+  const direction = (r: string) => (order === 'declared' && info.rangeOrder[r] === 'asc' ? 'ASC' : 'DESC');
   return {
-    sql: `SELECT ${info.range.map(q).join(', ')} FROM ${q(names.main)} WHERE ${w.clause} AND "_exp" IS NULL ORDER BY ${info.range.map((r) => `${q(r)} DESC`).join(', ')}`,
+    sql: `SELECT ${info.range.map(q).join(', ')} FROM ${q(names.main)} WHERE ${w.clause} AND "_exp" IS NULL ORDER BY ${info.range.map((r) => `${q(r)} ${direction(r)}`).join(', ')}`,
     params: w.params,
   };
 }

@@ -4,7 +4,7 @@ import { encodeToken } from '../paging.js';
 import { planQuery, type QueryPlan } from '../query-plan.js';
 import { ReadCache } from './read-cache.js';
 import { PointReads } from './point-reads.js';
-import { compareSchemas, describe, normalizeSchema, TABLE_NAME, type TableInfo } from '../schema.js';
+import { compareSchemas, describe, normalizeSchema, publicSchema, TABLE_NAME, withIndexLayout, type TableInfo } from '../schema.js';
 import { bumpSchemaEpochSql, createTableDdl, dropTableDdl, metaTableDdl, migrateTableDdl, readSchemaEpochSql } from './ddl.js';
 import { SchemaCache } from '../schema-cache.js';
 import {
@@ -168,11 +168,13 @@ export class SqlTableStorage implements TableStorage {
   }
 
   private async defineTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
-    const schema = normalizeSchema(rawSchema, name, domain);
-    const info = describe(schema);
+    const given = normalizeSchema(rawSchema, name, domain);
+    let info = describe(withIndexLayout(given, undefined));
     const names = physicalNames(domain, name);
     const outcome = await this.driver.transaction(JSON.stringify(['schema', domain, name]), async (tx) => {
       const rows = await tx.all(`SELECT "schema" FROM ${q(META_TABLE)} WHERE "domain" = ? AND "name" = ?`, [domain, name]);
+      const schema = withIndexLayout(given, rows.length === 0 ? undefined : (JSON.parse(rows[0]!.schema as string) as TableSchema));
+      info = describe(schema);
       if (rows.length === 0) {
         for (const ddl of createTableDdl(info, names, this.driver.dialect)) await tx.run(ddl, []);
         await tx.run(`INSERT INTO ${q(META_TABLE)} ("domain", "name", "schema") VALUES (?, ?, ?)`, [domain, name, JSON.stringify(schema)]);
@@ -192,7 +194,7 @@ export class SqlTableStorage implements TableStorage {
 
   /** The schema with every default filled in, and its domain: PUT back as it is, it changes nothing. */
   getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }> {
-    return this.fresh(async () => ({ domain, ...(await this.table(domain, name)).info.schema }));
+    return this.fresh(async () => ({ domain, ...publicSchema((await this.table(domain, name)).info.schema) }));
   }
 
   dropTable(domain: string, name: string): Promise<void> {
@@ -345,7 +347,7 @@ export class SqlTableStorage implements TableStorage {
         await exec(tx, upsertRowStatement(this.driver.dialect, info, names, plan.row, this.expiry(info, plan, now), now));
       }
       if (Object.keys(plan.statics).length > 0) await exec(tx, upsertStaticStatement(this.driver.dialect, info, names, plan.hashKey, plan.statics));
-      if (plan.row) await applyRetention(tx, info, names, plan.hashKey, plan.row, now);
+      if (plan.row) await applyRetention(tx, info, names, plan.hashKey, now);
     });
   }
 

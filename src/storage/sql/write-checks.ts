@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { conditionFailed } from '../errors.js';
-import { rowsToExpire } from '../retention.js';
+import { retentionOrder, rowsToExpire } from '../retention.js';
 import type { TableInfo } from '../schema.js';
 import { sortableToTimeuuid, timeuuidMillis } from '../../util/timeuuid.js';
 import { fromStorage, toStorage, type ValueCodec } from '../values.js';
@@ -42,15 +42,18 @@ function compare(info: TableInfo, conditions: WritePlan['conditions'], current: 
  * grace TTL (or go at once). Run under the partition's lock, so concurrent passes see each other's rows.
  */
 export async function applyRetention(
-  tx: SqlExecutor, info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, written: Record<string, unknown>, now: number,
+  tx: SqlExecutor, info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, now: number,
 ): Promise<void> {
   const policy = info.schema.revisionRetentionPolicy;
   if (policy.type === 'all' || policy.type === 'ttl' || info.range.length === 0) return;
-  const rows = await read(tx, retentionCandidatesStatement(info, names, hashKey));
-  const times = rows.map((r) => (info.tidColumn ? timeuuidMillis(sortableToTimeuuid(r[info.tidColumn] as string)) : 0));
-  // Engines hand keys back in their own types (BigInt, numeric strings): compare as text.
-  const writtenAt = rows.findIndex((r) => info.range.every((c) => String(r[c]) === String(written[c])));
-  for (const i of rowsToExpire(policy, times, writtenAt)) {
+  const rows = await read(tx, retentionCandidatesStatement(info, names, hashKey, retentionOrder(policy)));
+  const tid = info.tidColumn;
+  // Engines hand keys back in their own types (BigInt, numeric strings): grouped as text.
+  const retained = rows.map((r) => ({
+    group: JSON.stringify(info.range.filter((c) => c !== tid).map((c) => String(r[c]))),
+    time: tid ? timeuuidMillis(sortableToTimeuuid(r[tid] as string)) : 0,
+  }));
+  for (const i of rowsToExpire(policy, retained)) {
     const key = { ...hashKey, ...Object.fromEntries(info.range.map((c) => [c, rows[i]![c]])) };
     await exec(tx, expireRowStatement(names, key, now + policy.grace_ttl * 1000));
   }
