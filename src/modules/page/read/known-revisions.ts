@@ -1,9 +1,8 @@
-import { decodeToken, encodeToken } from '../model/paging-token.js';
 import { PageStateWrites } from './page-state-writes.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { BoundedMap } from '../../../util/bounded-map.js';
-import { HttpError, badRequest, notFound } from '../../../util/errors.js';
+import { HttpError, notFound } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { ApiPage } from '../../../upstream/action-api.js';
 import type { CachePurger } from '../../../upstream/cache-purger.js';
@@ -13,15 +12,13 @@ import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
 import { pagePurge, latestPurge, revisionPurge } from '../model/purge-urls.js';
 import type { ChangeLogs } from '../tables/change-log.js';
-import { revisionMetadata, type RevisionRow } from '../model/revision.js';
+import type { RevisionRow } from '../model/revision.js';
 import { latestFromApi, PageRevisions } from '../tables/page-revisions.js';
 import type { RenderStore } from '../tables/render-store.js';
 import type { SingleFlight } from '../model/single-flight.js';
 import type { PageCaches } from './page-caches.js';
 
-/** Keys of the wiki's remembered "not found" answers. */
-const missingPage = (domain: string, title: string) => `page\u0000${domain}\u0000${title}`;
-const missingRevision = (domain: string, revid: number) => `rev\u0000${domain}\u0000${revid}`;
+import { missingPage, missingRevision, RevisionHistory } from './revision-history.js';
 /** How long re-checks of stored revisions wait after the wiki was found unreachable. */
 const RECHECK_PAUSE_MS = 10_000;
 
@@ -64,7 +61,7 @@ export class KnownRevisions {
    */
   constructor(
     private readonly wikis: Map<string, Wiki>,
-    private readonly caches: PageCaches,
+    readonly caches: PageCaches,
     private readonly flights: SingleFlight,
     private readonly renders: RenderStore,
     private readonly freshness: { latestCheckMs: number; revisionRecheckMs: number },
@@ -74,7 +71,10 @@ export class KnownRevisions {
     readonly changes: ChangeLogs,
   ) {}
 
-  private wiki(domain: string): Wiki {
+  private readonly byTime = new RevisionHistory(this);
+
+  /** (For RevisionHistory.) */
+  wiki(domain: string): Wiki {
     return this.wikis.get(domain)!;
   }
 
@@ -134,7 +134,8 @@ export class KnownRevisions {
     }
   }
 
-  private servable(row: RevisionRow): RevisionRow {
+  /** (For RevisionHistory.) */
+  servable(row: RevisionRow): RevisionRow {
     if (movedAway(row)) throw new RevisionMoved(row.moved_to!);
     if (row.deleted) throw row.moved_to ? new PageMoved(row.title, row.moved_to) : notFound(`${row.title} has been deleted.`, 'page-deleted');
     return row;
@@ -324,7 +325,8 @@ export class KnownRevisions {
   }
 
   /** Saves what the wiki said about a page that exists, lifting a stale tombstone. */
-  private async storeWikiPage(ctx: RequestContext, domain: string, title: string, page: ApiPage): Promise<void> {
+  /** (For RevisionHistory.) */
+  async storeWikiPage(ctx: RequestContext, domain: string, title: string, page: ApiPage): Promise<void> {
     const revs = this.table(domain);
     const latestRev = page.lastrevid ?? page.revisions?.[0]?.revid;
     if (latestRev === undefined) return;
@@ -356,52 +358,13 @@ export class KnownRevisions {
     return this.servable((await revs.get(ctx, title, revid))!);
   }
 
-  /** One page of the page's history, from the wiki (it follows moves); each revision is stored as seen. */
-  async history(ctx: RequestContext, domain: string, title: string, limit: number, next: string | undefined): Promise<{ items: Record<string, unknown>[]; next?: string }> {
-    const token = next === undefined ? undefined : (decodeToken(next) as { c?: unknown } | undefined)?.c;
-    if (next !== undefined && (typeof token !== 'string' || !/^[\w|:-]{1,200}$/.test(token))) throw badRequest('The paging token (next) is malformed.', 'invalid-paging-token');
-    const cont = token as string | undefined;
-    const { page, cont: more } = await this.caches.unlessMissing(missingPage(domain, title), false, async () => {
-      const answer = await this.wiki(domain).api.history(title, limit, cont);
-      if (answer.page.missing || answer.page.invalid) {
-        const known = await this.table(domain).newest(ctx, title);
-        if (known) await this.table(domain).tombstone(ctx, title);
-        throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
-      }
-      return answer;
-    });
-    const revisions = page.revisions ?? [];
-    await this.storeWikiPage(ctx, domain, title, page);
-    const ids = revisions.map((r) => r.revid);
-    const rows = ids.length ? await this.table(domain).range(ctx, title, Math.min(...ids), Math.max(...ids)) : [];
-    const byRev = new Map(rows.map((r) => [r.rev, r]));
-    return {
-      items: ids.map((id) => byRev.get(id)).filter((r): r is RevisionRow => r !== undefined).map(revisionMetadata),
-      next: more ? encodeToken({ c: more }) : undefined,
-    };
+  /** One page of the page's history, from the wiki (see RevisionHistory). */
+  history(ctx: RequestContext, domain: string, title: string, limit: number, next: string | undefined): Promise<{ items: Record<string, unknown>[]; next?: string }> {
+    return this.byTime.history(ctx, domain, title, limit, next);
   }
 
-  /** The revision that was current at `ms` (by revision timestamp). */
-  async revisionAt(ctx: RequestContext, domain: string, title: string, ms: number): Promise<RevisionRow> {
-    const revs = this.table(domain);
-    // Where storage proves which revision it was, the wiki is not asked (its flags still are, when due).
-    const stored = await revs.provenCurrentAt(ctx, title, ms);
-    if (stored) return this.checkedWithWiki(ctx, domain, stored);
-    try {
-      const page = await this.caches.unlessMissing(missingPage(domain, title), false, async () => {
-        const answer = await this.wiki(domain).api.page(title, { before: new Date(ms).toISOString() });
-        if (answer.missing || answer.invalid) throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
-        return answer;
-      });
-      if (!page.revisions?.length) throw notFound(`${title} had no revision at ${new Date(ms).toISOString()}.`, 'no-revision-at-time');
-      await this.storeWikiPage(ctx, domain, title, page);
-      return this.servable((await revs.get(ctx, title, page.revisions[0]!.revid))!);
-    } catch (e) {
-      if (!isUnavailable(e)) throw e;
-      // The wiki is down: answer from the revisions stored so far.
-      const row = await revs.currentAt(ctx, title, ms);
-      if (!row) throw e;
-      return this.servable(row);
-    }
+  /** The revision that was current at `ms` (see RevisionHistory). */
+  revisionAt(ctx: RequestContext, domain: string, title: string, ms: number): Promise<RevisionRow> {
+    return this.byTime.revisionAt(ctx, domain, title, ms);
   }
 }
