@@ -10,14 +10,11 @@ import { keyRevValueModule } from './modules/buckets/key-rev-value.js';
 import { keyValueModule } from './modules/buckets/key-value.js';
 import { revisionedObjectModule } from './modules/buckets/revisioned-object.js';
 import { pageModules, type PageApi } from './modules/page/index.js';
-import { isRestV1Path, restbaseProblem } from './modules/page/rest-v1/problem.js';
-import { restV1Module } from './modules/page/rest-v1/index.js';
-import { mediaWikiProblem } from './modules/page/rest-php/errors.js';
-import { restPhpModule } from './modules/page/rest-php/index.js';
 import { systemModules } from './modules/system/index.js';
 import { tableModule } from './modules/table/index.js';
 import { transactionsModule } from './modules/transactions/index.js';
-import { isRestPhpPath, Router } from './router/router.js';
+import { Router } from './router/router.js';
+import { surfaces } from './surfaces/index.js';
 import type { Module } from './router/types.js';
 import { openStorage, type TableStorage } from './storage/index.js';
 import { MeasuredStorage } from './storage/measured-storage.js';
@@ -85,10 +82,11 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     domains, leaseMs: config.transaction_lease * 1000, sweepMs: config.transaction_sweep_interval * 1000, lifetimeMs: config.transaction_lifetime * 1000,
     kill: config.fault_injection?.transaction_kill, metrics, log,
   });
-  const owned = () => new Set(modules.flatMap((m) => m.tables ?? []));
-  const modules: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), transactions, ...page.modules];
-  if (config.rest_v1) modules.push(restV1Module(page));
-  modules.push(restPhpModule(page));
+  const owned = () => new Set(every.flatMap((m) => m.tables ?? []));
+  // The public API faces, from their one list.
+  const faces = surfaces(page, config);
+  const onSurfaces = new Set(faces.flatMap((f) => f.routes));
+  const base: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), transactions];
   const health = async () => {
     const store = await storage.health(HEALTH_CHECK_MS);
     const perWiki = Object.fromEntries(domains.map((d) => {
@@ -99,11 +97,15 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     const status = store.status === 'down' ? ('down' as const) : degraded ? ('degraded' as const) : ('ok' as const);
     return { status, storage: { backend: storage.backend, ...store }, wikis: perWiki };
   };
-  modules.push(...systemModules({ router, modules: () => modules, domains, metrics, health }));
-  for (const module of modules) router.register(module);
-  router.compile(Object.assign({}, ...modules.map((m) => m.components ?? {})));
+  const system = systemModules({ router, modules: () => every, domains, metrics, health });
+  // Every module, in the order they are set up (a module's setup may rely on the tables of one before it).
+  const every: Module[] = [...base, ...page.modules, ...[...onSurfaces].filter((m) => !page.modules.includes(m)), ...system];
+  // The internal API and the root's routes on their own; the public ones with their surfaces.
+  for (const module of every) if (!onSurfaces.has(module)) router.register(module);
+  for (const face of faces) router.addSurface(face);
+  router.compile(Object.assign({}, ...every.map((m) => m.components ?? {})));
   const setup = router.context({ requestId: 'startup', admin: true, log });
-  for (const module of modules) await module.setup?.(setup);
+  for (const module of every) await module.setup?.(setup);
 
   const server = createHttpServer(router, log, metrics, {
     maxBodyBytes: config.max_body_bytes,
@@ -114,11 +116,6 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     maxConnections: config.max_connections,
     answerMemoBytes: config.answer_cache_bytes,
     clientAddress: new ClientAddress(config.trusted_proxies),
-    renderProblem: (error, request) => {
-      if (config.rest_v1 && isRestV1Path(request.path)) return { body: restbaseProblem(error, request.method, request.path), contentType: 'application/problem+json' };
-      if (isRestPhpPath(request.path)) return { body: mediaWikiProblem(error, request), contentType: 'application/json' };
-      return undefined;
-    },
   });
   let sweeper: NodeJS.Timeout | undefined;
   if (config.ttl_sweep_interval > 0) {
@@ -138,7 +135,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     async close() {
       if (sweeper) clearInterval(sweeper);
       if (server.listening) await closeGracefully(server);
-      for (const module of modules) await module.close?.();
+      for (const module of every) await module.close?.();
       purger.close();
       await storage.close();
     },

@@ -44,7 +44,7 @@ const ENTRY_OVERHEAD_BYTES = 1024;
  */
 const SEEN_KEYS = 4096;
 /**
- * Longer keys (a URI or `Accept` of kilobytes, which rest_v1's open query string lets through to a
+ * Longer keys (a URI or `Accept` of kilobytes, which a surface's open query string lets through to a
  * 200) take the full path: remembered, 4,096 of them could hold 60 MB.
  */
 const MAX_KEY_LENGTH = 1024;

@@ -1,4 +1,3 @@
-import { isRestPhpPath } from '../router/router.js';
 import type { Response } from '../router/types.js';
 
 /**
@@ -29,12 +28,12 @@ export function addBrowserHeaders(headers: Record<string, string>, internal: boo
 
 /**
  * A CORS preflight (OPTIONS with Access-Control-Request-Method): answered for every public path.
- * Under rest.php every OPTIONS is one, as MediaWiki's REST API answers them (204, with or without
- * an Origin).
+ * On a surface whose every OPTIONS is one (MediaWiki's REST API answers them 204, with or without
+ * an Origin), any OPTIONS.
  */
-export function isPreflight(method: string, headers: Record<string, string | undefined>, uri: string): boolean {
+export function isPreflight(method: string, headers: Record<string, string | undefined>, optionsArePreflights: boolean): boolean {
   if (method !== 'OPTIONS') return false;
-  return headers['access-control-request-method'] !== undefined || isRestPhpPath(uri.split('?', 1)[0]!);
+  return headers['access-control-request-method'] !== undefined || optionsArePreflights;
 }
 
 export function preflightResponse(): Response {

@@ -1,7 +1,7 @@
 /**
  * A `Location` or `Content-Location` made relative to the request's own path, so the service
- * works behind a proxy that serves it under another prefix (`/api/rest_v1/` for
- * `/{domain}/rest_v1/`): the client resolves it against the URL it asked for.
+ * works behind a proxy that serves it under another prefix (`/api/v1/` for `/{domain}/v1/`): the
+ * client resolves it against the URL it asked for.
  * Only the service's own URLs under the request's domain are rewritten: absolute URLs, and a
  * path elsewhere (a stored redirect a client set), are left as they are.
  */

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { HttpError } from '../util/errors.js';
 import type { Metrics } from '../util/metrics.js';
 import type { RouteMatch, Router } from '../router/router.js';
+import type { ProblemRenderer } from '../router/surface.js';
 import type { Response } from '../router/types.js';
 import { AnswerMemo, headersFor, keptHeaders, type Found } from './answer-memo.js';
 import { drainBody, parseBody, readBodyBytes } from './body.js';
@@ -28,8 +29,6 @@ export interface HttpOptions {
   maxConnections: number;
   /** Bytes of answers kept to be sent again (see AnswerMemo); 0 or unset: none. */
   answerMemoBytes?: number;
-  /** Error bodies in a surface's own shape, where it has one. */
-  renderProblem?: ProblemRenderer;
   /** Proxies whose `X-Forwarded-For` is believed (`trusted_proxies`); none by default. */
   clientAddress?: ClientAddress;
 }
@@ -99,9 +98,7 @@ interface Arrival {
   path: string;
 }
 
-/** A surface of its own may render errors in its own shape (e.g. RESTBase's, MediaWiki's); else RFC 9457. */
-export type ProblemRenderer = (error: HttpError, request: { method: string; path: string; uri: string; headers: Record<string, string | undefined> }) => { body: Record<string, unknown>; contentType: string } | undefined;
-
+/** An error as problem+json (RFC 9457), or in the shape of the surface the path belongs to. */
 function errorResponse(err: unknown, arrival: Pick<Arrival, 'path' | 'uri' | 'headers' | 'method'>, log: Logger, render?: ProblemRenderer): Response {
   const error =
     err instanceof HttpError
@@ -193,7 +190,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       const found = memoKey ? memo!.find(memoKey, Date.now(), headers) : undefined;
       if (found) return resend(res, found, arrival, () => answer(req, res, arrival, admin, memoKey));
     } catch (err) {
-      finish(req, res, arrival, errorResponse(err, arrival, log, options.renderProblem)).catch((e) => failed(res, e));
+      finish(req, res, arrival, errorResponse(err, arrival, log, router.surfaceOf(arrival.path)?.renderProblem)).catch((e) => failed(res, e));
       return;
     }
     answer(req, res, arrival, admin, memoKey).catch((err) => failed(res, err));
@@ -208,7 +205,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     let next: { response: Response } | { call: RouteMatch; bytes: Buffer | undefined };
     try {
       clientAddress.forward(headers, req.socket.remoteAddress);
-      if (!arrival.internal && isPreflight(method, headers, uri)) {
+      if (!arrival.internal && isPreflight(method, headers, router.surfaceOf(arrival.path)?.optionsArePreflights === true)) {
         next = { response: preflightResponse() };
       } else {
         const matched = router.resolve(method, uri);
@@ -223,7 +220,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
         next = { call: matched, bytes };
       }
     } catch (err) {
-      next = { response: errorResponse(err, arrival, log, options.renderProblem) };
+      next = { response: errorResponse(err, arrival, log, router.surfaceOf(arrival.path)?.renderProblem) };
     }
     if ('call' in next) return invoke(req, res, arrival, admin, memoKey, next.call, next.bytes);
     return finish(req, res, arrival, next.response, match, memoKey);
@@ -238,7 +235,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri } });
       response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
     } catch (err) {
-      response = errorResponse(err, arrival, log, options.renderProblem);
+      response = errorResponse(err, arrival, log, router.surfaceOf(arrival.path)?.renderProblem);
     }
     await finish(req, res, arrival, response, match, memoKey);
   }
@@ -289,7 +286,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
         outHeaders['content-length'] = '0';
       }
     } catch (err) {
-      const failure = errorResponse(err, arrival, log, options.renderProblem);
+      const failure = errorResponse(err, arrival, log, router.surfaceOf(arrival.path)?.renderProblem);
       status = failure.status;
       body = Buffer.from(failure.body as string);
       // The error's own headers alone: none of the answer it replaces (its ETag, its caching).
@@ -314,7 +311,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     writes.send(() => {
       try {
         const written: http.OutgoingHttpHeaders = outHeaders;
-        // Several cookies an answer passed on from the wiki sets (see rest-php/pass-through.ts).
+        // Several cookies an answer passed on from the wiki sets (a surface that passes requests on).
         if (outHeaders['set-cookie']?.includes('\n')) written['set-cookie'] = outHeaders['set-cookie'].split('\n');
         res.writeHead(status, written);
         res.end(payload);

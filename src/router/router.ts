@@ -4,10 +4,8 @@ import { BoundedMap } from '../util/bounded-map.js';
 import { HttpError, badRequest, notFound } from '../util/errors.js';
 import { accessFilter, jsonBodyFilter, schemaFilter, type Filter } from './filters.js';
 import { compileValidator, type RequestValidator } from './validation.js';
+import { relativeTo, type Surface } from './surface.js';
 import type { Api, Handler, Module, Request, RequestContext, Response, Route, RouteRequest } from './types.js';
-
-/** Whether a request path is on the MediaWiki REST API surface (`/{domain}/rest.php/...`). */
-export const isRestPhpPath = (path: string) => /^\/[^/]+\/rest\.php(\/|$)/.test(path);
 
 const METHODS = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'] as const;
 const MAX_DEPTH = 16;
@@ -49,20 +47,6 @@ export interface ContextOptions {
   root?: { method: string; uri: string };
 }
 
-/** MediaWiki's REST API's answer to a path none of its handlers takes (its words, its key). */
-function restNoMatch(path: string): HttpError {
-  const relative = path.slice(path.indexOf('/rest.php') + '/rest.php'.length);
-  return notFound(`The requested relative path (${safeDecode(relative)}) did not match any known handler`, 'rest-no-match');
-}
-
-const safeDecode = (text: string) => {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-};
-
 /** Turns `/{domain}/x/{id}` into find-my-way's `/:domain/x/:id`. */
 function toRouterPath(template: string): string {
   return template.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
@@ -84,18 +68,18 @@ function asUtf8(run: string): string {
 }
 
 /**
- * The path as routed: refused if its escapes are malformed. MediaWiki's REST API reads bytes that
- * are not UTF-8 as U+FFFD (a title no page has: a 404, not a malformed request), so its paths are
- * read the same way; the wiki still gets the request's own bytes when one is passed on.
+ * The path as routed: refused if its escapes are malformed. A surface may read bytes that are not
+ * UTF-8 as U+FFFD (MediaWiki's REST API: a title no page has, a 404, not a malformed request); the
+ * wiki still gets the request's own bytes when one is passed on.
  */
-function checkEncoding(path: string): string {
+function checkEncoding(path: string, lenientUtf8: boolean): string {
   if (!path.startsWith('/')) throw badRequest(`Request path must start with '/': ${path.slice(0, 100)}`, 'invalid-path');
   if (!path.includes('%')) return path;
   try {
     decodeURIComponent(path);
     return path;
   } catch {
-    const lenient = isRestPhpPath(path) ? path.replace(/(?:%[0-9A-Fa-f]{2})+/g, asUtf8) : path;
+    const lenient = lenientUtf8 ? path.replace(/(?:%[0-9A-Fa-f]{2})+/g, asUtf8) : path;
     try {
       decodeURIComponent(lenient);
       return lenient;
@@ -114,6 +98,7 @@ export class Router {
   private readonly entries: RouteEntry[] = [];
   private readonly templates: string[][] = [];
   private readonly internalMatches = new BoundedMap<string, RouteMatch>(INTERNAL_MATCHES);
+  private readonly surfaces: Surface[] = [];
 
   private readonly filters: Filter[];
 
@@ -123,6 +108,23 @@ export class Router {
     private readonly observe?: (route: string, method: string, status: number, seconds: number) => void,
   ) {
     this.filters = [accessFilter, jsonBodyFilter, schemaFilter];
+  }
+
+  /** A public surface: its rules, and its routes under `/{domain}/{prefix}`. */
+  addSurface(surface: Surface): void {
+    this.surfaces.push(surface);
+    for (const module of surface.routes) this.register({ ...module, api: surface.prefix });
+  }
+
+  /** The surface a path (`/{domain}/...`) belongs to, if any. */
+  surfaceOf(path: string): Surface | undefined {
+    const afterDomain = path.indexOf('/', 1);
+    if (afterDomain < 0) return undefined;
+    const rest = path.slice(afterDomain + 1);
+    return this.surfaces.find((s) => {
+      const claims = s.claims ?? s.prefix;
+      return rest === claims || rest.startsWith(`${claims}/`) || rest.startsWith(`${claims}?`);
+    });
   }
 
   register(module: Module): void {
@@ -141,7 +143,8 @@ export class Router {
 
   /** Compiles every route's parameter and body schemas; `components` resolve their references. */
   compile(components: Record<string, unknown>): void {
-    for (const entry of this.entries) entry.validate = compileValidator(entry.route, components, { openQuery: entry.api === 'rest_v1' || entry.api === 'rest.php/v1' });
+    const open = new Set(this.surfaces.filter((s) => s.openQuery).map((s) => s.prefix));
+    for (const entry of this.entries) entry.validate = compileValidator(entry.route, components, { openQuery: open.has(entry.api) });
   }
 
   /** Static children of a path, derived from the registered templates (for trailing-slash listings). */
@@ -167,7 +170,8 @@ export class Router {
   /** Finds the handler for a request, or throws the 4xx that explains why there is none. */
   resolve(method: string, uri: string): RouteMatch {
     const split = splitUri(uri);
-    const path = checkEncoding(split.path);
+    const surface = this.surfaceOf(split.path);
+    const path = checkEncoding(split.path, surface?.lenientUtf8 === true);
     const { rawQuery } = split;
     const query = new URLSearchParams(rawQuery);
     const found = this.find(method, path) ?? (method === 'HEAD' ? this.find('GET', path) : null);
@@ -179,9 +183,9 @@ export class Router {
       }
       return { api: entry.api, route: entry.route, label: entry.template, handler: entry.route.handler, validate: entry.validate, params, path, query };
     }
-    const restPhp = isRestPhpPath(path);
-    // A route of MediaWiki's REST API with an empty segment for a parameter is no route of the wiki's either.
-    if (restPhp && this.tree.find(method as 'GET', path)) throw restNoMatch(path);
+    const unmatched = surface?.unmatched && (() => surface.unmatched!(relativeTo(path, surface.claims ?? surface.prefix)));
+    // A surface that answers unmatched paths itself may take a route with an empty parameter for none.
+    if (unmatched && this.tree.find(method as 'GET', path)) throw unmatched();
     const allowed = METHODS.filter((m) => m !== method && this.find(m, path));
     if (allowed.length > 0) {
       if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
@@ -189,12 +193,12 @@ export class Router {
         headers: { allow: allowed.join(', ') },
       });
     }
-    // RESTBase's listings of a path's children; MediaWiki's REST API has none.
-    if ((method === 'GET' || method === 'HEAD') && path.endsWith('/') && !restPhp) {
+    // RESTBase's listings of a path's children, where the surface answers unmatched paths no other way.
+    if ((method === 'GET' || method === 'HEAD') && path.endsWith('/') && !unmatched) {
       const items = this.listChildren(path);
       if (items.length > 0) return this.listingMatch(path, query, items);
     }
-    if (restPhp) throw restNoMatch(path);
+    if (unmatched) throw unmatched();
     throw notFound(`No route matches ${path}.`, 'route-not-found');
   }
 
@@ -220,7 +224,7 @@ export class Router {
     const [domain = '', api = ''] = path.split('/').slice(1).map(decodeURIComponent);
     if (!this.isDomainServed(domain)) throw notFound(`Domain '${domain}' is not served here.`, 'unknown-domain');
     return {
-      api: api === 'v1' || api === 'sys' || api === 'rest_v1' ? api : undefined,
+      api: api === 'sys' ? api : this.surfaceOf(path)?.prefix,
       route: undefined,
       label: '(listing)',
       handler: () => ({ status: 200, body: { items } }),

@@ -99,11 +99,10 @@ export type BodyKind = 'json' | 'optional-json' | 'form' | 'optional-form' | 'ra
 export const isFormKind = (kind: BodyKind | undefined) => kind === 'form' || kind === 'optional-form';
 
 /**
- * `v1` is public, `sys` is internal (admin only from outside), `rest_v1` is public in Wikimedia's
- * REST API layout, `rest.php/v1` is public in MediaWiki's own REST API layout, `global` is
- * mounted at the root.
+ * Where a module's routes are: `sys`, the internal API (admin only from outside); `global`, the
+ * root; else the prefix of the public surface they belong to (router/surface.ts), `v1` among them.
  */
-export type Api = 'v1' | 'sys' | 'rest_v1' | 'rest.php/v1' | 'global';
+export type Api = 'sys' | 'global' | (string & {});
 
 export interface Module {
   name: string;

@@ -20,8 +20,8 @@ describe('saving pages against the real wiki', () => {
   after(() => env.close());
 
   const count = () => env.wikiRequests();
-  const save = (title: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
-    request(`${v1}/page/${encodeURIComponent(title)}`, { method: 'POST', headers: { ...JSON_TYPE, ...headers }, body });
+  const save = (title: string, body: Record<string, unknown>, headers: Record<string, string> = {}, from?: string) =>
+    request(`${v1}/page/${encodeURIComponent(title)}`, { method: 'POST', headers: { ...JSON_TYPE, ...headers }, body, from });
   /** A fresh page on the wiki, read once through the service so its state is stored. */
   const freshPage = async (name: string, text: string) => {
     const title = `Save ${name} ${RUN}`;
@@ -188,12 +188,13 @@ describe('saving pages against the real wiki', () => {
     assert.equal(forged.status, 403, 'a cookie alone, as a web page\'s form would send it, does not edit');
     const bot = await save(page.title, { wikitext: 'A logged-in edit.', base_revid: anon.json.rev }, { cookie: wiki.cookieHeader(), 'x-csrf-token': wiki.csrfToken() });
     assert.equal(bot.status, 201, bot.text);
-    const behindProxy = await save(page.title, { wikitext: 'An anonymous edit from behind a proxy.', base_revid: bot.json.rev }, { 'x-forwarded-for': '203.0.113.7' });
-    assert.equal(behindProxy.status, 201, behindProxy.text);
+    // A client that is no trusted proxy (trusted_proxies: none here) names no address but its own.
+    const claimed = await save(page.title, { wikitext: 'An anonymous edit claiming another address.', base_revid: bot.json.rev }, { 'x-forwarded-for': '203.0.113.7' }, '127.0.0.9');
+    assert.equal(claimed.status, 201, claimed.text);
     const [third, second, first] = await wiki.history(page.title, 3);
     assert.equal(first!.user, '127.0.0.1');
     assert.equal(second!.user, 'Botuser');
-    assert.equal(third!.user, '203.0.113.7', "credited to the client's address, not the service's");
+    assert.equal(third!.user, '127.0.0.9', "credited to the address that connected, not the one claimed, nor the service's");
     const meta = await request(`${v1}/page/${encodeURIComponent(page.title)}/rev/${bot.json.rev}`);
     assert.equal(meta.json.user_text, 'Botuser');
   });

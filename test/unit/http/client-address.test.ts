@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ClientAddress } from '../../../src/http/client-address.js';
 import { parseProxy } from '../../../src/util/addresses.js';
-import { staysUnderPassedRoutes } from '../../../src/modules/page/rest-php/pass-through.js';
+import { staysUnderPassedRoutes } from '../../../src/surfaces/rest-php/pass-through.js';
 
 describe('the client address passed on to the wiki', () => {
   const claims = () => ({

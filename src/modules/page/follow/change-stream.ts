@@ -203,10 +203,11 @@ export function changeStreamModule(service: Pick<PageService, 'changes' | 'rende
         ],
         responses: { 200: { description: 'text/event-stream: id, event (edit, rerender, delete, undelete, move, visibility), data (JSON)', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
       },
-      handler: (req) => {
+      handler: (req, ctx) => {
         const start = startOf(req);
         const namespace = req.query.get('namespace');
-        const body = new ChangeEventStream(start, feedOf(req.domain), service.changes.of(req.domain), setupCtx!, service, {
+        // The client's own context (its request id in the logs, its rights): the shared feed alone runs as the service.
+        const body = new ChangeEventStream(start, feedOf(req.domain), service.changes.of(req.domain), ctx, service, {
           namespaces: namespace ? new Set(namespace.split(',').map(Number)) : undefined,
           prefix: req.query.get('prefix')?.replace(/ /g, '_') ?? undefined,
           includeHtml: req.query.get('include') === 'html',

@@ -1,12 +1,9 @@
-import { badRequest, HttpError } from '../../../util/errors.js';
-import { withBody } from '../../../router/typed-body.js';
-import type { Handler, Response, Route, RouteRequest } from '../../../router/types.js';
-import type { PageSaver } from '../edit/page-saver.js';
-import { ParsoidRefusal } from '../../../upstream/parsoid.js';
-import { credentialsOf, parseDataMw, parseOriginal } from '../edit/save-routes.js';
-import { targetOf } from '../edit/transform-routes.js';
+import { badRequest, HttpError } from '../../util/errors.js';
+import { withBody } from '../../router/typed-body.js';
+import type { Handler, Response, Route, RouteRequest } from '../../router/types.js';
+import { ParsoidRefusal } from '../../upstream/parsoid.js';
 import { MediaWikiBody, MediaWikiError, transformProblem } from './errors.js';
-import type { PageApi } from '../page-api.js';
+import { credentialsOf, parseDataMw, parseOriginal, targetOf, type PageDoor as PageApi, type PageSaver } from '../../modules/page/door.js';
 
 /** `PUT page/{title}` as MediaWiki takes it. */
 const updateBody = {
@@ -94,6 +91,8 @@ const requestBody = (schema: object) => ({ required: true, content: { 'applicati
 const tags = ['MediaWiki REST API'];
 const titleParam = { name: 'title', in: 'path', required: true, schema: { type: 'string' } };
 const revisionParam = { name: 'revision', in: 'path', required: true, schema: { type: 'string', pattern: '^\\d+$' } };
+/** A revision segment MediaWiki's router takes empty (none). */
+const revisionParamOrEmpty = { ...revisionParam, schema: { type: 'string', pattern: '^\\d*$' } };
 
 /** How a save is answered: the page as `page/{title}` answers it, and the URL of a page created. */
 export interface SavedAnswers {
@@ -139,10 +138,16 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, answers: SavedAnsw
     return saved(req, ctx, result.title, 201);
   });
 
-  /** A transform's handler, Parsoid's refusals answered as the wiki's own handlers answer them (its status, its words). */
+  /**
+   * A transform's handler as MediaWiki's router and handlers take it: an empty title or revision
+   * segment is none (`html/to/wikitext/Main_Page/` is for the page), and Parsoid's refusals are
+   * answered with its status and words.
+   */
   const asWiki = <T extends Handler>(handler: T): Handler => async (req, ctx) => {
     try {
-      return await handler(req, ctx);
+      const { title, revision, ...params } = req.params;
+      const given = title ? { title, ...(revision ? { revision } : {}) } : {};
+      return await handler({ ...req, params: { ...params, ...given } }, ctx);
     } catch (e) {
       if (e instanceof ParsoidRefusal) throw transformProblem(e.parsoidStatus, e.parsoidMessage);
       throw e;
@@ -204,13 +209,13 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, answers: SavedAnsw
   const three = (path: string, handler: Handler, summary: string, body: object): Route[] => [
     { method: 'POST', path, body: 'optional-form', handler: asWiki(handler), spec: transformSpec(summary, body, []) },
     { method: 'POST', path: `${path}/`, body: 'optional-form', handler: asWiki(handler), spec: transformSpec(`${summary} (the trailing slash of MediaWiki's clients)`, body, []) },
-    { method: 'POST', path: `${path}/{title}`, body: 'optional-form', handler: asWiki(handler), spec: transformSpec(`${summary}, for a page`, body, [titleParam]) },
-    { method: 'POST', path: `${path}/{title}/{revision}`, body: 'optional-form', handler: asWiki(handler), spec: transformSpec(`${summary}, for a revision`, body, [titleParam, revisionParam]) },
+    { method: 'POST', path: `${path}/{title}`, body: 'optional-form', handler: asWiki(handler), emptyParams: true, spec: transformSpec(`${summary}, for a page`, body, [titleParam]) },
+    { method: 'POST', path: `${path}/{title}/{revision}`, body: 'optional-form', handler: asWiki(handler), emptyParams: true, spec: transformSpec(`${summary}, for a revision`, body, [titleParam, revisionParamOrEmpty]) },
   ];
   const fromTo = [{ name: 'from', in: 'path', required: true, schema: { type: 'string' } }, { name: 'format', in: 'path', required: true, schema: { type: 'string' } }];
   const invalid = ['', '/', '/{title}', '/{title}/{revision}'].map((rest): Route => ({
     method: 'POST', path: `/transform/{from}/to/{format}${rest}`, body: 'raw', handler: invalidTransform, emptyParams: true,
-    spec: { tags, summary: 'A transform MediaWiki does not offer (pagebundle and others): 404', parameters: [...fromTo, ...(rest.includes('{title}') ? [titleParam] : []), ...(rest.includes('{revision}') ? [revisionParam] : [])] },
+    spec: { tags, summary: 'A transform MediaWiki does not offer (pagebundle and others): 404', parameters: [...fromTo, ...(rest.includes('{title}') ? [titleParam] : []), ...(rest.includes('{revision}') ? [{ ...revisionParam, schema: { type: 'string' } }] : [])] },
   }));
   return [
     { method: 'PUT', path: '/page/{title}', body: 'json', handler: update, spec: { tags, summary: "Saves a page's new source through the service (latest.id: the base revision)", parameters: [titleParam], requestBody: { required: true, content: { 'application/json': { schema: updateBody } } } } },

@@ -1,4 +1,4 @@
-import { TID_PATTERN } from '../../../util/tid.js';
+import { TID_PATTERN } from '../../util/tid.js';
 
 /** OpenAPI fragments of the rest_v1 surface (RESTBase's routes); they validate requests as well as document them. */
 const tags = ['rest_v1 (Wikimedia REST API compatible)'];

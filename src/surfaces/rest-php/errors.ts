@@ -1,4 +1,4 @@
-import { HttpError } from '../../../util/errors.js';
+import { HttpError } from '../../util/errors.js';
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable',

@@ -1,5 +1,5 @@
-import type { SiteInfo } from '../../../upstream/action-api-types.js';
-import type { RevisionRow } from '../model/revision.js';
+import type { SiteInfo } from '../../upstream/action-api-types.js';
+import { type RevisionRow } from '../../modules/page/door.js';
 
 /** PHP's rawurlencode, as MediaWiki's REST router spells a path parameter in the URLs it gives. */
 export const rawUrlEncode = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import { HttpError, badRequest } from '../../../util/errors.js';
-import type { Response, RouteRequest } from '../../../router/types.js';
+import { HttpError, badRequest } from '../../util/errors.js';
+import type { Response, RouteRequest } from '../../router/types.js';
 
 /** Headers that belong to one connection, not to the request or answer passed on. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length']);

@@ -1,21 +1,13 @@
 import { createHash } from 'node:crypto';
-import { HttpError } from '../../../util/errors.js';
-import { tidTime } from '../../../util/tid.js';
-import type { Module, RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
-import { gunzip, gzip } from '../../../util/compression.js';
-import { askedAnew, type CachePolicy } from '../model/cache-control.js';
-import { HTML_2_TYPE, negotiateHtml } from '../model/html-versions.js';
-import { PageMoved, RevisionMoved } from '../model/page-moves.js';
-import type { BundleRender, Render } from '../model/render.js';
-import type { RevisionRow } from '../model/revision.js';
-import { contentKeys, tagged } from '../model/surrogate-keys.js';
-import { titleSegment } from '../model/title-url.js';
-import type { PageApi } from '../page-api.js';
-import { contentReuse, type PageReuse } from '../read/page-caches.js';
+import { HttpError } from '../../util/errors.js';
+import { tidTime } from '../../util/tid.js';
+import type { Module, RequestContext, Response, Route, RouteRequest } from '../../router/types.js';
+import { gunzip, gzip } from '../../util/compression.js';
 import { pageObject, rawUrlEncode, revisionObject, titleStyleEncode, wikiRestUrl } from './bodies.js';
 import { MediaWikiError } from './errors.js';
 import { passToWiki } from './pass-through.js';
 import { restPhpWrites } from './writes.js';
+import { HTML_2_TYPE, PageMoved, RevisionMoved, askedAnew, contentKeys, contentReuse, negotiateHtml, tagged, titleSegment, type BundleRender, type CachePolicy, type PageDoor as PageApi, type PageReuse, type Render, type RevisionRow } from '../../modules/page/door.js';
 
 /** The largest integer PHP reads (64-bit): MediaWiki's integer parameters past it are not integers. */
 const PHP_INT_MAX = 2n ** 63n - 1n;

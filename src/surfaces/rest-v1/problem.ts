@@ -1,4 +1,4 @@
-import type { HttpError } from '../../../util/errors.js';
+import type { HttpError } from '../../util/errors.js';
 
 const ERRORS = 'https://mediawiki.org/wiki/HyperSwitch/errors/';
 /** RESTBase's error types by status; clients compare `type` with these URIs (e.g. not_found). */
@@ -7,9 +7,6 @@ const TYPES: Record<number, string> = {
   409: 'conflict', 412: 'precondition_failed', 413: 'request_too_large', 415: 'unsupported_media_type', 422: 'unprocessable_entity',
   428: 'precondition_required', 429: 'too_many_requests', 501: 'not_implemented', 502: 'bad_gateway', 503: 'service_unavailable', 504: 'gateway_timeout',
 };
-
-/** Whether a request path is on the rest_v1 surface (`/{domain}/rest_v1/...`). */
-export const isRestV1Path = (path: string) => /^\/[^/]+\/rest_v1(\/|$)/.test(path);
 
 /** An error in RESTBase's shape: `{type, title, method, detail, uri}`, plus our own details. */
 export function restbaseProblem(error: HttpError, method: string, uri: string): Record<string, unknown> {
