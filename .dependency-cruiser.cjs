@@ -1,6 +1,6 @@
 /**
  * The shape of src/, checked by `npm test` (scripts/test.sh): no import cycles, and imports point
- * down the layers (docs in README's Layout section and docs/architecture.md):
+ * down the layers (docs/architecture.md, its Layout section):
  *   entry points (bin/: main, serve, supervisor, startup, backfill, snapshot, tool) and app.ts
  *   surfaces/ (the public API faces: rest_v1, rest.php/v1, the /v1/ list) → modules only through
  *     their doors (modules/page/door.ts)
@@ -82,7 +82,7 @@ module.exports = {
       name: 'storage-sql-knows-no-engine', severity: 'error', comment: 'The shared SQL code speaks to an engine through its dialect and driver interfaces.',
       from: { path: '^src/storage/sql/' }, to: { path: '^src/storage/(sqlite|postgres|mariadb|cassandra)/' },
     },
-    // Inside the page module, folders in layers (README's Layout section): model/ (types, pure
+    // Inside the page module, folders in layers (docs/architecture.md): model/ (types, pure
     // helpers) < tables/ (one class per table) < read/ < display/ and snapshot/ < edit/ and follow/
     // < drafts/ (branches, on edit/) < v1/ (routes) < door.ts (what surfaces may use) and index.ts
     // (the composition).

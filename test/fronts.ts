@@ -6,11 +6,11 @@ import path from 'node:path';
 import { tempDir } from './helpers.js';
 import { waitFor, WIKI_URL } from './wiki.js';
 
-/** The README's nginx rule for MediaWiki's REST API, as an operator copies it. */
+/** The documented nginx rule for MediaWiki's REST API (docs/rest-php.md), as an operator copies it. */
 async function readmeNginxRule(): Promise<{ http: string; server: string }> {
-  const readme = await readFile('README.md', 'utf8');
+  const readme = await readFile('docs/rest-php.md', 'utf8');
   const block = /```nginx\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("### In front of MediaWiki's REST API")));
-  assert.ok(block, 'the README shows the nginx rule');
+  assert.ok(block, 'docs/rest-php.md shows the nginx rule');
   const [http, server] = block[1]!.split('# in the wiki\'s server {}');
   return { http: http!.replace('# in http {}', ''), server: server! };
 }
@@ -23,7 +23,7 @@ export const freePort = () => new Promise<number>((resolve) => {
 });
 
 /**
- * nginx in front of the real wiki with the README's rule for MediaWiki's REST API (the wiki here at
+ * nginx in front of the real wiki with the documented rule (docs/rest-php.md) for MediaWiki's REST API (the wiki here at
  * the root rather than `/w/`), sending those routes to the service at `serviceBase`.
  */
 export async function startNginxFront(serviceBase: string): Promise<{ front: string; stop: () => Promise<void> }> {

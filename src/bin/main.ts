@@ -4,7 +4,7 @@ import { loadConfig, type Config } from '../config.js';
 // The service takes its settings from its config file and the environment, never from flags: one
 // given is a mistake to report, not to ignore.
 if (process.argv.length > 2) {
-  console.error(`Unknown argument '${process.argv[2]}': the service is configured by config.yaml (or CONFIG=file) and the environment (README: Configuration).`);
+  console.error(`Unknown argument '${process.argv[2]}': the service is configured by config.yaml (or CONFIG=file) and the environment (docs/operating.md).`);
   process.exit(2);
 }
 let config: Config;

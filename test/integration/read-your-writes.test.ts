@@ -33,7 +33,7 @@ const quantile = (values: number[], q: number) => [...values].sort((x, y) => x -
  */
 describe('read-your-writes: the wiki tells the service of each change as it happens', () => {
   let a: AgainstWiki;
-  /** rest.php/v1 as clients reach it: nginx in front of the wiki, with the README's rule. */
+  /** rest.php/v1 as clients reach it: nginx in front of the wiki, with the documented rule (docs/rest-php.md). */
   let rest: string;
   let stopFront: () => Promise<void>;
 

@@ -10,11 +10,11 @@ import { FAST_FOLLOWER, startAgainstWiki, waitFor, WIKI_URL, type AgainstWiki } 
 const RUN = Date.now().toString(36);
 
 /**
- * The service in front of the real wiki through nginx configured with the README's rule (the
+ * The service in front of the real wiki through nginx configured with the documented rule (docs/rest-php.md) (the
  * wiki here at the root rather than `/w/`): what the rule sends to the service is answered from
  * storage, the rest of the wiki's REST API and everything else reach the wiki.
  */
-describe("rest.php/v1 through nginx, configured as the README says", () => {
+describe("rest.php/v1 through nginx, configured as docs/rest-php.md says", () => {
   let a: AgainstWiki;
   let front: string;
   let stopFront: (() => Promise<void>) | undefined;

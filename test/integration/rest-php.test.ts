@@ -18,7 +18,7 @@ const wikiJson = async (path: string) => {
 
 /**
  * MediaWiki's REST API (rest.php/v1) answered by the service from storage, against the real
- * wiki, through nginx configured with the README's rule (as clients reach it): its bodies
+ * wiki, through nginx configured with the documented rule (docs/rest-php.md) (as clients reach it): its bodies
  * compared with the wiki's own, its semantics (redirects, errors, ETags) as MediaWiki 1.43
  * defines them, everything else passed to the wiki unchanged.
  */
@@ -350,7 +350,7 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
         assert.doesNotMatch(mine.body, /userinfo/, `${method} ${path} never reached api.php`);
         assert.equal(typeof JSON.parse(mine.body).errorKey, 'string', `${method} ${path}: in MediaWiki's error shape`);
       }
-      // Behind nginx such a path never matches the README's rule (nginx matches the decoded path):
+      // Behind nginx such a path never matches the documented rule (docs/rest-php.md) (nginx matches the decoded path):
       // whatever answers it, the service did not pass it on.
       const fronted = await raw(rest, 'GET', `${path}${query}`);
       assert.ok(!fronted.ours || (fronted.status >= 400 && fronted.status < 500 && !/userinfo/.test(fronted.body)), `${path} behind nginx: ${fronted.status}`);

@@ -11,7 +11,7 @@ const SERVICE_SETTINGS = path.resolve(process.env.WIKISTORE_TEST_WIKI_DIR ?? '.w
 const RUN = Date.now().toString(36);
 
 /**
- * MediaWiki's own VisualEditor, pointed at the service as the README says: its api.php modules
+ * MediaWiki's own VisualEditor, pointed at the service as docs/rest-v1.md says: its api.php modules
  * read the page's HTML from the service and save through the service's transform, as a browser
  * editing in VisualEditor makes them do. On the SQLite test wiki the save's api.php request holds
  * the database's write lock while the service asks the wiki's rest.php for the transform: a
