@@ -20,6 +20,7 @@ import { openStorage, type TableStorage } from './storage/index.js';
 import { MeasuredStorage } from './storage/measured-storage.js';
 import { CachePurger } from './upstream/cache-purger.js';
 import { Wiki } from './upstream/wiki.js';
+import { ListedWikis } from './upstream/wikis.js';
 
 export interface App {
   config: Config;
@@ -57,7 +58,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const domains = Object.keys(config.wikis);
   const served = new Set(domains);
   const router = new Router((domain) => served.has(domain), (route, method, status, seconds) => metrics.observe(route, method, status, seconds, 'internal'));
-  const wikis = new Map(domains.map((d) => [d, new Wiki(d, config.wikis[d]!, config.user_agent, metrics, log)]));
+  const wikis = new ListedWikis(new Map(domains.map((d) => [d, new Wiki(d, config.wikis[d]!, config.user_agent, metrics, log)])));
   const purger = new CachePurger(config.purge_hosts, log, (outcome, n) => metrics.purges.inc({ outcome }, n), config.page_cache_ms);
   const page = pageModules({
     wikis, log, latestCheckMs: config.latest_check_interval * 1000, pageCacheMs: config.page_cache_ms,
@@ -91,7 +92,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     const store = await storage.health(HEALTH_CHECK_MS);
     const perWiki = Object.fromEntries(domains.map((d) => {
       const follower = page.followers.get(d)?.status();
-      return [d, { circuit: wikis.get(d)!.circuit.isOpen ? 'open' : 'closed', ...(follower ? { follower } : {}) }];
+      return [d, { circuit: wikis.of(d).circuit.isOpen ? 'open' : 'closed', ...(follower ? { follower } : {}) }];
     }));
     const degraded = store.status !== 'ok' || Object.values(perWiki).some((w) => w.circuit === 'open' || w.follower?.stalled);
     const status = store.status === 'down' ? ('down' as const) : degraded ? ('degraded' as const) : ('ok' as const);

@@ -14,6 +14,7 @@ export { HTML_2_TYPE, negotiateHtml, type HtmlVersion } from './model/html-versi
 export { askedAnew, type CachePolicy } from './model/cache-control.js';
 export { contentKeys, surrogateKeys, tagged } from './model/surrogate-keys.js';
 export { titleSegment } from './model/title-url.js';
+export { renderOfETag } from './model/served-etag.js';
 export { contentReuse, type PageReuse } from './read/page-caches.js';
 // Saves and transforms, as the service's own routes read their requests.
 export type { PageSaver } from './edit/page-saver.js';

@@ -8,6 +8,7 @@ import { PageImages } from './display/page-images.js';
 import { DisplayPages } from './display/display-pages.js';
 import { displayModule } from './display/display-routes.js';
 import { LinkStates } from './display/link-states.js';
+import { DisplayChanges } from './display/display-changes.js';
 import { followerModule } from './follow/follower-module.js';
 import { changeNoticesModule } from './follow/change-notices.js';
 import { changeStreamModule } from './follow/change-stream.js';
@@ -22,8 +23,6 @@ import { branchRoutesModule } from './drafts/branch-routes.js';
 import { Branches } from './drafts/branches.js';
 import { VersionBodies } from './drafts/version-bodies.js';
 import { cachePolicy } from './model/cache-control.js';
-import { displayPurge } from './model/purge-urls.js';
-import { surrogateKeys } from './model/surrogate-keys.js';
 import { Html2Cache } from './model/html-versions.js';
 import type { PageApi, PageModuleOptions } from './page-api.js';
 import { PageCaches } from './read/page-caches.js';
@@ -48,7 +47,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
     new BodiesOnRender(options.log, options.snapshotBodiesOnRender, pageThread),
   );
   const cache = cachePolicy(Math.round(options.latestCheckMs / 1000), Math.round(options.revisionRecheckMs / 1000));
-  const domains = [...options.wikis.keys()];
+  const domains = options.wikis.domains();
   const locks = new Map(domains.map((domain) => [domain, new SaveLocks(domain)]));
   const locksOf = (domain: string) => locks.get(domain)!;
   const html2 = new Html2Cache(Math.floor(options.renderCacheBytes / 4), pageThread.html2);
@@ -76,30 +75,11 @@ export function pageModules(options: PageModuleOptions): PageApi {
     html2,
     normalize,
   });
-  // First, so it stops following before the page module waits for pending renders.
-  /**
-   * Pages the wiki changed: the display HTML of the pages linking to one whose state changed
-   * (created, deleted, moved), and of every page if an image list changed.
-   */
+  const displayChanges = new DisplayChanges({ display, linkStates, pageImages, imageLists: [badImages, noviewerImages], purger: options.purger, metrics: options.metrics });
+  /** Pages the wiki changed: open branches go with a moved page; displays that showed them are made again. */
   const pagesChanged = async (ctx: RequestContext, domain: string, titles: string[], moves: PageMove[]) => {
-    // Open branches go with their page.
     for (const { from, to } of moves) await branches.pageMoved(ctx, domain, from, to);
-    for (const title of titles) pageImages.forget(domain, title);
-    const lists = [badImages, noviewerImages].filter((list) => titles.includes(list.page));
-    if (lists.length) {
-      // Any page may show an image a list names: every display is made again, and purged.
-      for (const list of lists) list.forget(domain);
-      display.forgetAll();
-      options.purger.purgeLater({ urls: [], keys: [surrogateKeys.displays(domain)] });
-    }
-    for (const { linking } of await linkStates.changed(ctx, domain, titles)) {
-      for (const title of linking) {
-        display.forget(domain, title);
-        const purge = displayPurge(domain, title);
-        options.purger.purgeLater(purge);
-      }
-      options.metrics.displayInvalidations.inc({ domain }, linking.length);
-    }
+    await displayChanges.changed(ctx, domain, titles);
   };
   const follower = followerModule(service, options.follow, options.metrics, options.log, pagesChanged);
   const branchRecords = branchRecordsModule(branches, {

@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../../util/metrics.js';
 import type { Module } from '../../router/types.js';
 import type { CachePurger } from '../../upstream/cache-purger.js';
-import type { Wiki } from '../../upstream/wiki.js';
 import type { NormalizeTitle } from './model/title-url.js';
 import type { Transforms } from './edit/transforms.js';
 import type { PageSaver } from './edit/page-saver.js';
@@ -11,9 +10,10 @@ import type { CachePolicy } from './model/cache-control.js';
 import type { Html2Cache } from './model/html-versions.js';
 import type { PageCaches } from './read/page-caches.js';
 import type { PageService } from './read/page-service.js';
+import type { WikiDirectory } from '../../upstream/wikis.js';
 
 export interface PageModuleOptions {
-  wikis: Map<string, Wiki>;
+  wikis: WikiDirectory;
   log: Logger;
   latestCheckMs: number;
   pageCacheMs: number;

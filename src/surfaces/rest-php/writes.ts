@@ -3,7 +3,7 @@ import { withBody } from '../../router/typed-body.js';
 import type { Handler, Response, Route, RouteRequest } from '../../router/types.js';
 import { ParsoidRefusal } from '../../upstream/parsoid.js';
 import { MediaWikiBody, MediaWikiError, transformProblem } from './errors.js';
-import { credentialsOf, parseDataMw, parseOriginal, targetOf, type PageDoor as PageApi, type PageSaver } from '../../modules/page/door.js';
+import { credentialsOf, parseDataMw, parseOriginal, renderOfETag, targetOf, type PageDoor as PageApi, type PageSaver } from '../../modules/page/door.js';
 
 /** `PUT page/{title}` as MediaWiki takes it. */
 const updateBody = {
@@ -62,12 +62,6 @@ const toWikitextBody = {
     original: { type: ['object', 'string'] }, 'data-mw': { type: ['object', 'string'] },
   },
 } as const;
-
-/** The render an `If-Match` names: `"{rev}/{tid}[/{flavor}/html]"` as served, or a stash's `"{rev}/{tid}/stash"`. */
-function renderOfIfMatch(value: string | undefined): { rev: number; tid: string; stashed: boolean } | undefined {
-  const m = /^\s*(?:W\/)?"?(\d+)\/([0-9a-fA-F-]{36})((?:\/[a-z_]+)*)"?\s*$/.exec(value ?? '');
-  return m ? { rev: Number(m[1]), tid: m[2]!.toLowerCase(), stashed: m[3]!.split('/').includes('stash') } : undefined;
-}
 
 /**
  * MediaWiki's check of a write's CSRF token, made as it makes it, before anything about the page:
@@ -181,7 +175,7 @@ export function restPhpWrites(api: PageApi, saver: PageSaver, answers: SavedAnsw
     const html = typeof body.html === 'string' ? body.html : (body.html as { body?: unknown }).body;
     if (typeof html !== 'string') throw badRequest('html is the HTML, or {body: the HTML}.', 'invalid-transform');
     const ifMatch = req.headers['if-match'];
-    const named = renderOfIfMatch(ifMatch);
+    const named = renderOfETag(ifMatch);
     if (ifMatch && !named) throw new HttpError(412, 'precondition-failed', 'If-Match names no render this service served (an ETag "{revision}/{tid}/…").');
     const where = target.title !== undefined && target.revid === undefined && named && named.rev > 0 ? { ...target, revid: named.rev } : target;
     const original = parseOriginal(body.original);

@@ -6,21 +6,12 @@ import type { Module, RequestContext, Response, Route, RouteRequest } from '../.
 import { restV1Specs, toHtmlBody, toWikitextBody } from './spec.js';
 import { leadSummary } from './summary.js';
 import { gunzip } from '../../util/compression.js';
-import { HTML_2_TYPE, RevisionMoved, askedAnew, contentKeys, contentReuse, markedIfUnchecked, negotiateHtml, parseDataMw, parseOriginal, partOf, surrogateKeys, tagged, targetOf, threePaths, titleSegment, type BundleRender, type CachePolicy, type HtmlVersion, type PageDoor as PageApi, type Render, type RevisionRow } from '../../modules/page/door.js';
+import { HTML_2_TYPE, RevisionMoved, askedAnew, contentKeys, contentReuse, markedIfUnchecked, negotiateHtml, parseDataMw, parseOriginal, partOf, renderOfETag, surrogateKeys, tagged, targetOf, threePaths, titleSegment, type BundleRender, type CachePolicy, type HtmlVersion, type PageDoor as PageApi, type Render, type RevisionRow } from '../../modules/page/door.js';
 
 const SUMMARY_CACHE_BYTES = 8 * 1024 * 1024;
 const SUMMARY_TYPE = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/Summary/1.4.2"';
 
 const enc = titleSegment;
-/**
- * The render an `If-Match` names, in the forms clients send: `"{rev}/{tid}"`, weak (`W/"…"`, as
- * a cache that compressed the answer hands it on), unquoted, and with RESTBase's `/stash` suffix.
- */
-const etagOf = (value: string | undefined) => {
-  const m = /^\s*(?:W\/)?"?(\d+)\/([0-9a-fA-F-]{36})(\/stash)?"?\s*$/.exec(value ?? '');
-  return m ? { rev: Number(m[1]), tid: m[2]!.toLowerCase(), stashed: m[3] !== undefined } : undefined;
-};
-
 /**
  * `/{domain}/rest_v1/...`: Wikimedia's REST API (RESTBase's content and transform routes) over
  * the same storage, so existing clients and MediaWiki's own RESTBase client work unchanged.
@@ -226,7 +217,7 @@ export function restV1Module(api: PageApi): Module {
     const body = req.body;
     const target = await targetOf(req, normalize, 'revision');
     // If-Match names the render the edit started from, as RESTBase's clients send it.
-    const ifMatch = req.headers['if-match'] ? etagOf(req.headers['if-match']) : undefined;
+    const ifMatch = req.headers['if-match'] ? renderOfETag(req.headers['if-match']) : undefined;
     // A stash made without a revision (rev 0) may be saved on one.
     if (req.headers['if-match'] && (!ifMatch || (target.revid !== undefined && ifMatch.rev !== target.revid && !(ifMatch.stashed && ifMatch.rev === 0)))) {
       throw new HttpError(400, 'invalid-if-match', `If-Match must be the ETag "{revision}/{tid}" of revision ${target.revid ?? ''}'s HTML.`);

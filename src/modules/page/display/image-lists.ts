@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
+import { isUnavailable } from '../../../upstream/wiki.js';
+import type { WikiDirectory } from '../../../upstream/wikis.js';
 
 /** Where a wiki lists the images that are shown only on the pages named beside them. */
 export const BAD_IMAGE_LIST = 'MediaWiki:Bad_image_list';
@@ -64,7 +65,7 @@ export class ImageListPage {
 
   constructor(
     readonly page: string,
-    private readonly wikis: Map<string, Wiki>,
+    private readonly wikis: WikiDirectory,
     private readonly log: Logger,
   ) {}
 
@@ -86,7 +87,7 @@ export class ImageListPage {
 
   private async read(domain: string, previous: ImageList | undefined): Promise<ImageList> {
     try {
-      const list = parseImageList((await this.wikis.get(domain)!.api.pageText(this.page)) ?? '');
+      const list = parseImageList((await this.wikis.of(domain).api.pageText(this.page)) ?? '');
       this.lists.set(domain, { list, read: Date.now() });
       return list;
     } catch (err) {

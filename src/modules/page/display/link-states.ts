@@ -3,9 +3,10 @@ import type { Logger } from 'pino';
 import { atMostEntries, BoundedMap } from '../../../util/bounded-map.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { LinkTargetState } from '../../../upstream/action-api.js';
-import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
+import { isUnavailable } from '../../../upstream/wiki.js';
 import { LinkStateTable } from '../tables/link-state-table.js';
 import { PageLinks } from '../tables/page-links.js';
+import type { WikiDirectory } from '../../../upstream/wikis.js';
 
 /** Handles kept per wiki (stateless: one made again after the map starts over costs nothing). */
 const DOMAINS = 1024;
@@ -32,7 +33,7 @@ export class LinkStates {
   private readonly recorded = new LRUCache<string, string>(atMostEntries(100_000));
 
   constructor(
-    private readonly wikis: Map<string, Wiki>,
+    private readonly wikis: WikiDirectory,
     private readonly log: Logger,
     memoryMs: number,
   ) {
@@ -118,7 +119,7 @@ export class LinkStates {
   }
 
   private async askWiki(domain: string, titles: string[]): Promise<LinkTargetState[]> {
-    const api = this.wikis.get(domain)!.api;
+    const api = this.wikis.of(domain).api;
     const states: LinkTargetState[] = [];
     // A page of thousands of links asks a few batches at a time, not every one at once.
     const step = TITLES_PER_REQUEST * CONCURRENT_REQUESTS;

@@ -11,13 +11,15 @@ import { recordSaveBody, saveRecordSpecs } from './write-spec.js';
 const CAS_ATTEMPTS = 5;
 
 /**
- * `/{domain}/sys/page_saves/...` and `/sys/page_renders/...`: the steps of a save's transaction.
+ * The steps of a save's transaction, each a route of its own: `/{domain}/sys/page_saves/...` (the
+ * revision recorded, the lock released), `/sys/page_renders/...` (its render stored) and
+ * `/sys/page_purges/...` (the caches told).
  * Each is idempotent, as a transaction's steps must be: a process that finishes another's
  * transaction after a crash runs them again.
  */
 export function saveRecordsModule(service: Pick<PageService, 'domains' | 'purger' | 'renderer' | 'revisions'>, locks: (domain: string) => SaveLocks): Module {
   return {
-    name: 'page_saves',
+    name: 'page_save_steps',
     api: 'sys',
     tables: ['page_save_locks'],
     async setup(ctx) {

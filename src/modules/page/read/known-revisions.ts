@@ -8,7 +8,7 @@ import type { ApiPage } from '../../../upstream/action-api.js';
 import type { CachePurger } from '../../../upstream/cache-purger.js';
 import type { Part } from '../../../upstream/parsoid.js';
 import { revisionText, wikitextIn, type KnownWikitext } from '../../../upstream/revision-text.js';
-import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
+import { isUnavailable } from '../../../upstream/wiki.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
 import { pagePurge, latestPurge, revisionPurge } from '../model/purge-urls.js';
 import type { ChangeLogs } from '../tables/change-log.js';
@@ -19,6 +19,7 @@ import type { SingleFlight } from '../model/single-flight.js';
 import type { PageCaches } from './page-caches.js';
 
 import { missingPage, missingRevision, RevisionHistory } from './revision-history.js';
+import type { WikiDirectory } from '../../../upstream/wikis.js';
 /** How long re-checks of stored revisions wait after the wiki was found unreachable. */
 const RECHECK_PAUSE_MS = 10_000;
 
@@ -60,7 +61,7 @@ export class KnownRevisions {
    * answers: without those, anyone could make the service send the wiki a request per request.
    */
   constructor(
-    private readonly wikis: Map<string, Wiki>,
+    readonly wikis: WikiDirectory,
     readonly caches: PageCaches,
     private readonly flights: SingleFlight,
     private readonly renders: RenderStore,
@@ -73,10 +74,6 @@ export class KnownRevisions {
 
   private readonly byTime = new RevisionHistory(this);
 
-  /** (For RevisionHistory.) */
-  wiki(domain: string): Wiki {
-    return this.wikis.get(domain)!;
-  }
 
   /** The domain's page_revisions table. */
   table(domain: string): PageRevisions {
@@ -189,7 +186,7 @@ export class KnownRevisions {
       if (!row.text_hidden) await revs.changes.record(ctx, { kind: 'visibility', title: row.title, rev: row.rev });
       throw notFound(`Revision ${row.rev} of ${row.title} is no longer visible on the wiki.`, 'revision-not-found');
     }
-    const owner = await this.wiki(domain).normalize(page.title);
+    const owner = await this.wikis.of(domain).normalize(page.title);
     if (owner !== row.title && page.pageid === row.page_id) {
       await this.moveRevision(ctx, domain, row, owner, page);
       throw new RevisionMoved(owner);
@@ -245,7 +242,7 @@ export class KnownRevisions {
 
   private async askWikiForLatest(ctx: RequestContext, domain: string, title: string, current: RevisionRow | undefined, prerender?: RenderAhead, answered?: WikiAnswer): Promise<RevisionRow> {
     const revs = this.table(domain);
-    const wiki = this.wiki(domain);
+    const wiki = this.wikis.of(domain);
     // A page never seen here is rendered next: its wikitext comes with the answer.
     // When the wiki was asked: a notice of a change since leaves the page unchecked.
     const askedAt = answered?.askedAt ?? Date.now();
@@ -293,7 +290,7 @@ export class KnownRevisions {
     if (row && !force) return this.checkedWithWiki(ctx, domain, row);
     const beside = prerender && !force && !row ? (wikitext: KnownWikitext) => prerender.fetchEarly(domain, title, revid, wikitext) : undefined;
     const fetched = await this.fetchRevision(domain, revid, force, beside);
-    const owner = await this.wiki(domain).normalize(fetched.title);
+    const owner = await this.wikis.of(domain).normalize(fetched.title);
     if (owner !== title) {
       await revs.saveFromApi(ctx, owner, fetched, fetched.revisions!);
       const stored = await revs.newest(ctx, title);
@@ -312,7 +309,7 @@ export class KnownRevisions {
   private fetchRevision(domain: string, revid: number, force: boolean, beside?: (wikitext: KnownWikitext) => void): Promise<ApiPage> {
     return this.flights.run(`rev\u0000${domain}\u0000${revid}\u0000${force}`, () =>
       this.caches.unlessMissing(missingRevision(domain, revid), force, async () => {
-        const ask = () => this.wiki(domain).api.revision(revid, { withText: beside !== undefined });
+        const ask = () => this.wikis.of(domain).api.revision(revid, { withText: beside !== undefined });
         // With its render asked for beside it, the question goes out a turn later: the page
         // bundle, the slower of the two and the one the miss waits for, is begun first.
         const asked = beside ? nextTurn().then(ask) : ask();
@@ -353,7 +350,7 @@ export class KnownRevisions {
       }
     }
     const page = await this.fetchRevision(domain, revid, false);
-    const title = await this.wiki(domain).normalize(page.title);
+    const title = await this.wikis.of(domain).normalize(page.title);
     await this.storeWikiPage(ctx, domain, title, page);
     return this.servable((await revs.get(ctx, title, revid))!);
   }

@@ -11,6 +11,7 @@ import type { PageCaches } from './page-caches.js';
 import { PageListings } from './page-listings.js';
 import { ReadCounts } from './read-counts.js';
 import { Renderer, type LatestRenderStored } from './renderer.js';
+import type { WikiDirectory } from '../../../upstream/wikis.js';
 
 /**
  * Page content on top of storage, in its parts: the revisions known and kept in step with the
@@ -32,7 +33,7 @@ export class PageService {
   readonly changes: ChangeLogs;
 
   constructor(
-    private readonly wikis: Map<string, Wiki>,
+    private readonly wikis: WikiDirectory,
     readonly caches: PageCaches,
     freshness: { latestCheckMs: number; revisionRecheckMs: number },
     private readonly log: Logger,
@@ -51,11 +52,11 @@ export class PageService {
   }
 
   domains(): string[] {
-    return [...this.wikis.keys()];
+    return this.wikis.domains();
   }
 
   wiki(domain: string): Wiki {
-    return this.wikis.get(domain)!;
+    return this.wikis.of(domain);
   }
 
   /** Creates the read side's tables, all at once (each create is a round trip, a schema change on Cassandra). */

@@ -11,7 +11,7 @@ import type { CachePurger } from '../../../upstream/cache-purger.js';
 import { requestMark, requestsWritten } from '../../../upstream/fetch.js';
 import type { PageBundle, Part } from '../../../upstream/parsoid.js';
 import { wikitextIn, type KnownWikitext } from '../../../upstream/revision-text.js';
-import { isUnavailable, type Wiki } from '../../../upstream/wiki.js';
+import { isUnavailable } from '../../../upstream/wiki.js';
 import { RevisionMoved } from '../model/page-moves.js';
 import { latestPurge } from '../model/purge-urls.js';
 import { PROPS, type BundleProp, type BundleRender, type Prop, type PropRender, type Render } from '../model/render.js';
@@ -22,6 +22,7 @@ import { fromCore, redirectTarget, UNAVAILABLE } from './core-render.js';
 import { EarlyFetches } from './early-fetches.js';
 import type { KnownRevisions, RenderAhead } from './known-revisions.js';
 import type { SingleFlight } from '../model/single-flight.js';
+import type { WikiDirectory } from '../../../upstream/wikis.js';
 
 /**
  * Resolves after the answers finished in this turn of the event loop are written. An immediate
@@ -81,7 +82,7 @@ export class Renderer implements RenderAhead {
   private readonly early = new EarlyFetches<Fetched>();
 
   constructor(
-    private readonly wikis: Map<string, Wiki>,
+    private readonly wikis: WikiDirectory,
     private readonly revisions: KnownRevisions,
     private readonly renders: RenderStore,
     private readonly flights: SingleFlight,
@@ -90,9 +91,6 @@ export class Renderer implements RenderAhead {
     private readonly latestStored?: LatestRenderStored,
   ) {}
 
-  private wiki(domain: string): Wiki {
-    return this.wikis.get(domain)!;
-  }
 
   renderLeases(domain: string): RenderLeases {
     return this.leaseTables.remember(domain, () => new RenderLeases(domain, this.log));
@@ -158,7 +156,7 @@ export class Renderer implements RenderAhead {
     const row = await revs.get(ctx, title, rev);
     if (!row) throw notFound(`Revision ${rev} of ${title} is not stored.`, 'revision-not-found');
     // The metadata question asks for the wikitext too: one request to the wiki fewer beside the page bundle.
-    const metadata = row.sha1 === null ? this.wiki(domain).api.revision(rev, { withText: true }) : undefined;
+    const metadata = row.sha1 === null ? this.wikis.of(domain).api.revision(rev, { withText: true }) : undefined;
     const [, page] = await Promise.all([this.render(ctx, domain, row, false, metadata && wikitextIn(metadata, rev)), metadata]);
     await this.storing.get(renderKey(domain, title, rev, false));
     if (page?.revisions?.length) await revs.saveFromApi(ctx, title, page, page.revisions);
@@ -275,7 +273,7 @@ export class Renderer implements RenderAhead {
    * from Parsoid: beside the bundle when `wikitextAtOnce`, after it otherwise.
    */
   private fetchParts(domain: string, title: string, rev: number, known: KnownWikitext | undefined, wikitextAtOnce: boolean): Promise<Fetched> {
-    const wiki = this.wiki(domain);
+    const wiki = this.wikis.of(domain);
     return wiki.withMode(async (mode) => {
       if (mode !== 'v3') {
         const { bundle, wikitext } = fromCore(await wiki.parsoid.core(rev));

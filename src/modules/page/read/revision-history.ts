@@ -4,14 +4,14 @@ import type { RequestContext } from '../../../router/types.js';
 import { isUnavailable } from '../../../upstream/wiki.js';
 import { revisionMetadata, type RevisionRow } from '../model/revision.js';
 import type { ApiPage } from '../../../upstream/action-api.js';
-import type { Wiki } from '../../../upstream/wiki.js';
+import type { WikiDirectory } from '../../../upstream/wikis.js';
 import type { PageRevisions } from '../tables/page-revisions.js';
 import type { PageCaches } from './page-caches.js';
 
 /** What the history needs of the revisions the service knows (KnownRevisions). */
 interface Known {
   readonly caches: PageCaches;
-  wiki(domain: string): Wiki;
+  readonly wikis: WikiDirectory;
   table(domain: string): PageRevisions;
   checkedWithWiki(ctx: RequestContext, domain: string, row: RevisionRow): Promise<RevisionRow>;
   servable(row: RevisionRow): RevisionRow;
@@ -36,7 +36,7 @@ export class RevisionHistory {
     if (next !== undefined && (typeof token !== 'string' || !/^[\w|:-]{1,200}$/.test(token))) throw badRequest('The paging token (next) is malformed.', 'invalid-paging-token');
     const cont = token as string | undefined;
     const { page, cont: more } = await this.known.caches.unlessMissing(missingPage(domain, title), false, async () => {
-      const answer = await this.known.wiki(domain).api.history(title, limit, cont);
+      const answer = await this.known.wikis.of(domain).api.history(title, limit, cont);
       if (answer.page.missing || answer.page.invalid) {
         const known = await this.known.table(domain).newest(ctx, title);
         if (known) await this.known.table(domain).tombstone(ctx, title);
@@ -63,7 +63,7 @@ export class RevisionHistory {
     if (stored) return this.known.checkedWithWiki(ctx, domain, stored);
     try {
       const page = await this.known.caches.unlessMissing(missingPage(domain, title), false, async () => {
-        const answer = await this.known.wiki(domain).api.page(title, { before: new Date(ms).toISOString() });
+        const answer = await this.known.wikis.of(domain).api.page(title, { before: new Date(ms).toISOString() });
         if (answer.missing || answer.invalid) throw notFound(`The wiki has no page ${title}.`, 'page-not-found');
         return answer;
       });
