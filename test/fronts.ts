@@ -9,7 +9,7 @@ import { waitFor, WIKI_URL } from './wiki.js';
 /** The documented nginx rule for MediaWiki's REST API (docs/rest-php.md), as an operator copies it. */
 async function readmeNginxRule(): Promise<{ http: string; server: string }> {
   const readme = await readFile('docs/rest-php.md', 'utf8');
-  const block = /```nginx\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("### In front of MediaWiki's REST API")));
+  const block = /```nginx\n([\s\S]*?)```/.exec(readme);
   assert.ok(block, 'docs/rest-php.md shows the nginx rule');
   const [http, server] = block[1]!.split('# in the wiki\'s server {}');
   return { http: http!.replace('# in http {}', ''), server: server! };
