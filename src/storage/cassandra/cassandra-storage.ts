@@ -3,16 +3,14 @@ import type { CassandraStorageConfig } from '../../config.js';
 import { conditionFailed, invalidInput, missing, StorageError, unavailable } from '../errors.js';
 import { decodeToken, encodeToken } from '../paging.js';
 import { planQuery, type QueryPlan } from '../query-plan.js';
-import { retentionOrder, rowsToExpire } from '../retention.js';
 import { compareSchemas, describe, normalizeSchema, publicSchema, TABLE_NAME, withIndexLayout, type TableInfo } from '../schema.js';
 import type { StorageHealth, TableStorage } from '../table-storage.js';
 import { clusterHealth, watchNodes, type NodeCounts, type NodeListener } from './cql-health.js';
-import type { Delete, Query, QueryResult, Row, ScalarType, TableSchema, Write } from '../types.js';
-import { compareScalars } from '../values.js';
+import type { Delete, Query, QueryResult, Row, TableSchema, Write } from '../types.js';
 import { planDelete, planWrite, type WritePlan } from '../write-plan.js';
-import { timeuuidMillis } from '../../util/timeuuid.js';
 import { isStaleSchema } from './cql-errors.js';
 import { definitionTag, IndexUpkeep, type Table } from './cql-indexes.js';
+import { Retention } from './cql-retention.js';
 import { consistency, CqlSession, SESSION_CLIENT_OPTIONS, type CqlRow } from './cql-session.js';
 import { SchemaCache } from '../schema-cache.js';
 import {
@@ -43,6 +41,7 @@ export class CassandraTableStorage implements TableStorage {
   private readonly meta: string;
   private readonly session: CqlSession;
   private readonly indexes: IndexUpkeep;
+  private readonly retention: Retention;
 
   private constructor(private readonly client: cassandra.Client, private readonly options: CassandraOptions) {
     this.meta = qualified(metaKeyspaceName(options.keyspace_prefix), 'tables');
@@ -52,6 +51,7 @@ export class CassandraTableStorage implements TableStorage {
     });
     this.session = new CqlSession(client, consistency(options.consistency.read), consistency(options.consistency.write));
     this.indexes = new IndexUpkeep(this.session);
+    this.retention = new Retention(this.session, this.indexes);
   }
 
   static async open(options: CassandraOptions): Promise<CassandraTableStorage> {
@@ -261,7 +261,7 @@ export class CassandraTableStorage implements TableStorage {
     }
     if (!plan.row || !key) return;
     if (table.cql.indexes.size > 0) await this.indexes.updateIndexes(table, { ...(before ?? key), ...plan.row }, before, ttl);
-    if (policy.type === 'latest' || policy.type === 'latest_hash' || policy.type === 'interval') await this.applyRetention(table, plan, now);
+    if (policy.type === 'latest' || policy.type === 'latest_hash' || policy.type === 'interval') await this.retention.apply(table, plan, now);
   }
 
   /**
@@ -323,55 +323,6 @@ export class CassandraTableStorage implements TableStorage {
       statements.push(updateCql(table.main, plan.hashKey, values, undefined, staticConditions));
     }
     return statements;
-  }
-
-  /**
-   * Lets go of the rows a retention policy no longer keeps: each is written again with the grace
-   * TTL (Cassandra sets TTLs per write), or deleted at once without grace.
-   */
-  private async applyRetention(table: Table, plan: WritePlan, now: number): Promise<void> {
-    const { info } = table;
-    const policy = info.schema.revisionRetentionPolicy;
-    if (policy.type !== 'latest' && policy.type !== 'latest_hash' && policy.type !== 'interval') return;
-    const rows = (await this.session.all(readCql(table.main, plan.hashKey, [...info.range, '_exp']))).filter((r) => r._exp === null && r[info.range[0]!] !== null);
-    const normalized = (r: CqlRow) => info.range.map((c) => fromCql(info.schema.attributes[c]!, r[c]));
-    // Newest first, as the SQL backends read them (every range key descending), or in the table's own order.
-    const declared = retentionOrder(policy) === 'declared';
-    const sorted = rows
-      .map((r) => ({ row: r, values: normalized(r) }))
-      .sort((a, b) => {
-        for (let i = 0; i < info.range.length; i++) {
-          const order = compareScalars(info.schema.attributes[info.range[i]!] as ScalarType, a.values[i], b.values[i]);
-          if (order !== 0) return declared && info.rangeOrder[info.range[i]!] === 'asc' ? order : -order;
-        }
-        return 0;
-      });
-    const tid = info.tidColumn;
-    const retained = sorted.map((r) => ({
-      group: JSON.stringify(info.range.flatMap((c, i) => (c === tid ? [] : [String(r.values[i])]))),
-      time: tid ? timeuuidMillis(r.values[info.range.indexOf(tid)] as string) : 0,
-    }));
-    for (const i of rowsToExpire(policy, retained)) {
-      const key = Object.fromEntries([...info.hash, ...info.range].map((c) => [c, c in plan.hashKey ? plan.hashKey[c] : sorted[i]!.row[c]]));
-      await this.expireRow(table, key, policy.grace_ttl, now);
-    }
-  }
-
-  private async expireRow(table: Table, key: Record<string, unknown>, graceTtl: number, now: number): Promise<void> {
-    const { info } = table;
-    if (graceTtl === 0) {
-      await this.indexes.removeEntries(table, key);
-      await this.session.runWrites([deleteCql(table.main, key)]);
-      return;
-    }
-    const [row] = (await this.session.run(readCql(table.main, key, info.regular.length > 0 ? info.regular : Object.keys(key)))).rows as unknown as CqlRow[];
-    if (!row) return;
-    const values = { ...key, ...Object.fromEntries(info.regular.filter((c) => row[c] !== null && row[c] !== undefined).map((c) => [c, row[c]])) };
-    await this.session.runWrites([insertRowCql(table.main, values, BigInt(now + graceTtl * 1000), graceTtl, false)]);
-    if (table.cql.indexes.size > 0) {
-      const indexed = await this.indexes.indexedValues(table, key);
-      if (indexed) await this.indexes.updateIndexes(table, indexed, undefined, graceTtl);
-    }
   }
 
   async delete(domain: string, del: Delete): Promise<void> {
