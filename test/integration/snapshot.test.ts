@@ -195,7 +195,11 @@ for (const backend of BACKENDS) describe(`snapshots of the wiki at a moment (${b
     // The page deleted since t1 is not listed by the wiki any more: over HTTP it is left out.
     assert.deepEqual(names.sort(), expected.filter((n) => !n.endsWith('Deleted')));
     // Each line as the archive holds it (there made of stored bodies, here of the renders).
-    for (const record of written) if (!record.name.endsWith('Deleted')) assert.deepEqual(lines.get(record.name), record);
+    for (const record of written) if (!record.name.endsWith('Deleted')) assert.deepEqual(lines.get(record.name), record);    // A prefix beyond Latin-1 is a title's (the wiki's legaltitlechars are over UTF-8 bytes); one no title has is a 400.
+    const ltg = await request(`${a.v1}/snapshot/?limit=1&prefix=${encodeURIComponent('Daugpiļs')}`);
+    assert.equal(ltg.status, 200, ltg.text);
+    assert.equal(JSON.parse(ltg.text.split('\n')[0]!).name, 'Daugpiļs');
+    assert.equal((await request(`${a.v1}/snapshot/?prefix=${encodeURIComponent('a|b')}`)).status, 400);
   });
 
   // The command itself, killed with SIGKILL while it writes: once per run, on the default engine.

@@ -56,9 +56,13 @@ function checkNamespace(info: SiteInfo, ns: number, given: string): void {
   if (ns < 0 || !Object.hasOwn(info.namespaces, String(ns))) throw badRequest(`namespace ${given.slice(0, 32)} is not a namespace of this wiki with pages.`, 'invalid-namespace');
 }
 
-/** Whether text has only characters the wiki allows in titles (its `legaltitlechars`). */
+/**
+ * Whether text has only characters the wiki allows in titles (its `legaltitlechars`). The wiki's
+ * pattern is over UTF-8 bytes: its `\x80-\xFF` is every character beyond ASCII.
+ */
 function titleLike(info: SiteInfo, text: string): boolean {
-  return new RegExp(`^[${info.general.legaltitlechars}]*$`, 'u').test(text) && !/%[0-9A-Fa-f]{2}/.test(text);
+  const legal = info.general.legaltitlechars.replace('\\x80-\\xFF', '\\u0080-\\u{10FFFF}');
+  return new RegExp(`^[${legal}]*$`, 'u').test(text) && !/%[0-9A-Fa-f]{2}/.test(text);
 }
 
 const DEFAULT_LIMIT = 100;
