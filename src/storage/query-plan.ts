@@ -1,6 +1,6 @@
 import { invalidInput } from './errors.js';
 import { decodeToken, queryFingerprint } from './paging.js';
-import type { TableInfo } from './schema.js';
+import { GROUP_DOMAIN, type TableInfo } from './schema.js';
 import { own, type Query, type SortOrder } from './types.js';
 import { normalizeValue, type ToEngine } from './values.js';
 
@@ -34,6 +34,11 @@ export interface QueryPlan {
    * the tid; its current version: its newest tid), as RESTBase's indexes do.
    */
   currentVersions?: { tid: string; entity: string[] };
+  /**
+   * A storage group's table read across one wiki's partitions: its domain pinned, no other hash
+   * key given. SQL engines answer it from the key's prefix; a distributed one filters.
+   */
+  scoped: boolean;
 }
 
 function toPredicates(info: TableInfo, column: string, condition: unknown, encode: ToEngine): Predicate[] {
@@ -100,9 +105,13 @@ export function planQuery(info: TableInfo, query: Query, encode: ToEngine): Quer
     }
     predicates.push(...toPredicates(info, column, condition, encode));
   }
+  if (predicates.some((p) => hash.includes(p.column) && p.op !== 'eq')) throw invalidInput('Hash keys can only be matched with eq.', 'invalid-query');
+  // In a storage group's table the domain (always given) scopes the query; the other hash keys
+  // are then given all or none, as in a wiki's own table.
+  const scope = hash[0] === GROUP_DOMAIN && predicates.some((p) => p.column === GROUP_DOMAIN) ? GROUP_DOMAIN : undefined;
+  if (scope !== undefined) hash = hash.slice(1);
   const hashGiven = hash.filter((h) => predicates.some((p) => p.column === h));
   const hashComplete = hashGiven.length === hash.length;
-  if (predicates.some((p) => hash.includes(p.column) && p.op !== 'eq')) throw invalidInput('Hash keys can only be matched with eq.', 'invalid-query');
   if (hashGiven.length > 0 && !hashComplete) throw invalidInput(`Give all hash keys (${hash.join(', ')}) or none.`, 'invalid-query');
   if (query.index !== undefined && !hashComplete) throw invalidInput(`A query on index '${query.index}' needs its hash keys (${hash.join(', ')}).`, 'invalid-query');
   // What a distributed engine answers without scanning and filtering: range keys only within one
@@ -180,5 +189,8 @@ export function planQuery(info: TableInfo, query: Query, encode: ToEngine): Quer
   if (query.withTTL !== undefined && typeof query.withTTL !== 'boolean') throw invalidInput('withTTL must be a boolean.', 'invalid-query');
   const withTTL = query.withTTL === true;
   if (withTTL && distinct) throw invalidInput('withTTL reads rows; distinct lists partitions.', 'invalid-query');
-  return { predicates, order: keysetOrder, output, notNull, limit, after, fingerprint, joinStatics, distinct, withTTL, ...(currentVersions ? { currentVersions } : {}) };
+  return {
+    predicates, order: keysetOrder, output, notNull, limit, after, fingerprint, joinStatics, distinct, withTTL, ...(currentVersions ? { currentVersions } : {}),
+    scoped: scope !== undefined && !hashComplete,
+  };
 }

@@ -16,6 +16,11 @@ const RESERVED_ATTRIBUTES = new Set(['xmin', 'xmax', 'cmin', 'cmax', 'ctid', 'ta
  * last written and conditions can name its version.
  */
 export const IMPLICIT_TID = '_tid';
+/**
+ * The wiki a row of a storage group's table belongs to (storage-groups.ts): the first hash key
+ * of every such table and of each of its indexes. Only the storage layer names it.
+ */
+export const GROUP_DOMAIN = '_domain';
 
 /** A schema plus what every operation needs to know about it, computed once. */
 export interface TableInfo {
@@ -119,7 +124,7 @@ export function normalizeSchema(raw: unknown, tableName: string, domain?: string
       attributes[name] = type;
       continue;
     }
-    if (!ATTRIBUTE_NAME.test(name)) fail(`attribute name '${name.slice(0, 80)}' must match ${ATTRIBUTE_NAME}`);
+    if (!ATTRIBUTE_NAME.test(name) && !(name === GROUP_DOMAIN && type === 'string')) fail(`attribute name '${name.slice(0, 80)}' must match ${ATTRIBUTE_NAME}`);
     const lower = name.toLowerCase();
     if (RESERVED_ATTRIBUTES.has(lower)) fail(`attribute name '${name}' is reserved by storage engines`);
     // Some engines fold the case of column names: 'a' and 'A' would be one column there.

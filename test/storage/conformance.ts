@@ -6,6 +6,7 @@ import { StorageError } from '../../src/storage/errors.js';
 import { STATUS_OF } from '../../src/modules/table/index.js';
 import { openStorage, type TableStorage } from '../../src/storage/index.js';
 import { SCHEMA_RECHECK_MS } from '../../src/storage/schema-cache.js';
+import { GroupedStorage } from '../../src/storage/storage-groups.js';
 import { freshDomain, sleep } from '../helpers.js';
 import { timeuuidMillis } from '../../src/util/timeuuid.js';
 
@@ -79,7 +80,8 @@ const pages = {
 /** The suite's groups of cases, by name (a cluster runs those that depend on several replicas). */
 export type ConformanceGroup =
   | 'health' | 'schemas' | "the implicit '_tid'" | 'writes' | 'queries' | 'secondary indexes' | 'expiry and retention'
-  | 'reads after writes elsewhere' | 'isolation and concurrency' | 'hostile schemas and values (the same 400 on every backend)' | "RESTBase's model, in full";
+  | 'reads after writes elsewhere' | 'isolation and concurrency' | 'hostile schemas and values (the same 400 on every backend)' | "RESTBase's model, in full"
+  | 'storage groups';
 
 /**
  * One suite, every backend: the semantics the table storage API promises. `only`: the groups to
@@ -1091,6 +1093,71 @@ export function storageConformance(backend: string, config: () => StorageConfig,
         assert.equal(schema.index.find((e) => e.attribute === 'rev')?.order, 'desc');
         assert.equal(await storage.createTable(domain, 'pages', JSON.parse(JSON.stringify(schema))), 'unchanged');
         await rejectsWith(storage.createTable(domain, 'pages', { ...schema, domain: 'other.example' }), 400);
+      });
+    });
+
+    group('storage groups', () => {
+      // The wikis of a farm share one set of tables; each still sees only its own rows.
+      let grouped: GroupedStorage;
+      let a: string;
+      let b: string;
+      let alone: string;
+      before(async () => {
+        const farm = `g${process.pid}x${Date.now().toString(36)}`;
+        grouped = new GroupedStorage(storage, (domain) => (domain.endsWith(`.${farm}.test`) ? farm : undefined));
+        [a, b] = [`a.${farm}.test`, `b.${farm}.test`];
+        alone = freshDomain();
+        assert.equal(await grouped.createTable(a, 'pages', pages), 'created');
+        assert.equal(await grouped.createTable(b, 'pages', pages), 'unchanged', 'the second wiki of a group finds the table made');
+        assert.equal(await grouped.createTable(alone, 'pages', pages), 'created', 'a domain of no group keeps tables of its own');
+      });
+
+      it('reads a schema back as a table of its own would, without the group key', async () => {
+        const [mine, own] = [await grouped.getSchema(a, 'pages'), await grouped.getSchema(alone, 'pages')];
+        assert.equal(mine.domain, a);
+        assert.deepEqual({ ...mine, domain: 'x' }, { ...own, domain: 'x' });
+        assert.equal(await grouped.createTable(b, 'pages', JSON.parse(JSON.stringify(await grouped.getSchema(b, 'pages')))), 'unchanged');
+        await rejectsWith(grouped.createTable(a, 'mine', { attributes: { _domain: 'string', k: 'string' }, index: [{ attribute: 'k', type: 'hash' }] }), 400, /reserved/);
+        await rejectsWith(grouped.dropTable(a, 'pages'), 400, /shared/);
+      });
+
+      it("holds each wiki to its own rows: point reads, scans, paging, distinct, indexes, deletes and conditions", async () => {
+        const tids = [tid(1_700_000_000_000), tid(1_700_000_000_001), tid(1_700_000_000_002)];
+        const put = (domain: string, title: string, rev: number, comment: string) =>
+          grouped.put(domain, { table: 'pages', attributes: { title, rev, tid: tids[rev], comment } });
+        await put(a, 'Same', 1, 'a1');
+        await put(a, 'Same', 2, 'a2');
+        await put(a, 'OnlyA', 1, 'a');
+        await put(b, 'Same', 1, 'b1');
+        // A caller naming another wiki's key writes its own wiki's row all the same.
+        await grouped.put(b, { table: 'pages', attributes: { title: 'OnlyB', rev: 1, tid: tids[1], comment: 'b', _domain: a } as never });
+        const comments = async (domain: string, query: Record<string, unknown> = {}) =>
+          (await grouped.get(domain, { table: 'pages', ...query })).items.map((r) => r.comment);
+        assert.deepEqual(await comments(a, { attributes: { title: 'Same' } }), ['a2', 'a1']);
+        assert.deepEqual(await comments(b, { attributes: { title: 'Same' } }), ['b1']);
+        assert.deepEqual((await comments(a)).sort(), ['a', 'a1', 'a2']);
+        assert.deepEqual((await comments(b)).sort(), ['b', 'b1']);
+        assert.deepEqual(await comments(b, { attributes: { title: 'OnlyA' } }), []);
+        assert.deepEqual(await comments(a, { attributes: { _domain: b } }), (await comments(a)), 'a query cannot name another wiki');
+        const items = (await grouped.get(a, { table: 'pages', attributes: { title: 'Same' } })).items;
+        assert.ok(items.every((row) => !('_domain' in row)), 'the group key never shows');
+        // Paged one row at a time, a scan still covers the wiki's rows alone.
+        const seen: unknown[] = [];
+        let next: string | undefined;
+        do {
+          const page = await grouped.get(b, { table: 'pages', limit: 1, ...(next ? { next } : {}) });
+          seen.push(...page.items.map((r) => r.comment));
+          next = page.next;
+        } while (next);
+        assert.deepEqual(seen.sort(), ['b', 'b1']);
+        assert.deepEqual((await grouped.get(a, { table: 'pages', distinct: true, proj: 'title' })).items.map((r) => r.title).sort(), ['OnlyA', 'Same']);
+        assert.deepEqual((await grouped.get(b, { table: 'pages', index: 'by_rev', attributes: { rev: 1 } })).items.map((r) => r.title).sort(), ['OnlyB', 'Same']);
+        assert.deepEqual((await grouped.get(a, { table: 'pages', index: 'by_rev', attributes: { rev: 2 } })).items.map((r) => r.title), ['Same']);
+        await rejectsWith(grouped.put(b, { table: 'pages', attributes: { title: 'Same', rev: 1, tid: tids[1], comment: 'x' }, if: 'not exists' }), 412);
+        await grouped.put(b, { table: 'pages', attributes: { title: 'OnlyA', rev: 1, tid: tids[1], comment: 'b-own' }, if: 'not exists' });
+        await grouped.delete(b, { table: 'pages', attributes: { title: 'Same' } });
+        assert.deepEqual(await comments(b, { attributes: { title: 'Same' } }), []);
+        assert.deepEqual(await comments(a, { attributes: { title: 'Same' } }), ['a2', 'a1'], "one wiki's delete leaves another's rows");
       });
     });
   });

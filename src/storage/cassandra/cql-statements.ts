@@ -27,7 +27,7 @@ export function selectCql(
   const reversed = plan.order.some((o) => declared.has(o.column) && declared.get(o.column) !== o.dir);
   const orderBy = reversed ? ` ORDER BY ${clustering.map((c) => `${q(c.column)} ${c.dir === 'asc' ? 'DESC' : 'ASC'}`).join(', ')}` : '';
   return {
-    query: `SELECT ${distinct ? 'DISTINCT ' : ''}${columns.map(q).join(', ')} FROM ${table}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}${orderBy}`,
+    query: `SELECT ${distinct ? 'DISTINCT ' : ''}${columns.map(q).join(', ')} FROM ${table}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}${orderBy}${plan.scoped ? ' ALLOW FILTERING' : ''}`,
     params,
   };
 }
