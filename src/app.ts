@@ -18,9 +18,11 @@ import { surfaces } from './surfaces/index.js';
 import type { Module } from './router/types.js';
 import { openStorage, type TableStorage } from './storage/index.js';
 import { MeasuredStorage } from './storage/measured-storage.js';
+import { GroupedStorage } from './storage/storage-groups.js';
 import { CachePurger } from './upstream/cache-purger.js';
 import { Wiki } from './upstream/wiki.js';
-import { ListedWikis } from './upstream/wikis.js';
+import { ConfiguredWikis } from './upstream/wikis.js';
+import { groupHomes } from './upstream/wiki-entries.js';
 
 export interface App {
   config: Config;
@@ -42,10 +44,15 @@ const HEALTH_CHECK_MS = 2000;
 export async function createApp(config: Config, options: { log?: Logger } = {}): Promise<App> {
   const log = options.log ?? createLogger(config.log_level);
   const metrics = new Metrics();
-  const storage = new MeasuredStorage(await openStorage(config.storage), {
+  // Wikis listed by name are made now; a farm's (by pattern) when first asked for.
+  const wikis = new ConfiguredWikis(config.wikis, (domain, wiki, label) => new Wiki(domain, wiki, config.user_agent, metrics, log, label), config.farm);
+  metrics.wikiLabel = (domain) => wikis.labelOf(domain);
+  const measured = new MeasuredStorage(await openStorage(config.storage), {
     observe: (operation, table, seconds) => metrics.storageDuration.observe([operation, table], seconds),
     failed: (operation, kind) => metrics.storageErrors.inc({ operation, kind }),
   });
+  // The wikis of a storage group share its tables (a farm's always do).
+  const storage = new GroupedStorage(measured, (domain) => wikis.groupOf(domain));
   const nodes = storage.watchNodes?.((node, up, counts) => {
     log.warn({ node, up }, up ? 'a storage node is up again' : 'a storage node went down');
     metrics.storageNodes.set({ state: 'up' }, counts.up);
@@ -55,10 +62,8 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     metrics.storageNodes.set({ state: 'up' }, nodes.up);
     metrics.storageNodes.set({ state: 'down' }, nodes.down);
   }
-  const domains = Object.keys(config.wikis);
-  const served = new Set(domains);
-  const router = new Router((domain) => served.has(domain), (route, method, status, seconds) => metrics.observe(route, method, status, seconds, 'internal'));
-  const wikis = new ListedWikis(new Map(domains.map((d) => [d, new Wiki(d, config.wikis[d]!, config.user_agent, metrics, log)])));
+  const domains = wikis.domains();
+  const router = new Router((domain) => wikis.serves(domain), (route, method, status, seconds) => metrics.observe(route, method, status, seconds, 'internal'));
   const purger = new CachePurger(config.purge_hosts, log, (outcome, n) => metrics.purges.inc({ outcome }, n), config.page_cache_ms);
   const page = pageModules({
     wikis, log, latestCheckMs: config.latest_check_interval * 1000, pageCacheMs: config.page_cache_ms,
@@ -80,7 +85,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
       : undefined,
   });
   const transactions = transactionsModule({
-    domains, leaseMs: config.transaction_lease * 1000, sweepMs: config.transaction_sweep_interval * 1000, lifetimeMs: config.transaction_lifetime * 1000,
+    isFarmed: (domain) => wikis.isFarmed(domain), leaseMs: config.transaction_lease * 1000, sweepMs: config.transaction_sweep_interval * 1000, lifetimeMs: config.transaction_lifetime * 1000,
     kill: config.fault_injection?.transaction_kill, metrics, log,
   });
   const owned = () => new Set(every.flatMap((m) => m.tables ?? []));
@@ -94,9 +99,11 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
       const follower = page.followers.get(d)?.status();
       return [d, { circuit: wikis.of(d).circuit.isOpen ? 'open' : 'closed', ...(follower ? { follower } : {}) }];
     }));
-    const degraded = store.status !== 'ok' || Object.values(perWiki).some((w) => w.circuit === 'open' || w.follower?.stalled);
+    const farms = wikis.farms();
+    const degraded = store.status !== 'ok' || Object.values(perWiki).some((w) => w.circuit === 'open' || w.follower?.stalled)
+      || Object.values(farms).some((f) => f.circuits_open > 0);
     const status = store.status === 'down' ? ('down' as const) : degraded ? ('degraded' as const) : ('ok' as const);
-    return { status, storage: { backend: storage.backend, ...store }, wikis: perWiki };
+    return { status, storage: { backend: storage.backend, ...store }, wikis: perWiki, ...(Object.keys(farms).length ? { farms } : {}) };
   };
   const system = systemModules({ router, modules: () => every, domains, metrics, health });
   // Every module, in the order they are set up (a module's setup may rely on the tables of one before it).
@@ -107,6 +114,28 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   router.compile(Object.assign({}, ...every.map((m) => m.components ?? {})));
   const setup = router.context({ requestId: 'startup', admin: true, log });
   for (const module of every) await module.setup?.(setup);
+  /** A wiki's set-up by every module (its tables), once, before its first request. */
+  const setUp = new Set<string>();
+  const setupWiki = async (domain: string) => {
+    for (const module of every) await module.setupWiki?.(setup, domain);
+    setUp.add(domain);
+  };
+  // The wikis listed by name, and each storage group's tables, now: a farm's wiki found later
+  // then finds its tables made.
+  for (const domain of [...domains, ...groupHomes(config.wikis)]) await setupWiki(domain);
+  const admitting = new Map<string, Promise<void>>();
+  router.admitWith((domain) => {
+    if (setUp.has(domain)) return undefined;
+    let admitted = admitting.get(domain);
+    if (!admitted) {
+      admitted = (async () => {
+        await wikis.admit(domain);
+        await setupWiki(domain);
+      })().finally(() => admitting.delete(domain));
+      admitting.set(domain, admitted);
+    }
+    return admitted;
+  });
 
   const server = createHttpServer(router, log, metrics, {
     maxBodyBytes: config.max_body_bytes,

@@ -2,7 +2,7 @@
  * The settings a config file may hold, to refuse a misspelt one (`listen_port`) instead of
  * silently ignoring it, naming the nearest real one.
  */
-const WIKI_KEYS = ['action_api', 'rest_api', 'parsoid_domain', 'parsoid', 'maxlag', 'requests_per_second', 'timeout', 'circuit_threshold', 'circuit_probe_interval', 'notice_secret'];
+const WIKI_KEYS = ['action_api', 'rest_api', 'parsoid_domain', 'parsoid', 'maxlag', 'requests_per_second', 'timeout', 'circuit_threshold', 'circuit_probe_interval', 'notice_secret', 'storage_group'];
 const STORAGE_KEYS: Record<string, string[]> = {
   sqlite: ['backend', 'path', 'read_cache_mb'],
   postgres: ['backend', 'url', 'pool_size'],
@@ -12,6 +12,7 @@ const STORAGE_KEYS: Record<string, string[]> = {
 const NESTED: Record<string, string[]> = {
   listen: ['host', 'port'],
   fault_injection: ['transaction_kill'],
+  farm: ['discoveries_per_second', 'no_such_wiki_seconds', 'wikis_in_memory'],
 };
 
 /** Edit distance, for "did you mean". */

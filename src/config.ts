@@ -35,6 +35,22 @@ export interface WikiConfig {
    * WikistoreNotify extension or EventBus) must carry; unset: notices are refused (403).
    */
   notice_secret?: string;
+  /**
+   * The storage group whose tables this wiki's rows live in (storage-groups.ts). A pattern's wikis
+   * are always in one (by default named by the pattern's suffix); a wiki listed by name keeps
+   * tables of its own unless it names one.
+   */
+  storage_group?: string;
+}
+
+/** How wikis matched by a pattern (`"*.farm.example"`) are found and kept. */
+export interface FarmConfig {
+  /** Domains never seen before that may be looked up (their site info asked) per second, over all patterns. */
+  discoveries_per_second: number;
+  /** Seconds a domain whose wiki did not answer as a MediaWiki is answered 404 without asking again. */
+  no_such_wiki_seconds: number;
+  /** Wikis whose state (site info, clients) is kept in memory; the least recently used one is released beyond. */
+  wikis_in_memory: number;
 }
 
 export interface CassandraStorageConfig {
@@ -89,7 +105,9 @@ function cassandraStorage(raw: Partial<CassandraStorageConfig>): CassandraStorag
 export interface Config {
   listen: { host: string; port: number };
   storage: StorageConfig;
+  /** By domain, or by pattern (`"*.farm.example"`, one DNS label) with `{domain}` and `{label}` in its URLs. */
   wikis: Record<string, WikiConfig>;
+  farm: FarmConfig;
   admin_token?: string;
   user_agent: string;
   log_level: string;
@@ -173,6 +191,12 @@ export interface Config {
     dependents_per_second: number;
     /** Seconds the follower's lease lives unless renewed: how soon another process takes over. */
     lease: number;
+    /**
+     * Polls of the recent changes per second over all the wikis matched by patterns (a farm's
+     * wikis are told of changes by their notices; polling is the safety net): the farm is asked
+     * this often at most, however many wikis it has.
+     */
+    farm_polls_per_second: number;
   };
   /** Whether `/{domain}/rest_v1/` (Wikimedia's REST API layout, for RESTBase's clients) is served. */
   rest_v1: boolean;
@@ -225,6 +249,7 @@ export function defaultConfig(dataDir = './data'): Config {
         requests_per_second: 20,
       },
     },
+    farm: { discoveries_per_second: 5, no_such_wiki_seconds: 600, wikis_in_memory: 1000 },
     user_agent: DEFAULT_USER_AGENT,
     log_level: 'info',
     max_body_bytes: 16 * 1024 * 1024,
@@ -245,7 +270,7 @@ export function defaultConfig(dataDir = './data'): Config {
     purge_hosts: [],
     trusted_proxies: [],
     follow_changes: 'stored',
-    follower: { poll_interval: 1, batch_size: 100, concurrency: 4, pages_per_second: 10, dependents_per_second: 0, lease: 10 },
+    follower: { poll_interval: 1, batch_size: 100, concurrency: 4, pages_per_second: 10, dependents_per_second: 0, lease: 10, farm_polls_per_second: 20 },
     transaction_lease: 10,
     transaction_sweep_interval: 5,
     transaction_lifetime: 3600,
@@ -259,6 +284,9 @@ export function defaultConfig(dataDir = './data'): Config {
 function fail(message: string): never {
   throw new Error(`Invalid configuration: ${message}`);
 }
+
+const DOMAIN_NAME = /^[a-z0-9][a-z0-9.-]*$/i;
+const GROUP_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 function validate(config: Config): Config {
   const { host, port } = config.listen;
@@ -280,7 +308,14 @@ function validate(config: Config): Config {
   }
   if (!config.wikis || typeof config.wikis !== 'object') fail('wikis must map domains to their API URLs');
   for (const [domain, wiki] of Object.entries(config.wikis)) {
-    if (!/^[a-z0-9][a-z0-9.-]*$/i.test(domain)) fail(`'${domain}' is not a domain name`);
+    const pattern = domain.startsWith('*.');
+    if (!DOMAIN_NAME.test(pattern ? domain.slice(2) : domain)) fail(`'${domain}' is neither a domain name nor a pattern of one ("*.farm.example")`);
+    for (const key of ['action_api', 'rest_api', 'parsoid_domain'] as const) {
+      const placeholders = String(wiki?.[key] ?? '').match(/\{[^}]*\}/g) ?? [];
+      const wrong = placeholders.find((p) => p !== '{domain}' && !(pattern && p === '{label}'));
+      if (wrong) fail(`wikis.${domain}.${key}: ${wrong} is not a placeholder here (${pattern ? '{domain}, {label}' : '{domain}'})`);
+    }
+    if (wiki?.storage_group !== undefined && !(typeof wiki.storage_group === 'string' && GROUP_NAME.test(wiki.storage_group))) fail(`wikis.${domain}.storage_group must be a name of lower-case letters, digits, '.', '_' or '-'`);
     if (!wiki?.action_api || !wiki?.rest_api) fail(`wikis.${domain} needs action_api and rest_api`);
     if (wiki.parsoid !== undefined && !['v3', 'core', 'auto'].includes(wiki.parsoid)) fail(`wikis.${domain}.parsoid must be v3, core or auto`);
     if (wiki.maxlag !== undefined && !(Number.isInteger(wiki.maxlag) && wiki.maxlag >= 0)) fail(`wikis.${domain}.maxlag must be a whole number of seconds`);
@@ -291,6 +326,11 @@ function validate(config: Config): Config {
     if (wiki.circuit_threshold !== undefined && !(Number.isInteger(wiki.circuit_threshold) && wiki.circuit_threshold >= 1)) fail(`wikis.${domain}.circuit_threshold must be a whole number, at least 1`);
     if (wiki.notice_secret !== undefined && !(typeof wiki.notice_secret === 'string' && wiki.notice_secret.length >= 16)) fail(`wikis.${domain}.notice_secret must be a string of at least 16 characters`);
   }
+  for (const [key, value] of Object.entries(config.farm ?? {})) {
+    if (!(key in defaultConfig().farm)) fail(`farm.${key} is not a setting (${Object.keys(defaultConfig().farm).join(', ')})`);
+    if (!(typeof value === 'number' && value > 0)) fail(`farm.${key} must be a positive number`);
+  }
+  if (!Number.isInteger(config.farm.wikis_in_memory)) fail('farm.wikis_in_memory must be a whole number');
   if (!Number.isInteger(config.max_body_bytes) || config.max_body_bytes <= 0) fail('max_body_bytes must be a positive integer');
   for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'answer_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval', 'branch_sweep_interval'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] >= 0)) fail(`${key} must be a number of at least 0`);
@@ -369,6 +409,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         storage: parsed.storage ? { ...parsed.storage } : config.storage,
         wikis: parsed.wikis ?? config.wikis,
         follower: { ...config.follower, ...parsed.follower },
+        farm: { ...config.farm, ...parsed.farm },
       });
       // Following the wiki keeps pages fresh: asking it about each page is then only a safety net.
       if (parsed.follow_changes === true && parsed.latest_check_interval === undefined) config.latest_check_interval = 3600;

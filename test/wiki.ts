@@ -251,7 +251,7 @@ export function etagOf(res: { headers: Record<string, unknown> }): { rev: number
 /** Settings that make the follower quick in tests: a short poll and a lease of two seconds. */
 export const FAST_FOLLOWER: Pick<Config, 'follow_changes' | 'follower'> = {
   follow_changes: true,
-  follower: { poll_interval: 0.2, batch_size: 100, concurrency: 4, pages_per_second: 50, dependents_per_second: 20, lease: 2 },
+  follower: { poll_interval: 0.2, batch_size: 100, concurrency: 4, pages_per_second: 50, dependents_per_second: 20, lease: 2, farm_polls_per_second: 20 },
 };
 
 /** Polls `check` until it returns a value, or fails after `ms`. */

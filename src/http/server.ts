@@ -231,6 +231,8 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     const { method, uri, headers, requestId } = arrival;
     let response: Response;
     try {
+      const admitting = router.admission(match);
+      if (admitting) await admitting;
       const reqBody = await parseBody(bytes, match.route?.body, headers['content-type']);
       const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri } });
       response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);

@@ -99,6 +99,7 @@ export class Router {
   private readonly templates: string[][] = [];
   private readonly internalMatches = new BoundedMap<string, RouteMatch>(INTERNAL_MATCHES);
   private readonly surfaces: Surface[] = [];
+  private admit: ((domain: string) => Promise<void> | undefined) | undefined;
 
   private readonly filters: Filter[];
 
@@ -108,6 +109,20 @@ export class Router {
     private readonly observe?: (route: string, method: string, status: number, seconds: number) => void,
   ) {
     this.filters = [accessFilter, jsonBodyFilter, schemaFilter];
+  }
+
+  /**
+   * What a client's request waits for before its handler runs: a farm's wiki found and set up on
+   * its first request (undefined once it is, or for a wiki listed by name).
+   */
+  admitWith(admit: (domain: string) => Promise<void> | undefined): void {
+    this.admit = admit;
+  }
+
+  /** The wait before `match`'s handler runs for a client (see `admitWith`); undefined: none. */
+  admission(match: RouteMatch): Promise<void> | undefined {
+    if (!this.admit || match.api === 'global' || !match.params.domain) return undefined;
+    return this.admit(match.params.domain);
   }
 
   /** A public surface: its rules, and its routes under `/{domain}/{prefix}`. */

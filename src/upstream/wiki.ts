@@ -66,8 +66,10 @@ export class Wiki {
     userAgent: string,
     metrics: Metrics,
     private readonly log?: Logger,
+    /** What its metrics are labelled with: a farm's wikis share their pattern's series. */
+    label = domain,
   ) {
-    const count = (endpoint: string) => metrics.wikiRequests.inc({ domain, endpoint });
+    const count = (endpoint: string) => metrics.wikiRequests.inc({ domain: label, endpoint });
     const limit = rateLimit(config.requests_per_second);
     const readTimeoutMs = (config.timeout ?? 15) * 1000;
     this.circuit = new Circuit({
@@ -79,13 +81,17 @@ export class Wiki {
         if (res.status !== 200) throw new Error(`the wiki answered ${res.status}`);
       },
       onChange: (open) => {
-        metrics.wikiCircuitOpen.set({ domain }, open ? 1 : 0);
+        // A farm's pattern counts its wikis whose circuit is open.
+        if (label === domain) metrics.wikiCircuitOpen.set({ domain: label }, open ? 1 : 0);
+        else if (open) metrics.wikiCircuitOpen.inc({ domain: label });
+        else metrics.wikiCircuitOpen.dec({ domain: label });
         if (open) log?.warn({ domain }, 'the wiki is not answering: stored content is served and requests to it fail at once until it answers again');
         else log?.warn({ domain }, 'the wiki answers again');
       },
     });
-    metrics.wikiCircuitOpen.set({ domain }, 0);
-    const outcome = (o: string) => metrics.wikiOutcomes.inc({ domain, outcome: o });
+    // A farm's wikis share a series: one made later does not say the circuit of another is closed.
+    if (label === domain) metrics.wikiCircuitOpen.set({ domain: label }, 0);
+    const outcome = (o: string) => metrics.wikiOutcomes.inc({ domain: label, outcome: o });
     const schedule = <T>(request: () => Promise<T>) => {
       const notSent = this.circuit.isOpen;
       const sent = this.circuit.run(() => limit(request));

@@ -1,28 +1,171 @@
-import { notFound } from '../util/errors.js';
+import { LRUCache } from 'lru-cache';
+import { HttpError, notFound } from '../util/errors.js';
+import { atMostEntries } from '../util/bounded-map.js';
+import type { FarmConfig } from '../config.js';
 import type { Wiki } from './wiki.js';
+import type { WikiConfig } from '../config.js';
+import { WikiEntries } from './wiki-entries.js';
 
 /**
- * The wikis the service serves, by domain: the one way the code below the app finds a wiki (a
- * farm's, found by pattern, as well as one listed in the config).
+ * The wikis the service serves, by domain: the one way the code below the app finds a wiki, one
+ * listed in the config by name or one of a farm's, found by pattern.
  */
 export interface WikiDirectory {
-  /** The wiki of a served domain; a 404 for another (requests reach handlers for served domains only). */
+  /** The wiki of a served domain (made on first use, released when not used for long); a 404 for another. */
   of(domain: string): Wiki;
-  /** The domains served by name. */
+  /** The domains listed by name. */
   domains(): string[];
+  /** Whether `domain` is listed or matches a pattern (asks nothing of anyone). */
+  serves(domain: string): boolean;
+  /**
+   * Before a farm's wiki is first served: undefined for a wiki known to answer; else a promise
+   * that resolves once it was found to be a MediaWiki, or rejects (404 `no-such-wiki`, 503).
+   */
+  admit(domain: string): Promise<void> | undefined;
+  /** The storage group `domain`'s rows live in; undefined: tables of its own. */
+  groupOf(domain: string): string | undefined;
+  /** What metrics call the wiki: its domain when listed by name, its pattern when found by one (bounded). */
+  labelOf(domain: string): string;
+  /** Whether `domain` was found by a pattern. */
+  isFarmed(domain: string): boolean;
+  /** Runs `listener` on every wiki made from now on (a released one is made again when next used). */
+  onMade(listener: (wiki: Wiki) => void): void;
 }
 
-/** The wikis listed in the config. */
-export class ListedWikis implements WikiDirectory {
-  constructor(private readonly byDomain: ReadonlyMap<string, Wiki>) {}
+export type MakeWiki = (domain: string, config: WikiConfig, label: string) => Wiki;
+
+/** How long a wiki that could not be reached is not asked again (a refusal is remembered `no_such_wiki_seconds`). */
+const UNREACHABLE_MS = 10_000;
+/** Domains remembered as serving no wiki: whatever a client sends, this many at most. */
+const REFUSALS_KEPT = 100_000;
+
+/**
+ * The wikis of the config: those listed by name, made at start; those of a pattern, found on
+ * first use. A domain a pattern matches is served once its site info says it is a MediaWiki (one
+ * request; after that, the site info stored is enough). A domain that is not is a 404 remembered
+ * for a while, and domains never seen are looked up at most `discoveries_per_second`: a client
+ * sending random subdomains grows neither memory nor the farm's load.
+ */
+export class ConfiguredWikis implements WikiDirectory {
+  private readonly entries: WikiEntries;
+  private readonly listed = new Map<string, Wiki>();
+  private readonly farmed: LRUCache<string, Wiki>;
+  private readonly known = new Set<string>();
+  private readonly refused: LRUCache<string, HttpError>;
+  private readonly finding = new Map<string, Promise<void>>();
+  private readonly listeners: ((wiki: Wiki) => void)[] = [];
+  private tokens: number;
+  private refilledAt = Date.now();
+
+  constructor(wikis: Record<string, WikiConfig>, private readonly make: MakeWiki, private readonly farm: FarmConfig) {
+    this.entries = new WikiEntries(wikis);
+    for (const domain of this.entries.listed()) this.listed.set(domain, make(domain, this.entries.configOf(domain)!, domain));
+    this.farmed = new LRUCache({ ...atMostEntries(farm.wikis_in_memory) });
+    this.refused = new LRUCache({ ...atMostEntries(REFUSALS_KEPT), ttlAutopurge: false });
+    this.tokens = this.burst;
+  }
+
+  private get burst(): number {
+    return Math.max(1, Math.ceil(this.farm.discoveries_per_second));
+  }
 
   of(domain: string): Wiki {
-    const wiki = this.byDomain.get(domain);
-    if (!wiki) throw notFound(`Domain '${domain}' is not served here.`, 'unknown-domain');
+    const listed = this.listed.get(domain);
+    if (listed) return listed;
+    let wiki = this.farmed.get(domain);
+    if (wiki) return wiki;
+    const found = this.entries.match(domain);
+    if (!found) throw notFound(`Domain '${domain}' is not served here.`, 'unknown-domain');
+    wiki = this.make(domain, this.entries.configOf(domain)!, found.entry.key);
+    this.farmed.set(domain, wiki);
+    for (const listener of this.listeners) listener(wiki);
     return wiki;
   }
 
   domains(): string[] {
-    return [...this.byDomain.keys()];
+    return [...this.listed.keys()];
+  }
+
+  serves(domain: string): boolean {
+    return this.listed.has(domain) || this.entries.match(domain) !== undefined;
+  }
+
+  isFarmed(domain: string): boolean {
+    return !this.listed.has(domain) && this.entries.match(domain) !== undefined;
+  }
+
+  groupOf(domain: string): string | undefined {
+    return this.entries.match(domain)?.entry.group;
+  }
+
+  labelOf(domain: string): string {
+    return this.listed.has(domain) ? domain : (this.entries.match(domain)?.entry.key ?? 'unknown');
+  }
+
+  onMade(listener: (wiki: Wiki) => void): void {
+    this.listeners.push(listener);
+    for (const wiki of [...this.listed.values(), ...this.farmed.values()]) listener(wiki);
+  }
+
+  /**
+   * Each pattern's wikis as health reports them: how many were found and are in memory, and the
+   * worst of them (those whose circuit is open, a few named), never a line per wiki.
+   */
+  farms(): Record<string, { wikis_found: number; wikis_in_memory: number; circuits_open: number; worst: string[] }> {
+    const farms: ReturnType<ConfiguredWikis['farms']> = {};
+    const of = (key: string) => (farms[key] ??= { wikis_found: 0, wikis_in_memory: 0, circuits_open: 0, worst: [] });
+    for (const domain of this.known) of(this.labelOf(domain)).wikis_found++;
+    for (const [domain, wiki] of this.farmed.entries()) {
+      const farm = of(this.labelOf(domain));
+      farm.wikis_in_memory++;
+      if (!wiki.circuit.isOpen) continue;
+      farm.circuits_open++;
+      if (farm.worst.length < 5) farm.worst.push(domain);
+    }
+    return farms;
+  }
+
+  admit(domain: string): Promise<void> | undefined {
+    if (this.listed.has(domain) || this.known.has(domain)) return undefined;
+    const refusal = this.refused.get(domain);
+    if (refusal) return Promise.reject(refusal);
+    let finding = this.finding.get(domain);
+    if (!finding) {
+      if (!this.entries.match(domain)) return Promise.reject(notFound(`Domain '${domain}' is not served here.`, 'unknown-domain'));
+      if (!this.take()) {
+        return Promise.reject(new HttpError(503, 'discovery-limited', 'Too many wikis never seen before were asked for at once; try again shortly.', { headers: { 'retry-after': '1' } }));
+      }
+      finding = this.find(domain).finally(() => this.finding.delete(domain));
+      this.finding.set(domain, finding);
+    }
+    return finding;
+  }
+
+  /** A token of the discovery rate, if one is left (refilled continuously, up to one second's worth). */
+  private take(): boolean {
+    const now = Date.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * this.farm.discoveries_per_second);
+    this.refilledAt = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  /** Asks the wiki's site info (stored, or of the wiki): a MediaWiki is served from now on. */
+  private async find(domain: string): Promise<void> {
+    try {
+      const info = await this.of(domain).siteInfo();
+      if (!String(info.general?.generator ?? '').startsWith('MediaWiki')) throw new Error('not a MediaWiki');
+      this.known.add(domain);
+    } catch (err) {
+      const unreachable = err instanceof HttpError && (err.status === 503 || err.status === 504 || /answered 5\d\d/.test(err.message));
+      const refusal = unreachable
+        ? new HttpError(503, 'upstream-unavailable', `The wiki of '${domain}' cannot be reached; try again shortly.`, { headers: { 'retry-after': String(UNREACHABLE_MS / 1000) } })
+        : notFound(`No wiki answers at '${domain}'.`, 'no-such-wiki');
+      this.refused.set(domain, refusal, { ttl: unreachable ? UNREACHABLE_MS : this.farm.no_such_wiki_seconds * 1000 });
+      // Its state goes: a domain that is no wiki keeps nothing but its refusal.
+      this.farmed.delete(domain);
+      throw refusal;
+    }
   }
 }

@@ -5,6 +5,11 @@ import { SeriesMetrics } from './series-metrics.js';
 /** Prometheus metrics of one service instance (its own registry, so tests can run several). */
 export class Metrics {
   readonly registry = new Registry();
+  /**
+   * The `domain` label of a wiki's series: its domain for a wiki listed by name, its pattern for
+   * one of a farm's (set by the app), so that ten thousand wikis are not ten thousand series.
+   */
+  wikiLabel: (domain: string) => string = (domain) => domain;
 
   private counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
     return new Counter({ name, help, labelNames, registers: [this.registry] });
@@ -41,7 +46,7 @@ export class Metrics {
 
   readonly purges = this.counter('cache_purges_total', 'PURGE requests sent to the HTTP caches in front, by outcome (purged, failed)', ['outcome'] as const);
   readonly wikiRequests = this.counter('wiki_requests_total', 'Requests to the wikis, by domain and endpoint (action, parsoid, transforms)', ['domain', 'endpoint'] as const);
-  readonly wikiCircuitOpen = this.gauge('wiki_circuit_open', 'Whether requests to a wiki fail at once because it stopped answering (1) or go to it (0)', ['domain'] as const);
+  readonly wikiCircuitOpen = this.gauge('wiki_circuit_open', 'Whether requests to a wiki fail at once because it stopped answering (1) or go to it (0); for a farm\'s pattern, how many of its wikis do', ['domain'] as const);
   readonly connections = this.gauge('http_open_connections', 'Open client connections');
   readonly shed = this.counter('http_shed_requests_total', 'Requests answered 503 because too many connections were open');
   readonly workerRestarts = this.gauge('worker_restarts_total', 'Worker processes the supervisor restarted after they died (since it started)');

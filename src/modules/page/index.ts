@@ -28,6 +28,7 @@ import type { PageApi, PageModuleOptions } from './page-api.js';
 import { PageCaches } from './read/page-caches.js';
 import { PageService } from './read/page-service.js';
 import { SaveLocks } from './tables/save-locks.js';
+import { BoundedMap } from '../../util/bounded-map.js';
 import { pageReadModule } from './v1/page-routes.js';
 
 export type { PageApi, PageModuleOptions } from './page-api.js';
@@ -47,9 +48,8 @@ export function pageModules(options: PageModuleOptions): PageApi {
     new BodiesOnRender(options.log, options.snapshotBodiesOnRender, pageThread),
   );
   const cache = cachePolicy(Math.round(options.latestCheckMs / 1000), Math.round(options.revisionRecheckMs / 1000));
-  const domains = options.wikis.domains();
-  const locks = new Map(domains.map((domain) => [domain, new SaveLocks(domain)]));
-  const locksOf = (domain: string) => locks.get(domain)!;
+  const locks = new BoundedMap<string, SaveLocks>(10_000);
+  const locksOf = (domain: string) => locks.remember(domain, () => new SaveLocks(domain));
   const html2 = new Html2Cache(Math.floor(options.renderCacheBytes / 4), pageThread.html2);
   const saver = new PageSaver(service, locksOf, options.log, html2);
   const transforms = new Transforms(service);
@@ -68,7 +68,6 @@ export function pageModules(options: PageModuleOptions): PageApi {
   };
   const display = new DisplayPages(linkStates, images, Math.floor(options.renderCacheBytes / 4), options.pageCacheMs);
   const page = pageReadModule({
-    domains,
     service,
     caches,
     cache,
@@ -83,12 +82,12 @@ export function pageModules(options: PageModuleOptions): PageApi {
   };
   const follower = followerModule(service, options.follow, options.metrics, options.log, pagesChanged);
   const branchRecords = branchRecordsModule(branches, {
-    domains, expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
+    expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
   });
-  const notices = changeNoticesModule(service, follower.appliers, options.log);
+  const notices = changeNoticesModule(service, follower.applierOf, options.log);
   const stream = changeStreamModule(service, options.log, options.streamStallMs);
-  const displays = displayModule({ domains, service, caches, cache, display, linkStates, normalize });
-  const edit = pageEditModule({ domains, saver, transforms, normalize });
+  const displays = displayModule({ service, caches, cache, display, linkStates, normalize });
+  const edit = pageEditModule({ saver, transforms, normalize });
   const drafts = branchRoutesModule({ branches, callers, normalize, bodies: new VersionBodies(Math.floor(options.renderCacheBytes / 8)) });
   return { modules: [follower, notices, stream, snapshotModule(service), page, displays, edit, drafts, saveRecordsModule(service, locksOf), branchRecords], service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers };
 }

@@ -338,10 +338,10 @@ export class TransactionExecutor {
         }
       }
     } catch (err) {
-      this.metrics.transactionSweeps.inc({ domain: this.domain, outcome: 'failed' });
+      this.metrics.transactionSweeps.inc({ domain: this.metrics.wikiLabel(this.domain), outcome: 'failed' });
       throw err;
     }
-    this.metrics.transactionSweeps.inc({ domain: this.domain, outcome: 'done' });
+    this.metrics.transactionSweeps.inc({ domain: this.metrics.wikiLabel(this.domain), outcome: 'done' });
     this.metrics.transactionSweepSeconds.set({ domain: this.domain }, (performance.now() - timer) / 1000);
     this.metrics.oldestTransaction.set({ domain: this.domain }, oldest / 1000);
     return recovered;

@@ -7,7 +7,8 @@ import { Heartbeat } from './heartbeat.js';
 import { transactionBody, transactionSpecs } from './spec.js';
 
 export interface TransactionOptions {
-  domains: string[];
+  /** Whether a wiki is one of a farm's: its heartbeat beats only once it has had a transaction here. */
+  isFarmed: (domain: string) => boolean;
   /** How long a process's heartbeat lives unless renewed: how soon others take over its work. */
   leaseMs: number;
   /** How often stored, unfinished transactions are looked for (0: never). */
@@ -22,20 +23,32 @@ export interface TransactionOptions {
 
 /** `/{domain}/sys/transactions/{tid}`: lightweight HTTP transactions that survive a crash. */
 export function transactionsModule(options: TransactionOptions): Module {
-  const perDomain = new Map(
-    options.domains.map((domain) => {
+  // Per wiki set up here: a wiki listed by name beats from the start; a farm's wiki from its first
+  // transaction in this process (before then no transaction of this process can be waiting in it).
+  const perDomain = new Map<string, { heartbeat: Heartbeat; executor: TransactionExecutor; beating?: Promise<void> }>();
+  let context: RequestContext | undefined;
+  const partsOf = (domain: string) => {
+    let parts = perDomain.get(domain);
+    if (!parts) {
       const heartbeat = new Heartbeat(domain, options.leaseMs, options.log);
       const executor = new TransactionExecutor(domain, heartbeat, { lifetimeMs: options.lifetimeMs, kill: options.kill }, options.metrics, options.log);
-      return [domain, { heartbeat, executor }] as const;
-    }),
-  );
-  const executor = (domain: string) => perDomain.get(domain)!.executor;
+      perDomain.set(domain, (parts = { heartbeat, executor }));
+    }
+    return parts;
+  };
+  const beating = (domain: string) => {
+    const parts = partsOf(domain);
+    parts.beating ??= parts.heartbeat.start(context!);
+    return parts.beating;
+  };
+  const executor = (domain: string) => partsOf(domain).executor;
   let sweeper: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> | undefined;
-  // One sweep at a time: a slow one is not joined by the next tick's.
+  // One sweep at a time: a slow one is not joined by the next tick's. It looks in the wikis whose
+  // heartbeat beats here: those listed, and the farm's wikis that had a transaction here.
   const sweep = (ctx: RequestContext) =>
     (sweeping ??= Promise.all(
-      [...perDomain.values()].map(({ executor: e }) => e.recover(ctx).catch((err) => options.log.warn({ err }, 'transaction sweep failed'))),
+      [...perDomain.values()].filter((parts) => parts.beating !== undefined).map(({ executor: e }) => e.recover(ctx).catch((err) => options.log.warn({ err }, 'transaction sweep failed'))),
     ).finally(() => (sweeping = undefined)));
 
   return {
@@ -43,13 +56,13 @@ export function transactionsModule(options: TransactionOptions): Module {
     api: 'sys',
     tables: ['transactions', 'transactions_pending', 'heartbeats'],
     components: transactionSpecs.components,
+    async setupWiki(ctx, domain) {
+      const { heartbeat, executor: e } = partsOf(domain);
+      await Promise.all([e.create(ctx), heartbeat.create(ctx)]);
+      if (!options.isFarmed(domain)) await beating(domain);
+    },
     async setup(ctx) {
-      await Promise.all(
-        [...perDomain.values()].map(async ({ heartbeat, executor: e }) => {
-          await Promise.all([e.create(ctx), heartbeat.create(ctx)]);
-          await heartbeat.start(ctx);
-        }),
-      );
+      context = ctx;
       if (options.sweepMs > 0) {
         sweeper = setInterval(() => void sweep(ctx), options.sweepMs);
         sweeper.unref();
@@ -66,8 +79,8 @@ export function transactionsModule(options: TransactionOptions): Module {
         path: '/transactions/{tid}',
         body: 'json',
         spec: transactionSpecs.put,
-        handler: withBody(transactionBody, (req, ctx) =>
-          executor(req.domain).put(ctx, req.params.tid!.toLowerCase(), req.body, req.headers['if-none-match'] === '*'),
+        handler: withBody(transactionBody, async (req, ctx) =>
+          (await beating(req.domain), executor(req.domain)).put(ctx, req.params.tid!.toLowerCase(), req.body, req.headers['if-none-match'] === '*'),
         ),
       },
       {

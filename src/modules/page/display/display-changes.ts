@@ -38,7 +38,7 @@ export class DisplayChanges {
         display.forget(domain, title);
         purger.purgeLater(displayPurge(domain, title));
       }
-      metrics.displayInvalidations.inc({ domain }, linking.length);
+      metrics.displayInvalidations.inc({ domain: metrics.wikiLabel(domain) }, linking.length);
     }
   }
 }

@@ -13,7 +13,6 @@ import type { DisplayOptions } from './display-pass.js';
 import type { LinkStates } from './link-states.js';
 
 export interface DisplayParts {
-  domains: string[];
   service: Pick<PageService, 'renderer' | 'revisions' | 'wiki'>;
   caches: PageCaches;
   cache: CachePolicy;
@@ -26,7 +25,7 @@ export interface DisplayParts {
  * `/{domain}/v1/page/{title}/display[/{revision}]`: a render's display HTML (links marked by the
  * state of their targets, images as the wiki's lists say), with the link tables it is kept by.
  */
-export function displayModule({ domains, service, caches, cache, display, linkStates, normalize }: DisplayParts): Module {
+export function displayModule({ service, caches, cache, display, linkStates, normalize }: DisplayParts): Module {
   const withTitle = titledHandler(normalize);
 
   /**
@@ -53,9 +52,7 @@ export function displayModule({ domains, service, caches, cache, display, linkSt
     name: 'page-display',
     api: 'v1',
     tables: ['page_links', 'link_states'],
-    async setup(ctx) {
-      await Promise.all(domains.map((domain) => linkStates.create(ctx, domain)));
-    },
+    setupWiki: (ctx, domain) => linkStates.create(ctx, domain),
     routes: [
       {
         method: 'GET',

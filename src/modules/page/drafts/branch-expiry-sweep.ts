@@ -49,7 +49,7 @@ export class BranchExpirySweep {
     for (let d = today; d <= dayOf(week); d++) {
       for await (const entry of t.expiry.day(ctx, d)) if (entry.expires > now && entry.expires <= week) expiring++;
     }
-    if (expired) this.metrics.branchesExpired.inc({ domain }, expired);
+    if (expired) this.metrics.branchesExpired.inc({ domain: this.metrics.wikiLabel(domain) }, expired);
     this.metrics.branchesExpiring.set({ domain }, expiring);
     return { expired, expiring };
   }

@@ -5,7 +5,6 @@ import type { Branches } from './branches.js';
 import { BRANCH_MERGED_STEP, branchSpecs } from './branch-spec.js';
 
 export interface BranchRecordOptions {
-  domains: string[];
   expiry: BranchExpirySweep;
   /** How often expired branches are swept (ms); 0: never. */
   sweepMs: number;
@@ -17,18 +16,23 @@ export interface BranchRecordOptions {
  * merged (idempotent, as a transaction's steps must be), and the branch tables with their
  * expiry sweep.
  */
-export function branchRecordsModule(branches: Branches, { domains, expiry, sweepMs, log }: BranchRecordOptions): Module {
+export function branchRecordsModule(branches: Branches, { expiry, sweepMs, log }: BranchRecordOptions): Module {
+  /** The wikis set up in this process: those listed, and those of a farm served here (each is swept by whichever process served it). */
+  const domains = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> | undefined;
   const sweep = (ctx: RequestContext) =>
-    (sweeping ??= Promise.all(domains.map((domain) => expiry.run(ctx, domain).catch((err) => log.warn({ err, domain }, 'sweeping expired branches failed'))))
+    (sweeping ??= Promise.all([...domains].map((domain) => expiry.run(ctx, domain).catch((err) => log.warn({ err, domain }, 'sweeping expired branches failed'))))
       .finally(() => (sweeping = undefined)));
   return {
     name: 'page_branches',
     api: 'sys',
     tables: ['page_branches', 'page_branch_lists', 'page_branch_expiry'],
+    async setupWiki(ctx, domain) {
+      await branches.createTables(ctx, domain);
+      domains.add(domain);
+    },
     async setup(ctx) {
-      await Promise.all(domains.map((domain) => branches.createTables(ctx, domain)));
       if (sweepMs > 0) {
         timer = setInterval(() => void sweep(ctx), sweepMs);
         timer.unref();

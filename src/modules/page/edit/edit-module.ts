@@ -10,14 +10,12 @@ import type { Transforms } from './transforms.js';
  * (`/transform/...`), with the stash of transformed HTML a transform back reads its original from.
  * The steps of a save's transaction are served by `save-records.ts`.
  */
-export function pageEditModule({ domains, saver, transforms, normalize }: { domains: string[]; saver: PageSaver; transforms: Transforms; normalize: NormalizeTitle }): Module {
+export function pageEditModule({ saver, transforms, normalize }: { saver: PageSaver; transforms: Transforms; normalize: NormalizeTitle }): Module {
   return {
     name: 'page-edit',
     api: 'v1',
     tables: ['transform_stash'],
-    async setup(ctx) {
-      await Promise.all(domains.map((domain) => transforms.createTables(ctx, domain)));
-    },
+    setupWiki: (ctx, domain) => transforms.createTables(ctx, domain),
     routes: [...saveRoutes(saver, normalize), ...transformRoutes(transforms, normalize)],
   };
 }

@@ -17,14 +17,12 @@ const CAS_ATTEMPTS = 5;
  * Each is idempotent, as a transaction's steps must be: a process that finishes another's
  * transaction after a crash runs them again.
  */
-export function saveRecordsModule(service: Pick<PageService, 'domains' | 'purger' | 'renderer' | 'revisions'>, locks: (domain: string) => SaveLocks): Module {
+export function saveRecordsModule(service: Pick<PageService, 'purger' | 'renderer' | 'revisions'>, locks: (domain: string) => SaveLocks): Module {
   return {
     name: 'page_save_steps',
     api: 'sys',
     tables: ['page_save_locks'],
-    async setup(ctx) {
-      await Promise.all(service.domains().map((domain) => locks(domain).create(ctx)));
-    },
+    setupWiki: (ctx, domain) => locks(domain).create(ctx),
     routes: [
       {
         ...SAVE_STEPS.record,

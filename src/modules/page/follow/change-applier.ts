@@ -78,7 +78,7 @@ export class ChangeApplier {
       await Promise.all([rechecked, rendered, links]);
       for (const template of plan.dependencies) await this.state.queueDependents(ctx, template);
       if (plan.dependencies.length) this.dependentsQueued?.();
-      for (const [kind, n] of plan.kinds) this.metrics.followerChanges.inc({ domain: this.domain, kind }, n);
+      for (const [kind, n] of plan.kinds) this.metrics.followerChanges.inc({ domain: this.metrics.wikiLabel(this.domain), kind }, n);
     })();
     const storedAll = Promise.all([rechecked, stored]).then(() => undefined);
     // Seen by whoever waits for them, if it gets that far.
@@ -140,7 +140,7 @@ export class ChangeApplier {
           throw e;
         }
         const at = plan.changedAt.get(title);
-        if (at !== undefined) this.metrics.followerLag.observe({ domain: this.domain }, Math.max(0, (Date.now() - at) / 1000));
+        if (at !== undefined) this.metrics.followerLag.observe({ domain: this.metrics.wikiLabel(this.domain) }, Math.max(0, (Date.now() - at) / 1000));
       }, 0).finally(() => storedOne());
     });
     return { stored: Promise.all(states).then(() => undefined), rendered: Promise.all(tasks).then(() => undefined) };

@@ -222,7 +222,7 @@ export class ChangeFollower {
       } catch (err) {
         failures++;
         this.failuresInARow = failures;
-        this.metrics.followerFailures.inc({ domain: this.domain, kind: failureKind(err) });
+        this.metrics.followerFailures.inc({ domain: this.metrics.wikiLabel(this.domain), kind: failureKind(err) });
         this.log.warn({ err, domain: this.domain }, 'following the wiki\'s changes failed; retrying');
         await pause(Math.min(30_000, this.options.pollMs * 2 ** Math.min(failures, 5)), signal);
       }
@@ -323,9 +323,9 @@ export class ChangeFollower {
   private async task(kind: TaskKind, work: () => Promise<unknown>, queue = this.pages, priority = 0): Promise<void> {
     try {
       await queue.add(work, { signal: this.leadership.signal, priority });
-      this.metrics.followerTasks.inc({ domain: this.domain, task: kind, outcome: 'done' });
+      this.metrics.followerTasks.inc({ domain: this.metrics.wikiLabel(this.domain), task: kind, outcome: 'done' });
     } catch (err) {
-      this.metrics.followerTasks.inc({ domain: this.domain, task: kind, outcome: 'failed' });
+      this.metrics.followerTasks.inc({ domain: this.metrics.wikiLabel(this.domain), task: kind, outcome: 'failed' });
       if (isUnavailable(err) || !this.leading) throw err;
       this.log.warn({ err, domain: this.domain, task: kind }, 'a change could not be applied to one page');
     }

@@ -73,7 +73,7 @@ const sameSecret = (given: string, secret: string) => {
  * re-checked; the refreshes and renders follow. A notice only makes the service ask the wiki again, so its
  * secret guards against being made to ask needlessly: it grants nothing else.
  */
-export function changeNoticesModule(service: Pick<PageService, 'wiki'>, appliers: Map<string, ChangeApplier>, log: Logger): Module {
+export function changeNoticesModule(service: Pick<PageService, 'wiki'>, applierOf: (domain: string) => ChangeApplier, log: Logger): Module {
   const queue = new PQueue({ concurrency: NOTICE_CONCURRENCY });
 
   function authenticate(req: RouteRequest, ctx: RequestContext): void {
@@ -106,7 +106,7 @@ export function changeNoticesModule(service: Pick<PageService, 'wiki'>, appliers
         if (events.length > MAX_EVENTS) throw new HttpError(413, 'too-many-notices', `At most ${MAX_EVENTS} events a notice.`);
         for (const e of events) if (!e || typeof e !== 'object' || Array.isArray(e)) throw badRequest('Each event is a JSON object.', 'invalid-notice');
         const changes = events.map(fromPageChange);
-        const applier = appliers.get(req.domain)!;
+        const applier = applierOf(req.domain);
         // The pages are marked unchecked at once: the next read asks the wiki. Asking the wiki now
         // would wait for a worker of the wiki while its editors' requests hold them all.
         const named = await applier.markNoticed(ctx, changes);

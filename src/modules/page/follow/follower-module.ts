@@ -8,16 +8,22 @@ import { ChangeFollower, type FollowerOptions } from './change-follower.js';
 import { FollowerState } from '../tables/follower-state.js';
 
 /**
- * The change followers, one per wiki (when `follow` is given): tables created at setup, the
- * followers started after it and stopped, their lease given up, before the page module drains.
+ * The change followers, one per wiki listed by name (when `follow` is given): tables created at
+ * each wiki's set-up, the followers started then and stopped, their lease given up, before the
+ * page module drains. A farm's wikis (found by pattern) are followed by their notices: no poller
+ * and no lease per wiki, so ten thousand idle wikis cost the farm and the store nothing.
  */
 export function followerModule(
   service: ApplierSources & DependentsSources & Pick<PageService, 'domains'>, follow: FollowerOptions | undefined, metrics: Metrics, log: Logger, pagesChanged?: PagesChanged,
-): Module & { followers: Map<string, ChangeFollower>; appliers: Map<string, ChangeApplier> } {
-  const states = new Map(service.domains().map((domain) => [domain, new FollowerState(domain)]));
+): Module & { followers: Map<string, ChangeFollower>; applierOf: (domain: string) => ChangeApplier } {
+  const states = new Map<string, FollowerState>();
+  const stateOf = (domain: string) => remember(states, domain, () => new FollowerState(domain));
   const followers = new Map<string, ChangeFollower>();
   // What the wiki's notices of its changes are applied with (see change-notices.ts), following or not.
-  const appliers = new Map([...states].map(([domain, state]) => [domain, new ChangeApplier(domain, service, state, follow?.storedOnly ?? false, metrics, pagesChanged, () => followers.get(domain)?.dependentsQueued())]));
+  const appliers = new Map<string, ChangeApplier>();
+  const applierOf = (domain: string) =>
+    remember(appliers, domain, () => new ChangeApplier(domain, service, stateOf(domain), follow?.storedOnly ?? false, metrics, pagesChanged, () => followers.get(domain)?.dependentsQueued()));
+  const listed = new Set(service.domains());
   let context: RequestContext | undefined;
   return {
     name: 'page-follower',
@@ -25,19 +31,26 @@ export function followerModule(
     tables: ['page_follower', 'page_dependents', 'page_backfill'],
     routes: [],
     followers,
-    appliers,
+    applierOf,
     async setup(ctx) {
       context = ctx;
-      await Promise.all([...states.values()].map((state) => state.create(ctx)));
-      if (!follow) return;
-      for (const [domain, state] of states) {
-        const follower = new ChangeFollower(domain, service, state, follow, metrics, log, pagesChanged);
-        followers.set(domain, follower);
-        follower.start(ctx);
-      }
+    },
+    async setupWiki(ctx, domain) {
+      await stateOf(domain).create(ctx);
+      if (!follow || !listed.has(domain) || followers.has(domain)) return;
+      const follower = new ChangeFollower(domain, service, stateOf(domain), follow, metrics, log, pagesChanged);
+      followers.set(domain, follower);
+      follower.start(ctx);
     },
     async close() {
       await Promise.all([...followers.values()].map((f) => f.stop(context!)));
     },
   };
+}
+
+/** The value kept under `key`, made by `make` the first time. */
+function remember<V>(map: Map<string, V>, key: string, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = make()));
+  return value;
 }

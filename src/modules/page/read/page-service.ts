@@ -59,14 +59,17 @@ export class PageService {
     return this.wikis.of(domain);
   }
 
+  /** Each wiki, as it is made, keeps its site info in storage. */
+  keepSiteInfo(ctx: RequestContext): void {
+    this.wikis.onMade((wiki) => wiki.useSiteInfoStore(new StoredSiteInfo(wiki.domain, ctx)));
+  }
+
   /** Creates the read side's tables, all at once (each create is a round trip, a schema change on Cassandra). */
   async createTables(ctx: RequestContext, domain: string): Promise<void> {
-    const siteInfo = new StoredSiteInfo(domain, ctx);
     await Promise.all([
-      this.revisions.table(domain).create(ctx), this.renders.create(ctx, domain), this.renderer.renderLeases(domain).create(ctx), siteInfo.create(),
-      this.latestStored?.create(ctx, domain),
+      this.revisions.table(domain).create(ctx), this.renders.create(ctx, domain), this.renderer.renderLeases(domain).create(ctx),
+      new StoredSiteInfo(domain, ctx).create(), this.latestStored?.create(ctx, domain),
     ]);
-    this.wiki(domain).useSiteInfoStore(siteInfo);
     // A wiki that sends notices has its title rules loaded now, not by its first notice: a notice
     // is answered without asking the wiki, whose worker waits for that answer.
     if (this.wiki(domain).noticeSecret) this.wiki(domain).siteInfo().catch((err) => this.log.warn({ err, domain }, 'loading the wiki\'s site info failed; the first request that needs it asks again'));

@@ -58,8 +58,7 @@ function contentHeaders(domain: string, render: BundleRender, prop: Prop, type: 
 
 /** What the read routes are served from. */
 export interface PageReadParts {
-  domains: string[];
-  service: Pick<PageService, 'close' | 'createTables' | 'listings' | 'reads' | 'renderer' | 'revisions' | 'wiki'>;
+  service: Pick<PageService, 'close' | 'createTables' | 'keepSiteInfo' | 'listings' | 'reads' | 'renderer' | 'revisions' | 'wiki'>;
   caches: PageCaches;
   cache: CachePolicy;
   html2: Html2Cache;
@@ -70,7 +69,7 @@ export interface PageReadParts {
  * `/{domain}/v1/page/...` and `/v1/revision/...`: the stored content by title, revision, render
  * and time (saves and transforms: edit/edit-module.ts; drafts: drafts/branch-routes.ts).
  */
-export function pageReadModule({ domains, service, caches, cache, html2, normalize }: PageReadParts): Module {
+export function pageReadModule({ service, caches, cache, html2, normalize }: PageReadParts): Module {
   /**
    * A render's property as the client asked for it: HTML in 2.x form (data-mw inline) for a 2.x
    * profile or ?data-mw=inline, else as stored. Headers are built once per render and form.
@@ -137,9 +136,9 @@ export function pageReadModule({ domains, service, caches, cache, html2, normali
     name: 'page',
     api: 'v1',
     tables: ['page_revisions', 'page_changes', 'parsoid', 'site_info', 'page_render_leases'],
-    async setup(ctx) {
-      await Promise.all(domains.map((domain) => service.createTables(ctx, domain)));
-    },
+    // Site info is kept in storage from the start, for every wiki as it is made.
+    setup: async (ctx) => service.keepSiteInfo(ctx),
+    setupWiki: (ctx, domain) => service.createTables(ctx, domain),
     close: () => service.close(),
     routes: [
       {
