@@ -118,6 +118,23 @@ wfLoadExtension( 'WikistoreNotify', '$REPO_DIR/mediawiki/WikistoreNotify/extensi
 if ( is_readable( '$WIKI_DIR/NotifySettings.php' ) ) {
   require '$WIKI_DIR/NotifySettings.php';
 }
+// A farm from this one install, chosen by path as nginx passes it (MW_FARM_WIKI: /farm/{name}),
+// or by the environment for maintenance scripts: each wiki its own database and script path.
+\$farmPath = \$_SERVER['MW_FARM_WIKI'] ?? ( getenv( 'MW_FARM_WIKI' ) ?: '' );
+if ( \$farmPath !== '' ) {
+  \$farmName = substr( \$farmPath, strlen( '/farm/' ) );
+  if ( !in_array( \$farmName, [ $FARM_PHP_LIST ], true ) ) {
+    header( 'HTTP/1.1 404 Not Found' );
+    header( 'Content-Type: text/html' );
+    echo '<html><body>No such wiki in this farm.</body></html>';
+    exit;
+  }
+  \$wgDBname = "farm_\$farmName";
+  \$wgSitename = "Farm \$farmName";
+  \$wgScriptPath = "/farm/\$farmName";
+  \$wgArticlePath = "/farm/\$farmName/index.php/\\\$1";
+  \$wgResourceBasePath = '';
+}
 PHP
 }
 
@@ -127,6 +144,20 @@ write_port_settings() {
 \$wgServer = '$(url)';
 \$wgCanonicalServer = '$(url)';
 PHP
+}
+
+# The farm's wikis (scripts/wiki.sh serves each under /farm/{name}/): copies of the wiki as
+# imported, each with a page of its own, so a test can tell them apart.
+FARM_WIKIS=(alpha beta gamma)
+FARM_PHP_LIST=$(printf "'%s', " "${FARM_WIKIS[@]}")
+install_farm() {
+  for name in "${FARM_WIKIS[@]}"; do
+    [ -f "$WIKI_DIR/db/farm_$name.sqlite" ] && continue
+    log "making the farm's wiki $name"
+    sqlite3 "$WIKI_DIR/db/my_wiki.sqlite" ".backup '$WIKI_DIR/db/farm_$name.sqlite.tmp'"
+    mv "$WIKI_DIR/db/farm_$name.sqlite.tmp" "$WIKI_DIR/db/farm_$name.sqlite"
+    echo "This is the farm's wiki $name." | MW_FARM_WIKI=/farm/$name maint edit --user Admin --summary "the farm's wiki $name" "Farm home" >>"$WIKI_DIR/logs/install.log" 2>&1
+  done
 }
 
 import_corpus() {
@@ -207,8 +238,9 @@ CONF
   cat >"$WIKI_DIR/serve/fastcgi.conf" <<CONF
 include /etc/nginx/fastcgi_params;
 fastcgi_param SCRIPT_FILENAME \$document_root\$script;
-fastcgi_param SCRIPT_NAME \$script;
+fastcgi_param SCRIPT_NAME \$farm\$script;
 fastcgi_param PATH_INFO \$pathinfo;
+fastcgi_param MW_FARM_WIKI \$farm;
 fastcgi_read_timeout $((MAX_EXEC + 10))s;
 CONF
   cat >"$WIKI_DIR/serve/nginx.conf" <<CONF
@@ -234,6 +266,16 @@ http {
   server {
     listen 127.0.0.1:$WIKI_PORT;
     root $MW;
+    # The farm's wikis, one install: /farm/{name}/api.php is wiki {name} (FarmSettings in ExtraSettings.php).
+    set \$farm "";
+    location ~ ^(?<farm>/farm/[a-z0-9]+)(?<script>/rest\\.php)(?<pathinfo>/.*)?\$ {
+      include $WIKI_DIR/serve/fastcgi.conf;
+      fastcgi_pass unix:$WIKI_DIR/serve/php-fpm-parsoid.sock;
+    }
+    location ~ ^(?<farm>/farm/[a-z0-9]+)(?<script>/[^/]+\\.php)(?<pathinfo>/.*)?\$ {
+      include $WIKI_DIR/serve/fastcgi.conf;
+      fastcgi_pass unix:$WIKI_DIR/serve/php-fpm.sock;
+    }
     location ~ ^(?<script>/rest\\.php)(?<pathinfo>/.*)?\$ {
       include $WIKI_DIR/serve/fastcgi.conf;
       fastcgi_pass unix:$WIKI_DIR/serve/php-fpm-parsoid.sock;
@@ -295,11 +337,13 @@ stop_server() {
 case "${1:-start}" in
   start)
     # PHP reads the settings on every request: a wiki already running gets new ones too.
-    if answering; then [ -f "$WIKI_DIR/.installed" ] && write_extra_settings && seed_users; url; exit 0; fi
+    if answering; then [ -f "$WIKI_DIR/.installed" ] && write_extra_settings && seed_users && install_farm; url; exit 0; fi
     apt_install "${PACKAGES[@]}"
     mkdir -p "$WIKI_DIR"
     install_wiki
     import_corpus
+    write_extra_settings
+    install_farm
     seed_fixtures
     seed_users
     start_server

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { admin, request, sqliteConfig, startServer, type TestServer } from '../helpers.js';
+import { WIKI_URL, WikiAdmin } from '../wiki.js';
+
+/**
+ * A real farm: several wikis from one MediaWiki install (scripts/wiki.sh serves wiki {name} at
+ * /farm/{name}/, each its own database), served by one service through one pattern.
+ */
+describe('a real MediaWiki farm through one pattern', () => {
+  let service: TestServer;
+  let file: string;
+  const tables = () => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  };
+  const html = (domain: string, title: string, headers: Record<string, string> = {}) => request(`${service.base}/${domain}/v1/page/${title}/html`, { headers });
+
+  before(async () => {
+    const storage = sqliteConfig();
+    file = (storage as { path: string }).path;
+    service = await startServer({
+      storage,
+      wikis: { '*.farm.test': { action_api: `${WIKI_URL}/farm/{label}/api.php`, rest_api: `${WIKI_URL}/farm/{label}/rest.php`, timeout: 60 } },
+    });
+  });
+  after(() => service?.close());
+
+  it("serves each wiki's own pages, rendered by its own Parsoid, from the first request", async () => {
+    for (const name of ['beta', 'gamma']) {
+      const res = await html(`${name}.farm.test`, 'Farm_home');
+      assert.equal(res.status, 200, res.text);
+      assert.match(res.text, new RegExp(`This is the farm's wiki ${name}\\.`));
+    }
+    // The rest.php/v1 surface, per wiki as well.
+    const source = await request(`${service.base}/gamma.farm.test/rest.php/v1/page/Farm_home`);
+    assert.equal(source.status, 200, source.text);
+    assert.equal(source.json.source, "This is the farm's wiki gamma.");
+  });
+
+  it('answers a name the farm has no wiki for with 404 no-such-wiki', async () => {
+    const res = await html('zeta.farm.test', 'Farm_home');
+    assert.equal(res.status, 404);
+    assert.equal(res.json.type, 'urn:problem:no-such-wiki');
+  });
+
+  it("sees an edit of one wiki there and nowhere else; the farm's wikis share one set of tables", async () => {
+    assert.equal((await html('alpha.farm.test', 'Farm_home')).status, 200);
+    const before = tables();
+    const alpha = await new WikiAdmin(`${WIKI_URL}/farm/alpha`).login();
+    const text = `Alpha edited at ${Date.now()}.`;
+    await alpha.edit('Farm home', text);
+    const fresh = await html('alpha.farm.test', 'Farm_home', { ...admin, 'cache-control': 'no-cache' });
+    assert.match(fresh.text, new RegExp(text.replace('.', '\\.')));
+    const beta = await html('beta.farm.test', 'Farm_home', { ...admin, 'cache-control': 'no-cache' });
+    assert.match(beta.text, /This is the farm's wiki beta\./);
+    assert.doesNotMatch(beta.text, /Alpha edited/);
+    // A corpus article of a wiki not read before: no table added for it.
+    assert.equal((await html('beta.farm.test', '2008_British_motorcycle_Grand_Prix')).status, 200);
+    assert.equal(tables(), before);
+  });
+});
