@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 
-const USAGE = 'usage: npm run bench -- [--quick] | --scale=N,... [--scale-on=sqlite|postgres|mariadb] | --scale-cassandra=N,... | --sweep=N,...';
+const USAGE = 'usage: npm run bench -- [--quick] | --scale=N,... [--scale-on=sqlite|postgres|mariadb] | --scale-cassandra=N,... | --sweep=N,... | --farm=N,...';
 
 export interface BenchFlags {
   quick: boolean;
@@ -8,6 +8,8 @@ export interface BenchFlags {
   scaleCassandra?: number[];
   scaleOn?: string;
   sweep?: number[];
+  /** Wikis in the synthetic farm, one run each. */
+  farm?: number[];
 }
 
 function refuse(message: string): never {
@@ -38,6 +40,7 @@ export function benchFlags(args: string[]): BenchFlags {
         'scale-cassandra': { type: 'string' },
         'scale-on': { type: 'string' },
         sweep: { type: 'string' },
+        farm: { type: 'string' },
       },
     }));
   } catch (err) {
@@ -51,5 +54,6 @@ export function benchFlags(args: string[]): BenchFlags {
     scaleCassandra: sizes('scale-cassandra', values['scale-cassandra'] as string | undefined),
     scaleOn,
     sweep: sizes('sweep', values.sweep as string | undefined),
+    farm: sizes('farm', values.farm as string | undefined),
   };
 }

@@ -16,12 +16,25 @@ import { scaleScenario, type ScaleRow } from './scenarios/scale.js';
 import { sweepScenario, type SweepRow } from './scenarios/transaction-sweep.js';
 import { workerScenarios, type WorkersReport } from './scenarios/workers.js';
 import { benchFlags } from './flags.js';
+import { farmScenario } from './scenarios/farm.js';
 
 const outDir = 'bench-results';
 const flags = benchFlags(process.argv.slice(2));
 if (flags.sweep) {
   // The transaction sweep as the store grows: `--sweep=1000,100000,1000000`, on each backend set up.
   await runSweep(flags.sweep);
+  process.exit(0);
+}
+
+if (flags.farm) {
+  // One service before a synthetic farm of each size in turn (`--farm=10,1000,10000`).
+  const rows = await farmScenario(flags.farm, flags.quick);
+  fs.mkdirSync(outDir, { recursive: true });
+  fs.writeFileSync(path.join(outDir, 'farm.json'), JSON.stringify(rows, null, 2));
+  console.log('\nwikis | start-up ms | tables | idle RSS MB | idle farm req/s | idle store writes/s | served | RSS after MB | tables after | spread/one-wiki reads | flood: farm requests, RSS MB, tables');
+  for (const r of rows) {
+    console.log(`${r.wikis} | ${r.startupMs} | ${r.tables} | ${r.idleRssMb} | ${r.idleFarmRps} | ${r.idleStoreWritesPerS} | ${r.served} | ${r.servedRssMb} | ${r.tablesAfterServing} | ${r.spreadRps}/${r.oneWikiRps} = ${(r.spreadRps / r.oneWikiRps).toFixed(2)} | ${r.farmRequestsForFlood} of ${r.floodRequests} ${JSON.stringify(r.floodStatuses)}, ${r.floodRssMb}, ${r.tablesAfterFlood}`);
+  }
   process.exit(0);
 }
 

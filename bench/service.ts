@@ -39,6 +39,8 @@ export async function startService(
   workers = 0,
   /** More settings of the bench wiki (YAML lines indented under it). */
   wikiYaml = '',
+  /** The whole `wikis:` section instead of the bench wiki (YAML lines indented under it). */
+  wikisYaml?: string,
 ): Promise<Running & { startupMs: number; dir: string; config: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wikistore-bench-'));
   const config = path.join(dir, 'config.yaml');
@@ -49,7 +51,7 @@ export async function startService(
     : `  backend: postgres\n  url: ${JSON.stringify((storage as { url: string }).url)}`;
   fs.writeFileSync(
     config,
-    `storage:\n${storageYaml}\nwikis:\n  ${DOMAIN}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\n${wikiYaml}admin_token: ${ADMIN_TOKEN}\nlog_level: warn\n${extraYaml.includes('follow_changes') ? '' : 'follow_changes: false\n'}${extraYaml}`,
+    `storage:\n${storageYaml}\nwikis:\n${wikisYaml ?? `  ${DOMAIN}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\n${wikiYaml}`}admin_token: ${ADMIN_TOKEN}\nlog_level: warn\n${extraYaml.includes('follow_changes') ? '' : 'follow_changes: false\n'}${extraYaml}`,
   );
   const t0 = performance.now();
   // The node flags of `npm start` (package.json): a small young generation and an old generation

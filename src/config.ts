@@ -309,7 +309,7 @@ function validate(config: Config): Config {
   if (!config.wikis || typeof config.wikis !== 'object') fail('wikis must map domains to their API URLs');
   for (const [domain, wiki] of Object.entries(config.wikis)) {
     const pattern = domain.startsWith('*.');
-    if (!DOMAIN_NAME.test(pattern ? domain.slice(2) : domain)) fail(`'${domain}' is neither a domain name nor a pattern of one ("*.farm.example")`);
+    if (!DOMAIN_NAME.test(pattern ? domain.slice(2) : domain)) fail(`'${domain}' is not a domain name, nor a pattern of one ("*.farm.example")`);
     for (const key of ['action_api', 'rest_api', 'parsoid_domain'] as const) {
       const placeholders = String(wiki?.[key] ?? '').match(/\{[^}]*\}/g) ?? [];
       const wrong = placeholders.find((p) => p !== '{domain}' && !(pattern && p === '{label}'));

@@ -25,6 +25,23 @@ describe('configuration', () => {
     assert.equal(config.admin_token, undefined);
   });
 
+  it('takes wikis by pattern with templates, and refuses what a pattern cannot be', () => {
+    const farm = 'wikis:\n  "*.farm.example":\n    action_api: "https://{domain}/w/api.php"\n    rest_api: "https://farm.example/{label}/rest.php"\n';
+    const config = loadConfig({ CONFIG: file(`${farm}farm:\n  discoveries_per_second: 2\n`) });
+    assert.equal(config.wikis['*.farm.example']?.rest_api, 'https://farm.example/{label}/rest.php');
+    assert.deepEqual(config.farm, { discoveries_per_second: 2, no_such_wiki_seconds: 600, wikis_in_memory: 1000 });
+    const refused: [string, RegExp][] = [
+      ['wikis:\n  "*.*.example":\n    action_api: a\n    rest_api: b\n', /not a domain name, nor a pattern/],
+      ['wikis:\n  "a*.example":\n    action_api: a\n    rest_api: b\n', /not a domain name, nor a pattern/],
+      ['wikis:\n  wiki.example:\n    action_api: "https://{label}.x/api.php"\n    rest_api: b\n', /\{label\} is not a placeholder here/],
+      ['wikis:\n  "*.x.example":\n    action_api: "https://{host}/api.php"\n    rest_api: b\n', /\{host\} is not a placeholder here/],
+      [`${farm}    storage_group: "Bad Name"\n`, /storage_group must be a name/],
+      [`${farm}farm:\n  discoveries_per_second: 0\n`, /farm.discoveries_per_second must be a positive number/],
+      [`${farm}farm:\n  discoveries: 1\n`, /farm.discoveries is not a setting/],
+    ];
+    for (const [yaml, message] of refused) assert.throws(() => loadConfig({ CONFIG: file(yaml) }), message, yaml);
+  });
+
   it('reads the YAML file, then lets the environment override it', () => {
     const config = loadConfig({
       CONFIG: file('listen:\n  port: 9000\nstorage:\n  backend: postgres\n  url: postgres://x@127.0.0.1/db\nadmin_token: from-file\n'),
