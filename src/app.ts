@@ -76,6 +76,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     streamStallMs: config.change_stream_stall_timeout * 1000,
     snapshotBodiesOnRender: config.snapshot_bodies === 'render',
     branchSweepMs: config.branch_sweep_interval * 1000,
+    farmPollsPerSecond: config.follower.farm_polls_per_second,
     follow: config.follow_changes
       ? {
           storedOnly: config.follow_changes === 'stored',
@@ -116,13 +117,14 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   for (const module of every) await module.setup?.(setup);
   /** A wiki's set-up by every module (its tables), once, before its first request. */
   const setUp = new Set<string>();
-  const setupWiki = async (domain: string) => {
+  const setupWiki = async (domain: string, served = true) => {
     for (const module of every) await module.setupWiki?.(setup, domain);
-    setUp.add(domain);
+    if (served) setUp.add(domain);
   };
-  // The wikis listed by name, and each storage group's tables, now: a farm's wiki found later
-  // then finds its tables made.
-  for (const domain of [...domains, ...groupHomes(config.wikis)]) await setupWiki(domain);
+  // The wikis listed by name now; and each storage group's tables, set up under its home (a name
+  // no client is served by): a farm's wiki found later finds its tables made.
+  for (const domain of domains) await setupWiki(domain);
+  for (const home of groupHomes(config.wikis)) await setupWiki(home, false);
   const admitting = new Map<string, Promise<void>>();
   router.admitWith((domain) => {
     if (setUp.has(domain)) return undefined;

@@ -63,9 +63,9 @@ async function call(url: string, method = 'GET', body?: string): Promise<number>
 
 /** Writes the store was asked for so far (from the service's own metrics). */
 async function storeWrites(base: string): Promise<number> {
-  const text = await (await fetch(`${base}/_metrics`, { headers: admin })).text();
+  const text = await (await fetch(`${base}/metrics`, { headers: admin })).text();
   let n = 0;
-  for (const m of text.matchAll(/^storage_operation_duration_seconds_count\{[^}]*operation="(put|delete)"[^}]*\} (\d+)/gm)) n += Number(m[2]);
+  for (const m of text.matchAll(/^storage_operation_seconds_count\{[^}]*operation="(put|delete)"[^}]*\} (\d+)/gm)) n += Number(m[2]);
   return n;
 }
 

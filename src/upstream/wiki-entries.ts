@@ -33,6 +33,11 @@ export class WikiEntries {
     this.patterns.sort((a, b) => b.suffix.length - a.suffix.length);
   }
 
+  /** The domain each pattern's storage group keeps its own rows under (see groupHomes), by group. */
+  homeOfGroup(group: string): string | undefined {
+    return groupHomes(Object.fromEntries(this.patterns.map(({ entry }) => [entry.key, entry.config])), group)[0];
+  }
+
   /** The domains listed by name. */
   listed(): string[] {
     return [...this.exact.keys()];
@@ -74,12 +79,12 @@ export class WikiEntries {
 const GROUP_SETUP_LABEL = 'wikistore-group-tables';
 
 /** For each storage group of a pattern, a domain of it: set up at start, so its tables exist before any wiki of it is found. */
-export function groupHomes(wikis: Record<string, WikiConfig>): string[] {
+export function groupHomes(wikis: Record<string, WikiConfig>, only?: string): string[] {
   const homes = new Map<string, string>();
   for (const key of Object.keys(wikis)) {
     if (!key.startsWith('*.')) continue;
     const group = wikis[key]!.storage_group ?? key.slice(2);
-    if (!homes.has(group)) homes.set(group, `${GROUP_SETUP_LABEL}${key.slice(1)}`);
+    if (!homes.has(group) && (only === undefined || only === group)) homes.set(group, `${GROUP_SETUP_LABEL}${key.slice(1)}`);
   }
   return [...homes.values()];
 }

@@ -28,6 +28,8 @@ export interface WikiDirectory {
   labelOf(domain: string): string;
   /** Whether `domain` was found by a pattern. */
   isFarmed(domain: string): boolean;
+  /** For a farm's wiki, the domain its group's own rows are kept under (its lease, its list of wikis); also for that domain itself. */
+  homeOf(domain: string): string | undefined;
   /** Runs `listener` on every wiki made from now on (a released one is made again when next used). */
   onMade(listener: (wiki: Wiki) => void): void;
 }
@@ -96,6 +98,12 @@ export class ConfiguredWikis implements WikiDirectory {
 
   groupOf(domain: string): string | undefined {
     return this.entries.match(domain)?.entry.group;
+  }
+
+  homeOf(domain: string): string | undefined {
+    if (this.listed.has(domain)) return undefined;
+    const group = this.groupOf(domain);
+    return group === undefined ? undefined : this.entries.homeOfGroup(group);
   }
 
   labelOf(domain: string): string {

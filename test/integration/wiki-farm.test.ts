@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { admin, request, sqliteConfig, startServer, type TestServer } from '../helpers.js';
-import { WIKI_URL, WikiAdmin } from '../wiki.js';
+import { FAST_FOLLOWER, WIKI_URL, waitFor, WikiAdmin } from '../wiki.js';
 
 /**
  * A real farm: several wikis from one MediaWiki install (scripts/wiki.sh serves wiki {name} at
@@ -27,6 +27,10 @@ describe('a real MediaWiki farm through one pattern', () => {
     service = await startServer({
       storage,
       wikis: { '*.farm.test': { action_api: `${WIKI_URL}/farm/{label}/api.php`, rest_api: `${WIKI_URL}/farm/{label}/rest.php`, timeout: 60 } },
+      // The farm's wikis are followed by the group's poller alone: reads never ask the wiki again.
+      ...FAST_FOLLOWER,
+      follow_changes: 'stored',
+      latest_check_interval: 3600,
     });
   });
   after(() => service?.close());
@@ -35,12 +39,15 @@ describe('a real MediaWiki farm through one pattern', () => {
     for (const name of ['beta', 'gamma']) {
       const res = await html(`${name}.farm.test`, 'Farm_home');
       assert.equal(res.status, 200, res.text);
-      assert.match(res.text, new RegExp(`This is the farm's wiki ${name}\\.`));
+      // Rendered by that wiki (its own base), with that wiki's text of the page.
+      assert.ok(res.text.includes(`<base href="${WIKI_URL}/farm/${name}/index.php/"/>`), res.text.slice(0, 600));
+      assert.match(res.text, new RegExp(`(farm's wiki|${name[0]!.toUpperCase()}${name.slice(1)} edited at)`));
     }
-    // The rest.php/v1 surface, per wiki as well.
+    // The rest.php/v1 surface, per wiki as well: the source as that wiki has it.
     const source = await request(`${service.base}/gamma.farm.test/rest.php/v1/page/Farm_home`);
     assert.equal(source.status, 200, source.text);
-    assert.equal(source.json.source, "This is the farm's wiki gamma.");
+    const own = await (await fetch(`${WIKI_URL}/farm/gamma/api.php?action=query&prop=revisions&titles=Farm_home&rvprop=content&rvslots=main&format=json&formatversion=2`)).json() as any;
+    assert.equal(source.json.source, own.query.pages[0].revisions[0].slots.main.content);
   });
 
   it('answers a name the farm has no wiki for with 404 no-such-wiki', async () => {
@@ -63,5 +70,18 @@ describe('a real MediaWiki farm through one pattern', () => {
     // A corpus article of a wiki not read before: no table added for it.
     assert.equal((await html('beta.farm.test', '2008_British_motorcycle_Grand_Prix')).status, 200);
     assert.equal(tables(), before);
+  });
+
+  it("follows a farm's wiki by the group's poller: an edit made on the wiki is served without asking anew", async () => {
+    assert.equal((await html('gamma.farm.test', 'Farm_home')).status, 200);
+    // Polled once (it was just found): following starts after its newest change.
+    await new Promise((r) => setTimeout(r, 1500));
+    const gamma = await new WikiAdmin(`${WIKI_URL}/farm/gamma`).login();
+    const text = `Gamma edited at ${Date.now()}.`;
+    await gamma.edit('Farm home', text);
+    await waitFor('the poller to bring the edit in', 30_000, async () => ((await html('gamma.farm.test', 'Farm_home')).text.includes(text) ? true : undefined));
+    const polls = (await request(`${service.base}/metrics`, { headers: admin })).text;
+    assert.match(polls, /follower_leading\{domain="\*\.farm\.test"\} 1/, 'one lease for the farm, held here');
+    assert.doesNotMatch(polls, /follower_leading\{domain="gamma/, 'none per wiki');
   });
 });

@@ -80,7 +80,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
     for (const { from, to } of moves) await branches.pageMoved(ctx, domain, from, to);
     await displayChanges.changed(ctx, domain, titles);
   };
-  const follower = followerModule(service, options.follow, options.metrics, options.log, pagesChanged);
+  const follower = followerModule(service, options.follow, options.metrics, options.log, pagesChanged, { wikis: options.wikis, pollsPerSecond: options.farmPollsPerSecond });
   const branchRecords = branchRecordsModule(branches, {
     expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
   });

@@ -23,6 +23,8 @@ export interface PageModuleOptions {
   revisionRecheckMs: number;
   /** The HTTP caches in front, told of every answer that changed. */
   purger: CachePurger;
+  /** Polls of a farm's wikis' changes per second, over each storage group's wikis (follower.farm_polls_per_second). */
+  farmPollsPerSecond: number;
   /** How the wikis' changes are followed; absent: they are not. */
   follow?: FollowerOptions;
   metrics: Metrics;

@@ -6,6 +6,8 @@ import { ChangeApplier, type ApplierSources, type PagesChanged } from './change-
 import type { DependentsSources } from './template-dependents.js';
 import { ChangeFollower, type FollowerOptions } from './change-follower.js';
 import { FollowerState } from '../tables/follower-state.js';
+import { FarmPolls } from './farm-polls.js';
+import type { WikiDirectory } from '../../../upstream/wikis.js';
 
 /**
  * The change followers, one per wiki listed by name (when `follow` is given): tables created at
@@ -15,6 +17,8 @@ import { FollowerState } from '../tables/follower-state.js';
  */
 export function followerModule(
   service: ApplierSources & DependentsSources & Pick<PageService, 'domains'>, follow: FollowerOptions | undefined, metrics: Metrics, log: Logger, pagesChanged?: PagesChanged,
+  /** The wikis, for a farm's: its group's poller (none when following is off). */
+  farm?: { wikis: Pick<WikiDirectory, 'homeOf'>; pollsPerSecond: number },
 ): Module & { followers: Map<string, ChangeFollower>; applierOf: (domain: string) => ChangeApplier } {
   const states = new Map<string, FollowerState>();
   const stateOf = (domain: string) => remember(states, domain, () => new FollowerState(domain));
@@ -24,6 +28,8 @@ export function followerModule(
   const applierOf = (domain: string) =>
     remember(appliers, domain, () => new ChangeApplier(domain, service, stateOf(domain), follow?.storedOnly ?? false, metrics, pagesChanged, () => followers.get(domain)?.dependentsQueued()));
   const listed = new Set(service.domains());
+  /** Each farm group's poller, by the group's home domain. */
+  const farms = new Map<string, FarmPolls>();
   let context: RequestContext | undefined;
   return {
     name: 'page-follower',
@@ -37,13 +43,24 @@ export function followerModule(
     },
     async setupWiki(ctx, domain) {
       await stateOf(domain).create(ctx);
+      const home = farm?.wikis.homeOf(domain);
+      if (follow && farm && home === domain && !farms.has(home)) {
+        const polls = new FarmPolls(home, metrics.wikiLabel(home), { wiki: (d) => service.wiki(d), stateOf, applierOf }, {
+          pollsPerSecond: farm.pollsPerSecond, pollMs: follow.pollMs, batchSize: follow.batchSize, leaseMs: follow.leaseMs,
+        }, metrics, log);
+        await polls.create(ctx);
+        farms.set(home, polls);
+        polls.start(ctx);
+        return;
+      }
+      if (follow && home !== undefined) return farms.get(home)?.add(ctx, domain);
       if (!follow || !listed.has(domain) || followers.has(domain)) return;
       const follower = new ChangeFollower(domain, service, stateOf(domain), follow, metrics, log, pagesChanged);
       followers.set(domain, follower);
       follower.start(ctx);
     },
     async close() {
-      await Promise.all([...followers.values()].map((f) => f.stop(context!)));
+      await Promise.all([...followers.values(), ...farms.values()].map((f) => f.stop(context!)));
     },
   };
 }

@@ -60,6 +60,14 @@ export class FollowerState {
     return true;
   }
 
+  /**
+   * Sets the cursor's fence to `holder` without a lease of this wiki's own: for a farm's wikis,
+   * whose follower leads a lease of the whole group (farm-polls.ts).
+   */
+  async fence(ctx: RequestContext, holder: string): Promise<void> {
+    await this.table.put(ctx, { attributes: { key: CURSOR_KEY, holder } });
+  }
+
   renew(ctx: RequestContext, holder: string, ttlSeconds: number): Promise<boolean> {
     return this.leases.renew(ctx, LEASE_KEY, holder, ttlSeconds);
   }
