@@ -134,6 +134,12 @@ if ( \$farmPath !== '' ) {
   \$wgScriptPath = "/farm/\$farmName";
   \$wgArticlePath = "/farm/\$farmName/index.php/\\\$1";
   \$wgResourceBasePath = '';
+  // Notices of the farm's changes, to wherever a test's service is (FarmNotifySettings.php, written by it).
+  \$wgWikistoreNotifyDomain = "\$farmName.farm.test";
+  \$wgWikistoreNotifyUrl = '';
+  if ( is_readable( '$WIKI_DIR/FarmNotifySettings.php' ) ) {
+    require '$WIKI_DIR/FarmNotifySettings.php';
+  }
 }
 PHP
 }

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { admin, request, sqliteConfig, startServer, type TestServer } from '../helpers.js';
@@ -83,5 +85,38 @@ describe('a real MediaWiki farm through one pattern', () => {
     const polls = (await request(`${service.base}/metrics`, { headers: admin })).text;
     assert.match(polls, /follower_leading\{domain="\*\.farm\.test"\} 1/, 'one lease for the farm, held here');
     assert.doesNotMatch(polls, /follower_leading\{domain="gamma/, 'none per wiki');
+  });
+});
+
+/** Where the farm's wikis send their notices (scripts/wiki.sh includes it in each farm wiki's settings when present). */
+const FARM_NOTIFY = path.resolve(process.env.WIKISTORE_TEST_WIKI_DIR ?? '.wiki', 'FarmNotifySettings.php');
+const SECRET = `farm-secret-${Date.now().toString(36)}-0123456789`;
+
+describe("a real farm's notices: one setting for every wiki, its {domain} filled in by each", () => {
+  let service: TestServer;
+  before(async () => {
+    service = await startServer({
+      wikis: { '*.farm.test': { action_api: `${WIKI_URL}/farm/{label}/api.php`, rest_api: `${WIKI_URL}/farm/{label}/rest.php`, timeout: 60, notice_secret: SECRET } },
+      // No poller, and reads never ask the wiki again: only a notice can bring an edit in.
+      follow_changes: false,
+      latest_check_interval: 3600,
+    });
+    await writeFile(FARM_NOTIFY, `<?php\n$wgWikistoreNotifyUrl = '${service.base}/{domain}/v1/changes';\n$wgWikistoreNotifySecret = '${SECRET}';\n`);
+    // PHP's opcache looks at an included file again only 2 s after it last did.
+    await new Promise((r) => setTimeout(r, 3100));
+  });
+  after(async () => {
+    await rm(FARM_NOTIFY, { force: true });
+    await service?.close();
+  });
+
+  it("serves an edit of a farm's wiki on the read right after it", async () => {
+    const read = () => request(`${service.base}/beta.farm.test/v1/page/Farm_home/html`);
+    assert.equal((await read()).status, 200);
+    const beta = await new WikiAdmin(`${WIKI_URL}/farm/beta`).login();
+    const text = `Beta noticed at ${Date.now()}.`;
+    await beta.edit('Farm home', text);
+    const after = await read();
+    assert.ok(after.text.includes(text), after.text.slice(-300));
   });
 });

@@ -45,6 +45,16 @@ class Notices {
 		];
 	}
 
+	/**
+	 * The domain the service knows this wiki by: $wgWikistoreNotifyDomain, else the host of
+	 * $wgServer (a farm's wikis each have their own).
+	 */
+	public static function domain(): string {
+		$config = MediaWikiServices::getInstance()->getMainConfig();
+		$domain = (string)$config->get( 'WikistoreNotifyDomain' );
+		return $domain !== '' ? $domain : (string)parse_url( $config->get( 'Server' ), PHP_URL_HOST );
+	}
+
 	/** Sends what this request changed; a service that is down or slow costs the edit the timeout at most. */
 	public static function send(): void {
 		$events = self::$pending;
@@ -55,7 +65,14 @@ class Notices {
 		$services = MediaWikiServices::getInstance();
 		$config = $services->getMainConfig();
 		$timeout = (float)$config->get( 'WikistoreNotifyTimeout' );
-		$request = $services->getHttpRequestFactory()->create( $config->get( 'WikistoreNotifyUrl' ), [
+		$domain = self::domain();
+		foreach ( $events as &$event ) {
+			// As EventBus's page_change events name their wiki: one intake may take a farm's.
+			$event['meta'] = [ 'domain' => $domain ];
+		}
+		unset( $event );
+		$url = str_replace( '{domain}', rawurlencode( $domain ), $config->get( 'WikistoreNotifyUrl' ) );
+		$request = $services->getHttpRequestFactory()->create( $url, [
 			'method' => 'POST',
 			'postData' => json_encode( $events ),
 			'timeout' => $timeout,
