@@ -50,6 +50,10 @@ export class MeasuredStorage implements TableStorage {
     return this.measured('drop_table', name, () => this.inner.dropTable(domain, name));
   }
 
+  listTables(domain: string): Promise<string[]> {
+    return this.measured('list_tables', '', () => this.inner.listTables(domain));
+  }
+
   get(domain: string, query: Query): Promise<QueryResult> {
     return this.measured('get', query.table, () => this.inner.get(domain, query));
   }

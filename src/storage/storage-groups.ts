@@ -59,6 +59,12 @@ export class GroupedStorage implements TableStorage {
     throw invalidInput(`Table '${name}' is shared by the wikis of a storage group: one wiki cannot drop it.`, 'shared-table');
   }
 
+  /** A wiki of a group has the group's tables. */
+  listTables(domain: string): Promise<string[]> {
+    const group = this.groupOf(domain);
+    return this.inner.listTables(group === undefined ? domain : groupStore(group));
+  }
+
   async get(domain: string, query: Query): Promise<QueryResult> {
     const group = this.groupOf(domain);
     if (group === undefined) return this.inner.get(domain, query);

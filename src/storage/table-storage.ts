@@ -14,6 +14,8 @@ export interface TableStorage {
   /** The schema with every default filled in, and its domain: PUT back as it is, it changes nothing. */
   getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }>;
   dropTable(domain: string, name: string): Promise<void>;
+  /** The names of a domain's tables (for tools that work on a whole wiki's store: moving it into a storage group). */
+  listTables(domain: string): Promise<string[]>;
   get(domain: string, query: Query): Promise<QueryResult>;
   /** Writes one row (and/or its partition's static columns); a failed condition is a 412 and writes nothing. */
   put(domain: string, write: Write): Promise<void>;

@@ -159,6 +159,11 @@ export class CassandraTableStorage implements TableStorage {
     return { domain, ...publicSchema((await this.table(domain, name)).info.schema) };
   }
 
+  async listTables(domain: string): Promise<string[]> {
+    const result = await this.session.run({ query: `SELECT name FROM ${this.meta} WHERE domain = ?`, params: [domain] });
+    return (result.rows as unknown as { name: string }[]).map((r) => r.name).sort();
+  }
+
   async dropTable(domain: string, name: string): Promise<void> {
     const { cql } = await this.table(domain, name);
     await this.session.runWrites([{ query: `DELETE FROM ${this.meta} WHERE domain = ? AND name = ?`, params: [domain, name] }]);

@@ -201,6 +201,11 @@ export class SqlTableStorage implements TableStorage {
     return this.fresh(() => this.removeTable(domain, name));
   }
 
+  async listTables(domain: string): Promise<string[]> {
+    const rows = await this.driver.all(`SELECT "name" FROM ${q(META_TABLE)} WHERE "domain" = ? ORDER BY "name"`, [domain]);
+    return rows.map((r) => String((r as { name: unknown }).name));
+  }
+
   private async removeTable(domain: string, name: string): Promise<void> {
     const { names } = await this.table(domain, name);
     await this.driver.transaction(JSON.stringify(['schema', domain, name]), async (tx) => {
