@@ -16,7 +16,7 @@ import { scaleScenario, type ScaleRow } from './scenarios/scale.js';
 import { sweepScenario, type SweepRow } from './scenarios/transaction-sweep.js';
 import { workerScenarios, type WorkersReport } from './scenarios/workers.js';
 import { benchFlags } from './flags.js';
-import { farmScenario } from './scenarios/farm.js';
+import { cassandraFarm, farmScenario, mariadbFarm, postgresFarm, sqliteFarm } from './scenarios/farm.js';
 
 const outDir = 'bench-results';
 const flags = benchFlags(process.argv.slice(2));
@@ -28,12 +28,17 @@ if (flags.sweep) {
 
 if (flags.farm) {
   // One service before a synthetic farm of each size in turn (`--farm=10,1000,10000`).
-  const rows = await farmScenario(flags.farm, flags.quick);
+  // On SQLite, and on each server engine named in the environment (Cassandra: every node, comma-separated).
+  const engines = [sqliteFarm];
+  if (process.env.WIKISTORE_BENCH_PG_URL) engines.push(postgresFarm(process.env.WIKISTORE_BENCH_PG_URL));
+  if (process.env.WIKISTORE_BENCH_MARIADB_URL) engines.push(mariadbFarm(process.env.WIKISTORE_BENCH_MARIADB_URL));
+  if (process.env.WIKISTORE_BENCH_CASSANDRA) engines.push(cassandraFarm(process.env.WIKISTORE_BENCH_CASSANDRA.split(',')));
+  const rows = await farmScenario(engines, flags.farm, flags.quick);
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'farm.json'), JSON.stringify(rows, null, 2));
-  console.log('\nwikis | start-up ms | tables | idle RSS MB | idle farm req/s | idle store writes/s | served | RSS after MB | tables after | spread/one-wiki reads | flood: farm requests, RSS MB, tables');
+  console.log('\nengine | wikis | start-up ms | tables | idle RSS MB | idle farm req/s | idle store writes/s | served | RSS after MB | tables after | spread/one-wiki reads | flood: farm requests, RSS MB, tables');
   for (const r of rows) {
-    console.log(`${r.wikis} | ${r.startupMs} | ${r.tables} | ${r.idleRssMb} | ${r.idleFarmRps} | ${r.idleStoreWritesPerS} | ${r.served} | ${r.servedRssMb} | ${r.tablesAfterServing} | ${r.spreadRps}/${r.oneWikiRps} = ${(r.spreadRps / r.oneWikiRps).toFixed(2)} | ${r.farmRequestsForFlood} of ${r.floodRequests} ${JSON.stringify(r.floodStatuses)}, ${r.floodRssMb}, ${r.tablesAfterFlood}`);
+    console.log(`${r.engine} | ${r.wikis} | ${r.startupMs} | ${r.tables} | ${r.idleRssMb} | ${r.idleFarmRps} | ${r.idleStoreWritesPerS} | ${r.served} | ${r.servedRssMb} | ${r.tablesAfterServing} | ${r.spreadRps}/${r.oneWikiRps} = ${(r.spreadRps / r.oneWikiRps).toFixed(2)} | ${r.farmRequestsForFlood} of ${r.floodRequests} ${JSON.stringify(r.floodStatuses)}, ${r.floodRssMb}, ${r.tablesAfterFlood}`);
   }
   process.exit(0);
 }

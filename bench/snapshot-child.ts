@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SnapshotWriter } from '../src/modules/page/snapshot/snapshot-writer.js';
-import { inThread, workerFormatter } from '../src/modules/page/snapshot/record-formatter.js';
+import { inThread } from '../src/modules/page/snapshot/record-formatter.js';
+import { workerFormatter } from '../src/modules/page/thread/page-thread.js';
 import { toolApp, toolConfig } from '../src/bin/tool.js';
 
 /**

@@ -91,7 +91,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   });
   const owned = () => new Set(every.flatMap((m) => m.tables ?? []));
   // The public API faces, from their one list.
-  const faces = surfaces(page, config);
+  const faces = surfaces(page.door, config);
   const onSurfaces = new Set(faces.flatMap((f) => f.routes));
   const base: Module[] = [tableModule(storage, owned), keyValueModule(), keyRevValueModule(), revisionedObjectModule(), transactions];
   const health = async () => {

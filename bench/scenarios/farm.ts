@@ -1,4 +1,7 @@
 import Database from 'better-sqlite3';
+import cassandra from 'cassandra-driver';
+import mysql from 'mysql2/promise';
+import postgres from 'postgres';
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +14,77 @@ import { ADMIN_TOKEN, startService } from '../service.js';
  * wikis w0 … w{N-1} by path, and "no such wiki" for any other name): what is measured is the
  * service's cost per wiki (start-up, tables, memory, background work), not rendering.
  */
+/** An engine the farm is run on, and how its tables are counted (all of them: the bench reports growth). */
+export interface FarmEngine {
+  name: string;
+  storage: Parameters<typeof startService>[0];
+  /** `dir`: the service's data dir (SQLite's file is there). */
+  tables(dir: string): Promise<number>;
+}
+
+export const sqliteFarm: FarmEngine = {
+  name: 'sqlite',
+  storage: 'sqlite',
+  async tables(dir) {
+    const db = new Database(path.join(dir, 'db.sqlite3'), { readonly: true });
+    try {
+      return (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  },
+};
+
+export function postgresFarm(url: string): FarmEngine {
+  return {
+    name: 'postgres',
+    storage: { yaml: `  backend: postgres\n  url: ${JSON.stringify(url)}` },
+    async tables() {
+      const sql = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        return Number((await sql`SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = current_schema()`)[0]!.n);
+      } finally {
+        await sql.end();
+      }
+    },
+  };
+}
+
+export function mariadbFarm(url: string): FarmEngine {
+  return {
+    name: 'mariadb',
+    storage: { yaml: `  backend: mariadb\n  url: ${JSON.stringify(url)}` },
+    async tables() {
+      const db = await mysql.createConnection(url);
+      try {
+        const [rows] = await db.query('SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = database()');
+        return Number((rows as { n: number }[])[0]!.n);
+      } finally {
+        await db.end();
+      }
+    },
+  };
+}
+
+export function cassandraFarm(hosts: string[]): FarmEngine {
+  const replicas = Math.min(3, hosts.length);
+  return {
+    name: `cassandra (${hosts.length} node${hosts.length > 1 ? 's' : ''})`,
+    storage: { yaml: `  backend: cassandra\n  contact_points: ${JSON.stringify(hosts)}\n  local_data_center: datacenter1\n  keyspace_prefix: benchfarm\n  replication: { datacenter1: ${replicas} }` },
+    async tables() {
+      const client = new cassandra.Client({ contactPoints: hosts, localDataCenter: 'datacenter1' });
+      try {
+        const result = await client.execute('SELECT keyspace_name FROM system_schema.tables');
+        return result.rows.filter((r) => String(r.keyspace_name).startsWith('benchfarm')).length;
+      } finally {
+        await client.shutdown();
+      }
+    },
+  };
+}
+
 export interface FarmRow {
+  engine: string;
   wikis: number;
   startupMs: number;
   tables: number;
@@ -77,24 +150,23 @@ async function pooled(n: number, concurrency: number, op: (i: number) => Promise
   }));
 }
 
-export async function farmScenario(sizes: number[], quick: boolean): Promise<FarmRow[]> {
+export async function farmScenario(engines: FarmEngine[], sizes: number[], quick: boolean): Promise<FarmRow[]> {
   const rows: FarmRow[] = [];
-  for (const wikis of sizes) {
+  for (const engine of engines) for (const wikis of sizes) rows.push(await farmRun(engine, wikis, quick));
+  return rows;
+}
+
+async function farmRun(engine: FarmEngine, wikis: number, quick: boolean): Promise<FarmRow> {
+  {
     const farm = await fakeFarm(wikis);
-    const service = await startService('sqlite', undefined, {}, 'follow_changes: stored\nfarm:\n  discoveries_per_second: 200\n', 0, '',
+    // The engine's tables before: the farm's are those it adds (server engines hold others' too).
+    const before = engine.name === 'sqlite' ? 0 : await engine.tables('');
+    const service = await startService(engine.storage, undefined, {}, 'follow_changes: stored\nfarm:\n  discoveries_per_second: 200\n', 0, '',
       `  "*.farm.bench":\n    action_api: "${farm.url}/{label}/api.php"\n    rest_api: "${farm.url}/{label}/rest.php"\n`);
-    const file = path.join(service.dir, 'db.sqlite3');
-    const tables = () => {
-      const db = new Database(file, { readonly: true });
-      try {
-        return (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
-      } finally {
-        db.close();
-      }
-    };
+    const tables = async () => (await engine.tables(service.dir)) - before;
     try {
       const pid = service.child.pid!;
-      const row = { wikis, startupMs: Math.round(service.startupMs), tables: tables() } as FarmRow;
+      const row = { engine: engine.name, wikis, startupMs: Math.round(service.startupMs), tables: await tables() } as FarmRow;
       await new Promise((r) => setTimeout(r, 1000));
       row.idleRssMb = rssMb(pid).rss;
       const idleSeconds = quick ? 5 : 10;
@@ -111,7 +183,7 @@ export async function farmScenario(sizes: number[], quick: boolean): Promise<Far
         for (let v = 0; v < values; v++) if ((await call(url(i, `/v${v}`), 'PUT', `w${i} value ${v}`)) >= 300) throw new Error(`value of w${i}`);
       });
       row.servedRssMb = rssMb(pid).rss;
-      row.tablesAfterServing = tables();
+      row.tablesAfterServing = await tables();
       const spread = Array.from({ length: row.served * values }, (_, k) => `/w${k % row.served}.farm.bench/sys/key_value/kv/v${Math.floor(k / row.served)}`);
       // One wiki holding as many values: the same hot set, in one wiki.
       await pooled(spread.length, 16, async (k) => {
@@ -132,13 +204,12 @@ export async function farmScenario(sizes: number[], quick: boolean): Promise<Far
       row.floodStatuses = statuses;
       row.farmRequestsForFlood = farm.asked() - asked1;
       row.floodRssMb = rssMb(pid).rss;
-      row.tablesAfterFlood = tables();
-      rows.push(row);
+      row.tablesAfterFlood = await tables();
       console.log(JSON.stringify(row));
+      return row;
     } finally {
       await service.stop();
       await farm.close();
     }
   }
-  return rows;
 }

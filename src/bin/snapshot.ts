@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
 import { toolApp, toolConfig, toolDomain, usageOf } from './tool.js';
 import { SnapshotWriter, type Outcome } from '../modules/page/snapshot/snapshot-writer.js';
-import { inThread, workerFormatter } from '../modules/page/snapshot/record-formatter.js';
+import { inThread } from '../modules/page/snapshot/record-formatter.js';
+import { workerFormatter } from '../modules/page/thread/page-thread.js';
 import { parseTime } from '../util/tid.js';
 
 const USAGE = `Writes a wiki as it was at one moment, in Wikimedia Enterprise's HTML snapshot layout.

@@ -1,9 +1,60 @@
+import type { Module, RequestContext } from '../../router/types.js';
+import type { Wiki } from '../../upstream/wiki.js';
+import type { PageSaver } from './edit/page-saver.js';
+import type { Transforms } from './edit/transforms.js';
+import type { CachePolicy } from './model/cache-control.js';
+import type { BundleRender, Render } from './model/render.js';
+import type { RevisionRow } from './model/revision.js';
+import type { NormalizeTitle } from './model/title-url.js';
+import type { PageCaches } from './read/page-caches.js';
+import type { Renderer } from './read/renderer.js';
+
 /**
- * The page module's one door for the surfaces built on it (src/surfaces/: rest_v1, rest.php/v1):
- * what they may use of it, and nothing else. The import rules (.dependency-cruiser.cjs) let a
- * surface reach the page module through this file alone.
+ * The page module's one door for the surfaces built on it (src/surfaces/: `/v1/`, rest_v1,
+ * rest.php/v1, and later Enterprise's): the operations they may ask of it, typed, and nothing of
+ * its insides. The import rules (.dependency-cruiser.cjs) let a surface reach the page module
+ * through this file alone.
  */
-export type { PageApi as PageDoor } from './page-api.js';
+export interface PageDoor {
+  /** The page module's own routes (the `/v1/` surface serves those of api `v1`). */
+  readonly modules: readonly Module[];
+  /** The wiki of a served domain: its site info, its Action API, its rest.php. */
+  wiki(domain: string): Wiki;
+  /** A title as the wiki writes it (its rules, cached). */
+  readonly normalize: NormalizeTitle;
+  /** How long answers may be kept, by kind. */
+  readonly cache: CachePolicy;
+  readonly pages: PageReads;
+  readonly renders: RenderReads;
+  /** Parsoid's transforms, with the stash a transform back reads its original from. */
+  readonly transforms: Pick<Transforms, 'toHtml' | 'toWikitext' | 'toStashedHtml' | 'toLint'>;
+  /** Saves through the service's own path (HTTP transaction, the page's CAS, the render stored). */
+  readonly saver: Pick<PageSaver, 'save'>;
+  /** What a kept answer is reused by (see http/answer-memo.ts), and its headers built once per render. */
+  readonly answers: Pick<PageCaches, 'reuseOfPage' | 'headersFor'>;
+  /** A render's HTML in Parsoid's 2.x version (made once per render, kept). */
+  html2(domain: string, render: BundleRender): Promise<Buffer>;
+  /** Counts a read of a page (the stored pages' read counts); called once it was answered. */
+  noter(domain: string, title: string): () => void;
+}
+
+/** A page's revisions: stored, else asked of the wiki and stored. */
+export interface PageReads {
+  /** The latest revision (`askedAnew`: asked of the wiki now); `renderNext`: its render started at once on a miss. */
+  latest(ctx: RequestContext, domain: string, title: string, askedAnew: boolean, options?: { renderNext?: boolean }): Promise<RevisionRow>;
+  revision(ctx: RequestContext, domain: string, title: string, rev: number, askedAnew: boolean, options?: { renderNext?: boolean }): Promise<RevisionRow>;
+  /** A revision by its id alone (whatever page it is of now). */
+  byId(ctx: RequestContext, domain: string, rev: number): Promise<RevisionRow>;
+  /** A revision as stored, if it is (no request to the wiki). */
+  stored(ctx: RequestContext, domain: string, title: string, rev: number): Promise<RevisionRow | undefined>;
+}
+
+/** Renders of revisions: stored, else made by the wiki's Parsoid and stored. */
+export interface RenderReads extends Pick<Renderer, 'render' | 'renderBundle' | 'renderByTid'> {
+  /** A render as stored, by its tid, if it is. */
+  stored(ctx: RequestContext, domain: string, title: string, tid: string, rev?: number): Promise<Render | undefined>;
+}
+
 // Pages and revisions as stored, and their renders.
 export type { RevisionRow } from './model/revision.js';
 export { partOf, type BundleRender, type Render } from './model/render.js';

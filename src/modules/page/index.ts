@@ -13,8 +13,8 @@ import { followerModule } from './follow/follower-module.js';
 import { changeNoticesModule } from './follow/change-notices.js';
 import { changeStreamModule } from './follow/change-stream.js';
 import { snapshotModule } from './snapshot/snapshot-routes.js';
-import { BodiesOnRender, PAGE_THREAD_IDLE_MS } from './snapshot/bodies-on-render.js';
-import { workerFormatter } from './snapshot/record-formatter.js';
+import { BodiesOnRender } from './snapshot/bodies-on-render.js';
+import { PAGE_THREAD_IDLE_MS, workerFormatter } from './thread/page-thread.js';
 import type { PageMove } from './follow/change-plan.js';
 import { BranchCallers } from './drafts/branch-callers.js';
 import { BranchExpirySweep } from './drafts/branch-expiry-sweep.js';
@@ -25,6 +25,7 @@ import { VersionBodies } from './drafts/version-bodies.js';
 import { cachePolicy } from './model/cache-control.js';
 import { Html2Cache } from './model/html-versions.js';
 import type { PageApi, PageModuleOptions } from './page-api.js';
+import type { PageDoor } from './door.js';
 import { PageCaches } from './read/page-caches.js';
 import { PageService } from './read/page-service.js';
 import { SaveLocks } from './tables/save-locks.js';
@@ -89,5 +90,30 @@ export function pageModules(options: PageModuleOptions): PageApi {
   const displays = displayModule({ service, caches, cache, display, linkStates, normalize });
   const edit = pageEditModule({ saver, transforms, normalize });
   const drafts = branchRoutesModule({ branches, callers, normalize, bodies: new VersionBodies(Math.floor(options.renderCacheBytes / 8)) });
-  return { modules: [follower, notices, stream, snapshotModule(service), page, displays, edit, drafts, saveRecordsModule(service, locksOf), branchRecords], service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers };
+  const modules = [follower, notices, stream, snapshotModule(service), page, displays, edit, drafts, saveRecordsModule(service, locksOf), branchRecords];
+  const ahead = (options?: { renderNext?: boolean }) => (options?.renderNext ? service.renderer : undefined);
+  const door: PageDoor = {
+    modules,
+    wiki: (domain) => service.wiki(domain),
+    normalize,
+    cache,
+    pages: {
+      latest: (ctx, domain, title, anew, options) => service.revisions.latest(ctx, domain, title, anew, ahead(options)),
+      revision: (ctx, domain, title, rev, anew, options) => service.revisions.revision(ctx, domain, title, rev, anew, ahead(options)),
+      byId: (ctx, domain, rev) => service.revisions.lookupRevision(ctx, domain, rev),
+      stored: (ctx, domain, title, rev) => service.revisions.table(domain).get(ctx, title, rev),
+    },
+    renders: {
+      render: (...args) => service.renderer.render(...args),
+      renderBundle: (...args) => service.renderer.renderBundle(...args),
+      renderByTid: (...args) => service.renderer.renderByTid(...args),
+      stored: (ctx, domain, title, tid, rev) => service.renders.byTid(ctx, domain, title, tid, rev),
+    },
+    transforms,
+    saver,
+    answers: caches,
+    html2: (domain, render) => html2.of(domain, render),
+    noter: (domain, title) => service.reads.noter(domain, title),
+  };
+  return { modules, service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers, door };
 }

@@ -11,6 +11,7 @@ import type { Html2Cache } from './model/html-versions.js';
 import type { PageCaches } from './read/page-caches.js';
 import type { PageService } from './read/page-service.js';
 import type { WikiDirectory } from '../../upstream/wikis.js';
+import type { PageDoor } from './door.js';
 
 export interface PageModuleOptions {
   wikis: WikiDirectory;
@@ -53,4 +54,6 @@ export interface PageApi {
   html2: Html2Cache;
   /** The change followers by domain (none unless following is on). */
   followers: Map<string, ChangeFollower>;
+  /** What the surfaces may use (door.ts). */
+  door: PageDoor;
 }

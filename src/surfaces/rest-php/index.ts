@@ -48,12 +48,12 @@ const strongTag = (...parts: (string | number | boolean | null)[]) => `"${create
  * content models other than wikitext) goes to the wiki unchanged.
  */
 export function restPhpModule(api: PageApi): Module {
-  const { service, normalize, cache, html2, caches } = api;
+  const { normalize, cache, pages, renders, answers } = api;
 
   /** The stored latest revision of a page, as MediaWiki names its absence. */
   async function latestOf(ctx: RequestContext, req: RouteRequest, title: string): Promise<RevisionRow | { movedTo: string }> {
     try {
-      return await service.revisions.latest(ctx, req.domain, title, askedAnew(req, ctx), service.renderer);
+      return await pages.latest(ctx, req.domain, title, askedAnew(req, ctx), { renderNext: true });
     } catch (e) {
       if (e instanceof PageMoved) return { movedTo: e.target };
       if (e instanceof HttpError && e.status === 404) throw new MediaWikiError(404, 'rest-nonexistent-title', `The specified page (${title}) does not exist`);
@@ -69,7 +69,7 @@ export function restPhpModule(api: PageApi): Module {
     // An integer no revision can have (ids are positive; storage keeps them exact up to 2^53).
     if (!Number.isSafeInteger(Number(id)) || Number(id) < 1) throw missing();
     try {
-      return await service.revisions.lookupRevision(ctx, req.domain, Number(id));
+      return await pages.byId(ctx, req.domain, Number(id));
     } catch (e) {
       if (e instanceof HttpError && e.status === 404) throw missing();
       throw e;
@@ -79,9 +79,9 @@ export function restPhpModule(api: PageApi): Module {
   /** The size of a revision's parent, for `delta`: stored, else asked of the wiki; null for a first revision. */
   async function parentSize(ctx: RequestContext, domain: string, row: RevisionRow): Promise<number | null> {
     if (!row.parent_id) return null;
-    const stored = await service.revisions.table(domain).get(ctx, row.title, row.parent_id);
+    const stored = await pages.stored(ctx, domain, row.title, row.parent_id);
     if (stored?.size !== undefined && stored.size !== null) return stored.size;
-    const page = await service.wiki(domain).api.revision(row.parent_id).catch(() => undefined);
+    const page = await api.wiki(domain).api.revision(row.parent_id).catch(() => undefined);
     return page?.revisions?.[0]?.size ?? null;
   }
 
@@ -94,7 +94,7 @@ export function restPhpModule(api: PageApi): Module {
   async function renderOf(ctx: RequestContext, req: RouteRequest, row: RevisionRow, withWikitext: boolean): Promise<BundleRender> {
     try {
       const force = askedAnew(req, ctx);
-      return await (withWikitext ? service.renderer.render(ctx, req.domain, row, force) : service.renderer.renderBundle(ctx, req.domain, row, force));
+      return await (withWikitext ? renders.render(ctx, req.domain, row, force) : renders.renderBundle(ctx, req.domain, row, force));
     } catch (e) {
       if (e instanceof HttpError && e.status === 403) throw new MediaWikiError(403, 'rest-permission-denied-revision', `Access to revision ${row.rev} of ${row.title} is denied: its text is hidden.`);
       throw e;
@@ -104,7 +104,7 @@ export function restPhpModule(api: PageApi): Module {
   /** The HTML of a render in the form and flavor asked for, as a string (for `with_html`) or bytes. */
   async function htmlOf(req: RouteRequest, render: BundleRender, flavor: string): Promise<{ gzipped: Buffer; type: string }> {
     const version = negotiateHtml(req.headers.accept, '2');
-    const stored = version === '2' ? await html2.of(req.domain, render) : render.parts.html;
+    const stored = version === '2' ? await api.html2(req.domain, render) : render.parts.html;
     const type = version === '2' ? HTML_2_TYPE : render.types.html;
     if (flavor !== 'fragment') return { gzipped: stored, type };
     return { gzipped: await gzip(Buffer.from(fragmentOf((await gunzip(stored)).toString('utf8')))), type };
@@ -116,9 +116,9 @@ export function restPhpModule(api: PageApi): Module {
    * from memory while nothing it was made from changed.
    */
   async function answer(ctx: RequestContext, req: RouteRequest, row: RevisionRow, form: Form, latest: boolean, reuse?: PageReuse, bundle?: BundleRender): Promise<Response> {
-    const wiki = service.wiki(req.domain);
+    const wiki = api.wiki(req.domain);
     const flavor = form === 'html' || form === 'with_html' ? flavorOf(req) : 'view';
-    const note = service.reads.noter(req.domain, row.title);
+    const note = api.noter(req.domain, row.title);
     note();
     const reused = reuse && flavor !== 'stash' ? { reuse: contentReuse(reuse, wiki, note) } : {};
     const [info, described] = await Promise.all([wiki.siteInfo(), wiki.describe(row.title)]);
@@ -181,7 +181,7 @@ export function restPhpModule(api: PageApi): Module {
       await latestOf(ctx, req, title);
       return { status: 301, headers: { location: withTitle(req, title, form), 'cache-control': 'max-age=3600' } };
     }
-    const reuse = caches.reuseOfPage(req.domain, title);
+    const reuse = answers.reuseOfPage(req.domain, title);
     const found = await latestOf(ctx, req, title);
     const followsRedirects = (form === 'html' || form === 'with_html') && !['no', 'false', '0'].includes(req.query.get('redirect') ?? '');
     if ('movedTo' in found) {
@@ -201,12 +201,12 @@ export function restPhpModule(api: PageApi): Module {
     try {
       return await answer(ctx, req, await revisionById(ctx, req), form, false);
     } catch (e) {
-      if (e instanceof RevisionMoved) return answer(ctx, req, await service.revisions.lookupRevision(ctx, req.domain, Number(req.params.id)), form, false);
+      if (e instanceof RevisionMoved) return answer(ctx, req, await pages.byId(ctx, req.domain, Number(req.params.id)), form, false);
       throw e;
     }
   };
 
-  const passThrough: Route['handler'] = (req) => passToWiki(service.wiki(req.domain).restBase, req, PASS_THROUGH_TIMEOUT_MS);
+  const passThrough: Route['handler'] = (req) => passToWiki(api.wiki(req.domain).restBase, req, PASS_THROUGH_TIMEOUT_MS);
 
   const spec = (summary: string, param: 'title' | 'id') => ({
     summary,
@@ -224,11 +224,11 @@ export function restPhpModule(api: PageApi): Module {
     return answer(ctx, req, row, 'source', true);
   };
   /** Where MediaWiki says a page it created is: the wiki's own URL of its `page/{title}`. */
-  const createdAt = async (domain: string, title: string) => wikiRestUrl(await service.wiki(domain).siteInfo(), `/page/${titleStyleEncode(title)}`);
+  const createdAt = async (domain: string, title: string) => wikiRestUrl(await api.wiki(domain).siteInfo(), `/page/${titleStyleEncode(title)}`);
   const own: Route[] = [
     ...forms.map((form): Route => ({ method: 'GET', path: `/page/{title}${SUFFIX[form]}`, handler: pageRoute(form), emptyParams: true, spec: spec(`A page's latest revision: ${form === 'source' ? 'source and metadata' : form}`, 'title') })),
     ...forms.map((form): Route => ({ method: 'GET', path: `/revision/{id}${SUFFIX[form]}`, handler: revisionRoute(form), emptyParams: true, spec: spec(`A revision: ${form === 'source' ? 'source and metadata' : form}`, 'id') })),
-    ...restPhpWrites(api, api.saver, { pageAnswer, createdAt }, passThrough),
+    ...restPhpWrites(api, { pageAnswer, createdAt }, passThrough),
   ];
   // Everything else below these prefixes is the wiki's to answer, exactly as it would.
   const taken = new Set(own.map((r) => `${r.method} ${r.path}`));

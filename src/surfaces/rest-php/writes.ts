@@ -3,7 +3,7 @@ import { withBody } from '../../router/typed-body.js';
 import type { Handler, Response, Route, RouteRequest } from '../../router/types.js';
 import { ParsoidRefusal } from '../../upstream/parsoid.js';
 import { MediaWikiBody, MediaWikiError, transformProblem } from './errors.js';
-import { credentialsOf, parseDataMw, parseOriginal, renderOfETag, targetOf, type PageDoor as PageApi, type PageSaver } from '../../modules/page/door.js';
+import { credentialsOf, parseDataMw, parseOriginal, renderOfETag, targetOf, type PageDoor as PageApi } from '../../modules/page/door.js';
 
 /** `PUT page/{title}` as MediaWiki takes it. */
 const updateBody = {
@@ -101,7 +101,8 @@ export interface SavedAnswers {
  * selectively from the render its ETag names. A content model other than wikitext is the wiki's
  * to handle: passed on.
  */
-export function restPhpWrites(api: PageApi, saver: PageSaver, answers: SavedAnswers, passThrough: Handler): Route[] {
+export function restPhpWrites(api: PageApi, answers: SavedAnswers, passThrough: Handler): Route[] {
+  const { saver } = api;
   const { normalize, transforms } = api;
 
   const saved = async (req: RouteRequest, ctx: Parameters<Handler>[1], title: string, status: 200 | 201): Promise<Response> => {

@@ -19,7 +19,7 @@ const enc = titleSegment;
  * in RESTBase's layout and shapes; 2.x clients get 2.x HTML made from the stored render.
  */
 export function restV1Module(api: PageApi): Module {
-  const { service, normalize, transforms, caches, cache, html2 } = api;
+  const { normalize, transforms, cache, pages, renders, answers } = api;
   // Bounded in bytes: a lead paragraph can be long.
   const summaries = new LRUCache<string, Record<string, unknown>>({ maxSize: SUMMARY_CACHE_BYTES, sizeCalculation: (summary) => 2 * JSON.stringify(summary).length });
 
@@ -40,12 +40,12 @@ export function restV1Module(api: PageApi): Module {
     const { revision, tid } = req.params;
     const force = askedAnew(req, ctx);
     if (tid !== undefined) {
-      const render = await service.renderer.renderByTid(ctx, req.domain, title, tid.toLowerCase());
+      const render = await renders.renderByTid(ctx, req.domain, title, tid.toLowerCase());
       if (render.rev !== Number(revision)) throw notFound(`Render ${tid} is not of revision ${revision} of ${title}.`, 'render-not-found');
       return { render, kind: 'render' };
     }
-    const row = revision === undefined ? await service.revisions.latest(ctx, req.domain, title, force, service.renderer) : await service.revisions.revision(ctx, req.domain, title, Number(revision), force, service.renderer);
-    return { render: await service.renderer.renderBundle(ctx, req.domain, row, force), kind: revision === undefined ? 'latest' : 'revision' };
+    const row = revision === undefined ? await pages.latest(ctx, req.domain, title, force, { renderNext: true }) : await pages.revision(ctx, req.domain, title, Number(revision), force, { renderNext: true });
+    return { render: await renders.renderBundle(ctx, req.domain, row, force), kind: revision === undefined ? 'latest' : 'revision' };
   }
 
   /** A revision that moved to another page: the same rest_v1 URL under its new title. */
@@ -73,7 +73,7 @@ export function restV1Module(api: PageApi): Module {
     const version = negotiateHtml(req.headers.accept, '2');
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
-    const reuse = caches.reuseOfPage(req.domain, title);
+    const reuse = answers.reuseOfPage(req.domain, title);
     let found: { render: BundleRender; kind: keyof CachePolicy };
     try {
       found = await renderOf(ctx, req, title);
@@ -82,13 +82,13 @@ export function restV1Module(api: PageApi): Module {
       throw e;
     }
     const { render, kind } = found;
-    const body = version === '2' ? await html2.of(req.domain, render) : render.parts.html;
-    const language = (await service.wiki(req.domain).siteInfo()).general.lang;
+    const body = version === '2' ? await api.html2(req.domain, render) : render.parts.html;
+    const language = (await api.wiki(req.domain).siteInfo()).general.lang;
     let headers = markedIfUnchecked(
-      service.wiki(req.domain),
-      caches.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind, language)),
+      api.wiki(req.domain),
+      answers.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind, language)),
     );
-    const note = service.reads.noter(req.domain, render.title);
+    const note = api.noter(req.domain, render.title);
     note();
     const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
     headers = tagged(headers, keys);
@@ -96,7 +96,7 @@ export function restV1Module(api: PageApi): Module {
       // RESTBase's redirect: 302 to the target's HTML, the redirect page itself in the body.
       return { status: 302, headers: { ...headers, location: `/${req.domain}/rest_v1/page/html/${enc(render.redirect.replace(/ /g, '_'))}` }, body };
     }
-    return { status: 200, headers, body, reuse: contentReuse(reuse, service.wiki(req.domain), note) };
+    return { status: 200, headers, body, reuse: contentReuse(reuse, api.wiki(req.domain), note) };
   };
 
   const dataParsoid: Route['handler'] = async (req, ctx) => {
@@ -116,9 +116,9 @@ export function restV1Module(api: PageApi): Module {
 
   /** RESTBase's revision item. */
   async function revisionItem(ctx: RequestContext, domain: string, row: RevisionRow): Promise<Record<string, unknown>> {
-    const wiki = service.wiki(domain);
+    const wiki = api.wiki(domain);
     const [{ ns }, info] = await Promise.all([wiki.describe(row.title), wiki.siteInfo()]);
-    const render = row.tid ? await service.renders.byTid(ctx, domain, row.title, row.tid, row.rev) : undefined;
+    const render = row.tid ? await renders.stored(ctx, domain, row.title, row.tid, row.rev) : undefined;
     return {
       title: row.title, page_id: row.page_id, rev: row.rev, tid: row.tid, namespace: ns,
       user_id: row.user_hidden ? null : row.user_id, user_text: row.user_hidden ? null : row.user_text,
@@ -139,9 +139,9 @@ export function restV1Module(api: PageApi): Module {
   const titleMeta: Route['handler'] = async (req, ctx) => {
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
-    if (req.params.revision === undefined) return revisionAnswer(ctx, req.domain, await service.revisions.latest(ctx, req.domain, title, false), 'no-cache', true);
+    if (req.params.revision === undefined) return revisionAnswer(ctx, req.domain, await pages.latest(ctx, req.domain, title, false), 'no-cache', true);
     try {
-      return await revisionAnswer(ctx, req.domain, await service.revisions.revision(ctx, req.domain, title, Number(req.params.revision), false), cache.revision);
+      return await revisionAnswer(ctx, req.domain, await pages.revision(ctx, req.domain, title, Number(req.params.revision), false), cache.revision);
     } catch (e) {
       if (!(e instanceof RevisionMoved)) throw e;
       return { status: 302, headers: { location: `/${req.domain}/rest_v1/page/title/${enc(e.title)}/${req.params.revision}`, 'cache-control': 'no-cache' } };
@@ -153,7 +153,7 @@ export function restV1Module(api: PageApi): Module {
     const key = `${domain}\u0000${render.tid}`;
     const hit = summaries.get(key);
     if (hit) return hit;
-    const wiki = service.wiki(domain);
+    const wiki = api.wiki(domain);
     const [info, described, html, props] = await Promise.all([
       wiki.siteInfo(), wiki.describe(row.title), gunzip(render.parts.html),
       // Extras from extensions the wiki may not have: a summary goes out without them rather than not at all.
@@ -187,8 +187,8 @@ export function restV1Module(api: PageApi): Module {
   const summary: Route['handler'] = async (req, ctx) => {
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
-    const row = await service.revisions.latest(ctx, req.domain, title, false);
-    const render = await service.renderer.render(ctx, req.domain, row, false);
+    const row = await pages.latest(ctx, req.domain, title, false);
+    const render = await renders.render(ctx, req.domain, row, false);
     if (render.redirect && req.query.get('redirect') !== 'false') {
       return { status: 302, headers: { location: `/${req.domain}/rest_v1/page/summary/${enc(render.redirect.replace(/ /g, '_'))}`, 'cache-control': cache.latest } };
     }
@@ -240,7 +240,7 @@ export function restV1Module(api: PageApi): Module {
       get('/page/title/{title}/{revision}', titleMeta, restV1Specs.titleRevision),
       get(
         '/page/revision/{revision}',
-        async (req, ctx) => revisionAnswer(ctx, req.domain, await service.revisions.lookupRevision(ctx, req.domain, Number(req.params.revision)), cache.revision),
+        async (req, ctx) => revisionAnswer(ctx, req.domain, await pages.byId(ctx, req.domain, Number(req.params.revision)), cache.revision),
         restV1Specs.revision,
       ),
       get('/page/summary/{title}', summary, restV1Specs.summary),

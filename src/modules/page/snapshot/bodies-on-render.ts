@@ -4,7 +4,7 @@ import { BoundedMap } from '../../../util/bounded-map.js';
 import type { LatestRenderStored } from '../read/renderer.js';
 import { SnapshotBodies } from '../tables/snapshot-bodies.js';
 import { BODY_FORMAT, packPlainBody, type PlainBodyParts } from './record-format.js';
-import { workerFormatter, type RecordFormatter } from './record-formatter.js';
+import { inThread, type RecordFormatter } from './record-formatter.js';
 
 /**
  * A render's HTML and data-mw from this size on make their body on a worker thread: made here, a
@@ -13,8 +13,6 @@ import { workerFormatter, type RecordFormatter } from './record-formatter.js';
  * hand-off (the parts copied to it) and its start would cost more than they save.
  */
 export const THREAD_BODY_BYTES = 128 * 1024;
-/** A page's worker thread ends after this long without work, and starts again with the next. */
-export const PAGE_THREAD_IDLE_MS = 60_000;
 
 /**
  * Snapshot bodies made when a page's latest render is stored, as Wikimedia Enterprise makes each
@@ -33,7 +31,7 @@ export class BodiesOnRender implements LatestRenderStored {
    * made at start, for them and the HTTP snapshot. `thread`: where large bodies are made (the
    * page module's one worker thread; ended by `close`).
    */
-  constructor(private readonly log: Logger, private readonly enabled = true, private readonly thread: RecordFormatter = workerFormatter(1, { idleMs: PAGE_THREAD_IDLE_MS })) {}
+  constructor(private readonly log: Logger, private readonly enabled = true, private readonly thread: RecordFormatter = inThread) {}
 
   private table(domain: string): SnapshotBodies {
     return this.tables.remember(domain, () => new SnapshotBodies(domain, BODY_FORMAT));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Html2Cache, negotiateHtml, THREAD_HTML2_BYTES, toHtml2, toHtml2ByTokenizer, type Html2Parts } from '../../../../../src/modules/page/model/html-versions.js';
-import { workerFormatter } from '../../../../../src/modules/page/snapshot/record-formatter.js';
+import { workerFormatter } from '../../../../../src/modules/page/thread/page-thread.js';
 import type { BundleRender } from '../../../../../src/modules/page/model/render.js';
 
 describe('HTML versions for rest_v1 clients', () => {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 import { formatRecord, packPlainBody, recordHead, type RecordInput } from '../../../../../src/modules/page/snapshot/record-format.js';
-import { inThread, workerFormatter } from '../../../../../src/modules/page/snapshot/record-formatter.js';
+import { inThread } from '../../../../../src/modules/page/snapshot/record-formatter.js';
+import { workerFormatter } from '../../../../../src/modules/page/thread/page-thread.js';
 
 const gz = (text: string) => gzipSync(text);
 

@@ -1,13 +1,13 @@
 import { html2Gzipped, type Html2Parts } from '../model/html-versions.js';
 import type { PackedBody } from '../tables/snapshot-bodies.js';
-import { formatRecord, packBody, packPlainBodyNow, type BodyParts, type PlainBodyParts, type RecordInput } from './record-format.js';
+import { formatRecord, packBody, packPlainBodyNow, type BodyParts, type PlainBodyParts, type RecordInput } from '../snapshot/record-format.js';
 
-/** A worker thread of `RecordFormatter`: one record a call. */
+/** A worker thread of `workerFormatter` (page-thread.ts): one record a call. */
 export default function format(input: RecordInput): string {
   return formatRecord(input);
 }
 
-/** A worker thread of `RecordFormatter`: one body a call. */
+/** A worker thread of `workerFormatter` (page-thread.ts): one body a call. */
 export function pack(parts: BodyParts): PackedBody {
   return packBody(parts);
 }
@@ -15,7 +15,7 @@ export function pack(parts: BodyParts): PackedBody {
 /** Bytes come to a thread as plain Uint8Arrays: Buffers again, for their UTF-8 decoding. */
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
-/** A worker thread of `RecordFormatter`: one body a call, from a render's parts as they came. */
+/** A worker thread of `workerFormatter` (page-thread.ts): one body a call, from a render's parts as they came. */
 export function packPlain(parts: PlainBodyParts): PackedBody {
   return packPlainBodyNow({ html: asBuffer(parts.html), dataMw: asBuffer(parts.dataMw), wikitext: asBuffer(parts.wikitext) });
 }
