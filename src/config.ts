@@ -21,6 +21,13 @@ export interface WikiConfig {
   maxlag?: number;
   /** Requests per second to the wiki at most, from this process (unset: no limit). */
   requests_per_second?: number;
+  /**
+   * Requests to the wiki under way at once at most, from this process (more wait their turn; a
+   * queue of 64 times as many is answered 503). Unset: no limit for a wiki listed by name, 8 for
+   * each wiki of a pattern, so a burst of cold misses on one wiki of a farm cannot hold every
+   * connection to the farm.
+   */
+  concurrency?: number;
   /** Seconds an Action API read may take (default 15); renders and edits have longer ones of their own. */
   timeout?: number;
   /**
@@ -323,6 +330,7 @@ function validate(config: Config): Config {
     for (const key of ['timeout', 'circuit_probe_interval'] as const) {
       if (wiki[key] !== undefined && !(typeof wiki[key] === 'number' && wiki[key]! > 0)) fail(`wikis.${domain}.${key} must be a positive number of seconds`);
     }
+    if (wiki.concurrency !== undefined && !(Number.isInteger(wiki.concurrency) && wiki.concurrency >= 1)) fail(`wikis.${domain}.concurrency must be a whole number, at least 1`);
     if (wiki.circuit_threshold !== undefined && !(Number.isInteger(wiki.circuit_threshold) && wiki.circuit_threshold >= 1)) fail(`wikis.${domain}.circuit_threshold must be a whole number, at least 1`);
     if (wiki.notice_secret !== undefined && !(typeof wiki.notice_secret === 'string' && wiki.notice_secret.length >= 16)) fail(`wikis.${domain}.notice_secret must be a string of at least 16 characters`);
   }

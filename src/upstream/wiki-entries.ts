@@ -10,6 +10,9 @@ export interface WikiEntry {
   group: string | undefined;
 }
 
+/** Requests under way at once to one wiki of a pattern, unless its entry says otherwise. */
+export const FARM_WIKI_CONCURRENCY = 8;
+
 /** One DNS label, as host names are written (lower case: a wiki has one name, not one per spelling). */
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -67,6 +70,8 @@ export class WikiEntries {
     const fill = (text: string) => text.replaceAll('{domain}', domain).replaceAll('{label}', found.label ?? '');
     const { config } = found.entry;
     return {
+      // Each wiki of a pattern its own bound on requests under way (see WikiConfig.concurrency).
+      ...(found.entry.pattern ? { concurrency: FARM_WIKI_CONCURRENCY } : {}),
       ...config,
       action_api: fill(config.action_api),
       rest_api: fill(config.rest_api),

@@ -40,7 +40,9 @@ export type { PageApi, PageModuleOptions } from './page-api.js';
  * and the change follower (`follow/`). rest_v1 (`rest-v1/`) builds on what this returns.
  */
 export function pageModules(options: PageModuleOptions): PageApi {
-  const caches = new PageCaches({ rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs });
+  const caches = new PageCaches({
+    rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs, capped: (domain) => options.wikis.isFarmed(domain),
+  });
   // One worker thread for a long article's CPU work (its 2.x HTML, its snapshot body), off the
   // event loop: started when first needed, ended when idle, and at close with the bodies' maker.
   const pageThread = workerFormatter(1, { idleMs: PAGE_THREAD_IDLE_MS });

@@ -15,7 +15,16 @@ export interface PageCacheOptions {
   missTtlMs: number;
   /** Bytes of normalised titles kept (keys are client text). */
   titleBytes?: number;
+  /**
+   * Whether a wiki shares the render cache with many others (one of a farm's): it may then hold
+   * one eighth of it at most, so one wiki's burst of cold reads cannot evict every other wiki's
+   * hot pages.
+   */
+  capped?: (domain: string) => boolean;
 }
+
+/** The part of the render cache one wiki of a farm may hold. */
+export const FARM_WIKI_RENDER_SHARE = 1 / 8;
 
 /**
  * How long an answer made from a page's state may be sent again without asking the module, at most
@@ -51,12 +60,18 @@ const sizeOfRender = (r: Render) => Math.max(1, r.parts.html.length + r.parts['d
 export class PageCaches {
   private readonly rows = new Map<string, TitleCache<RevisionRow | undefined>>();
   private readonly renders: LRUCache<string, Render>;
+  /** Of each capped wiki: its renders' keys, oldest kept first, and their bytes. */
+  private readonly shares = new Map<string, { keys: Set<string>; bytes: number }>();
   private readonly headers = new WeakMap<BundleRender, Map<string, Record<string, string>>>();
   private readonly misses: LRUCache<string, HttpError> | undefined;
   private readonly titles: LRUCache<string, string>;
 
   constructor(private readonly options: PageCacheOptions) {
-    this.renders = new LRUCache({ maxSize: Math.max(1, options.renderBytes), sizeCalculation: sizeOfRender });
+    this.renders = new LRUCache({
+      maxSize: Math.max(1, options.renderBytes),
+      sizeCalculation: sizeOfRender,
+      dispose: (render, key) => this.released(key, render),
+    });
     if (options.missTtlMs > 0) {
       this.misses = new LRUCache({ ttl: options.missTtlMs, maxSize: 4 * 1024 * 1024, sizeCalculation: (_e, key) => 2 * key.length + 256 });
     }
@@ -87,7 +102,29 @@ export class PageCaches {
   }
 
   rememberRender(domain: string, render: Render): void {
-    this.renders.set(`${domain}\u0000${render.tid}`, render);
+    const key = `${domain}\u0000${render.tid}`;
+    this.renders.set(key, render);
+    if (!this.options.capped?.(domain) || !this.renders.has(key)) return;
+    let share = this.shares.get(domain);
+    if (!share) this.shares.set(domain, (share = { keys: new Set(), bytes: 0 }));
+    if (share.keys.has(key)) return;
+    share.keys.add(key);
+    share.bytes += sizeOfRender(render);
+    // Over its share: the wiki's own oldest renders go first, never another wiki's.
+    const most = this.options.renderBytes * FARM_WIKI_RENDER_SHARE;
+    for (const oldest of share.keys) {
+      if (share.bytes <= most || oldest === key) break;
+      this.renders.delete(oldest);
+    }
+  }
+
+  /** A render left the cache (evicted, replaced or dropped): its wiki's share shrinks. */
+  private released(key: string, render: Render): void {
+    const domain = key.slice(0, key.indexOf('\u0000'));
+    const share = this.shares.get(domain);
+    if (!share?.keys.delete(key)) return;
+    share.bytes -= sizeOfRender(render);
+    if (share.keys.size === 0) this.shares.delete(domain);
   }
 
   /** The response headers of `render` under `key`, built on first use. */

@@ -54,6 +54,19 @@ describe('page caches', () => {
     assert.equal(caches.render('d', 't2'), undefined, 'the least recently used went first');
   });
 
+  it("holds a farm's wiki to its share of the renders: its burst evicts its own, never another wiki's", () => {
+    const caches = new PageCaches({ rowTtlMs: 1, renderBytes: 800, missTtlMs: 0, capped: (domain) => domain.endsWith('.farm') });
+    for (const tid of ['h1', 'h2', 'h3']) caches.rememberRender('hot.farm', render(tid));
+    for (let i = 0; i < 200; i++) caches.rememberRender('burst.farm', render(`b${i}`));
+    assert.deepEqual(['h1', 'h2', 'h3'].map((t) => caches.render('hot.farm', t)?.tid), ['h1', 'h2', 'h3'], "another wiki's renders stay");
+    const kept = Array.from({ length: 200 }, (_, i) => caches.render('burst.farm', `b${i}`)).filter(Boolean).length;
+    assert.equal(kept, 10, 'an eighth of 800 bytes: ten renders of ten');
+    assert.equal(caches.render('burst.farm', 'b199')?.tid, 'b199', 'its newest kept');
+    // A wiki listed by name is not capped: it may fill the cache.
+    for (let i = 0; i < 50; i++) caches.rememberRender('listed.example', render(`l${i}`));
+    assert.equal(Array.from({ length: 50 }, (_, i) => caches.render('listed.example', `l${i}`)).filter(Boolean).length, 50);
+  });
+
   it('builds response headers once per render and key', () => {
     const caches = new PageCaches({ rowTtlMs: 1, renderBytes: 100, missTtlMs: 0 });
     const r = render('t1');
