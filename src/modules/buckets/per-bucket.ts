@@ -1,8 +1,8 @@
 import { BoundedMap } from '../../util/bounded-map.js';
 import type { RouteRequest } from '../../router/types.js';
 
-/** Buckets whose handles are kept (beyond these, handles are made anew). */
-const KEPT = 512;
+/** Buckets whose handles are kept (beyond these, handles are made anew): a farm's wikis each have theirs. */
+const KEPT = 4096;
 
 /** A request's bucket handle (a store, a table client: stateless), made once per domain and bucket rather than per request. */
 export function perBucket<T>(make: (domain: string, bucket: string) => T): (req: RouteRequest) => T {

@@ -49,6 +49,11 @@ export class FarmPolls {
   private readonly registered = new Set<string>();
   private readonly fenced = new Set<string>();
   private readonly active = new Map<string, number>();
+  /**
+   * Where following a wiki without a stored cursor starts (its newest change at its first poll):
+   * kept here, and stored only with the first changes applied, so finding wikis costs no write.
+   */
+  private readonly starts = new Map<string, Cursor>();
   private readonly pages = new PQueue({ concurrency: PAGE_CONCURRENCY });
   private leading = false;
   private stopRenewing: (() => void) | undefined;
@@ -168,11 +173,11 @@ export class FarmPolls {
   private async poll(ctx: RequestContext, domain: string): Promise<void> {
     const state = this.parts.stateOf(domain);
     const api = this.parts.wiki(domain).api;
-    const cursor = await state.cursor(ctx);
+    const cursor = (await state.cursor(ctx)) ?? this.starts.get(domain);
     if (!cursor) {
       // Following a wiki starts after its newest change, as a wiki's own follower does.
       const [newest] = await api.newestChanges(1);
-      await this.advance(ctx, state, domain, { ts: newest?.timestamp ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z'), seen: newest ? [[newest.rcid, Date.parse(newest.timestamp)]] : [] });
+      this.starts.set(domain, { ts: newest?.timestamp ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z'), seen: newest ? [[newest.rcid, Date.parse(newest.timestamp)]] : [] });
       return;
     }
     const seen = new Set(cursor.seen.map(([rcid]) => rcid));
@@ -185,6 +190,7 @@ export class FarmPolls {
     const newest = Math.max(Date.parse(cursor.ts), ...batch.map((c) => Date.parse(c.timestamp)));
     const window = [...cursor.seen, ...batch.map((c): [number, number] => [c.rcid, Date.parse(c.timestamp)])].filter(([, at]) => at >= newest - OVERLAP_MS);
     await this.advance(ctx, state, domain, { ts: new Date(newest).toISOString(), seen: window });
+    this.starts.delete(domain);
     this.touched(domain);
   }
 
