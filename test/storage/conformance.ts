@@ -284,6 +284,34 @@ export function storageConformance(backend: string, config: () => StorageConfig,
         assert.deepEqual(items.map((r) => r.note), ['one']);
       });
 
+      it("takes a row whose TTL has passed as absent to 'not exists', keeping none of its columns", async () => {
+        const domain = await table(revisions);
+        const t = tid(Date.now());
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, note: 'gone', hits: 7, _ttl: 1 } });
+        await sleep(1100);
+        await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, note: 'new' }, if: 'not exists' });
+        const { items } = await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } });
+        assert.deepEqual(items.map((r) => [r.note, r.hits]), [['new', null]]);
+        await rejectsWith(storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, note: 'again' }, if: 'not exists' }), 412);
+      });
+
+      it("serialises 'not exists' with the partition's other conditional writes: each condition sees the last write", async () => {
+        const domain = await table(revisions);
+        const t = tid(Date.now());
+        // Racing: inserts of the row, and updates conditional on the count they read.
+        const writes = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => (i % 3 === 0
+          ? storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, hits: 0 }, if: 'not exists' })
+          : (async () => {
+            const [row] = (await storage.get(domain, { table: 'revisions', attributes: { key: 'k', tid: t } })).items;
+            if (!row) throw new Error('not there yet');
+            await storage.put(domain, { table: 'revisions', attributes: { key: 'k', tid: t, hits: (row.hits as number) + 1 }, if: { hits: { eq: row.hits } } });
+          })())));
+        const won = writes.filter((w, i) => w.status === 'fulfilled' && i % 3 !== 0).length;
+        assert.equal(writes.filter((w, i) => w.status === 'fulfilled' && i % 3 === 0).length, 1, 'one insert wins');
+        const [row] = (await storage.get(domain, { table: 'revisions', attributes: { key: 'k', tid: t } })).items;
+        assert.equal(row!.hits, won, 'every update that won counted once, none undone by an insert');
+      });
+
       it('applies {attribute: {eq}} conditions to regular and static columns', async () => {
         const domain = await table(revisions);
         const [t1, t2] = [tid(Date.now() - 1000), tid(Date.now())];

@@ -80,6 +80,15 @@ export function mariadbDialect(collation: string): Dialect {
     keyColumnTypes,
     indexColumn: (name, type) => (columnType(type).startsWith('LONG') ? `${q(name)}(${INDEX_PREFIX})` : q(name)),
     dropIndex: (index, table) => `DROP INDEX IF EXISTS ${q(index)} ON ${q(table)}`,
+    // Each column keeps its value unless the condition holds over the row as it is: the
+    // assignments run in order and later ones see earlier ones' values, so the caller names
+    // last the columns the condition reads.
+    insertsWithoutLock: true,
+    lockingRead: ' FOR UPDATE',
+    upsertWhere: (_table, _keys, sets, condition) => ({
+      sql: `ON DUPLICATE KEY UPDATE ${sets.map(([c, v]) => `${q(c)} = IF(${condition}, ${v}, ${q(c)})`).join(', ')}`,
+      conditionUses: sets.length,
+    }),
     onConflictUpdate: () => 'ON DUPLICATE KEY UPDATE',
     inserted: (column) => `VALUES(${q(column)})`,
     insertIfAbsent: (table, columns) => `INSERT IGNORE INTO ${q(table)} (${columns.map(q).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,

@@ -74,6 +74,9 @@ export class MariadbDriver implements SqlDriver {
       // No stack captured at each call for its errors' traces: at a deep async stack that cost a
       // twentieth of a partition read; failures are told apart by their codes.
       trace: false,
+      // Affected rows as the server counts changes: an upsert that leaves a row as it was is 0,
+      // not 1, which is how a conditional insert learns that a live row was there (dml.ts).
+      flags: ['-FOUND_ROWS'],
     });
     // Every new connection is set up before any statement of ours runs on it (commands run in order).
     pool.on('connection', (conn) => {

@@ -29,6 +29,8 @@ export const postgresDialect: Dialect = {
   ...standardSpellings,
   columnType,
   keyColumnTypes: (types) => types.map(columnType),
+  // Typed: a SELECT's parameters are not typed by the columns they go to, as VALUES' are.
+  lockedRow: (types) => `SELECT ${types.map((t) => `?::${t}`).join(', ')} FROM (SELECT pg_advisory_xact_lock(hashtextextended(?, 0))) AS partition_lock`,
   isUnavailable,
   // undefined_table, undefined_column
   isStaleSchema: (err) => ['42P01', '42703'].includes((err as { code?: string } | null)?.code ?? ''),

@@ -168,6 +168,34 @@ export function upsertRowStatement(dialect: Dialect, info: TableInfo, names: Phy
   };
 }
 
+/**
+ * A row written unless a live row has its key (`if: not exists` as one statement): an INSERT whose
+ * conflict replaces only a row whose TTL has passed (absent to every read), so its affected rows
+ * say which: none when a live row is there. On an engine whose dialect takes the partition's lock
+ * in the statement (`lockedRow`), `lockKey` is its last row parameter.
+ */
+export function insertUnlessLiveStatement(
+  dialect: Dialect, info: TableInfo, names: PhysicalNames, values: Record<string, unknown>, exp: number | null, now: number, lockKey: string,
+): Statement {
+  const keys = [...info.hash, ...info.range];
+  const given = Object.keys(values);
+  const table = q(names.main);
+  const columns = [...given, '_exp'];
+  const locked = dialect.lockedRow?.([...given.map((c) => dialect.columnType(info.schema.attributes[c]!)), dialect.int64]);
+  const source = locked ?? `VALUES (${columns.map(() => '?').join(', ')})`;
+  // `_exp` last: MariaDB reads a column assigned earlier in the list with its new value.
+  const sets: [string, string][] = [
+    ...given.filter((c) => !keys.includes(c)).map((c): [string, string] => [c, dialect.inserted(c)]),
+    ...info.regular.filter((c) => !given.includes(c)).map((c): [string, string] => [c, 'NULL']),
+    ['_exp', dialect.inserted('_exp')],
+  ];
+  const { sql, conditionUses } = dialect.upsertWhere(names.main, keys, sets, `${table}."_exp" IS NOT NULL AND ${table}."_exp" <= ?`);
+  return {
+    sql: `INSERT INTO ${table} (${columns.map(q).join(', ')}) ${source} ${sql}`,
+    params: [...Object.values(values), exp, ...(locked ? [lockKey] : []), ...Array.from({ length: conditionUses }, () => now)],
+  };
+}
+
 export function upsertStaticStatement(dialect: Dialect, info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, values: Record<string, unknown>): Statement {
   const columns = [...info.hash, ...Object.keys(values)];
   return {
@@ -181,10 +209,10 @@ function whereEquals(key: Record<string, unknown>): { clause: string; params: un
   return { clause: cols.map((c) => `${q(c)} = ?`).join(' AND '), params: cols.map((c) => key[c]) };
 }
 
-export function readRowStatement(names: PhysicalNames, key: Record<string, unknown>, columns: string[], now: number): Statement {
+export function readRowStatement(names: PhysicalNames, key: Record<string, unknown>, columns: string[], now: number, locking = ''): Statement {
   const w = whereEquals(key);
   const cols = columns.length > 0 ? columns.map(q).join(', ') : '1 AS "present"';
-  return { sql: `SELECT ${cols} FROM ${q(names.main)} m WHERE ${w.clause} AND ${LIVE('m')}`, params: [...w.params, now] };
+  return { sql: `SELECT ${cols} FROM ${q(names.main)} m WHERE ${w.clause} AND ${LIVE('m')}${locking}`, params: [...w.params, now] };
 }
 
 export function readStaticStatement(names: PhysicalNames, hashKey: Record<string, unknown>, columns: string[]): Statement {

@@ -34,6 +34,25 @@ export interface Dialect extends ValueCodec {
   inserted(column: string): string;
   /** An INSERT of one row that does nothing if its key is taken. */
   insertIfAbsent(table: string, columns: string[], keys: string[]): string;
+  /**
+   * For an engine that takes a partition's lock within a statement (PostgreSQL's transaction-level
+   * advisory lock): an INSERT's row source, its values cast to `types`, that takes the lock of the
+   * key given as its last parameter first.
+   */
+  lockedRow?(types: string[]): string;
+  /**
+   * Whether one INSERT needs no partition lock to be a conditional write of its own, because the
+   * conditional writes that read their row first lock it as they read it (`lockingRead`) and
+   * write a row they found absent as such an INSERT too (MariaDB's row locks do the serialising).
+   */
+  readonly insertsWithoutLock?: boolean;
+  /** What makes a read of a row inside a transaction lock it until the transaction ends. */
+  readonly lockingRead?: string;
+  /**
+   * The assignments of an upsert that updates a row only when `condition` (over the row as it is)
+   * holds: `SET ... WHERE condition` where the engine has it, else each column kept unless it does.
+   */
+  upsertWhere(table: string, keys: string[], sets: [column: string, value: string][], condition: string): { sql: string; conditionUses: number };
   /** Whether an error says a table or column a statement named is not there (a definition changed elsewhere). */
   isStaleSchema(err: unknown): boolean;
   /** Whether an error says the engine cannot answer now (unreachable, busy, shutting down): worth retrying later. */

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { invalidInput, missing, StorageError, unavailable } from '../errors.js';
+import { conditionFailed, invalidInput, missing, StorageError, unavailable } from '../errors.js';
 import { encodeToken } from '../paging.js';
 import { planQuery, type QueryPlan } from '../query-plan.js';
 import { ReadCache } from './read-cache.js';
@@ -7,7 +7,7 @@ import { PointReads } from './point-reads.js';
 import { compareSchemas, describe, normalizeSchema, publicSchema, TABLE_NAME, withIndexLayout, type TableInfo } from '../schema.js';
 import { bumpSchemaEpochSql, createTableDdl, dropTableDdl, metaTableDdl, migrateTableDdl, readSchemaEpochSql } from './ddl.js';
 import { SchemaCache } from '../schema-cache.js';
-import {
+import { insertUnlessLiveStatement,
   deleteRowsStatement, deleteStaticStatement, EPOCH_COLUMN, exec, nextExpiryStatement, read, selectStatement, sweepStatement, upsertRowStatement, upsertStaticStatement, type Statement,
 } from './dml.js';
 import type { SqlDriver, SqlExecutor, SqlRow } from './driver.js';
@@ -344,12 +344,26 @@ export class SqlTableStorage implements TableStorage {
     const policy = info.schema.revisionRetentionPolicy.type;
     const counts = plan.row !== undefined && info.range.length > 0 && (policy === 'latest' || policy === 'latest_hash' || policy === 'interval');
     const lockKey = conditional || counts ? JSON.stringify([names.main, ...Object.values(plan.hashKey)]) : undefined;
+    // `if: not exists` on a row alone is one statement where the engine can take the partition's
+    // lock with it: the same lock the other conditional writes take, a fifth of the round trips.
+    const alone = plan.notExists && plan.conditions.length === 0 && Object.keys(plan.statics).length === 0 && !counts && !this.confirmsInTransaction;
+    const { dialect } = this.driver;
+    if (alone && plan.row && lockKey !== undefined && (dialect.lockedRow || dialect.insertsWithoutLock)) {
+      const now = Date.now();
+      const written = await exec(this.driver, insertUnlessLiveStatement(dialect, info, names, plan.row, this.expiry(info, plan, now), now, lockKey));
+      if (written === 0) throw conditionFailed('The row already exists.', 'row-exists');
+      return;
+    }
     await this.driver.transaction(lockKey, async (tx) => {
       await this.confirmDefinitions(tx);
       const now = Date.now();
-      if (conditional) await checkConditions(tx, info, names, plan, now, this.codec);
-      if (plan.row) {
-        await exec(tx, upsertRowStatement(this.driver.dialect, info, names, plan.row, this.expiry(info, plan, now), now));
+      const { rowLive } = conditional ? await checkConditions(tx, info, names, plan, now, this.codec, dialect.lockingRead) : { rowLive: undefined };
+      if (plan.row && rowLive === false && dialect.insertsWithoutLock) {
+        // Found absent: written only if it still is, since an INSERT of the row takes no lock here.
+        const written = await exec(tx, insertUnlessLiveStatement(dialect, info, names, plan.row, this.expiry(info, plan, now), now, lockKey!));
+        if (written === 0) throw conditionFailed('The row was written meanwhile.', 'row-exists');
+      } else if (plan.row) {
+        await exec(tx, upsertRowStatement(dialect, info, names, plan.row, this.expiry(info, plan, now), now));
       }
       if (Object.keys(plan.statics).length > 0) await exec(tx, upsertStaticStatement(this.driver.dialect, info, names, plan.hashKey, plan.statics));
       if (plan.row) await applyRetention(tx, info, names, plan.hashKey, now);

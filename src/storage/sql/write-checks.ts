@@ -10,13 +10,21 @@ import type { SqlExecutor, SqlRow } from './driver.js';
 import type { PhysicalNames } from './names.js';
 
 
-/** A conditional write's conditions, read inside its transaction (under its partition's lock); a failed one is a 412. */
-export async function checkConditions(tx: SqlExecutor, info: TableInfo, names: PhysicalNames, plan: WritePlan, now: number, codec: ValueCodec): Promise<void> {
+/**
+ * A conditional write's conditions, read inside its transaction (under its partition's lock, the
+ * row locked as it is read where the engine needs that: `locking`); a failed one is a 412.
+ * Whether the row was there (live), when it was read.
+ */
+export async function checkConditions(
+  tx: SqlExecutor, info: TableInfo, names: PhysicalNames, plan: WritePlan, now: number, codec: ValueCodec, locking = '',
+): Promise<{ rowLive?: boolean }> {
+  let rowLive: boolean | undefined;
   const key = plan.row && Object.fromEntries([...info.hash, ...info.range].map((k) => [k, plan.row![k]]));
   const rowConditions = plan.conditions.filter((c) => !c.isStatic);
   const staticConditions = plan.conditions.filter((c) => c.isStatic);
   if (key && (plan.notExists || rowConditions.length > 0)) {
-    const [current] = await read(tx, readRowStatement(names, key, rowConditions.map((c) => c.column), now));
+    const [current] = await read(tx, readRowStatement(names, key, rowConditions.map((c) => c.column), now, locking));
+    rowLive = current !== undefined;
     if (plan.notExists && current) throw conditionFailed('The row already exists.', 'row-exists');
     compare(info, rowConditions, current, codec);
   }
@@ -24,6 +32,7 @@ export async function checkConditions(tx: SqlExecutor, info: TableInfo, names: P
     const [current] = await read(tx, readStaticStatement(names, plan.hashKey, staticConditions.map((c) => c.column)));
     compare(info, staticConditions, current, codec);
   }
+  return { rowLive };
 }
 
 function compare(info: TableInfo, conditions: WritePlan['conditions'], current: SqlRow | undefined, codec: ValueCodec): void {
