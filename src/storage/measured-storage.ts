@@ -1,5 +1,6 @@
 import { StorageError } from './errors.js';
-import type { StorageHealth, TableStorage } from './table-storage.js';
+import { ForwardingStorage } from './forwarding-storage.js';
+import type { TableStorage } from './table-storage.js';
 import type { Delete, Query, QueryResult, TableSchema, Write } from './types.js';
 
 /** Where a storage operation's time and failures are reported (Prometheus, in the service). */
@@ -15,16 +16,11 @@ const kindOf = (err: unknown) => (err instanceof StorageError ? err.kind : 'othe
  * Table storage that times every operation per table and counts failures by kind, so an
  * operator sees what storage costs and when it fails, whatever the backend.
  */
-export class MeasuredStorage implements TableStorage {
-  constructor(private readonly inner: TableStorage, private readonly observer: StorageObserver) {}
-
-  get backend(): string {
-    return this.inner.backend;
+export class MeasuredStorage extends ForwardingStorage {
+  constructor(inner: TableStorage, private readonly observer: StorageObserver) {
+    super(inner);
   }
 
-  get expiresNatively(): boolean {
-    return this.inner.expiresNatively;
-  }
 
   private async measured<T>(operation: string, table: string, work: () => Promise<T>): Promise<T> {
     const started = process.hrtime.bigint();
@@ -38,47 +34,35 @@ export class MeasuredStorage implements TableStorage {
     }
   }
 
-  createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
+  override createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
     return this.measured('create_table', name, () => this.inner.createTable(domain, name, rawSchema));
   }
 
-  getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }> {
+  override getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }> {
     return this.measured('get_schema', name, () => this.inner.getSchema(domain, name));
   }
 
-  dropTable(domain: string, name: string): Promise<void> {
+  override dropTable(domain: string, name: string): Promise<void> {
     return this.measured('drop_table', name, () => this.inner.dropTable(domain, name));
   }
 
-  listTables(domain: string): Promise<string[]> {
+  override listTables(domain: string): Promise<string[]> {
     return this.measured('list_tables', '', () => this.inner.listTables(domain));
   }
 
-  get(domain: string, query: Query): Promise<QueryResult> {
+  override get(domain: string, query: Query): Promise<QueryResult> {
     return this.measured('get', query.table, () => this.inner.get(domain, query));
   }
 
-  put(domain: string, write: Write): Promise<void> {
+  override put(domain: string, write: Write): Promise<void> {
     return this.measured('put', write.table, () => this.inner.put(domain, write));
   }
 
-  delete(domain: string, del: Delete): Promise<void> {
+  override delete(domain: string, del: Delete): Promise<void> {
     return this.measured('delete', del.table, () => this.inner.delete(domain, del));
   }
 
-  sweepExpired(): Promise<number> {
+  override sweepExpired(): Promise<number> {
     return this.measured('sweep_expired', '', () => this.inner.sweepExpired());
-  }
-
-  health(timeoutMs: number): Promise<StorageHealth> {
-    return this.inner.health(timeoutMs);
-  }
-
-  get watchNodes(): TableStorage['watchNodes'] {
-    return this.inner.watchNodes?.bind(this.inner);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }

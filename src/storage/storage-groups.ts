@@ -1,6 +1,7 @@
 import { invalidInput } from './errors.js';
 import { GROUP_DOMAIN } from './schema.js';
-import type { StorageHealth, TableStorage } from './table-storage.js';
+import { ForwardingStorage } from './forwarding-storage.js';
+import type { TableStorage } from './table-storage.js';
 import type { Delete, IndexElement, Query, QueryResult, Row, TableSchema, Write } from './types.js';
 
 /** The storage name of a group's tables: never a domain (those start with a letter or digit). */
@@ -14,21 +15,15 @@ export const groupStore = (group: string) => `@${group}`;
  * key never shows in what it reads. Domains of no group keep tables of their own, as stores made
  * before groups existed have them.
  */
-export class GroupedStorage implements TableStorage {
+export class GroupedStorage extends ForwardingStorage {
   /** Group tables defined in this process, by group, table and schema: every wiki's set-up after the first costs nothing. */
   private readonly defined = new Map<string, Promise<'created' | 'updated' | 'unchanged'>>();
 
-  constructor(private readonly inner: TableStorage, private readonly groupOf: (domain: string) => string | undefined) {}
-
-  get backend(): string {
-    return this.inner.backend;
+  constructor(inner: TableStorage, private readonly groupOf: (domain: string) => string | undefined) {
+    super(inner);
   }
 
-  get expiresNatively(): boolean {
-    return this.inner.expiresNatively;
-  }
-
-  async createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
+  override async createTable(domain: string, name: string, rawSchema: unknown): Promise<'created' | 'updated' | 'unchanged'> {
     refuseGroupKey(rawSchema);
     const group = this.groupOf(domain);
     if (group === undefined) return this.inner.createTable(domain, name, rawSchema);
@@ -44,7 +39,7 @@ export class GroupedStorage implements TableStorage {
     return defined;
   }
 
-  async getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }> {
+  override async getSchema(domain: string, name: string): Promise<TableSchema & { domain: string }> {
     const group = this.groupOf(domain);
     if (group === undefined) return this.inner.getSchema(domain, name);
     return { ...ungroupedSchema(await this.inner.getSchema(groupStore(group), name)), domain };
@@ -54,50 +49,34 @@ export class GroupedStorage implements TableStorage {
    * A group's table is every wiki's of the group: one wiki cannot drop it (RESTBase kept one
    * schema per group and table too). Its rows go with a delete of each partition.
    */
-  async dropTable(domain: string, name: string): Promise<void> {
+  override async dropTable(domain: string, name: string): Promise<void> {
     if (this.groupOf(domain) === undefined) return this.inner.dropTable(domain, name);
     throw invalidInput(`Table '${name}' is shared by the wikis of a storage group: one wiki cannot drop it.`, 'shared-table');
   }
 
   /** A wiki of a group has the group's tables. */
-  listTables(domain: string): Promise<string[]> {
+  override listTables(domain: string): Promise<string[]> {
     const group = this.groupOf(domain);
     return this.inner.listTables(group === undefined ? domain : groupStore(group));
   }
 
-  async get(domain: string, query: Query): Promise<QueryResult> {
+  override async get(domain: string, query: Query): Promise<QueryResult> {
     const group = this.groupOf(domain);
     if (group === undefined) return this.inner.get(domain, query);
     const result = await this.inner.get(groupStore(group), { ...query, attributes: { ...query.attributes, [GROUP_DOMAIN]: domain } });
     return { ...result, items: result.items.map(withoutGroupKey) };
   }
 
-  put(domain: string, write: Write): Promise<void> {
+  override put(domain: string, write: Write): Promise<void> {
     const group = this.groupOf(domain);
     if (group === undefined) return this.inner.put(domain, write);
     return this.inner.put(groupStore(group), { ...write, attributes: { ...write.attributes, [GROUP_DOMAIN]: domain } });
   }
 
-  delete(domain: string, del: Delete): Promise<void> {
+  override delete(domain: string, del: Delete): Promise<void> {
     const group = this.groupOf(domain);
     if (group === undefined) return this.inner.delete(domain, del);
     return this.inner.delete(groupStore(group), { ...del, attributes: { ...del.attributes, [GROUP_DOMAIN]: domain } });
-  }
-
-  sweepExpired(): Promise<number> {
-    return this.inner.sweepExpired();
-  }
-
-  health(timeoutMs: number): Promise<StorageHealth> {
-    return this.inner.health(timeoutMs);
-  }
-
-  get watchNodes(): TableStorage['watchNodes'] {
-    return this.inner.watchNodes?.bind(this.inner);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }
 
