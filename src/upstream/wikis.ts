@@ -149,6 +149,13 @@ export class ConfiguredWikis implements WikiDirectory {
     return finding;
   }
 
+  /** The host a farm's wiki is asked at, when its pattern puts the name asked for in the host; else undefined. */
+  private hostAsked(domain: string): string | undefined {
+    const template = this.entries.match(domain)?.entry.config.action_api ?? '';
+    if (!/^[a-z]+:\/\/[^/]*\{(domain|label)\}/i.test(template)) return undefined;
+    return new URL(this.entries.configOf(domain)!.action_api).hostname.toLowerCase();
+  }
+
   /** A token of the discovery rate, if one is left (refilled continuously, up to one second's worth). */
   private take(): boolean {
     const now = Date.now();
@@ -164,6 +171,10 @@ export class ConfiguredWikis implements WikiDirectory {
     try {
       const info = await this.of(domain).siteInfo();
       if (!String(info.general?.generator ?? '').startsWith('MediaWiki')) throw new Error('not a MediaWiki');
+      // A farm chosen by host name: the wiki must say it is that host, or a catch-all wiki
+      // answering every name would make each random name a wiki of its own.
+      const asked = this.hostAsked(domain);
+      if (asked !== undefined && servedHost(info) !== asked) throw new Error(`the wiki says it is ${servedHost(info)}, not ${asked}`);
       this.known.add(domain);
     } catch (err) {
       const unreachable = err instanceof HttpError && (err.status === 503 || err.status === 504 || /answered 5\d\d/.test(err.message));
@@ -175,5 +186,16 @@ export class ConfiguredWikis implements WikiDirectory {
       this.farmed.delete(domain);
       throw refusal;
     }
+  }
+}
+
+/** The host a wiki says it is served at (its site info's servername, else its server's host). */
+function servedHost(info: { general?: Record<string, unknown> }): string {
+  const name = info.general?.servername;
+  if (typeof name === 'string' && name) return name.toLowerCase();
+  try {
+    return new URL(String(info.general?.server ?? ''), 'http://invalid').hostname.toLowerCase();
+  } catch {
+    return '';
   }
 }

@@ -72,7 +72,7 @@ export class PageService {
     ]);
     // A wiki that sends notices has its title rules loaded now, not by its first notice: a notice
     // is answered without asking the wiki, whose worker waits for that answer.
-    if (this.wiki(domain).noticeSecret) this.wiki(domain).siteInfo().catch((err) => this.log.warn({ err, domain }, 'loading the wiki\'s site info failed; the first request that needs it asks again'));
+    if (!this.wikis.isFarmed(domain) && this.wiki(domain).noticeSecret) this.wiki(domain).siteInfo().catch((err) => this.log.warn({ err, domain }, 'loading the wiki\'s site info failed; the first request that needs it asks again'));
   }
 
   /** Resolves once every render already handed to clients is stored. */
