@@ -45,7 +45,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const log = options.log ?? createLogger(config.log_level);
   const metrics = new Metrics();
   // Wikis listed by name are made now; a farm's (by pattern) when first asked for.
-  const wikis = new ConfiguredWikis(config.wikis, (domain, wiki, label) => new Wiki(domain, wiki, config.user_agent, metrics, log, label), config.farm);
+  const wikis = new ConfiguredWikis(config.wikis, (domain, wiki, label) => new Wiki(domain, wiki, config.user_agent, metrics, log, label), config.farm, log);
   metrics.wikiLabel = (domain) => wikis.labelOf(domain);
   const measured = new MeasuredStorage(await openStorage(config.storage), {
     observe: (operation, table, seconds) => metrics.storageDuration.observe([operation, table], seconds),
@@ -169,6 +169,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
       if (server.listening) await closeGracefully(server);
       for (const module of every) await module.close?.();
       purger.close();
+      wikis.close();
       await storage.close();
     },
   };

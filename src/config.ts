@@ -48,6 +48,11 @@ export interface WikiConfig {
    * tables of its own unless it names one.
    */
   storage_group?: string;
+  /**
+   * For a pattern: a file of the farm's domains, one a line. Only those are served (any other
+   * name of the pattern is a 404 asked of no one), and the file is read again when it changes.
+   */
+  domains_file?: string;
 }
 
 /** How wikis matched by a pattern (`"*.farm.example"`) are found and kept. */
@@ -321,6 +326,10 @@ function validate(config: Config): Config {
       const placeholders = String(wiki?.[key] ?? '').match(/\{[^}]*\}/g) ?? [];
       const wrong = placeholders.find((p) => p !== '{domain}' && !(pattern && p === '{label}'));
       if (wrong) fail(`wikis.${domain}.${key}: ${wrong} is not a placeholder here (${pattern ? '{domain}, {label}' : '{domain}'})`);
+    }
+    if (wiki?.domains_file !== undefined) {
+      if (!pattern) fail(`wikis.${domain}.domains_file is for a pattern ("*.farm.example")`);
+      if (typeof wiki.domains_file !== 'string' || !fs.existsSync(wiki.domains_file)) fail(`wikis.${domain}.domains_file must name a readable file of domains`);
     }
     if (wiki?.storage_group !== undefined && !(typeof wiki.storage_group === 'string' && GROUP_NAME.test(wiki.storage_group))) fail(`wikis.${domain}.storage_group must be a name of lower-case letters, digits, '.', '_' or '-'`);
     if (!wiki?.action_api || !wiki?.rest_api) fail(`wikis.${domain} needs action_api and rest_api`);

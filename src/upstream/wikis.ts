@@ -5,6 +5,8 @@ import type { FarmConfig } from '../config.js';
 import type { Wiki } from './wiki.js';
 import type { WikiConfig } from '../config.js';
 import { WikiEntries } from './wiki-entries.js';
+import { DomainList } from './domain-list.js';
+import type { Logger } from 'pino';
 
 /**
  * The wikis the service serves, by domain: the one way the code below the app finds a wiki, one
@@ -58,9 +60,12 @@ export class ConfiguredWikis implements WikiDirectory {
   private readonly listeners: ((wiki: Wiki) => void)[] = [];
   private tokens: number;
   private refilledAt = Date.now();
+  /** The farms' lists of their wikis, by pattern, where the config names one. */
+  private readonly lists = new Map<string, DomainList>();
 
-  constructor(wikis: Record<string, WikiConfig>, private readonly make: MakeWiki, private readonly farm: FarmConfig) {
+  constructor(wikis: Record<string, WikiConfig>, private readonly make: MakeWiki, private readonly farm: FarmConfig, log?: Logger) {
     this.entries = new WikiEntries(wikis);
+    for (const [key, config] of Object.entries(wikis)) if (config.domains_file) this.lists.set(key, new DomainList(config.domains_file, log));
     for (const domain of this.entries.listed()) this.listed.set(domain, make(domain, this.entries.configOf(domain)!, domain));
     this.farmed = new LRUCache({ ...atMostEntries(farm.wikis_in_memory) });
     this.refused = new LRUCache({ ...atMostEntries(REFUSALS_KEPT), ttlAutopurge: false });
@@ -88,8 +93,11 @@ export class ConfiguredWikis implements WikiDirectory {
     return [...this.listed.keys()];
   }
 
+  /** A farm that lists its wikis serves those listed now (a name taken off the list is served no more). */
   serves(domain: string): boolean {
-    return this.listed.has(domain) || this.entries.match(domain) !== undefined;
+    if (this.listed.has(domain)) return true;
+    const found = this.entries.match(domain);
+    return found !== undefined && this.lists.get(found.entry.key)?.has(domain) !== false;
   }
 
   isFarmed(domain: string): boolean {
@@ -108,6 +116,11 @@ export class ConfiguredWikis implements WikiDirectory {
 
   labelOf(domain: string): string {
     return this.listed.has(domain) ? domain : (this.entries.match(domain)?.entry.key ?? 'unknown');
+  }
+
+  /** Stops reading the farms' lists again. */
+  close(): void {
+    for (const list of this.lists.values()) list.close();
   }
 
   onMade(listener: (wiki: Wiki) => void): void {
@@ -139,7 +152,7 @@ export class ConfiguredWikis implements WikiDirectory {
     if (refusal) return Promise.reject(refusal);
     let finding = this.finding.get(domain);
     if (!finding) {
-      if (!this.entries.match(domain)) return Promise.reject(notFound(`Domain '${domain}' is not served here.`, 'unknown-domain'));
+      if (!this.serves(domain)) return Promise.reject(notFound(`Domain '${domain}' is not served here.`, 'unknown-domain'));
       if (!this.take()) {
         return Promise.reject(new HttpError(503, 'discovery-limited', 'Too many wikis never seen before were asked for at once; try again shortly.', { headers: { 'retry-after': '1' } }));
       }

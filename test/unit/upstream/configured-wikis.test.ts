@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { it } from 'node:test';
 import { ConfiguredWikis } from '../../../src/upstream/wikis.js';
 import type { Wiki } from '../../../src/upstream/wiki.js';
@@ -35,4 +38,31 @@ it('takes the wiki of a path-chosen farm at its word, and refuses what is not a 
   await directory.admit('wiki1.farm.test');
   await assert.rejects(directory.admit('other.farm.test')!, refusedAs('no-such-wiki'));
   await assert.rejects(directory.admit('a.b.farm.test')!, refusedAs('unknown-domain'));
+});
+
+it("serves only the wikis a farm's list names, and follows the list as it changes", async () => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'farm-list-')), 'wikis.txt');
+  fs.writeFileSync(file, '# the farm\nw1.farm.test\nw2.farm.test\n');
+  const asked: string[] = [];
+  const template = 'https://farm.test/{label}/api.php';
+  const directory = new ConfiguredWikis({ '*.farm.test': { action_api: template, rest_api: template, domains_file: file } }, (domain) => ({
+    domain,
+    siteInfo: async () => {
+      asked.push(domain);
+      return { general: { generator: 'MediaWiki 1.39.0' } };
+    },
+  }) as unknown as Wiki, farm);
+  try {
+    assert.equal(directory.serves('w1.farm.test'), true);
+    assert.equal(directory.serves('w3.farm.test'), false, 'not listed: not served, asked of no one');
+    await directory.admit('w1.farm.test');
+    await assert.rejects(directory.admit('w3.farm.test')!, refusedAs('unknown-domain'));
+    assert.deepEqual(asked, ['w1.farm.test']);
+    fs.writeFileSync(file, 'w3.farm.test\n');
+    (directory as unknown as { lists: Map<string, { reload(): void }> }).lists.get('*.farm.test')!.reload();
+    assert.equal(directory.serves('w3.farm.test'), true, 'added to the list: served');
+    assert.equal(directory.serves('w1.farm.test'), false, 'taken off the list: served no more');
+  } finally {
+    directory.close();
+  }
 });
