@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { createApp, type App } from '../app.js';
 import { loadConfig, type Config } from '../config.js';
 import type { RequestContext } from '../router/types.js';
+import { WikiEntries } from '../upstream/wiki-entries.js';
 
 /** What the command-line tools (backfill, snapshot) share: the config, the wiki named, the app. */
 
@@ -24,10 +25,10 @@ export function toolConfig(): Config {
   }
 }
 
-/** The wiki a tool works on: the one named, or the only one configured. */
+/** The wiki a tool works on: the one named (listed, or of a pattern), or the only one configured. */
 export function toolDomain(config: Config, given: string | undefined, usage: (message: string) => never): string {
   const domain = given ?? (Object.keys(config.wikis).length === 1 ? Object.keys(config.wikis)[0] : undefined);
-  if (!domain || !config.wikis[domain]) usage(`--domain must name one of the configured wikis: ${Object.keys(config.wikis).join(', ')}`);
+  if (!domain || !new WikiEntries(config.wikis).match(domain)) usage(`--domain must name a configured wiki, or one of a pattern: ${Object.keys(config.wikis).join(', ')}`);
   return domain;
 }
 

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { admin, request, sqliteConfig, startServer, type TestServer } from '../helpers.js';
+import { admin, request, sqliteConfig, startServer, tempDir, type TestServer } from '../helpers.js';
+import { tarEntries } from '../tar-entries.js';
 import { FAST_FOLLOWER, WIKI_URL, waitFor, WikiAdmin } from '../wiki.js';
 
 /** The text of the farm wiki `name`'s page "Farm home", as that wiki has it now. */
@@ -78,6 +81,28 @@ describe('a real MediaWiki farm through one pattern', () => {
     // A corpus article of a wiki not read before: no table added for it.
     assert.equal((await html('beta.farm.test', '2008_British_motorcycle_Grand_Prix')).status, 200);
     assert.equal(tables(), before);
+  });
+
+  it('writes a snapshot of every wiki of the group found so far, one folder each, each of its own wiki', async () => {
+    // The wikis read above were found: the group lists them.
+    const config = path.join(tempDir(), 'config.yaml');
+    const storage = service.app.config.storage as { path: string };
+    fs.writeFileSync(config, `storage:\n  backend: sqlite\n  path: ${JSON.stringify(storage.path)}\nwikis:\n  "*.farm.test":\n    action_api: "${WIKI_URL}/farm/{label}/api.php"\n    rest_api: "${WIKI_URL}/farm/{label}/rest.php"\nlog_level: warn\n`);
+    const out = tempDir('wikistore-farm-snapshot-');
+    const child = spawn(process.execPath, [path.resolve('dist/src/bin/snapshot.js'), '--group', 'farm.test', '--prefix', 'Farm_home', '--threads', '0', '--out', out], {
+      env: { ...process.env, CONFIG: config }, stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let errors = '';
+    child.stderr.on('data', (c: Buffer) => (errors += c.toString()));
+    assert.equal(await new Promise((resolve) => child.once('exit', resolve)), 0, errors);
+    const folders = fs.readdirSync(out).sort();
+    assert.deepEqual(folders, ['alpha.farm.test', 'beta.farm.test', 'gamma.farm.test']);
+    for (const folder of folders) {
+      const manifest = JSON.parse(fs.readFileSync(path.join(out, folder, 'manifest.json'), 'utf8'));
+      const records = (await tarEntries(path.join(out, folder, manifest.files[0].name))).flatMap((e) => e.text.split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+      assert.deepEqual(records.map((r) => r.name), ['Farm home']);
+      assert.equal(records[0].article_body.wikitext, await source(folder.split('.')[0]!), `${folder}: its own wiki's text`);
+    }
   });
 
   it("follows a farm's wiki by the group's poller: an edit made on the wiki is served without asking anew", async () => {

@@ -44,16 +44,18 @@ export function followerModule(
     async setupWiki(ctx, domain) {
       await stateOf(domain).create(ctx);
       const home = farm?.wikis.homeOf(domain);
-      if (follow && farm && home === domain && !farms.has(home)) {
+      // A farm's group: its list of wikis kept whether or not it is followed (snapshots of a
+      // group read it too); its poller started when it is.
+      if (farm && home === domain && !farms.has(home)) {
         const polls = new FarmPolls(home, metrics.wikiLabel(home), { wiki: (d) => service.wiki(d), stateOf, applierOf }, {
-          pollsPerSecond: farm.pollsPerSecond, pollMs: follow.pollMs, batchSize: follow.batchSize, leaseMs: follow.leaseMs,
+          pollsPerSecond: farm.pollsPerSecond, pollMs: follow?.pollMs ?? 1000, batchSize: follow?.batchSize ?? 100, leaseMs: follow?.leaseMs ?? 10_000,
         }, metrics, log);
         await polls.create(ctx);
         farms.set(home, polls);
-        polls.start(ctx);
+        if (follow) polls.start(ctx);
         return;
       }
-      if (follow && home !== undefined) return farms.get(home)?.add(ctx, domain);
+      if (home !== undefined) return farms.get(home)?.add(ctx, domain);
       if (!follow || !listed.has(domain) || followers.has(domain)) return;
       const follower = new ChangeFollower(domain, service, stateOf(domain), follow, metrics, log, pagesChanged);
       followers.set(domain, follower);
