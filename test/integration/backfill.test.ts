@@ -101,7 +101,11 @@ describe('the backfill command on the whole test wiki', () => {
     const now = new Set(await wikiTitles(0));
     const stayed = expected.filter((t) => now.has(t));
     const failedTitles = [...run.stdout.matchAll(/failed \d+× .* \((.*)\)$/gm)].flatMap((m) => m[1]!.split(', '));
-    assert.deepEqual(failedTitles.filter((t) => now.has(t.replace(/ /g, '_'))), [], 'a page fails only if another test deleted it during the run');
+    // Another file may delete its page meanwhile, or hide the revision the backfill was about to
+    // render (a revision deletion is in the recent changes as a log entry).
+    const touched = await changedSince(startedAt);
+    const unexplained = failedTitles.map((t) => t.replace(/ /g, '_')).filter((t) => now.has(t) && !touched.has(t));
+    assert.deepEqual(unexplained, [], 'a page fails only if another test deleted it or hid its revision during the run');
     assert.equal(run.code, failedTitles.length > 0 ? 1 : 0, run.stdout + run.stderr.slice(-2000));
     const totals = [...run.stderr.matchAll(/\d+\/(\d+) pages \| [\d.]+ pages\/s \| ETA/g)].map((m) => Number(m[1]));
     assert.ok(totals.length > 0, 'a progress bar with the total, the rate and an ETA');
