@@ -117,7 +117,8 @@ export interface Module {
   /**
    * Runs once per wiki before its first request is handled: at start for the wikis listed by
    * name, when first asked for those of a farm (creates its tables: a storage group's are made
-   * once for all its wikis). It writes no row: a wiki's set-up costs storage nothing.
+   * once for all its wikis). A farm's wiki's set-up writes one row, once ever: its place in its
+   * group's list of wikis.
    */
   setupWiki?(ctx: RequestContext, domain: string): Promise<void>;
   /** Runs at shutdown once no request is in flight: finishes background work. */
