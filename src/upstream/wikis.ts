@@ -4,7 +4,7 @@ import { atMostEntries } from '../util/bounded-map.js';
 import type { FarmConfig } from '../config.js';
 import type { Wiki } from './wiki.js';
 import type { WikiConfig } from '../config.js';
-import { WikiEntries } from './wiki-entries.js';
+import { groupHomes, WikiEntries } from './wiki-entries.js';
 import { DomainList } from './domain-list.js';
 import type { Logger } from 'pino';
 
@@ -62,9 +62,12 @@ export class ConfiguredWikis implements WikiDirectory {
   private refilledAt = Date.now();
   /** The farms' lists of their wikis, by pattern, where the config names one. */
   private readonly lists = new Map<string, DomainList>();
+  /** The domains each group's own rows are kept under: served to internal requests only. */
+  private readonly homes: Set<string>;
 
   constructor(wikis: Record<string, WikiConfig>, private readonly make: MakeWiki, private readonly farm: FarmConfig, log?: Logger) {
     this.entries = new WikiEntries(wikis);
+    this.homes = new Set(groupHomes(wikis));
     for (const [key, config] of Object.entries(wikis)) if (config.domains_file) this.lists.set(key, new DomainList(config.domains_file, log));
     for (const domain of this.entries.listed()) this.listed.set(domain, make(domain, this.entries.configOf(domain)!, domain));
     this.farmed = new LRUCache({ ...atMostEntries(farm.wikis_in_memory) });
@@ -95,7 +98,7 @@ export class ConfiguredWikis implements WikiDirectory {
 
   /** A farm that lists its wikis serves those listed now (a name taken off the list is served no more). */
   serves(domain: string): boolean {
-    if (this.listed.has(domain)) return true;
+    if (this.listed.has(domain) || this.homes.has(domain)) return true;
     const found = this.entries.match(domain);
     return found !== undefined && this.lists.get(found.entry.key)?.has(domain) !== false;
   }
@@ -148,6 +151,8 @@ export class ConfiguredWikis implements WikiDirectory {
 
   admit(domain: string): Promise<void> | undefined {
     if (this.listed.has(domain) || this.known.has(domain)) return undefined;
+    // A group's home is no wiki: no client is served by it, and no one is asked about it.
+    if (this.homes.has(domain)) return Promise.reject(notFound(`Domain '${domain}' is not served here.`, 'unknown-domain'));
     const refusal = this.refused.get(domain);
     if (refusal) return Promise.reject(refusal);
     let finding = this.finding.get(domain);

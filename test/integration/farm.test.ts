@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import fs from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
-import { admin, request, sqliteConfig, startServer, type TestServer } from '../helpers.js';
+import { admin, request, sqliteConfig, startServer, tempDir, type TestServer } from '../helpers.js';
 import { startFakeFarm, type FakeFarm } from '../fake-farm.js';
 import type { Config } from '../../src/config.js';
 
@@ -124,3 +126,28 @@ describe('a farm of wikis found by pattern (fake Action API)', () => {
 function getValueAt(server: TestServer, domain: string) {
   return request(`${server.base}/${domain}/sys/key_value/kv/k`, { headers: admin });
 }
+
+describe("a farm that lists its wikis (domains_file)", () => {
+  it('serves the wikis its list names and refuses others asking no one', async () => {
+    const farm = await startFakeFarm(['w0', 'w1']);
+    const list = path.join(tempDir(), 'wikis.txt');
+    fs.writeFileSync(list, 'w0.list.test\n');
+    const service = await startServer({
+      storage: sqliteConfig(),
+      wikis: { '*.list.test': { action_api: `${farm.url}/{label}/api.php`, rest_api: `${farm.url}/{label}/rest.php`, domains_file: list } },
+    });
+    try {
+      const at = (domain: string) => request(`${service.base}/${domain}/sys/key_value/kv`, { method: 'PUT', headers: admin });
+      assert.equal((await at('w0.list.test')).status, 201);
+      const refused = await at('w1.list.test');
+      assert.equal(refused.status, 404);
+      assert.equal(refused.json.type, 'urn:problem:unknown-domain');
+      assert.equal((await at('wikistore-group-tables.list.test')).status, 404, "the group's home serves no client");
+      assert.equal(farm.asked.get('w1'), undefined);
+      assert.equal(farm.asked.get('wikistore-group-tables'), undefined);
+    } finally {
+      await service.close();
+      await farm.close();
+    }
+  });
+});

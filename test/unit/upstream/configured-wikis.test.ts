@@ -55,6 +55,8 @@ it("serves only the wikis a farm's list names, and follows the list as it change
   try {
     assert.equal(directory.serves('w1.farm.test'), true);
     assert.equal(directory.serves('w3.farm.test'), false, 'not listed: not served, asked of no one');
+    assert.equal(directory.serves('wikistore-group-tables.farm.test'), true, "the group's home, for its own tables");
+    await assert.rejects(directory.admit('wikistore-group-tables.farm.test')!, refusedAs('unknown-domain'), 'but no client is served by it');
     await directory.admit('w1.farm.test');
     await assert.rejects(directory.admit('w3.farm.test')!, refusedAs('unknown-domain'));
     assert.deepEqual(asked, ['w1.farm.test']);
