@@ -47,6 +47,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   // Wikis listed by name are made now; a farm's (by pattern) when first asked for.
   const wikis = new ConfiguredWikis(config.wikis, (domain, wiki, label) => new Wiki(domain, wiki, config.user_agent, metrics, log, label), config.farm, log);
   metrics.wikiLabel = (domain) => wikis.labelOf(domain);
+  metrics.countBusiestWikis(config.farm.top_wikis);
   const measured = new MeasuredStorage(await openStorage(config.storage), {
     observe: (operation, table, seconds) => metrics.storageDuration.observe([operation, table], seconds),
     failed: (operation, kind) => metrics.storageErrors.inc({ operation, kind }),

@@ -12,7 +12,7 @@ const STORAGE_KEYS: Record<string, string[]> = {
 const NESTED: Record<string, string[]> = {
   listen: ['host', 'port'],
   fault_injection: ['transaction_kill'],
-  farm: ['discoveries_per_second', 'no_such_wiki_seconds', 'wikis_in_memory'],
+  farm: ['discoveries_per_second', 'no_such_wiki_seconds', 'wikis_in_memory', 'top_wikis'],
 };
 
 /** Edit distance, for "did you mean". */

@@ -63,6 +63,8 @@ export interface FarmConfig {
   no_such_wiki_seconds: number;
   /** Wikis whose state (site info, clients) is kept in memory; the least recently used one is released beyond. */
   wikis_in_memory: number;
+  /** Opt-in: a `wiki_requests_busiest{domain}` series for this many busiest wikis (0, the default: none). */
+  top_wikis: number;
 }
 
 export interface CassandraStorageConfig {
@@ -261,7 +263,7 @@ export function defaultConfig(dataDir = './data'): Config {
         requests_per_second: 20,
       },
     },
-    farm: { discoveries_per_second: 5, no_such_wiki_seconds: 600, wikis_in_memory: 1000 },
+    farm: { discoveries_per_second: 5, no_such_wiki_seconds: 600, wikis_in_memory: 1000, top_wikis: 0 },
     user_agent: DEFAULT_USER_AGENT,
     log_level: 'info',
     max_body_bytes: 16 * 1024 * 1024,
@@ -345,9 +347,9 @@ function validate(config: Config): Config {
   }
   for (const [key, value] of Object.entries(config.farm ?? {})) {
     if (!(key in defaultConfig().farm)) fail(`farm.${key} is not a setting (${Object.keys(defaultConfig().farm).join(', ')})`);
-    if (!(typeof value === 'number' && value > 0)) fail(`farm.${key} must be a positive number`);
+    if (!(typeof value === 'number' && (value > 0 || (key === 'top_wikis' && value === 0)))) fail(`farm.${key} must be a positive number`);
   }
-  if (!Number.isInteger(config.farm.wikis_in_memory)) fail('farm.wikis_in_memory must be a whole number');
+  if (!Number.isInteger(config.farm.wikis_in_memory) || !Number.isInteger(config.farm.top_wikis) || config.farm.top_wikis > 1000) fail('farm.wikis_in_memory and farm.top_wikis must be whole numbers (top_wikis at most 1000)');
   if (!Number.isInteger(config.max_body_bytes) || config.max_body_bytes <= 0) fail('max_body_bytes must be a positive integer');
   for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'answer_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval', 'branch_sweep_interval'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] >= 0)) fail(`${key} must be a number of at least 0`);

@@ -233,6 +233,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     try {
       const admitting = router.admission(match);
       if (admitting) await admitting;
+      if (match.api !== 'global' && match.params.domain) metrics.servedFor(match.params.domain);
       const reqBody = await parseBody(bytes, match.route?.body, headers['content-type']);
       const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri } });
       response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);

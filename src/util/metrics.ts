@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { RequestMetrics } from './request-metrics.js';
 import { SeriesMetrics } from './series-metrics.js';
+import { Busiest } from './busiest.js';
 
 /** Prometheus metrics of one service instance (its own registry, so tests can run several). */
 export class Metrics {
@@ -10,6 +11,29 @@ export class Metrics {
    * one of a farm's (set by the app), so that ten thousand wikis are not ten thousand series.
    */
   wikiLabel: (domain: string) => string = (domain) => domain;
+  private busiest: Busiest | undefined;
+
+  /**
+   * Opt-in: the `n` wikis that served the most requests, by domain (`farm.top_wikis`), counted in
+   * bounded memory however many wikis there are.
+   */
+  countBusiestWikis(n: number): void {
+    if (n <= 0) return;
+    const busiest = (this.busiest = new Busiest(Math.max(100, 10 * n)));
+    new Gauge({
+      name: 'wiki_requests_busiest', help: `Requests served per wiki since start, for the ${n} busiest (an estimate from above: farm.top_wikis)`,
+      labelNames: ['domain'] as const, registers: [this.registry],
+      collect(this: Gauge<'domain'>) {
+        this.reset();
+        for (const [domain, count] of busiest.top(n)) this.set({ domain }, count);
+      },
+    });
+  }
+
+  /** A client's request to a wiki was served (see `countBusiestWikis`). */
+  servedFor(domain: string): void {
+    this.busiest?.add(domain);
+  }
 
   private counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
     return new Counter({ name, help, labelNames, registers: [this.registry] });

@@ -41,7 +41,7 @@ describe('a farm of wikis found by pattern (fake Action API)', () => {
         // Named, it wins over the pattern, and keeps tables of its own.
         'w11.farm.test': { action_api: `${farm.url}/w11/api.php`, rest_api: `${farm.url}/w11/rest.php` },
       },
-      farm: { discoveries_per_second: 1000, no_such_wiki_seconds: 600, wikis_in_memory: 4 },
+      farm: { discoveries_per_second: 1000, no_such_wiki_seconds: 600, wikis_in_memory: 4, top_wikis: 3 },
     };
     service = await startServer(config);
   });
@@ -94,7 +94,7 @@ describe('a farm of wikis found by pattern (fake Action API)', () => {
   });
 
   it('looks domains never seen up at most at the configured rate', async () => {
-    const limited = await startServer({ ...config, storage: sqliteConfig(), farm: { discoveries_per_second: 2, no_such_wiki_seconds: 600, wikis_in_memory: 100 } });
+    const limited = await startServer({ ...config, storage: sqliteConfig(), farm: { discoveries_per_second: 2, no_such_wiki_seconds: 600, wikis_in_memory: 100, top_wikis: 0 } });
     try {
       const statuses = await Promise.all(Array.from({ length: 40 }, (_, i) => getValueAt(limited, `random${i}.farm.test`).then((r) => r.status)));
       const asked = [...farm.asked.keys()].filter((k) => k.startsWith('random')).length;
@@ -120,6 +120,14 @@ describe('a farm of wikis found by pattern (fake Action API)', () => {
     assert.equal(farm.asked.get('w1'), asked);
     const health = (await request(`${service.base}/_health`)).json;
     assert.equal(health.farms['*.farm.test'].wikis_found, 1);
+    // Opted in (farm.top_wikis: 3): the busiest wikis by name, three series at most however many wikis.
+    for (let i = 0; i < 5; i++) await getValue('w1.farm.test', 'greeting');
+    await getValue('w2.farm.test', 'k');
+    const metrics = (await request(`${service.base}/metrics`, { headers: admin })).text;
+    const busiest = [...metrics.matchAll(/^wiki_requests_busiest\{domain="([^"]+)"\} (\d+)/gm)].map((m) => [m[1], Number(m[2])]);
+    assert.deepEqual(busiest[0], ['w1.farm.test', 6]);
+    assert.ok(busiest.length <= 3);
+    assert.doesNotMatch(metrics, /wiki_requests_total\{[^}]*domain="w1\.farm\.test"/, 'other series carry the pattern');
   });
 });
 

@@ -29,7 +29,7 @@ describe('configuration', () => {
     const farm = 'wikis:\n  "*.farm.example":\n    action_api: "https://{domain}/w/api.php"\n    rest_api: "https://farm.example/{label}/rest.php"\n';
     const config = loadConfig({ CONFIG: file(`${farm}farm:\n  discoveries_per_second: 2\n`) });
     assert.equal(config.wikis['*.farm.example']?.rest_api, 'https://farm.example/{label}/rest.php');
-    assert.deepEqual(config.farm, { discoveries_per_second: 2, no_such_wiki_seconds: 600, wikis_in_memory: 1000 });
+    assert.deepEqual(config.farm, { discoveries_per_second: 2, no_such_wiki_seconds: 600, wikis_in_memory: 1000, top_wikis: 0 });
     const refused: [string, RegExp][] = [
       ['wikis:\n  "*.*.example":\n    action_api: a\n    rest_api: b\n', /not a domain name, nor a pattern/],
       ['wikis:\n  "a*.example":\n    action_api: a\n    rest_api: b\n', /not a domain name, nor a pattern/],

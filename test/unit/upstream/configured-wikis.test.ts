@@ -7,7 +7,7 @@ import { ConfiguredWikis } from '../../../src/upstream/wikis.js';
 import type { Wiki } from '../../../src/upstream/wiki.js';
 import { HttpError } from '../../../src/util/errors.js';
 
-const farm = { discoveries_per_second: 1000, no_such_wiki_seconds: 600, wikis_in_memory: 10 };
+const farm = { discoveries_per_second: 1000, no_such_wiki_seconds: 600, wikis_in_memory: 10, top_wikis: 0 };
 
 /** Wikis whose site info says what `answer` gives for their domain, counting what was asked. */
 function wikis(answer: (domain: string) => Record<string, unknown>, template = 'https://{domain}/w/api.php') {
