@@ -2,43 +2,13 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { BACKENDS, request } from '../helpers.js';
+import { listen, type Sse } from '../sse.js';
 import { ChangeLog } from '../../src/modules/page/tables/change-log.js';
 import { compareTids } from '../../src/util/tid.js';
 import { startAgainstWiki, waitFor, type AgainstWiki } from '../wiki.js';
 
 const RUN = Date.now().toString(36);
 const SECRET = `stream-notice-secret-${RUN}-0123456789`;
-
-interface Sse {
-  id: string;
-  event: string;
-  data: Record<string, any>;
-}
-
-/** An EventSource's reading of a stream: its events as they come, and a way to hang up. */
-function listen(url: string, headers: Record<string, string> = {}): { events: Sse[]; status: Promise<{ status: number; headers: http.IncomingHttpHeaders }>; close: () => void } {
-  const events: Sse[] = [];
-  let buffer = '';
-  let req!: http.ClientRequest;
-  const status = new Promise<{ status: number; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
-    req = http.get(url, { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
-      resolve({ status: res.statusCode!, headers: res.headers });
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const fields = Object.fromEntries(block.split('\n').filter((l) => !l.startsWith(':')).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]));
-          if (fields.data) events.push({ id: fields.id!, event: fields.event!, data: JSON.parse(fields.data) });
-        }
-      });
-      res.on('error', () => undefined);
-    });
-    req.on('error', reject);
-  });
-  return { events, status, close: () => req.destroy() };
-}
 
 /**
  * The change stream (`GET /{domain}/v1/changes`, Server-Sent Events) against the real wiki: what

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { admin, request, sqliteConfig, startServer, tempDir, type TestServer } from '../helpers.js';
 import { tarEntries } from '../tar-entries.js';
+import { listen } from '../sse.js';
 import { FAST_FOLLOWER, WIKI_URL, waitFor, WikiAdmin } from '../wiki.js';
 
 /** The text of the farm wiki `name`'s page "Farm home", as that wiki has it now. */
@@ -139,6 +140,23 @@ describe("a real farm's notices: one setting for every wiki, its {domain} filled
   after(async () => {
     await rm(FARM_NOTIFY, { force: true });
     await service?.close();
+  });
+
+  it("streams the changes of every wiki of the group on one stream, each naming its wiki (scope=group)", async () => {
+    const stream = listen(`${service.base}/alpha.farm.test/v1/changes?scope=group&prefix=Farm_home`);
+    try {
+      assert.equal((await stream.status).status, 200);
+      await new Promise((r) => setTimeout(r, 300));
+      for (const name of ['gamma', 'alpha']) await (await new WikiAdmin(`${WIKI_URL}/farm/${name}`).login()).edit('Farm home', `${name} streamed at ${Date.now()}.`);
+      await waitFor('both edits on the group stream', 20_000, async () => (new Set(stream.events.map((e) => e.data.domain)).size >= 2 ? true : undefined));
+      const edits = stream.events.filter((e) => e.event === 'edit');
+      assert.deepEqual(edits.map((e) => e.data.domain), ['gamma.farm.test', 'alpha.farm.test'], 'in order, each naming its wiki');
+      assert.ok(edits.every((e) => e.data.title === 'Farm_home'));
+    } finally {
+      stream.close();
+    }
+    const single = await request(`${service.base}/wiki-of-no-group.test/v1/changes?scope=group`);
+    assert.equal(single.status, 404, 'a domain outside every pattern is not served');
   });
 
   it("serves an edit of a farm's wiki on the read right after it", async () => {

@@ -88,7 +88,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
     expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
   });
   const notices = changeNoticesModule(service, follower.applierOf, options.log);
-  const stream = changeStreamModule(service, options.log, options.streamStallMs);
+  const stream = changeStreamModule(service, options.log, options.streamStallMs, (domain) => options.wikis.homeOf(domain));
   const displays = displayModule({ service, caches, cache, display, linkStates, normalize });
   const edit = pageEditModule({ saver, transforms, normalize });
   const drafts = branchRoutesModule({ branches, callers, normalize, bodies: new VersionBodies(Math.floor(options.renderCacheBytes / 8)) });

@@ -119,13 +119,15 @@ class ChangeEventStream extends Readable {
 
   /** One event as SSE, or undefined when the client's filters leave it out. */
   private async format(event: ChangeEvent): Promise<string | undefined> {
-    const wiki = this.service.wiki(this.log.domain);
+    // A group's log holds every wiki's events: each is read on its own wiki.
+    const domain = event.domain ?? this.log.domain;
+    const wiki = this.service.wiki(domain);
     const { ns } = await wiki.describe(event.title).catch(() => ({ ns: 0 }));
     if (this.options.namespaces && !this.options.namespaces.has(ns)) return undefined;
     if (this.options.prefix !== undefined && !event.title.startsWith(this.options.prefix) && !(event.to ?? '').startsWith(this.options.prefix)) return undefined;
     const data: Record<string, unknown> = { ...event, namespace: ns, dt: new Date(tidTime(event.id)).toISOString() };
-    if (this.options.includeHtml && event.tid && event.rev !== undefined && (await this.visibleNow(event.title, event.rev))) {
-      const render = await this.service.renders.byTid(this.ctx, this.log.domain, event.title, event.tid, event.rev).catch(() => undefined);
+    if (this.options.includeHtml && event.tid && event.rev !== undefined && (await this.visibleNow(domain, event.title, event.rev))) {
+      const render = await this.service.renders.byTid(this.ctx, domain, event.title, event.tid, event.rev).catch(() => undefined);
       if (render) data.html = (await gunzip(render.parts.html)).toString('utf8');
     }
     return `id: ${event.id}\nevent: ${event.kind}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -136,8 +138,8 @@ class ChangeEventStream extends Readable {
    * it, and its revision may have been hidden, or its page deleted, since (a client resuming from
    * yesterday gets the event, not the text).
    */
-  private async visibleNow(title: string, rev: number): Promise<boolean> {
-    const row = await this.service.revisions.table(this.log.domain).get(this.ctx, title, rev);
+  private async visibleNow(domain: string, title: string, rev: number): Promise<boolean> {
+    const row = await this.service.revisions.table(domain).get(this.ctx, title, rev);
     return !!row && !row.text_hidden && !row.deleted;
   }
 
@@ -174,13 +176,22 @@ function startOf(req: RouteRequest): string {
  * an event or from a time within the change log's keeping period. `namespace=0,4` and `prefix`
  * filter; `include=html` carries the new render's HTML.
  */
-export function changeStreamModule(service: Pick<PageService, 'changes' | 'renders' | 'revisions' | 'wiki'>, log: Logger, stallMs: number): Module {
-  const feeds = new Map<string, ChangeFeed>();
+export function changeStreamModule(
+  service: Pick<PageService, 'changes' | 'renders' | 'revisions' | 'wiki'>, log: Logger, stallMs: number, homeOf: (domain: string) => string | undefined = () => undefined,
+): Module {
+  const feeds = new Map<ChangeLog, ChangeFeed>();
   let setupCtx: RequestContext | undefined;
-  const feedOf = (domain: string) => {
-    let feed = feeds.get(domain);
-    if (!feed) feeds.set(domain, (feed = new ChangeFeed(service.changes.of(domain), service.changes, setupCtx!, log)));
+  const feedOf = (changes: ChangeLog) => {
+    let feed = feeds.get(changes);
+    if (!feed) feeds.set(changes, (feed = new ChangeFeed(changes, service.changes, setupCtx!, log)));
     return feed;
+  };
+  /** The log a client asked for: its wiki's, or (`scope=group`) its storage group's. */
+  const logOf = (req: RouteRequest): ChangeLog => {
+    if (req.query.get('scope') !== 'group') return service.changes.of(req.domain);
+    const home = homeOf(req.domain);
+    if (home === undefined) throw badRequest(`${req.domain} is in no storage group of a pattern: scope=group is for a farm's wikis.`, 'no-group');
+    return service.changes.ofGroup(home);
   };
   return {
     name: 'page-change-stream',
@@ -199,15 +210,17 @@ export function changeStreamModule(service: Pick<PageService, 'changes' | 'rende
           { name: 'namespace', in: 'query', schema: { type: 'string', pattern: '^-?\\d+(,-?\\d+)*$' }, description: 'Namespace ids, comma-separated' },
           { name: 'prefix', in: 'query', schema: { type: 'string' }, description: 'Only titles starting with this (underscores for spaces)' },
           { name: 'include', in: 'query', schema: { type: 'string', enum: ['html'] }, description: 'html: each edit carries its render' },
+          { name: 'scope', in: 'query', schema: { type: 'string', enum: ['group'] }, description: "group: the changes of every wiki of this wiki's storage group (a farm's), each naming its wiki" },
           { name: 'last-event-id', in: 'header', schema: { type: 'string' } },
         ],
         responses: { 200: { description: 'text/event-stream: id, event (edit, rerender, delete, undelete, move, visibility), data (JSON)', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
       },
       handler: (req, ctx) => {
         const start = startOf(req);
+        const changes = logOf(req);
         const namespace = req.query.get('namespace');
         // The client's own context (its request id in the logs, its rights): the shared feed alone runs as the service.
-        const body = new ChangeEventStream(start, feedOf(req.domain), service.changes.of(req.domain), ctx, service, {
+        const body = new ChangeEventStream(start, feedOf(changes), changes, ctx, service, {
           namespaces: namespace ? new Set(namespace.split(',').map(Number)) : undefined,
           prefix: req.query.get('prefix')?.replace(/ /g, '_') ?? undefined,
           includeHtml: req.query.get('include') === 'html',

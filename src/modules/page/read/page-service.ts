@@ -43,7 +43,7 @@ export class PageService {
     /** Told of each page's latest render as it is stored (its snapshot body is made then). */
     private readonly latestStored?: LatestRenderStored,
   ) {
-    this.changes = new ChangeLogs(changeLogSeconds);
+    this.changes = new ChangeLogs(changeLogSeconds, (domain) => wikis.homeOf(domain));
     this.renders = new RenderStore(caches, (ctx, domain, title, tid) => this.revisions.table(domain).revisionRendered(ctx, title, tid));
     const flights = new SingleFlight();
     this.revisions = new KnownRevisions(wikis, caches, flights, this.renders, freshness, log, purger, this.changes);
@@ -69,6 +69,8 @@ export class PageService {
     await Promise.all([
       this.revisions.table(domain).create(ctx), this.renders.create(ctx, domain), this.renderer.renderLeases(domain).create(ctx),
       new StoredSiteInfo(domain, ctx).create(), this.latestStored?.create(ctx, domain),
+      // A storage group's home keeps the group's change log.
+      this.wikis.homeOf(domain) === domain ? this.changes.ofGroup(domain).create(ctx) : undefined,
     ]);
     // A wiki that sends notices has its title rules loaded now, not by its first notice: a notice
     // is answered without asking the wiki, whose worker waits for that answer.

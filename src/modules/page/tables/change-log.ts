@@ -17,6 +17,8 @@ export interface ChangeEvent {
   tid?: string;
   /** Where a moved page went. */
   to?: string;
+  /** The wiki it happened on (in a storage group's log, which holds all its wikis'). */
+  domain?: string;
 }
 
 const SCHEMA = {
@@ -27,6 +29,10 @@ const SCHEMA = {
     { attribute: 'id', type: 'range', order: 'asc' },
   ],
 };
+
+/** A storage group's log: every wiki's events, each naming its wiki. */
+const GROUP_SCHEMA = { ...SCHEMA, attributes: { ...SCHEMA.attributes, domain: 'string' } };
+const GROUP_TABLE = 'group_changes';
 
 /** Events are kept in one partition per hour: bounded on every engine, read in order hour by hour. */
 const HOUR_MS = 3600_000;
@@ -42,16 +48,35 @@ const hourOf = (ms: number) => new Date(ms).toISOString().slice(0, 13);
 export class ChangeLog {
   private readonly table: TableClient;
 
-  constructor(readonly domain: string, private readonly keepSeconds: number, private readonly recorded: EventEmitter) {
-    this.table = new TableClient(domain, 'page_changes');
+  /**
+   * `group`: the log of the wiki's storage group (a farm's wiki), which records each event too.
+   * `ofGroup`: this is such a log (kept under the group's home domain).
+   */
+  constructor(
+    readonly domain: string, private readonly keepSeconds: number, private readonly recorded: EventEmitter,
+    private readonly options: { group?: ChangeLog; ofGroup?: boolean } = {},
+  ) {
+    this.table = new TableClient(domain, options.ofGroup ? GROUP_TABLE : 'page_changes');
+  }
+
+  /** Whether this is a storage group's log (its events name their wikis). */
+  get ofGroup(): boolean {
+    return this.options.ofGroup === true;
   }
 
   async create(ctx: RequestContext): Promise<void> {
-    await this.table.create(ctx, SCHEMA);
+    await this.table.create(ctx, this.options.ofGroup ? GROUP_SCHEMA : SCHEMA);
   }
 
   async record(ctx: RequestContext, event: Omit<ChangeEvent, 'id'>): Promise<void> {
     const id = newTid();
+    await this.table.put(ctx, { attributes: { hour: hourOf(tidTime(id)), id, ...event, _ttl: this.keepSeconds } });
+    // The group's log under the same id: its order is the order of every wiki's.
+    await this.options.group?.recordAs(ctx, id, { ...event, domain: this.domain });
+    this.recorded.emit('recorded', this.domain);
+  }
+
+  private async recordAs(ctx: RequestContext, id: string, event: Omit<ChangeEvent, 'id'>): Promise<void> {
     await this.table.put(ctx, { attributes: { hour: hourOf(tidTime(id)), id, ...event, _ttl: this.keepSeconds } });
     this.recorded.emit('recorded', this.domain);
   }
@@ -79,6 +104,7 @@ export class ChangeLog {
           ...(row.rev !== null && row.rev !== undefined ? { rev: Number(row.rev) } : {}),
           ...(row.tid ? { tid: row.tid as string } : {}),
           ...(row.to ? { to: row.to as string } : {}),
+          ...(row.domain ? { domain: row.domain as string } : {}),
         });
       }
       if (events.length) cursor = events.at(-1)!.id;
@@ -91,12 +117,25 @@ export class ChangeLog {
 export class ChangeLogs {
   readonly recorded = new EventEmitter().setMaxListeners(0);
   private readonly logs = new Map<string, ChangeLog>();
+  private readonly groups = new Map<string, ChangeLog>();
 
-  constructor(private readonly keepSeconds: number) {}
+  /** `homeOf`: the home domain of a farm's wiki's storage group (none for a wiki of its own). */
+  constructor(private readonly keepSeconds: number, private readonly homeOf: (domain: string) => string | undefined = () => undefined) {}
 
   of(domain: string): ChangeLog {
     let log = this.logs.get(domain);
-    if (!log) this.logs.set(domain, (log = new ChangeLog(domain, this.keepSeconds, this.recorded)));
+    if (!log) {
+      const home = this.homeOf(domain);
+      const group = home !== undefined && home !== domain ? this.ofGroup(home) : undefined;
+      this.logs.set(domain, (log = new ChangeLog(domain, this.keepSeconds, this.recorded, { group })));
+    }
+    return log;
+  }
+
+  /** The log of the storage group whose home is `home`: every event of its wikis. */
+  ofGroup(home: string): ChangeLog {
+    let log = this.groups.get(home);
+    if (!log) this.groups.set(home, (log = new ChangeLog(home, this.keepSeconds, this.recorded, { ofGroup: true })));
     return log;
   }
 }
