@@ -87,7 +87,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
       : undefined,
   });
   const transactions = transactionsModule({
-    isFarmed: (domain) => wikis.isFarmed(domain), leaseMs: config.transaction_lease * 1000, sweepMs: config.transaction_sweep_interval * 1000, lifetimeMs: config.transaction_lifetime * 1000,
+    isFarmed: (domain) => wikis.isFarmed(domain), homeOf: (domain) => wikis.homeOf(domain), leaseMs: config.transaction_lease * 1000, sweepMs: config.transaction_sweep_interval * 1000, lifetimeMs: config.transaction_lifetime * 1000,
     kill: config.fault_injection?.transaction_kill, metrics, log,
   });
   const owned = () => new Set(every.flatMap((m) => m.tables ?? []));

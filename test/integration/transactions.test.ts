@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { v1 as uuidv1 } from 'uuid';
-import { admin, BACKENDS, freshDomain, request, sleep, processConfig, startProcess, startServer, tempDir, type TestServer } from '../helpers.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ADMIN_TOKEN, admin, BACKENDS, freshDomain, request, sleep, processConfig, startProcess, startServer, tempDir, type TestServer } from '../helpers.js';
+import { startFakeFarm } from '../fake-farm.js';
 import { storeAbandoned, storeFinished } from '../transaction-load.js';
 
 const TX_TYPE = 'application/json;profile="https://mediawiki.org/schema/transaction"';
@@ -257,5 +260,49 @@ for (const backend of BACKENDS.filter((b) => b.name === 'sqlite' || b.name === '
 
   it("records the primary's own answer when its process died after it", async () => {
     for (let round = 0; round < 2; round++) assert.equal((await crashRound('after-primary', `p${round}`)).status, 201);
+  });
+});
+
+describe("a farm's wiki's transaction whose process died is finished by another that never ran one of that wiki", () => {
+  it('finds it through the storage group\'s list of wikis with transactions, and finishes it once', async () => {
+    const farm = await startFakeFarm(['w1']);
+    const dir = tempDir();
+    const config = (kill?: string) => {
+      const file = path.join(dir, `farm-${kill ?? 'survivor'}.yaml`);
+      fs.writeFileSync(file, [
+        `storage: ${JSON.stringify({ backend: 'sqlite', path: path.join(dir, 'shared.sqlite3') })}`,
+        'wikis:',
+        '  "*.crashfarm.test":',
+        `    action_api: "${farm.url}/{label}/api.php"`,
+        `    rest_api: "${farm.url}/{label}/rest.php"`,
+        `admin_token: ${ADMIN_TOKEN}`, 'log_level: info', 'transaction_lease: 1', 'transaction_sweep_interval: 0.3', 'follow_changes: false',
+        ...(kill ? ['fault_injection:', `  transaction_kill: ${kill}`] : []),
+      ].join('\n'));
+      return { CONFIG: file, PORT: '0', WORKERS: '0' };
+    };
+    const survivor = startProcess(config());
+    try {
+      const base = `http://127.0.0.1:${await survivor.port}/w1.crashfarm.test/sys`;
+      assert.equal((await request(`${base}/key_rev_value/crash`, { method: 'PUT', headers: admin })).status, 201);
+      const victim = startProcess(config('after-primary'));
+      const tid = uuidv1();
+      const uri = (key: string) => `/w1.crashfarm.test/sys/key_rev_value/crash/${key}/${tid}`;
+      const txn = { method: 'PUT', uri: uri('primary'), headers: { 'content-type': 'text/plain' }, body: 'primary', then: [{ method: 'PUT', uri: uri('dep'), headers: { 'content-type': 'text/plain' }, body: 'dep' }] };
+      const answer = await request(`http://127.0.0.1:${await victim.port}/w1.crashfarm.test/sys/transactions/${tid}`, {
+        method: 'PUT', headers: { ...admin, 'content-type': TX_TYPE }, body: JSON.stringify(txn),
+      }).catch(() => undefined);
+      assert.equal(answer, undefined, 'the victim died before answering');
+      // Watched through the dependent's key alone: asking for the transaction itself would start it.
+      let applied: unknown[] = [];
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline && applied.length === 0; await sleep(200)) {
+        applied = (await request(`${base}/key_rev_value/crash/dep/`, { headers: admin })).json?.items ?? [];
+      }
+      assert.deepEqual(applied, [tid], "finished by the survivor's sweep");
+      assert.equal((await request(`${base}/transactions/${tid}`, { headers: admin })).json.state, 'done');
+      for (const key of ['primary', 'dep']) assert.deepEqual((await request(`${base}/key_rev_value/crash/${key}/`, { headers: admin })).json.items, [tid], `${key} applied once`);
+    } finally {
+      survivor.child.kill('SIGTERM');
+      await farm.close();
+    }
   });
 });
