@@ -6,7 +6,7 @@ import { SnapshotWriter, type Outcome } from '../modules/page/snapshot/snapshot-
 import { inThread } from '../modules/page/snapshot/record-formatter.js';
 import { workerFormatter } from '../modules/page/thread/page-thread.js';
 import { parseTime } from '../util/tid.js';
-import { TableClient } from '../table-access/table-client.js';
+import { FarmWikis } from '../modules/page/tables/farm-wikis.js';
 import { WikiEntries } from '../upstream/wiki-entries.js';
 
 const USAGE = `Writes a wiki as it was at one moment, in Wikimedia Enterprise's HTML snapshot layout.
@@ -92,14 +92,8 @@ for (const domain of domains) {
 
 /** The wikis of a storage group its poller knows (found by any process since the group began). */
 async function groupWikis(groupHome: string): Promise<string[]> {
-  const registry = new TableClient(groupHome, 'farm_wikis');
   const found: string[] = [];
-  let next: string | undefined;
-  do {
-    const page = await registry.query(ctx, { limit: 1000, ...(next ? { next } : {}) }).catch(() => ({ items: [], next: undefined }));
-    found.push(...page.items.map((r) => r.wiki as string));
-    next = page.next;
-  } while (next);
+  for await (const wiki of new FarmWikis(groupHome).all(ctx)) found.push(wiki);
   return found.sort();
 }
 

@@ -85,7 +85,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
   };
   const follower = followerModule(service, options.follow, options.metrics, options.log, pagesChanged, { wikis: options.wikis, pollsPerSecond: options.farmPollsPerSecond });
   const branchRecords = branchRecordsModule(branches, {
-    expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
+    homeOf: (domain) => options.wikis.homeOf(domain), expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
   });
   const notices = changeNoticesModule(service, follower.applierOf, options.log);
   const stream = changeStreamModule(service, options.log, options.streamStallMs, (domain) => options.wikis.homeOf(domain));

@@ -3,7 +3,7 @@ import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { RequestContext } from '../../../router/types.js';
 import { keepRenewed, LeaseTable } from '../../../table-access/lease.js';
-import { TableClient } from '../../../table-access/table-client.js';
+import { FarmWikis } from '../tables/farm-wikis.js';
 import type { RecentChange } from '../../../upstream/action-api-types.js';
 import type { Wiki } from '../../../upstream/wiki.js';
 import type { Metrics } from '../../../util/metrics.js';
@@ -11,7 +11,6 @@ import type { Cursor, FollowerState } from '../tables/follower-state.js';
 import type { ChangeApplier } from './change-applier.js';
 import { failureKind } from './failure-kind.js';
 
-const FARM_WIKIS_SCHEMA = { version: 1, attributes: { wiki: 'string', added: 'timestamp' }, index: [{ attribute: 'wiki', type: 'hash' }] };
 const LEASE_KEY = 'farm-polls';
 /** How far back each read reaches before the cursor: changes the wiki made visible late. */
 const OVERLAP_MS = 5_000;
@@ -45,7 +44,7 @@ export interface FarmPollParts {
 export class FarmPolls {
   readonly holder = `${process.pid}-${randomUUID()}`;
   private readonly lease: LeaseTable;
-  private readonly registry: TableClient;
+  private readonly registry: FarmWikis;
   private readonly registered = new Set<string>();
   private readonly fenced = new Set<string>();
   private readonly active = new Map<string, number>();
@@ -74,18 +73,17 @@ export class FarmPolls {
     private readonly log: Logger,
   ) {
     this.lease = new LeaseTable(home, 'page_follower');
-    this.registry = new TableClient(home, 'farm_wikis');
+    this.registry = new FarmWikis(home);
   }
 
   async create(ctx: RequestContext): Promise<void> {
-    await this.registry.create(ctx, FARM_WIKIS_SCHEMA);
+    await this.registry.create(ctx);
   }
 
   /** A wiki of the group found: polled from now on (recorded once, for every process and restart). */
   async add(ctx: RequestContext, domain: string): Promise<void> {
     if (this.registered.has(domain)) return;
-    const [row] = (await this.registry.query(ctx, { attributes: { wiki: domain } })).items;
-    if (!row) await this.registry.put(ctx, { attributes: { wiki: domain, added: Date.now() } });
+    await this.registry.add(ctx, domain);
     this.registered.add(domain);
     this.touched(domain);
   }
@@ -162,8 +160,8 @@ export class FarmPolls {
   /** The wikis of the group in turn, read from the registry a page at a time. */
   private async nextInTurn(ctx: RequestContext): Promise<string | undefined> {
     if (this.round.length === 0) {
-      const page = await this.registry.query(ctx, { limit: 500, ...(this.next ? { next: this.next } : {}) });
-      this.round = page.items.map((r) => r.wiki as string);
+      const page = await this.registry.page(ctx, 500, this.next);
+      this.round = page.wikis;
       this.next = page.next;
     }
     return this.round.shift();
