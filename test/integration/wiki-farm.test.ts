@@ -84,6 +84,19 @@ describe('a real MediaWiki farm through one pattern', () => {
     assert.equal(tables(), before);
   });
 
+  it("renders again the stored pages of a farm's wiki that use a template changed on it", async () => {
+    const alpha = await new WikiAdmin(`${WIKI_URL}/farm/alpha`).login();
+    const run = Date.now().toString(36);
+    await alpha.edit(`Template:Farm stamp ${run}`, 'stamp one');
+    await alpha.edit(`Farm templated ${run}`, `Stamped: {{Farm stamp ${run}}}.`);
+    const read = () => html('alpha.farm.test', `Farm_templated_${run}`);
+    assert.match((await read()).text, />stamp one</);
+    await new Promise((r) => setTimeout(r, 1000));
+    await alpha.edit(`Template:Farm stamp ${run}`, 'stamp two');
+    // Neither the page nor a read asks the wiki: the group's poller sees the template's change.
+    await waitFor('the page rendered again with the new template', 40_000, async () => (/>stamp two</.test((await read()).text) ? true : undefined));
+  });
+
   it('writes a snapshot of every wiki of the group found so far, one folder each, each of its own wiki', async () => {
     // The wikis read above were found: the group lists them.
     const config = path.join(tempDir(), 'config.yaml');

@@ -55,6 +55,8 @@ export class FarmPolls {
   private readonly starts = new Map<string, Cursor>();
   private readonly pages = new PQueue({ concurrency: PAGE_CONCURRENCY });
   private leading = false;
+  /** Aborted when this process stops leading the group: the work of its leadership ends. */
+  private leadership = new AbortController();
   private stopRenewing: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private leaseTimer: NodeJS.Timeout | undefined;
@@ -101,6 +103,7 @@ export class FarmPolls {
       this.lease.acquire(ctx, LEASE_KEY, this.holder, seconds).then((held) => {
         if (!held || this.stopped) return;
         this.leading = true;
+        this.leadership = new AbortController();
         this.fenced.clear();
         this.metrics.followerLeading.set({ domain: this.label }, 1);
         this.stopRenewing = keepRenewed(this.options.leaseMs, () => this.lease.renew(ctx, LEASE_KEY, this.holder, seconds),
@@ -114,8 +117,19 @@ export class FarmPolls {
     this.timer.unref();
   }
 
+  /** Whether this process polls the group now. */
+  get isLeading(): boolean {
+    return this.leading;
+  }
+
+  /** Ends with this process's leadership of the group. */
+  get signal(): AbortSignal {
+    return this.leadership.signal;
+  }
+
   private demote(): void {
     this.leading = false;
+    this.leadership.abort();
     this.stopRenewing?.();
     this.metrics.followerLeading.set({ domain: this.label }, 0);
     this.log.warn({ group: this.label }, 'another process polls the farm now');

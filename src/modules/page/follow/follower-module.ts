@@ -7,6 +7,10 @@ import type { DependentsSources } from './template-dependents.js';
 import { ChangeFollower, type FollowerOptions } from './change-follower.js';
 import { FollowerState } from '../tables/follower-state.js';
 import { FarmPolls } from './farm-polls.js';
+import { TemplateDependents } from './template-dependents.js';
+
+/** A farm's wiki's dependents are worked while templates are queued, and for this long after. */
+const FARM_DEPENDENTS_IDLE_MS = 60_000;
 import type { WikiDirectory } from '../../../upstream/wikis.js';
 
 /**
@@ -26,7 +30,28 @@ export function followerModule(
   // What the wiki's notices of its changes are applied with (see change-notices.ts), following or not.
   const appliers = new Map<string, ChangeApplier>();
   const applierOf = (domain: string) =>
-    remember(appliers, domain, () => new ChangeApplier(domain, service, stateOf(domain), follow?.storedOnly ?? false, metrics, pagesChanged, () => followers.get(domain)?.dependentsQueued()));
+    remember(appliers, domain, () => new ChangeApplier(domain, service, stateOf(domain), follow?.storedOnly ?? false, metrics, pagesChanged, () => {
+      if (followers.has(domain)) followers.get(domain)!.dependentsQueued();
+      else farmDependents(domain);
+    }));
+  /** A farm's wikis whose changed templates' pages are being re-rendered here (while this process leads their group). */
+  const dependents = new Map<string, TemplateDependents>();
+  const farmDependents = (domain: string) => {
+    const home = farm?.wikis.homeOf(domain);
+    const polls = home === undefined ? undefined : farms.get(home);
+    if (!follow || !polls?.isLeading || !context) return;
+    const running = dependents.get(domain);
+    if (running) return running.mayHaveQueued();
+    const runner = new TemplateDependents(domain, service, stateOf(domain), follow, log, (kind, work, queue) => queue.add(work).then(
+      () => metrics.followerTasks.inc({ domain: metrics.wikiLabel(domain), task: kind, outcome: 'done' }),
+      (err) => {
+        metrics.followerTasks.inc({ domain: metrics.wikiLabel(domain), task: kind, outcome: 'failed' });
+        log.warn({ err, domain, task: kind }, "a farm's wiki's page could not be rendered again");
+      },
+    ), () => polls.isLeading);
+    dependents.set(domain, runner);
+    runner.follow(context, polls.signal, FARM_DEPENDENTS_IDLE_MS).catch((err) => log.warn({ err, domain }, "re-rendering a farm's wiki's dependents failed")).finally(() => dependents.delete(domain));
+  };
   const listed = new Set(service.domains());
   /** Each farm group's poller, by the group's home domain. */
   const farms = new Map<string, FarmPolls>();

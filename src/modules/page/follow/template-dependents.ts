@@ -58,10 +58,12 @@ export class TemplateDependents {
   /**
    * Re-renders the stored pages that use a changed template, one queued template at a time,
    * newest-edited first within each chunk of the wiki's listing; progress is stored, so a new
-   * follower goes on where the last one stopped. Runs until `signal` (the leadership) ends.
+   * follower goes on where the last one stopped. Runs until `signal` (the leadership) ends, or
+   * (`idleMs`, a farm's wiki, worked only while templates are queued) once nothing was queued that long.
    */
-  async follow(ctx: RequestContext, signal: AbortSignal): Promise<void> {
+  async follow(ctx: RequestContext, signal: AbortSignal, idleMs?: number): Promise<void> {
     const api = this.service.wiki(this.domain).api;
+    let workedAt = Date.now();
     while (!signal.aborted) {
       try {
         // Only this leader queues templates: while it has queued none, storage is not asked. The
@@ -72,9 +74,11 @@ export class TemplateDependents {
           job = await this.state.nextDependents(ctx);
         }
         if (!job) {
+          if (idleMs !== undefined && Date.now() - workedAt > idleMs) return;
           await pause(this.options.pollMs, signal);
           continue;
         }
+        workedAt = Date.now();
         this.queued = true; // more may wait behind this one
         const { pages, cont } = await api.listPages('embeddedin', { geititle: job.title, geilimit: String(DEPENDENTS_CHUNK) }, job.cont ?? undefined);
         // Only pages stored here need work; the most-read first, then the most recently edited.
