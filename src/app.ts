@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import { intervalMs, type Config } from './config.js';
 import { closeGracefully, createHttpServer } from './http/server.js';
 import { ClientAddress } from './http/client-address.js';
 import { createLogger } from './util/logger.js';
@@ -76,6 +76,8 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     changeLogSeconds: Math.ceil(config.change_log_days * 86400),
     streamStallMs: config.change_stream_stall_timeout * 1000,
     snapshotBodiesOnRender: config.snapshot_bodies === 'render',
+    snapshotsDir: config.snapshots.dir,
+    ...(config.snapshots.every ? { snapshotSchedule: { everyMs: intervalMs(config.snapshots.every)!, keep: config.snapshots.keep, namespaces: config.snapshots.namespaces } } : {}),
     branchSweepMs: config.branch_sweep_interval * 1000,
     farmPollsPerSecond: config.follower.farm_polls_per_second,
     follow: config.follow_changes

@@ -220,6 +220,12 @@ export interface Config {
    * by the first snapshot that writes it (no cost to a render, none in storage until then).
    */
   snapshot_bodies: 'render' | 'snapshot';
+  /**
+   * Enterprise snapshots offered over HTTP: where they are kept (`dir`, `{dir}/{domain}/{moment}/`,
+   * where `npm run snapshot` writes them too), and, with `every` (`12h`, `1d`), made on a schedule
+   * for every wiki listed by name, `namespaces` each, the newest `keep` kept.
+   */
+  snapshots: { dir: string; every: string | null; keep: number; namespaces: number[] };
   /** For tests only: faults the service injects into itself. */
   fault_injection?: { transaction_kill?: 'after-store' | 'after-primary-unrecorded' | 'after-primary' | 'after-dependent' | 'random' };
 }
@@ -281,6 +287,7 @@ export function defaultConfig(dataDir = './data'): Config {
     workers: 1,
     rest_v1: true,
     snapshot_bodies: 'render',
+    snapshots: { dir: path.join(dataDir, 'snapshots'), every: null, keep: 7, namespaces: [0] },
     purge_hosts: [],
     trusted_proxies: [],
     follow_changes: 'stored',
@@ -365,6 +372,11 @@ function validate(config: Config): Config {
   }
   if (typeof config.rest_v1 !== 'boolean') fail('rest_v1 must be true or false');
   if (config.snapshot_bodies !== 'render' && config.snapshot_bodies !== 'snapshot') fail('snapshot_bodies must be render or snapshot');
+  const shots = config.snapshots;
+  if (typeof shots.dir !== 'string' || !shots.dir) fail('snapshots.dir must name a folder');
+  if (shots.every !== null && (typeof shots.every !== 'string' || intervalMs(shots.every) === undefined)) fail('snapshots.every must be a duration: 30m, 12h, 1d (or absent: no schedule)');
+  if (!Number.isInteger(shots.keep) || shots.keep < 1) fail('snapshots.keep must be a positive integer');
+  if (!Array.isArray(shots.namespaces) || !shots.namespaces.length || !shots.namespaces.every((n) => Number.isInteger(n) && n >= 0)) fail('snapshots.namespaces must list namespace numbers');
   if (!Array.isArray(config.purge_hosts) || !config.purge_hosts.every((h) => typeof h === 'string' && /^[\w.:[\]-]+:\d+$/.test(h))) {
     fail('purge_hosts must list cache hosts as "host:port"');
   }
@@ -404,6 +416,14 @@ function storageFromUrl(url: string, current: StorageConfig): StorageConfig {
   fail('DATABASE_URL must be a postgres://, mysql:// or mariadb:// URL');
 }
 
+/** A duration as the config writes it (`30m`, `12h`, `1d`) in ms, or undefined if it is not one. */
+export function intervalMs(text: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)\s*(m|h|d)$/.exec(text.trim());
+  if (!m) return undefined;
+  const ms = Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd'];
+  return ms >= 60_000 ? ms : undefined;
+}
+
 /** Defaults, then the YAML file (CONFIG or ./config.yaml when present), then the environment. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = env.DATA_DIR ?? './data';
@@ -429,6 +449,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         wikis: parsed.wikis ?? config.wikis,
         follower: { ...config.follower, ...parsed.follower },
         farm: { ...config.farm, ...parsed.farm },
+        snapshots: { ...config.snapshots, ...parsed.snapshots },
       });
       // Following the wiki keeps pages fresh: asking it about each page is then only a safety net.
       if (parsed.follow_changes === true && parsed.latest_check_interval === undefined) config.latest_check_interval = 3600;

@@ -20,7 +20,8 @@ const USAGE = `Writes a wiki as it was at one moment, in Wikimedia Enterprise's 
   --since        only pages changed between --since and --at, with those deleted listed
   --namespace    namespaces, comma-separated (default 0)
   --prefix       only titles starting with this (underscores for spaces)
-  --out          the folder written (default snapshot-{domain}-{time})
+  --out          the folder written (default: snapshots.dir/{domain}/{time}, where the service
+                 offers finished snapshots at /{domain}/enterprise/v2/snapshots)
   --pages        pages per NDJSON chunk (default 1000)
   --concurrency  pages read side by side (default 4)
   --threads      worker threads making the pages' bodies (default: one per core; 0: none)
@@ -86,7 +87,7 @@ const formatter = threads === 0 ? inThread : workerFormatter(threads);
 let code = 0;
 for (const domain of domains) {
   if (stopping) break;
-  const out = home === undefined ? (values.out ?? `snapshot-${domain}-${stamp}`) : path.join(values.out ?? `snapshot-${values.group}-${stamp}`, domain);
+  const out = values.out === undefined ? path.join(config.snapshots.dir, domain, stamp) : home === undefined ? values.out : path.join(values.out, domain);
   if (!(await snapshotOf(domain, out))) code = 1;
 }
 

@@ -4,6 +4,7 @@ import type { PageDoor } from '../modules/page/door.js';
 import { restPhpSurface } from './rest-php/surface.js';
 import { restV1Surface } from './rest-v1/surface.js';
 import { v1Surface } from './v1.js';
+import { enterpriseSurface } from './enterprise/surface.js';
 
 /** Every public surface of the service, in the order the app registers them: adding one is a line here. */
 export function surfaces(page: PageDoor, config: Pick<Config, 'rest_v1'>): Surface[] {
@@ -11,5 +12,6 @@ export function surfaces(page: PageDoor, config: Pick<Config, 'rest_v1'>): Surfa
     v1Surface(page),
     ...(config.rest_v1 ? [restV1Surface(page)] : []),
     restPhpSurface(page),
+    enterpriseSurface(page),
   ];
 }

@@ -293,6 +293,42 @@ export class ActionApi {
     };
   }
 
+  /**
+   * A query over pages followed to its end: each `continue` the wiki gives asked in turn and the
+   * pages' lists (categories, templates, ...) merged, so a page with more than a request's limit
+   * of them is whole. The query's `normalized` and `redirects` come with it.
+   */
+  async queryPages(params: Record<string, string>, maxRequests = 50): Promise<{ pages: Record<string, unknown>[]; normalized: { from: string; to: string }[]; redirects: { from: string; to: string }[]; users: Record<string, unknown>[] }> {
+    const pages = new Map<string, Record<string, unknown>>();
+    const normalized: { from: string; to: string }[] = [];
+    const redirects: { from: string; to: string }[] = [];
+    const users: Record<string, unknown>[] = [];
+    let cont: Record<string, string> | undefined;
+    for (let i = 0; i < maxRequests; i++) {
+      const json = await this.query({ ...params, ...(cont ?? { continue: '' }) });
+      if (i === 0) {
+        normalized.push(...((json.query?.normalized ?? []) as { from: string; to: string }[]));
+        redirects.push(...((json.query?.redirects ?? []) as { from: string; to: string }[]));
+        users.push(...((json.query?.users ?? []) as Record<string, unknown>[]));
+      }
+      for (const page of (json.query?.pages ?? []) as Record<string, unknown>[]) {
+        const key = `${page.ns}:${page.title}`;
+        const had = pages.get(key);
+        if (!had) {
+          pages.set(key, page);
+          continue;
+        }
+        for (const [name, value] of Object.entries(page)) {
+          if (Array.isArray(value) && Array.isArray(had[name])) (had[name] as unknown[]).push(...value);
+          else if (!(name in had)) had[name] = value;
+        }
+      }
+      cont = json.continue as Record<string, string> | undefined;
+      if (!cont) break;
+    }
+    return { pages: [...pages.values()], normalized, redirects, users };
+  }
+
   /** Pages named by title (at most 50), each with its latest revision id or marked missing. */
   async info(titles: string[]): Promise<ListedPage[]> {
     const json = await this.query({ action: 'query', prop: 'info', titles: titles.join('|') });

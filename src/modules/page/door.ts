@@ -8,6 +8,8 @@ import type { RevisionRow } from './model/revision.js';
 import type { NormalizeTitle } from './model/title-url.js';
 import type { PageCaches } from './read/page-caches.js';
 import type { Renderer } from './read/renderer.js';
+import type { EnterpriseReads } from './enterprise/enterprise-reads.js';
+import type { SnapshotShelf } from './enterprise/snapshot-shelf.js';
 
 /**
  * The page module's one door for the surfaces built on it (src/surfaces/: `/v1/`, rest_v1,
@@ -36,6 +38,8 @@ export interface PageDoor {
   html2(domain: string, render: BundleRender): Promise<Buffer>;
   /** Counts a read of a page (the stored pages' read counts); called once it was answered. */
   noter(domain: string, title: string): () => void;
+  /** Wikimedia Enterprise's records of pages, and the finished snapshots offered for download. */
+  readonly enterprise: EnterpriseReads & { readonly snapshots: SnapshotShelf };
 }
 
 /** A page's revisions: stored, else asked of the wiki and stored. */
@@ -67,6 +71,10 @@ export { contentKeys, surrogateKeys, tagged } from './model/surrogate-keys.js';
 export { titleSegment } from './model/title-url.js';
 export { renderOfETag } from './model/served-etag.js';
 export { contentReuse, type PageReuse } from './read/page-caches.js';
+// Enterprise's records and snapshots.
+export type { EnterpriseReads } from './enterprise/enterprise-reads.js';
+export { ARTICLE_FIELDS, checkFields, passes, selectFields, SNAPSHOT_FIELDS, STRUCTURED_FIELDS } from './enterprise/record-fields.js';
+export type { Download, Segment, ShelvedSnapshot, SnapshotShelf } from './enterprise/snapshot-shelf.js';
 // Saves and transforms, as the service's own routes read their requests.
 export type { PageSaver } from './edit/page-saver.js';
 export { credentialsOf, parseDataMw, parseOriginal } from './edit/save-routes.js';

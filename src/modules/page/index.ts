@@ -14,6 +14,10 @@ import { changeNoticesModule } from './follow/change-notices.js';
 import { changeStreamModule } from './follow/change-stream.js';
 import { snapshotModule } from './snapshot/snapshot-routes.js';
 import { BodiesOnRender } from './snapshot/bodies-on-render.js';
+import { PageFactsStore } from './enterprise/facts-store.js';
+import { enterpriseReads } from './enterprise/enterprise-reads.js';
+import { SnapshotShelf } from './enterprise/snapshot-shelf.js';
+import { snapshotScheduleModule } from './enterprise/snapshot-schedule.js';
 import { PAGE_THREAD_IDLE_MS, workerFormatter } from './thread/page-thread.js';
 import type { PageMove } from './follow/change-plan.js';
 import { BranchCallers } from './drafts/branch-callers.js';
@@ -46,9 +50,10 @@ export function pageModules(options: PageModuleOptions): PageApi {
   // One worker thread for a long article's CPU work (its 2.x HTML, its snapshot body), off the
   // event loop: started when first needed, ended when idle, and at close with the bodies' maker.
   const pageThread = workerFormatter(1, { idleMs: PAGE_THREAD_IDLE_MS });
+  const facts = new PageFactsStore((domain) => options.wikis.of(domain), options.log);
   const service = new PageService(
     options.wikis, caches, { latestCheckMs: options.latestCheckMs, revisionRecheckMs: options.revisionRecheckMs }, options.log, options.purger, options.changeLogSeconds,
-    new BodiesOnRender(options.log, options.snapshotBodiesOnRender, pageThread),
+    new BodiesOnRender(options.log, options.snapshotBodiesOnRender, pageThread, facts), facts,
   );
   const cache = cachePolicy(Math.round(options.latestCheckMs / 1000), Math.round(options.revisionRecheckMs / 1000));
   const locks = new BoundedMap<string, SaveLocks>(10_000);
@@ -79,20 +84,28 @@ export function pageModules(options: PageModuleOptions): PageApi {
   });
   const displayChanges = new DisplayChanges({ display, linkStates, pageImages, imageLists: [badImages, noviewerImages], purger: options.purger, metrics: options.metrics });
   /** Pages the wiki changed: open branches go with a moved page; displays that showed them are made again. */
-  const pagesChanged = async (ctx: RequestContext, domain: string, titles: string[], moves: PageMove[]) => {
+  const pagesChanged = async (ctx: RequestContext, domain: string, titles: string[], moves: PageMove[], protections: string[]) => {
     for (const { from, to } of moves) await branches.pageMoved(ctx, domain, from, to);
     await displayChanges.changed(ctx, domain, titles);
+    // Records that changed with no revision of their own: a redirect's target, a protected page.
+    const others = await facts.changed(ctx, domain, titles);
+    for (const title of new Set([...others, ...protections])) await service.changes.of(domain).record(ctx, { kind: 'record', title });
   };
   const follower = followerModule(service, options.follow, options.metrics, options.log, pagesChanged, { wikis: options.wikis, pollsPerSecond: options.farmPollsPerSecond });
   const branchRecords = branchRecordsModule(branches, {
     homeOf: (domain) => options.wikis.homeOf(domain), expiry: new BranchExpirySweep(branches, options.metrics), sweepMs: options.branchSweepMs, log: options.log,
   });
   const notices = changeNoticesModule(service, follower.applierOf, options.log);
-  const stream = changeStreamModule(service, options.log, options.streamStallMs, (domain) => options.wikis.homeOf(domain));
+  const records = enterpriseReads(service);
+  const stream = changeStreamModule(service, options.log, options.streamStallMs, (domain) => options.wikis.homeOf(domain), records);
   const displays = displayModule({ service, caches, cache, display, linkStates, normalize });
   const edit = pageEditModule({ saver, transforms, normalize });
   const drafts = branchRoutesModule({ branches, callers, normalize, bodies: new VersionBodies(Math.floor(options.renderCacheBytes / 8)) });
-  const modules = [follower, notices, stream, snapshotModule(service), page, displays, edit, drafts, saveRecordsModule(service, locksOf), branchRecords];
+  const shelf = new SnapshotShelf(options.snapshotsDir);
+  const schedule = options.snapshotSchedule
+    ? [snapshotScheduleModule(service, shelf, { ...options.snapshotSchedule, domains: () => service.domains().filter((d) => !options.wikis.isFarmed(d) && options.wikis.homeOf(d) === undefined) }, options.log)]
+    : [];
+  const modules = [follower, notices, stream, snapshotModule(service), ...schedule, page, displays, edit, drafts, saveRecordsModule(service, locksOf), branchRecords];
   const ahead = (options?: { renderNext?: boolean }) => (options?.renderNext ? service.renderer : undefined);
   const door: PageDoor = {
     modules,
@@ -116,6 +129,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
     answers: caches,
     html2: (domain, render) => html2.of(domain, render),
     noter: (domain, title) => service.reads.noter(domain, title),
+    enterprise: { ...records, snapshots: shelf },
   };
   return { modules, service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers, door };
 }

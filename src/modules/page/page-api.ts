@@ -38,6 +38,10 @@ export interface PageModuleOptions {
   streamStallMs: number;
   /** Whether each page's snapshot body is made as its latest render is stored (else by the first snapshot that writes it). */
   snapshotBodiesOnRender: boolean;
+  /** Where finished Enterprise snapshots are kept and offered from (`{dir}/{domain}/{moment}/`). */
+  snapshotsDir: string;
+  /** Snapshots made on a schedule, if `every` is set. */
+  snapshotSchedule?: { everyMs: number; keep: number; namespaces: number[] };
 }
 
 /** The page modules and what another face of them (rest_v1) builds on. */

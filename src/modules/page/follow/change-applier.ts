@@ -10,7 +10,7 @@ import type { TaskKind } from './template-dependents.js';
 export type ApplierSources = Pick<PageService, 'renderer' | 'revisions' | 'wiki'>;
 
 /** Told of every page a batch of the wiki's changes touched (created, deleted, moved, edited: what links to them may show anew), and the moves among those changes. */
-export type PagesChanged = (ctx: RequestContext, domain: string, titles: string[], moves: PageMove[]) => Promise<void>;
+export type PagesChanged = (ctx: RequestContext, domain: string, titles: string[], moves: PageMove[], protections: string[]) => Promise<void>;
 
 /** Runs one page's work: the follower's rate-limited queue, or at once for a notice. */
 export type PageTask = (kind: TaskKind, work: () => Promise<unknown>, priority: number) => Promise<void>;
@@ -67,7 +67,7 @@ export class ChangeApplier {
     const touched = [...plan.refresh];
     // Links to the pages touched first: that needs no render, while the refreshes below wait
     // their turn at the wiki (a batch of 100 pages is 10 s at 10 pages a second).
-    const links = this.pagesChanged && touched.length ? this.pagesChanged(ctx, this.domain, touched, plan.moves) : Promise.resolve();
+    const links = this.pagesChanged && touched.length ? this.pagesChanged(ctx, this.domain, touched, plan.moves, plan.protections) : Promise.resolve();
     if (linksFirst) await links;
     else links.catch(() => undefined); // reported through `rest`
     if (this.storedOnly) plan.refresh = await this.storedOrMovedThere(ctx, plan.refresh, normalized);

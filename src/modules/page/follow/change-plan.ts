@@ -17,6 +17,8 @@ export interface ChangePlan {
   kinds: Map<string, number>;
   /** Pages moved, in change order (what goes with a page, its branches, follows these). */
   moves: PageMove[];
+  /** Pages whose protection changed (their records change with no revision). */
+  protections: string[];
 }
 
 export interface PageMove {
@@ -42,6 +44,7 @@ export function planChanges(changes: RecentChange[]): ChangePlan {
   const changedAt = new Map<string, number>();
   const kinds = new Map<string, number>();
   const moves: PageMove[] = [];
+  const protections = new Set<string>();
   const touch = (title: string, ns: number, at: number) => {
     // Moved to the end: pages are refreshed in the order of their last change.
     refresh.delete(title);
@@ -73,6 +76,7 @@ export function planChanges(changes: RecentChange[]): ChangePlan {
     const other = (params.target_title ?? params.dest_title) as string | undefined;
     if (typeof other === 'string' && other) touch(other, Number(params.target_ns ?? params.dest_ns ?? change.ns), at);
     if (change.logtype === 'move' && typeof params.target_title === 'string' && params.target_title) moves.push({ from: change.title, to: params.target_title });
+    if (change.logtype === 'protect') protections.add(change.title);
   }
-  return { refresh: [...refresh], recheck: [...recheck.values()], dependencies: [...dependencies], changedAt, kinds, moves };
+  return { refresh: [...refresh], recheck: [...recheck.values()], dependencies: [...dependencies], changedAt, kinds, moves, protections: [...protections] };
 }

@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import { badRequest } from '../../../util/errors.js';
+import { badRequest, HttpError } from '../../../util/errors.js';
+import type { EnterpriseReads } from '../enterprise/enterprise-reads.js';
+import { ARTICLE_FIELDS, checkFields, selectFields } from '../enterprise/record-fields.js';
 import type { Module, RequestContext, RouteRequest } from '../../../router/types.js';
 import { isTid, parseTime, tidTime } from '../../../util/tid.js';
 import { TIMEUUID_EPOCH_MS } from '../../../util/timeuuid.js';
@@ -8,6 +10,9 @@ import { gunzip } from '../../../util/compression.js';
 import type { PageService } from '../read/page-service.js';
 import { ChangeLog, type ChangeEvent } from '../tables/change-log.js';
 import { ChangeFeed, isAfter } from './change-feed.js';
+
+/** Events after which a page has a record to carry (deletions and visibility changes carry no text). */
+const RECORD_KINDS = new Set<ChangeEvent['kind']>(['edit', 'rerender', 'undelete', 'move', 'record']);
 
 /** A comment line every so often keeps an idle stream open through proxies that close silent connections. */
 const HEARTBEAT_MS = 15_000;
@@ -19,6 +24,8 @@ interface StreamOptions {
   namespaces?: Set<number>;
   prefix?: string;
   includeHtml: boolean;
+  /** Each event carries its page's Enterprise record now (`include=record`), with only these fields if any. */
+  includeRecord?: { fields: string[][] };
   /** A client that takes nothing for this long while events wait is cut: it resumes with Last-Event-ID. */
   stallMs: number;
 }
@@ -46,6 +53,7 @@ class ChangeEventStream extends Readable {
     private readonly ctx: RequestContext,
     private readonly service: Pick<PageService, 'changes' | 'renders' | 'revisions' | 'wiki'>,
     private readonly options: StreamOptions,
+    private readonly records: Pick<EnterpriseReads, 'article'> | undefined,
     private readonly logger: Logger,
   ) {
     super({ highWaterMark: 64 * 1024 });
@@ -130,7 +138,21 @@ class ChangeEventStream extends Readable {
       const render = await this.service.renders.byTid(this.ctx, domain, event.title, event.tid, event.rev).catch(() => undefined);
       if (render) data.html = (await gunzip(render.parts.html)).toString('utf8');
     }
+    if (this.options.includeRecord && this.records && RECORD_KINDS.has(event.kind)) {
+      const record = await this.recordOf(domain, event.to ?? event.title);
+      if (record) data.record = this.options.includeRecord.fields.length ? selectFields(record, this.options.includeRecord.fields) : record;
+    }
     return `id: ${event.id}\nevent: ${event.kind}\ndata: ${JSON.stringify(data)}\n\n`;
+  }
+
+  /** The page's record as on-demand answers it now; none if it has no visible revision now (deleted, hidden since). */
+  private async recordOf(domain: string, title: string): Promise<unknown> {
+    try {
+      return JSON.parse(await this.records!.article(this.ctx, domain, title));
+    } catch (e) {
+      if (e instanceof HttpError && (e.status === 404 || e.status === 403 || e.status === 410)) return undefined;
+      throw e;
+    }
   }
 
   /**
@@ -178,6 +200,7 @@ function startOf(req: RouteRequest): string {
  */
 export function changeStreamModule(
   service: Pick<PageService, 'changes' | 'renders' | 'revisions' | 'wiki'>, log: Logger, stallMs: number, homeOf: (domain: string) => string | undefined = () => undefined,
+  records?: Pick<EnterpriseReads, 'article'>,
 ): Module {
   const feeds = new Map<ChangeLog, ChangeFeed>();
   let setupCtx: RequestContext | undefined;
@@ -209,7 +232,8 @@ export function changeStreamModule(
           { name: 'since', in: 'query', schema: { type: 'string' }, description: 'An event id to resume after, or a time (ISO 8601) to start from' },
           { name: 'namespace', in: 'query', schema: { type: 'string', pattern: '^-?\\d+(,-?\\d+)*$' }, description: 'Namespace ids, comma-separated' },
           { name: 'prefix', in: 'query', schema: { type: 'string' }, description: 'Only titles starting with this (underscores for spaces)' },
-          { name: 'include', in: 'query', schema: { type: 'string', enum: ['html'] }, description: 'html: each edit carries its render' },
+          { name: 'include', in: 'query', schema: { type: 'string', enum: ['html', 'record'] }, description: "html: each edit carries its render; record: each event after which the page has a visible revision carries its Wikimedia Enterprise record (Realtime's)" },
+          { name: 'fields', in: 'query', schema: { type: 'string' }, description: 'With include=record: only these fields of the record (dotted, * for any; comma-separated)' },
           { name: 'scope', in: 'query', schema: { type: 'string', enum: ['group'] }, description: "group: the changes of every wiki of this wiki's storage group (a farm's), each naming its wiki" },
           { name: 'last-event-id', in: 'header', schema: { type: 'string' } },
         ],
@@ -219,13 +243,17 @@ export function changeStreamModule(
         const start = startOf(req);
         const changes = logOf(req);
         const namespace = req.query.get('namespace');
+        const include = req.query.get('include');
+        const fields = req.query.get('fields');
+        if (fields !== null && include !== 'record') throw badRequest('fields selects fields of the record: it goes with include=record.', 'invalid-fields');
         // The client's own context (its request id in the logs, its rights): the shared feed alone runs as the service.
         const body = new ChangeEventStream(start, feedOf(changes), changes, ctx, service, {
           namespaces: namespace ? new Set(namespace.split(',').map(Number)) : undefined,
           prefix: req.query.get('prefix')?.replace(/ /g, '_') ?? undefined,
-          includeHtml: req.query.get('include') === 'html',
+          includeHtml: include === 'html',
+          ...(include === 'record' ? { includeRecord: { fields: checkFields(ARTICLE_FIELDS, fields ? fields.split(',').map((f) => f.trim()) : []) } } : {}),
           stallMs,
-        }, log);
+        }, records, log);
         return {
           status: 200,
           // Never kept by a cache: each client's stream is its own.

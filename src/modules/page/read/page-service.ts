@@ -11,6 +11,7 @@ import type { PageCaches } from './page-caches.js';
 import { PageListings } from './page-listings.js';
 import { ReadCounts } from './read-counts.js';
 import { Renderer, type LatestRenderStored } from './renderer.js';
+import { PageFactsStore } from '../enterprise/facts-store.js';
 import type { WikiDirectory } from '../../../upstream/wikis.js';
 
 /**
@@ -42,6 +43,8 @@ export class PageService {
     changeLogSeconds = 7 * 86400,
     /** Told of each page's latest render as it is stored (its snapshot body is made then). */
     private readonly latestStored?: LatestRenderStored,
+    /** Pages' Enterprise facts (categories, templates, redirects, ...), asked of the wiki in batches. */
+    readonly facts: PageFactsStore = new PageFactsStore((domain) => wikis.of(domain), log),
   ) {
     this.changes = new ChangeLogs(changeLogSeconds, (domain) => wikis.homeOf(domain));
     this.renders = new RenderStore(caches, (ctx, domain, title, tid) => this.revisions.table(domain).revisionRendered(ctx, title, tid));

@@ -63,7 +63,7 @@ const finished = (render: Render): Rendering => ({ bundle: render, render: Promi
  */
 export interface LatestRenderStored {
   create(ctx: RequestContext, domain: string): Promise<void>;
-  made(ctx: RequestContext, domain: string, render: Render, plain: { html: Buffer; dataMw: Buffer; wikitext: Buffer }): Promise<void>;
+  made(ctx: RequestContext, domain: string, render: Render, plain: { html: Buffer; dataMw: Buffer; wikitext: Buffer }, row: RevisionRow): Promise<void>;
   /** At the process's end, after the renders being stored are. */
   close?(): Promise<void>;
 }
@@ -344,7 +344,7 @@ export class Renderer implements RenderAhead {
       await this.revisions.stateWritten(domain, row.title);
       const latest = row.latest_rev === row.rev;
       await this.revisions.table(domain).setRenderTid(ctx, row.title, row.rev, render.tid, latest);
-      if (latest) await this.latestStored?.made(ctx, domain, render, { html: raw.html.body, dataMw: raw['data-mw'].body, wikitext });
+      if (latest) await this.latestStored?.made(ctx, domain, render, { html: raw.html.body, dataMw: raw['data-mw'].body, wikitext }, row);
     });
     // Its failure is reported where it is handed over (`renderOnce`); one never handed over (a
     // forced render that failed) is the thrown error's.

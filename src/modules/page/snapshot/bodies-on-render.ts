@@ -3,6 +3,8 @@ import type { RequestContext } from '../../../router/types.js';
 import { BoundedMap } from '../../../util/bounded-map.js';
 import type { LatestRenderStored } from '../read/renderer.js';
 import { SnapshotBodies } from '../tables/snapshot-bodies.js';
+import type { PageFactsStore } from '../enterprise/facts-store.js';
+import type { RevisionRow } from '../model/revision.js';
 import { BODY_FORMAT, packPlainBody, type PlainBodyParts } from './record-format.js';
 import { inThread, type RecordFormatter } from './record-formatter.js';
 
@@ -31,22 +33,24 @@ export class BodiesOnRender implements LatestRenderStored {
    * made at start, for them and the HTTP snapshot. `thread`: where large bodies are made (the
    * page module's one worker thread; ended by `close`).
    */
-  constructor(private readonly log: Logger, private readonly enabled = true, private readonly thread: RecordFormatter = inThread) {}
+  constructor(private readonly log: Logger, private readonly enabled = true, private readonly thread: RecordFormatter = inThread, private readonly facts?: PageFactsStore) {}
 
   private table(domain: string): SnapshotBodies {
     return this.tables.remember(domain, () => new SnapshotBodies(domain, BODY_FORMAT));
   }
 
-  create(ctx: RequestContext, domain: string): Promise<void> {
-    return this.table(domain).create(ctx);
+  async create(ctx: RequestContext, domain: string): Promise<void> {
+    await Promise.all([this.table(domain).create(ctx), this.facts?.create(ctx, domain)]);
   }
 
   /**
    * Makes and stores a render's body. A failure is logged, not thrown: the body is a copy a
    * snapshot makes again when it lacks it.
    */
-  async made(ctx: RequestContext, domain: string, render: { title: string; rev: number; tid: string }, parts: PlainBodyParts): Promise<void> {
+  async made(ctx: RequestContext, domain: string, render: { title: string; rev: number; tid: string }, parts: PlainBodyParts, row?: RevisionRow): Promise<void> {
     if (!this.enabled) return;
+    // The page's facts with it (asked in batches with other pages'; see PageFactsStore).
+    const facts = row ? this.facts?.refresh(ctx, domain, row) : undefined;
     try {
       const large = parts.html.length + parts.dataMw.length >= THREAD_BODY_BYTES;
       const body = large ? await this.thread.packPlain(parts) : await packPlainBody(parts);
@@ -54,6 +58,7 @@ export class BodiesOnRender implements LatestRenderStored {
     } catch (err) {
       this.log.warn({ err, domain, title: render.title, rev: render.rev }, 'storing a render\'s snapshot body failed; a snapshot makes it');
     }
+    await facts;
   }
 
   /** Ends the thread (bodies still being made are waited for first: see PageService.close). */

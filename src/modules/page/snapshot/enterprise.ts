@@ -1,6 +1,7 @@
 import type { SiteInfo } from '../../../upstream/action-api-types.js';
 import type { RevisionRow } from '../model/revision.js';
 import { titleSegment } from '../model/title-url.js';
+import type { PageFacts } from '../enterprise/page-facts.js';
 
 /** What the wiki says of itself that every record of a snapshot carries. */
 export interface WikiFacts {
@@ -39,32 +40,106 @@ export interface ArticleBody {
   wikitext: string;
 }
 
+/** What a render gives its record (made with its body, stored with it): see enterprise/html-structure.ts. */
+export interface RenderFacts {
+  abstract: string;
+  /** The wikitext's length in characters (code points). */
+  characters: number;
+  /** The lead section's first image, as the HTML gives its source (resolved against the wiki's URL). */
+  leadImage?: { src: string; width?: number; height?: number };
+}
+
+/** What a record says of its page beside its revision and render. */
+export interface RecordFacts {
+  page?: PageFacts;
+  render?: RenderFacts;
+}
+
+/** Groups whose rights Enterprise counts as advanced (beyond an administrator's). */
+const ADVANCED_GROUPS = new Set(['bureaucrat', 'checkuser', 'oversight', 'suppress', 'interface-admin', 'steward']);
+
+/** A URL the wiki's HTML names (`./Title`, `//host/path`, `/path`), absolute. */
+export function absoluteUrl(facts: WikiFacts, href: string): string {
+  if (href.startsWith('./')) return `${facts.server}${facts.articlePath.replace('$1', href.slice(2))}`;
+  try {
+    return new URL(href, `${facts.server}/`).toString();
+  } catch {
+    return href;
+  }
+}
+
+const pageUrl = (facts: WikiFacts, title: string) => `${facts.server}${facts.articlePath.replace('$1', titleSegment(title.replace(/ /g, '_')))}`;
+const named = (facts: WikiFacts, names: string[]) => names.map((name) => ({ name, url: pageUrl(facts, name) }));
+
+function editorOf(row: RevisionRow, page: PageFacts | undefined): Record<string, unknown> {
+  const known = page?.rev === row.rev ? page.editor : undefined;
+  const editor: Record<string, unknown> = { identifier: row.user_id ?? 0, name: row.user_text ?? '', is_anonymous: !row.user_id };
+  if (!known) return editor;
+  const groups = new Set(known.groups);
+  return {
+    ...editor,
+    edit_count: known.editCount,
+    groups: known.groups,
+    is_bot: groups.has('bot'),
+    is_admin: groups.has('sysop'),
+    is_patroller: groups.has('patroller') || known.rights.includes('patrol'),
+    has_advanced_rights: known.groups.some((g) => ADVANCED_GROUPS.has(g)),
+    ...(known.registration ? { date_started: known.registration } : {}),
+  };
+}
+
+/** The record's lead image: the wiki's page image (PageImages), else the lead section's first. */
+function imageOf(facts: WikiFacts, record: RecordFacts): Record<string, unknown> | undefined {
+  const image = record.page?.image;
+  if (image) return { content_url: image.url, width: image.width, height: image.height };
+  const lead = record.render?.leadImage;
+  return lead ? { content_url: absoluteUrl(facts, lead.src), ...(lead.width ? { width: lead.width } : {}), ...(lead.height ? { height: lead.height } : {}) } : undefined;
+}
+
 /**
  * One page as a line of a Wikimedia Enterprise HTML snapshot (its data dictionary's field names),
  * with what the service stores: the revision current at the snapshot's time, its render's HTML
- * and its wikitext (`body`, or what stands for it; `wikitextBytes` its size). Hidden user or
- * comment are left out (`visibility` says so); fields the service does not know (categories,
- * templates, redirects, abstracts, scores) are absent.
+ * and its wikitext (`body`, or what stands for it; `wikitextBytes` its size), and what the wiki
+ * says of the page (`record.page`, asked in batches) and its render gives (`record.render`).
+ * Hidden user or comment are left out (`visibility` says so); fields the wiki cannot give (scores,
+ * watchers, Wikidata entities beyond the item) are absent.
  */
-export function enterpriseRecord(row: RevisionRow, text: string, ns: number, facts: WikiFacts, body: ArticleBody | null, wikitextBytes: number, eventTime: string): Record<string, unknown> {
+export function enterpriseRecord(row: RevisionRow, text: string, ns: number, facts: WikiFacts, body: ArticleBody | null, wikitextBytes: number, eventTime: string, record: RecordFacts = {}): Record<string, unknown> {
   const url = `${facts.server}${facts.articlePath.replace('$1', titleSegment(row.title))}`;
+  const { page, render } = record;
+  // What belongs to one revision (its editor, its parent) only from facts asked for it.
+  const previous = page?.rev === row.rev ? page.previous : undefined;
+  const image = imageOf(facts, record);
   return {
     name: text,
     identifier: row.page_id,
+    ...(render ? { abstract: render.abstract } : {}),
+    ...(page?.created ? { date_created: page.created } : {}),
     date_modified: row.timestamp,
+    ...(previous ? { date_previously_modified: previous.timestamp } : {}),
     version: {
       identifier: row.rev,
       ...(row.comment_hidden ? {} : { comment: row.comment ?? '' }),
       tags: row.tags ?? [],
       is_minor_edit: !!row.minor,
-      ...(row.user_hidden ? {} : { editor: { identifier: row.user_id ?? 0, name: row.user_text ?? '', is_anonymous: !row.user_id } }),
+      ...(row.user_hidden ? {} : { editor: editorOf(row, page) }),
+      ...(render ? { number_of_characters: render.characters } : {}),
       size: { value: row.size ?? wikitextBytes, unit_text: 'B' },
     },
-    ...(row.parent_id ? { previous_version: { identifier: row.parent_id } } : {}),
+    ...(row.parent_id ? { previous_version: { identifier: row.parent_id, ...(previous ? { number_of_characters: previous.characters } : {}) } } : {}),
     url,
     namespace: { identifier: ns },
     in_language: { identifier: facts.language },
+    ...(page?.wikidataItem ? { main_entity: { identifier: page.wikidataItem, url: `https://www.wikidata.org/entity/${page.wikidataItem}` } } : {}),
     is_part_of: { identifier: facts.id, url: facts.server },
+    ...(page ? {
+      categories: named(facts, page.categories.map((c) => c.name)),
+      templates: named(facts, page.templates),
+      redirects: named(facts, page.redirects),
+      protection: page.protection,
+      ...(page.description ? { description: page.description } : {}),
+    } : {}),
+    ...(image ? { image } : {}),
     license: facts.license.name || facts.license.url ? [{ name: facts.license.name, identifier: licenseIdentifier(facts.license.name, facts.license.url), url: facts.license.url }] : [],
     visibility: { text: true, editor: !row.user_hidden, comment: !row.comment_hidden },
     event: { type: 'update', date_created: eventTime },

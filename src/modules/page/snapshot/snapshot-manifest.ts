@@ -50,7 +50,7 @@ export function writeManifest(work: string, domain: string, facts: WikiFacts, op
     failed.push(...meta.failed);
   }
   const manifest = {
-    domain, wiki: facts.id, date_modified: new Date(options.at).toISOString(),
+    domain, wiki: facts.id, language: facts.language, date_modified: new Date(options.at).toISOString(),
     ...(options.since !== undefined ? { since: new Date(options.since).toISOString(), deleted } : {}),
     namespaces: options.namespaces, source: options.storageOnly ? 'storage' : 'wiki', counts, failed,
     // Deleted on the wiki since the moment and never stored here: the snapshot cannot say what they held then.

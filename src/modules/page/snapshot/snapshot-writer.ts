@@ -20,7 +20,7 @@ import { chunkMetaFile, chunkMetas, writeManifest, type ChunkMeta, type Outcome 
 export type { Outcome } from './snapshot-manifest.js';
 
 /** What a snapshot reads pages from: the revisions known, their renders (made on a miss), the wiki. */
-export type SnapshotSources = Pick<PageService, 'renderer' | 'renders' | 'revisions' | 'wiki'>;
+export type SnapshotSources = Pick<PageService, 'renderer' | 'renders' | 'revisions' | 'wiki' | 'facts'>;
 
 export interface SnapshotOptions {
   /** The moment the snapshot shows (ms). */
@@ -316,7 +316,9 @@ export class SnapshotWriter {
     const wiki = this.service.wiki(this.domain);
     const described = await wiki.describe(title);
     const named = entry.titleThen === undefined ? { row, text: described.text } : { row: { ...row, title: entry.titleThen }, text: (await wiki.describe(entry.titleThen)).text };
-    return { outcome: 'written', row, meta: { ...named, ns: described.ns, facts, eventTime: new Date(options.at).toISOString() } };
+    // What the wiki says of the page (asked with other pages' in batches; from storage alone, as stored).
+    const page = await this.service.facts.of(ctx, this.domain, row, { ask: !storageOnly });
+    return { outcome: 'written', row, meta: { ...named, ns: described.ns, facts, eventTime: new Date(options.at).toISOString(), ...(page ? { page } : {}) } };
   }
 
   /** The render a page's line is made of: stored, or (unless `storageOnly`) made by the wiki now; 'hidden' if the wiki says so. */
@@ -361,7 +363,7 @@ export class SnapshotWriter {
     if (found.outcome !== 'written') return found;
     const { row } = found;
     const body = row.tid ? await this.bodies.get(ctx, row.title, row.rev, row.tid) : undefined;
-    if (body) return { outcome: 'written', line: recordHead(found.meta, body.wikitextBytes) + (await gunzip(body.gz)).toString('utf8') };
+    if (body) return { outcome: 'written', line: recordHead(found.meta, body.wikitextBytes, body.render) + (await gunzip(body.gz)).toString('utf8') };
     const render = await this.renderOf(ctx, found.row, options.storageOnly ?? false);
     if (render === 'hidden') return { outcome: 'hidden' };
     return { outcome: 'written', line: await this.formatter.format({ ...found.meta, ...partsOf(render) }) };
@@ -383,7 +385,7 @@ export class SnapshotWriter {
       body = await this.bodyOf(ctx, render, options.storageOnly ?? false);
     }
     // The fields read at the moment, a few hundred bytes, stored as they are: deflating them would cost more time than it saves room.
-    const head = Buffer.from(recordHead(fields, body.wikitextBytes));
+    const head = Buffer.from(recordHead(fields, body.wikitextBytes, body.render));
     return { outcome: 'written', line: { data: [storedGzip(head), body.gz], bytes: head.length + body.bytes } };
   }
 }

@@ -4,7 +4,8 @@ import { TableClient } from '../../../table-access/table-client.js';
 import { maxTidAt, newTid, tidTime } from '../../../util/tid.js';
 
 /** What changed in what the service stores of a page. */
-export type ChangeKind = 'edit' | 'rerender' | 'delete' | 'undelete' | 'move' | 'visibility';
+/** `record`: the page's Enterprise record changed with no revision of its own (a redirect to it, its protection). */
+export type ChangeKind = 'edit' | 'rerender' | 'delete' | 'undelete' | 'move' | 'visibility' | 'record';
 
 /** One change, as the change stream sends it. */
 export interface ChangeEvent {

@@ -1,5 +1,6 @@
 import type { RequestContext } from '../../../router/types.js';
 import { TableClient } from '../../../table-access/table-client.js';
+import type { RenderFacts } from '../snapshot/enterprise.js';
 
 /**
  * A render's `article_body` as a snapshot writes it: the JSON text (2.x HTML and wikitext, escaped,
@@ -10,11 +11,14 @@ export interface PackedBody {
   gz: Uint8Array;
   bytes: number;
   wikitextBytes: number;
+  /** What the render gives its record beside its body (its abstract, its length, its lead image). */
+  render: RenderFacts;
 }
 
 const SNAPSHOT_BODIES_SCHEMA = {
-  version: 1,
-  attributes: { title: 'string', rev: 'varint', tid: 'timeuuid', format: 'string', body: 'blob', bytes: 'int', wikitext_bytes: 'int' },
+  // 2: `render` (what the render gives its record beside its body).
+  version: 2,
+  attributes: { title: 'string', rev: 'varint', tid: 'timeuuid', format: 'string', body: 'blob', bytes: 'int', wikitext_bytes: 'int', render: 'json' },
   index: [
     { attribute: 'title', type: 'hash' },
     { attribute: 'rev', type: 'range', order: 'desc' },
@@ -45,13 +49,13 @@ export class SnapshotBodies {
 
   async get(ctx: RequestContext, title: string, rev: number, tid: string): Promise<PackedBody | undefined> {
     const row = (await this.table.query(ctx, { attributes: { title, rev, tid }, limit: 1 })).items[0];
-    if (!row || row.format !== this.format) return undefined;
-    return { gz: row.body as Buffer, bytes: Number(row.bytes), wikitextBytes: Number(row.wikitext_bytes) };
+    if (!row || row.format !== this.format || !row.render) return undefined;
+    return { gz: row.body as Buffer, bytes: Number(row.bytes), wikitextBytes: Number(row.wikitext_bytes), render: row.render as RenderFacts };
   }
 
   async put(ctx: RequestContext, title: string, rev: number, tid: string, body: PackedBody): Promise<void> {
     await this.table.put(ctx, {
-      attributes: { title, rev, tid, format: this.format, body: body.gz, bytes: body.bytes, wikitext_bytes: body.wikitextBytes },
+      attributes: { title, rev, tid, format: this.format, body: body.gz, bytes: body.bytes, wikitext_bytes: body.wikitextBytes, render: body.render },
     });
   }
 }

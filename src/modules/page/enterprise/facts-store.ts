@@ -1,0 +1,106 @@
+import DataLoader from 'dataloader';
+import type { Logger } from 'pino';
+import type { RequestContext } from '../../../router/types.js';
+import type { Wiki } from '../../../upstream/wiki.js';
+import { BoundedMap } from '../../../util/bounded-map.js';
+import type { RevisionRow } from '../model/revision.js';
+import { PageFactsTable } from '../tables/page-facts.js';
+import { askFacts, FACTS_BATCH, type FactsRequest, type PageFacts } from './page-facts.js';
+
+/** How long requests for facts wait for others to join their batch. */
+const BATCH_WAIT_MS = 3;
+
+/** What a revision asks facts for: its page, its editor (if registered and visible) and its parent. */
+export function factsRequest(row: RevisionRow): FactsRequest {
+  return {
+    title: row.title,
+    rev: row.rev,
+    ...(row.parent_id ? { parent: row.parent_id } : {}),
+    ...(row.user_id && !row.user_hidden && row.user_text ? { user: row.user_text } : {}),
+  };
+}
+
+/**
+ * Pages' facts (page-facts.ts): stored, else asked of the wiki, the requests of every reader in a
+ * few milliseconds gathered into batches of 50 (a snapshot's pages, a farm's renders, on-demand
+ * readers at once), and stored. Facts asked for another revision than the stored ones are asked
+ * anew; the change path marks a page's stale (`changed`).
+ */
+export class PageFactsStore {
+  private readonly tables = new BoundedMap<string, PageFactsTable>(1024);
+  private readonly loaders = new BoundedMap<string, DataLoader<FactsRequest, PageFacts | undefined, string>>(1024);
+
+  constructor(private readonly wiki: (domain: string) => Wiki, private readonly log: Logger) {}
+
+  table(domain: string): PageFactsTable {
+    return this.tables.remember(domain, () => new PageFactsTable(domain));
+  }
+
+  create(ctx: RequestContext, domain: string): Promise<void> {
+    return this.table(domain).create(ctx);
+  }
+
+  private loader(domain: string): DataLoader<FactsRequest, PageFacts | undefined, string> {
+    return this.loaders.remember(domain, () => new DataLoader(async (requests: readonly FactsRequest[]) => {
+      const facts = await askFacts(this.wiki(domain).api, [...requests]);
+      return requests.map((r) => facts.get(r.title));
+    }, { cache: false, maxBatchSize: FACTS_BATCH, batchScheduleFn: (run) => setTimeout(run, BATCH_WAIT_MS) }));
+  }
+
+  /**
+   * The facts of a revision's page: stored if asked for that revision and not made stale since;
+   * else (`ask`) asked of the wiki and stored. Without `ask` (a snapshot from storage alone), the
+   * stored ones whatever they were asked for, or none.
+   */
+  async of(ctx: RequestContext, domain: string, row: RevisionRow, { ask }: { ask: boolean }): Promise<PageFacts | undefined> {
+    const table = this.table(domain);
+    const stored = await table.get(ctx, row.title);
+    if (stored && stored.rev === row.rev && !stored.stale) return stored;
+    if (!ask) return stored;
+    const asked = await this.loader(domain).load({ ...factsRequest(row), ...(stored?.created ? { created: stored.created } : {}) });
+    if (!asked) return stored;
+    await table.put(ctx, row.title, asked);
+    return asked;
+  }
+
+  /** Asks a revision's facts and stores them, as its render is stored (a failure is logged: the next record asks). */
+  async refresh(ctx: RequestContext, domain: string, row: RevisionRow): Promise<void> {
+    try {
+      await this.of(ctx, domain, row, { ask: true });
+    } catch (err) {
+      this.log.warn({ err, domain, title: row.title }, 'asking a page\'s Enterprise facts failed; its next record asks again');
+    }
+  }
+
+  /**
+   * Pages the wiki changed: their facts and those of the pages they redirected to, before and now,
+   * marked stale (kept: what never changes, the creation time, is not asked again). Returns the
+   * other pages whose records changed with them (redirect targets).
+   */
+  async changed(ctx: RequestContext, domain: string, titles: string[]): Promise<string[]> {
+    const table = this.table(domain);
+    const others = new Set<string>();
+    const stale = async (title: string) => {
+      const stored = await table.get(ctx, title);
+      if (stored && !stored.stale) await table.put(ctx, title, { ...stored, stale: true });
+      return stored;
+    };
+    const before = await Promise.all(titles.map(stale));
+    for (const facts of before) if (facts?.redirectTo) others.add(facts.redirectTo);
+    // Where the pages redirect now: one request for up to 50.
+    for (let i = 0; i < titles.length; i += FACTS_BATCH) {
+      const { redirects } = await this.wiki(domain).api.queryPages({ action: 'query', prop: 'info', redirects: '1', titles: titles.slice(i, i + FACTS_BATCH).join('|') }, 1);
+      for (const { from, to } of redirects) {
+        others.add(to.replace(/ /g, '_'));
+        const own = await table.get(ctx, from.replace(/ /g, '_'));
+        await table.put(ctx, from.replace(/ /g, '_'), { ...(own ?? emptyFacts()), stale: true, redirectTo: to.replace(/ /g, '_') });
+      }
+    }
+    const changed = new Set(titles);
+    const targets = [...others].filter((t) => !changed.has(t));
+    await Promise.all(targets.map(stale));
+    return targets;
+  }
+}
+
+const emptyFacts = (): PageFacts => ({ rev: 0, stale: true, asked: new Date(0).toISOString(), categories: [], templates: [], redirects: [], protection: [] });

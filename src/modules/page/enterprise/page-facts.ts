@@ -1,0 +1,164 @@
+import type { ActionApi } from '../../../upstream/action-api.js';
+
+/** A page's Enterprise fields that the wiki knows and its render does not show: asked of the wiki in batches. */
+export interface PageFacts {
+  /** The revision they were asked for (the page's latest then). */
+  rev: number;
+  /** When they were asked (ISO 8601). */
+  asked: string;
+  /** The wiki changed the page or what points at it since: asked anew by the next record that may ask. */
+  stale?: boolean;
+  categories: { name: string; hidden: boolean }[];
+  templates: string[];
+  /** Pages redirecting here. */
+  redirects: string[];
+  /** Where this page redirects to, if it is a redirect (its target's record lists it). */
+  redirectTo?: string;
+  protection: { type: string; level: string; expiry: string }[];
+  /** The short description (Wikibase client's page prop), where the wiki has one. */
+  description?: string;
+  /** The Wikidata item, where the wiki is a Wikibase client. */
+  wikidataItem?: string;
+  /** The page image PageImages chose (free first), with its file's URL and size. */
+  image?: { name: string; url: string; width: number; height: number };
+  /** The revision's editor as the wiki lists users (absent for anonymous or hidden editors). */
+  editor?: EditorFacts;
+  /** The parent revision's time and length in characters. */
+  previous?: { timestamp: string; characters: number };
+  /** The page's first revision's time. */
+  created?: string;
+}
+
+export interface EditorFacts {
+  editCount: number;
+  groups: string[];
+  rights: string[];
+  registration?: string;
+}
+
+/** What the facts are asked for: a page's latest revision, its editor and parent. */
+export interface FactsRequest {
+  title: string;
+  rev: number;
+  parent?: number;
+  /** The editor's name, if registered and visible. */
+  user?: string;
+  /** The creation time already known (it never changes): not asked again. */
+  created?: string;
+}
+
+/** Titles, users and revisions per request: the Action API's limit for clients without apihighlimits. */
+export const FACTS_BATCH = 50;
+
+const str = (v: unknown) => (typeof v === 'string' ? v : '');
+
+/**
+ * The facts of up to 50 pages, in four requests whatever their number (pages with their lists,
+ * the page images' files, the editors, the parents' lengths), and one more per page whose creation
+ * time is not known yet (the Action API gives a page's first revision one page at a time; asked
+ * once in a page's life). Keyed by the title asked for. A page missing now gets no entry.
+ */
+export async function askFacts(api: ActionApi, requests: FactsRequest[]): Promise<Map<string, PageFacts>> {
+  const asked = new Date().toISOString();
+  const byTitle = new Map(requests.map((r) => [r.title.replace(/_/g, ' '), r]));
+  const { pages, normalized } = await api.queryPages({
+    action: 'query', prop: 'categories|templates|redirects|info|pageprops', titles: [...byTitle.keys()].join('|'),
+    clprop: 'hidden', cllimit: 'max', tllimit: 'max', rdlimit: 'max', rdprop: 'title', inprop: 'protection',
+    ppprop: 'wikibase-shortdesc|wikibase_item|page_image_free|page_image',
+  });
+  const from = new Map(normalized.map((n) => [n.to, n.from]));
+  const found = new Map<string, { request: FactsRequest; page: Record<string, any> }>();
+  for (const page of pages) {
+    if (page.missing || page.invalid) continue;
+    const title = str(page.title);
+    const request = byTitle.get(from.get(title) ?? title) ?? byTitle.get(title);
+    if (request) found.set(request.title, { request, page });
+  }
+  const files = new Set<string>();
+  for (const { page } of found.values()) {
+    const file = page.pageprops?.page_image_free ?? page.pageprops?.page_image;
+    if (file) files.add(`File:${file}`);
+  }
+  const users = [...new Set([...found.values()].map(({ request }) => request.user).filter((u): u is string => !!u))];
+  const parents = [...new Set([...found.values()].map(({ request }) => request.parent).filter((p): p is number => !!p))];
+  const [images, editors, previous, created] = await Promise.all([
+    imagesOf(api, [...files]),
+    editorsOf(api, users),
+    parentsOf(api, parents),
+    Promise.all([...found.values()].map(async ({ request }) => [request.title, request.created ?? (await createdOf(api, request.title))] as const)),
+  ]);
+  const createdOf_ = new Map(created);
+  const facts = new Map<string, PageFacts>();
+  for (const [title, { request, page }] of found) {
+    const props = (page.pageprops ?? {}) as Record<string, string>;
+    const file = props.page_image_free ?? props.page_image;
+    const image = file ? images.get(file.replace(/_/g, ' ')) : undefined;
+    const editor = request.user ? editors.get(request.user.replace(/_/g, ' ')) : undefined;
+    const parent = request.parent ? previous.get(request.parent) : undefined;
+    const createdAt = createdOf_.get(title);
+    facts.set(title, {
+      rev: request.rev,
+      asked,
+      categories: ((page.categories ?? []) as { title: string; hidden?: boolean }[]).map((c) => ({ name: c.title, hidden: !!c.hidden })),
+      templates: ((page.templates ?? []) as { title: string }[]).map((t) => t.title),
+      redirects: ((page.redirects ?? []) as { title: string }[]).map((r) => r.title),
+      protection: ((page.protection ?? []) as { type: string; level: string; expiry: string }[]).map((p) => ({ type: p.type, level: p.level, expiry: p.expiry })),
+      ...(props['wikibase-shortdesc'] ? { description: props['wikibase-shortdesc'] } : {}),
+      ...(props.wikibase_item ? { wikidataItem: props.wikibase_item } : {}),
+      ...(image ? { image } : {}),
+      ...(editor ? { editor } : {}),
+      ...(parent ? { previous: parent } : {}),
+      ...(createdAt ? { created: createdAt } : {}),
+    });
+  }
+  return facts;
+}
+
+/** Image files' URLs and sizes, by name without the namespace. */
+async function imagesOf(api: ActionApi, files: string[]): Promise<Map<string, NonNullable<PageFacts['image']>>> {
+  const images = new Map<string, NonNullable<PageFacts['image']>>();
+  if (!files.length) return images;
+  const { pages } = await api.queryPages({ action: 'query', prop: 'imageinfo', iiprop: 'url|size', titles: files.join('|') });
+  for (const page of pages as { title: string; imageinfo?: { url: string; width: number; height: number }[] }[]) {
+    const info = page.imageinfo?.[0];
+    const name = page.title.slice(page.title.indexOf(':') + 1);
+    if (info) images.set(name, { name, url: info.url, width: info.width, height: info.height });
+  }
+  return images;
+}
+
+async function editorsOf(api: ActionApi, names: string[]): Promise<Map<string, EditorFacts>> {
+  const editors = new Map<string, EditorFacts>();
+  if (!names.length) return editors;
+  const { users } = await api.queryPages({ action: 'query', list: 'users', ususers: names.join('|'), usprop: 'editcount|groups|registration|rights' });
+  for (const user of users as { name: string; missing?: boolean; invalid?: boolean; editcount?: number; groups?: string[]; rights?: string[]; registration?: string }[]) {
+    if (user.missing || user.invalid) continue;
+    editors.set(user.name, { editCount: user.editcount ?? 0, groups: user.groups ?? [], rights: user.rights ?? [], ...(user.registration ? { registration: user.registration } : {}) });
+  }
+  return editors;
+}
+
+/** Parent revisions' times and lengths in characters (their wikitext, as a record counts its own). */
+async function parentsOf(api: ActionApi, revids: number[]): Promise<Map<number, { timestamp: string; characters: number }>> {
+  const parents = new Map<number, { timestamp: string; characters: number }>();
+  if (!revids.length) return parents;
+  const { pages } = await api.queryPages({ action: 'query', prop: 'revisions', revids: revids.join('|'), rvprop: 'ids|timestamp|content', rvslots: 'main' });
+  for (const page of pages as { revisions?: { revid: number; timestamp: string; slots?: { main?: { content?: string } } }[] }[]) {
+    for (const rev of page.revisions ?? []) {
+      const text = rev.slots?.main?.content;
+      if (text !== undefined) parents.set(rev.revid, { timestamp: rev.timestamp, characters: characters(text) });
+    }
+  }
+  return parents;
+}
+
+/** A page's first revision's time (the only fact asked one page at a time: once in its life). */
+async function createdOf(api: ActionApi, title: string): Promise<string | undefined> {
+  const { pages } = await api.queryPages({ action: 'query', prop: 'revisions', titles: title, rvprop: 'timestamp', rvdir: 'newer', rvlimit: '1' }, 1);
+  return (pages[0] as { revisions?: { timestamp: string }[] } | undefined)?.revisions?.[0]?.timestamp;
+}
+
+/** Characters as Enterprise counts them: Unicode code points. */
+export function characters(text: string): number {
+  return text.length - (text.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
+}

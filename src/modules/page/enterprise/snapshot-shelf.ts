@@ -1,0 +1,140 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { storedGzip } from '../../../util/compression.js';
+import { chunkMetas } from '../snapshot/snapshot-manifest.js';
+
+/** One namespace's archive of a finished snapshot, as Enterprise's snapshot API describes it. */
+export interface ShelvedSnapshot {
+  identifier: string;
+  version: string;
+  date_modified: string;
+  is_part_of: { identifier: string };
+  in_language?: { identifier: string };
+  namespace: { identifier: number };
+  size: { value: number; unit_text: 'MB' };
+  chunks: string[];
+}
+
+/** Bytes served for a download: pieces of files and literal bytes, in order. */
+export type Segment = { file: string; start: number; end: number } | { bytes: Buffer };
+
+export interface Download {
+  segments: Segment[];
+  size: number;
+  /** Strong: the archive's SHA-256 (and the chunk's place in it). */
+  etag: string;
+  modified: string;
+}
+
+interface ManifestFile {
+  name: string;
+  bytes: number;
+  sha256: string;
+  pages: number;
+}
+
+interface Manifest {
+  wiki: string;
+  date_modified: string;
+  namespaces: number[];
+  files: ManifestFile[];
+  language?: string;
+}
+
+/** A tar archive's end (two zero blocks) as a gzip member: what makes a chunk's slice a whole `.tar.gz`. */
+const TAR_END = storedGzip(Buffer.alloc(1024));
+
+const MB = 1024 * 1024;
+
+/**
+ * Finished snapshots of each wiki, where the snapshot command and the schedule write them:
+ * `{dir}/{domain}/{moment}/` holding `manifest.json` (written last: a snapshot without it is
+ * being written, and is not offered), the namespaces' `.tar.gz` and the chunks' metadata. Only the
+ * newest finished snapshot of each wiki is offered, as Enterprise offers one per project and
+ * namespace.
+ */
+export class SnapshotShelf {
+  constructor(readonly dir: string) {}
+
+  /** Where a snapshot of `domain` at `at` (ms) is written. */
+  folderFor(domain: string, at: number): string {
+    return path.join(this.dir, domain, new Date(at).toISOString().replace(/[:.]/g, ''));
+  }
+
+  /** The wiki's snapshot folders, newest first; `finished`: those with their manifest. */
+  runs(domain: string, { finished = true } = {}): string[] {
+    const base = path.join(this.dir, domain);
+    if (!domain || domain.includes('/') || domain.startsWith('.') || !fs.existsSync(base)) return [];
+    return fs.readdirSync(base).filter((d) => /^\d{4}-\d{2}-\d{2}T\d{9}Z$/.test(d)).sort().reverse().map((d) => path.join(base, d))
+      .filter((d) => !finished || fs.existsSync(path.join(d, 'manifest.json')));
+  }
+
+  private newest(domain: string): { folder: string; manifest: Manifest } | undefined {
+    const folder = this.runs(domain)[0];
+    return folder ? { folder, manifest: JSON.parse(fs.readFileSync(path.join(folder, 'manifest.json'), 'utf8')) as Manifest } : undefined;
+  }
+
+  list(domain: string): ShelvedSnapshot[] {
+    const newest = this.newest(domain);
+    if (!newest) return [];
+    const { folder, manifest } = newest;
+    return manifest.files.map((file) => {
+      const identifier = file.name.replace(/\.tar\.gz$/, '');
+      const ns = Number(/_namespace_(\d+)$/.exec(identifier)?.[1] ?? 0);
+      return {
+        identifier,
+        version: file.sha256.slice(0, 32),
+        date_modified: manifest.date_modified,
+        is_part_of: { identifier: manifest.wiki },
+        ...(manifest.language ? { in_language: { identifier: manifest.language } } : {}),
+        namespace: { identifier: ns },
+        size: { value: Math.round((file.bytes / MB) * 1000) / 1000, unit_text: 'MB' as const },
+        chunks: chunkMetas(path.join(folder, '.work'), ns).map((_, i) => `${identifier}_chunk_${i}`),
+      };
+    });
+  }
+
+  get(domain: string, identifier: string): ShelvedSnapshot | undefined {
+    return this.list(domain).find((s) => s.identifier === identifier);
+  }
+
+  /** The whole archive of a namespace. */
+  download(domain: string, identifier: string): Download | undefined {
+    const newest = this.newest(domain);
+    const file = newest?.manifest.files.find((f) => f.name === `${identifier}.tar.gz`);
+    if (!newest || !file) return undefined;
+    return { segments: [{ file: path.join(newest.folder, file.name), start: 0, end: file.bytes }], size: file.bytes, etag: `"${file.sha256}"`, modified: newest.manifest.date_modified };
+  }
+
+  /**
+   * One chunk as a `.tar.gz` of its own: its entry's gzip members as the archive holds them (each
+   * chunk starts a member; see snapshot-archive.ts), and a tar end.
+   */
+  chunk(domain: string, identifier: string, chunkId: string): Download | undefined {
+    const newest = this.newest(domain);
+    const file = newest?.manifest.files.find((f) => f.name === `${identifier}.tar.gz`);
+    const index = chunkId.startsWith(`${identifier}_chunk_`) ? Number(chunkId.slice(identifier.length + 7)) : NaN;
+    if (!newest || !file || !Number.isSafeInteger(index) || index < 0) return undefined;
+    const ns = Number(/_namespace_(\d+)$/.exec(identifier)?.[1] ?? 0);
+    const metas = chunkMetas(path.join(newest.folder, '.work'), ns);
+    const meta = metas[index];
+    if (!meta) return undefined;
+    const start = index === 0 ? 0 : metas[index - 1]!.archiveEnd;
+    const end = meta.archiveEnd;
+    return {
+      segments: [{ file: path.join(newest.folder, file.name), start, end }, { bytes: TAR_END }],
+      size: end - start + TAR_END.length,
+      etag: `"${file.sha256}-${index}"`,
+      modified: newest.manifest.date_modified,
+    };
+  }
+
+  /** Drops all but the newest `keep` finished snapshots of a wiki (and unfinished ones older than the newest finished). */
+  prune(domain: string, keep: number): void {
+    const finished = this.runs(domain);
+    for (const old of finished.slice(keep)) fs.rmSync(old, { recursive: true, force: true });
+    const newest = finished[0];
+    if (!newest) return;
+    for (const run of this.runs(domain, { finished: false })) if (run < newest && !finished.includes(run)) fs.rmSync(run, { recursive: true, force: true });
+  }
+}
