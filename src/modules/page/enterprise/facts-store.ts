@@ -48,17 +48,20 @@ export class PageFactsStore {
   }
 
   /**
-   * The facts of a revision's page: stored if asked for that revision and not made stale since;
-   * else (`ask`) asked of the wiki and stored. Without `ask` (a snapshot from storage alone), the
-   * stored ones whatever they were asked for, or none.
+   * The facts of a revision: stored if asked for it and not made stale since; else (`ask`) asked
+   * of the wiki and stored, unless the page has moved on from it since (the wiki's lists are then
+   * another revision's: those stored for it stay). Without `ask` (a snapshot from storage alone),
+   * as stored, or none.
    */
   async of(ctx: RequestContext, domain: string, row: RevisionRow, { ask }: { ask: boolean }): Promise<PageFacts | undefined> {
     const table = this.table(domain);
-    const stored = await table.get(ctx, row.title);
-    if (stored && stored.rev === row.rev && !stored.stale) return stored;
+    const stored = await table.get(ctx, row.title, row.rev);
+    if (stored && !stored.stale) return stored;
     if (!ask) return stored;
-    const asked = await this.loader(domain).load({ ...factsRequest(row), ...(stored?.created ? { created: stored.created } : {}) });
+    const newest = stored ?? (await table.get(ctx, row.title));
+    const asked = await this.loader(domain).load({ ...factsRequest(row), ...(newest?.created ? { created: newest.created } : {}) });
     if (!asked) return stored;
+    if (asked.latest !== row.rev && stored) return stored;
     await table.put(ctx, row.title, asked);
     return asked;
   }
@@ -80,6 +83,7 @@ export class PageFactsStore {
   async changed(ctx: RequestContext, domain: string, titles: string[]): Promise<string[]> {
     const table = this.table(domain);
     const others = new Set<string>();
+    // The newest facts of each page: those of an earlier revision stay as the wiki gave them then.
     const stale = async (title: string) => {
       const stored = await table.get(ctx, title);
       if (stored && !stored.stale) await table.put(ctx, title, { ...stored, stale: true });
@@ -93,7 +97,8 @@ export class PageFactsStore {
       for (const { from, to } of redirects) {
         others.add(to.replace(/ /g, '_'));
         const own = await table.get(ctx, from.replace(/ /g, '_'));
-        await table.put(ctx, from.replace(/ /g, '_'), { ...(own ?? emptyFacts()), stale: true, redirectTo: to.replace(/ /g, '_') });
+        // Remembered (with no facts of a revision of its own: rev 0) so that the target it leaves is told too.
+        await table.put(ctx, from.replace(/ /g, '_'), { ...(own ?? noFacts()), stale: true, redirectTo: to.replace(/ /g, '_') });
       }
     }
     const changed = new Set(titles);
@@ -103,4 +108,4 @@ export class PageFactsStore {
   }
 }
 
-const emptyFacts = (): PageFacts => ({ rev: 0, stale: true, asked: new Date(0).toISOString(), categories: [], templates: [], redirects: [], protection: [] });
+const noFacts = (): PageFacts => ({ rev: 0, latest: 0, asked: new Date(0).toISOString(), categories: [], templates: [], redirects: [], protection: [] });

@@ -2,8 +2,10 @@ import type { ActionApi } from '../../../upstream/action-api.js';
 
 /** A page's Enterprise fields that the wiki knows and its render does not show: asked of the wiki in batches. */
 export interface PageFacts {
-  /** The revision they were asked for (the page's latest then). */
+  /** The revision they were asked for. */
   rev: number;
+  /** The page's latest revision when they were asked: the lists are that revision's. */
+  latest: number;
   /** When they were asked (ISO 8601). */
   asked: string;
   /** The wiki changed the page or what points at it since: asked anew by the next record that may ask. */
@@ -98,6 +100,7 @@ export async function askFacts(api: ActionApi, requests: FactsRequest[]): Promis
     const createdAt = createdOf_.get(title);
     facts.set(title, {
       rev: request.rev,
+      latest: Number(page.lastrevid ?? 0),
       asked,
       categories: ((page.categories ?? []) as { title: string; hidden?: boolean }[]).map((c) => ({ name: c.title, hidden: !!c.hidden })),
       templates: ((page.templates ?? []) as { title: string }[]).map((t) => t.title),

@@ -4,14 +4,20 @@ import type { PageFacts } from '../enterprise/page-facts.js';
 
 const PAGE_FACTS_SCHEMA = {
   version: 1,
-  attributes: { title: 'string', facts: 'json' },
-  index: [{ attribute: 'title', type: 'hash' }],
+  attributes: { title: 'string', rev: 'varint', facts: 'json' },
+  index: [
+    { attribute: 'title', type: 'hash' },
+    { attribute: 'rev', type: 'range', order: 'desc' },
+  ],
+  // A snapshot of an earlier moment reads the facts its revision had; a few revisions back are enough.
+  revisionRetentionPolicy: { type: 'latest', count: 3, grace_ttl: 7 * 86400 },
 };
 
 /**
- * Each page's Enterprise facts as last asked of the wiki (`page_facts`): one row a page, written
- * when its latest render is stored or a record lacks them, dropped when the wiki changes the page
- * or what points at it (a redirect, a protection), so the next record asks anew.
+ * Each page's Enterprise facts by revision (`page_facts`): asked of the wiki while the revision
+ * was the page's latest (the wiki lists a page's categories and templates as they are now), so a
+ * record of that revision says what the wiki said of it then; the newest marked stale when the
+ * wiki changes the page or what points at it (a redirect, a protection).
  */
 export class PageFactsTable {
   private readonly table: TableClient;
@@ -24,16 +30,13 @@ export class PageFactsTable {
     await this.table.create(ctx, PAGE_FACTS_SCHEMA);
   }
 
-  async get(ctx: RequestContext, title: string): Promise<PageFacts | undefined> {
-    const [row] = (await this.table.query(ctx, { attributes: { title }, limit: 1 })).items;
+  /** The facts asked for a revision, or (no `rev`) for the page's newest asked. */
+  async get(ctx: RequestContext, title: string, rev?: number): Promise<PageFacts | undefined> {
+    const [row] = (await this.table.query(ctx, { attributes: { title, ...(rev === undefined ? {} : { rev }) }, limit: 1 })).items;
     return row?.facts ? (row.facts as PageFacts) : undefined;
   }
 
   async put(ctx: RequestContext, title: string, facts: PageFacts): Promise<void> {
-    await this.table.put(ctx, { attributes: { title, facts } });
-  }
-
-  async delete(ctx: RequestContext, title: string): Promise<void> {
-    await this.table.delete(ctx, { title });
+    await this.table.put(ctx, { attributes: { title, rev: facts.rev, facts } });
   }
 }

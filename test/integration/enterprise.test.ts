@@ -1,0 +1,243 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { after, before, describe, it } from 'node:test';
+import { SnapshotWriter } from '../../src/modules/page/snapshot/snapshot-writer.js';
+import type { RequestContext } from '../../src/router/types.js';
+import { request, sleep, tempDir } from '../helpers.js';
+import { listen } from '../sse.js';
+import { tarEntries } from '../tar-entries.js';
+import { FAST_FOLLOWER, startAgainstWiki, waitFor, WIKI_URL, type AgainstWiki } from '../wiki.js';
+
+const RUN = Date.now().toString(36);
+const PREFIX = `Enterprise_${RUN}_`;
+
+/** The wiki's own lists of a page (one request, followed to its end): what a record must equal. */
+async function wikiLists(title: string): Promise<{ categories: string[]; templates: string[]; redirects: string[]; protection: { type: string; level: string; expiry: string }[] }> {
+  const lists = { categories: [] as string[], templates: [] as string[], redirects: [] as string[], protection: [] as { type: string; level: string; expiry: string }[] };
+  let cont: Record<string, string> = { continue: '' };
+  for (;;) {
+    const qs = new URLSearchParams({ action: 'query', format: 'json', formatversion: '2', titles: title, prop: 'categories|templates|redirects|info', cllimit: 'max', tllimit: 'max', rdlimit: 'max', inprop: 'protection', ...cont });
+    const json = (await (await fetch(`${WIKI_URL}/api.php?${qs}`)).json()) as { query: { pages: Record<string, any>[] }; continue?: Record<string, string> };
+    const page = json.query.pages[0]!;
+    lists.categories.push(...(page.categories ?? []).map((c: { title: string }) => c.title));
+    lists.templates.push(...(page.templates ?? []).map((t: { title: string }) => t.title));
+    lists.redirects.push(...(page.redirects ?? []).map((r: { title: string }) => r.title));
+    if (page.protection) lists.protection = page.protection;
+    if (!json.continue) return lists;
+    cont = json.continue;
+  }
+}
+
+/** Enterprise's On-demand, Structured Contents, Snapshots and the realtime records, against the real wiki. */
+describe('Wikimedia Enterprise APIs for the wiki', () => {
+  let a: AgainstWiki;
+  let base: string;
+  let ctx: RequestContext;
+  const shelf = tempDir('wikistore-enterprise-');
+  const title = (name: string) => `${PREFIX}${name}`;
+  const article = (name: string, init: { method?: string; body?: unknown; query?: string; headers?: Record<string, string> } = {}) =>
+    request(`${base}/articles/${encodeURIComponent(name)}${init.query ?? ''}`, { method: init.method ?? 'GET', headers: { ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers }, body: init.body });
+
+  before(async () => {
+    a = await startAgainstWiki({ ...FAST_FOLLOWER, snapshots: { dir: shelf, every: null, keep: 2, namespaces: [0] } });
+    base = `${a.s.base}/wiki.test/enterprise/v2`;
+    ctx = a.s.app.router.context({ requestId: 'enterprise-test', admin: true, log: a.s.app.log });
+    await a.wiki.edit(`Template:${PREFIX}Box`, `<includeonly>[[Category:${PREFIX}From template]]</includeonly><noinclude>Adds a category.</noinclude>`);
+    await a.wiki.edit(title('Main'), [
+      `{{${PREFIX}Box}}`,
+      `'''Main''' is the [[Lead]] paragraph.<ref>A source, [[Cited]].</ref>`,
+      '',
+      'A second lead paragraph.',
+      '',
+      '== First ==',
+      'First section text with a [[Link]].',
+      '* one',
+      '* two',
+      '=== Nested ===',
+      'Nested text.',
+      '== Second ==',
+      'Second text.',
+      '== References ==',
+      '<references/>',
+      `[[Category:${PREFIX}Visible]]`,
+    ].join('\n'));
+    await a.wiki.edit(title('Main'), (await a.wiki.wikitext(await a.wiki.latestRevid(title('Main'))) + '\nMore.'), 'second revision');
+  });
+  after(async () => {
+    await a?.close();
+  });
+
+  it("answers a page's record in Enterprise's shape, its lists equal to the wiki's, its editor and lengths filled", async () => {
+    const res = await article(title('Main'));
+    assert.equal(res.status, 200, res.text);
+    assert.match(String(res.headers['content-type']), /application\/json/);
+    assert.ok(Array.isArray(res.json) && res.json.length === 1);
+    const record = res.json[0];
+    const wiki = await wikiLists(title('Main'));
+    assert.deepEqual(record.categories.map((c: { name: string }) => c.name).sort(), wiki.categories.sort());
+    assert.ok(record.categories.some((c: { name: string }) => c.name.endsWith('From template')), 'a category a template adds is listed');
+    assert.deepEqual(record.templates.map((t: { name: string }) => t.name).sort(), wiki.templates.sort());
+    assert.ok(record.templates[0].url.startsWith(WIKI_URL), record.templates[0].url);
+    assert.deepEqual(record.protection, []);
+    assert.equal(record.abstract, 'Main is the Lead paragraph.\nA second lead paragraph.');
+    const wikitext = await a.wiki.wikitext(record.version.identifier);
+    assert.equal(record.version.number_of_characters, [...wikitext].length);
+    const history = await a.wiki.history(title('Main'));
+    assert.equal(record.previous_version.identifier, history[1]!.revid);
+    assert.equal(record.previous_version.number_of_characters, [...(await a.wiki.wikitext(history[1]!.revid))].length);
+    assert.ok(record.date_created && Date.parse(record.date_created) <= Date.parse(record.date_modified));
+    assert.ok(record.date_previously_modified && Date.parse(record.date_previously_modified) <= Date.parse(record.date_modified));
+    const editor = record.version.editor;
+    assert.equal(editor.name, 'Botuser');
+    assert.ok(editor.edit_count > 0 && Array.isArray(editor.groups) && editor.groups.includes('user'), JSON.stringify(editor));
+    for (const flag of ['is_bot', 'is_admin', 'is_patroller', 'has_advanced_rights']) assert.equal(typeof editor[flag], 'boolean', flag);
+    assert.ok(editor.date_started);
+    assert.equal(record.article_body.wikitext, wikitext);
+    assert.match(record.article_body.html, /Nested text\./);
+  });
+
+  it('selects fields (dotted, with wildcards) and filters by GET and POST; refuses what Enterprise refuses in its error shape', async () => {
+    const picked = await article(title('Main'), { method: 'POST', body: { fields: ['name', 'version.editor.*', 'categories.name'], filters: [{ field: 'in_language.identifier', value: 'en' }], limit: 1 } });
+    assert.equal(picked.status, 200, picked.text);
+    assert.deepEqual(Object.keys(picked.json[0]).sort(), ['categories', 'name', 'version']);
+    assert.deepEqual(Object.keys(picked.json[0].version), ['editor']);
+    assert.deepEqual(Object.keys(picked.json[0].categories[0]), ['name']);
+    const byQuery = await article(title('Main'), { query: '?fields=name,url&filters=namespace.identifier:0' });
+    assert.deepEqual(Object.keys(byQuery.json[0]).sort(), ['name', 'url']);
+    const ndjson = await article(title('Main'), { query: '?fields=name', headers: { accept: 'application/x-ndjson' } });
+    assert.equal(ndjson.text, `${JSON.stringify({ name: title('Main').replace(/_/g, ' ') })}\n`);
+    const filteredOut = await article(title('Main'), { method: 'POST', body: { filters: [{ field: 'is_part_of.identifier', value: 'nowiki' }] } });
+    assert.equal(filteredOut.status, 404);
+    for (const [body, status] of [[{ fields: ['no_such_field'] }, 400], [{ filters: [{ field: 'version.nope', value: 1 }] }, 400], [{ limit: 11 }, 422], [{ fields: 'name' }, 400], [{ other: 1 }, 400]] as const) {
+      const res = await article(title('Main'), { method: 'POST', body });
+      assert.equal(res.status, status, `${JSON.stringify(body)}: ${res.text}`);
+      assert.deepEqual(Object.keys(res.json).sort(), ['message', 'status']);
+      assert.equal(res.json.status, status);
+    }
+    const missing = await article(`${PREFIX}No such page`);
+    assert.equal(missing.status, 404);
+    assert.equal(missing.json.status, 404);
+    const head = await request(`${base}/articles/${encodeURIComponent(title('Main'))}`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.raw.length, 0);
+  });
+
+  it("gives a page's structured contents: every heading once as a section, in order, with each paragraph's text and links", async () => {
+    const res = await request(`${base}/structured-contents/${encodeURIComponent(title('Main'))}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: {} });
+    assert.equal(res.status, 200, res.text);
+    const record = res.json[0];
+    assert.equal(record.abstract, 'Main is the Lead paragraph.\nA second lead paragraph.');
+    const names: string[] = [];
+    const walk = (parts: any[]) => parts.forEach((p) => p.type === 'section' && (names.push(p.name), walk(p.has_parts)));
+    walk(record.sections);
+    assert.deepEqual(names, ['Abstract', 'First', 'Nested', 'Second', 'References']);
+    const first = record.sections[1];
+    assert.deepEqual(first.has_parts.map((p: any) => p.type), ['paragraph', 'list', 'section']);
+    assert.equal(first.has_parts[0].value, 'First section text with a Link.');
+    assert.equal(first.has_parts[0].links[0].text, 'Link');
+    assert.ok(first.has_parts[0].links[0].url.endsWith('/Link'), first.has_parts[0].links[0].url);
+    assert.deepEqual(first.has_parts[1].has_parts.map((i: any) => i.value), ['one', 'two']);
+    assert.equal(record.references.length, 1);
+    assert.equal(record.references[0].text.value, 'A source, Cited.');
+  });
+
+  it('keeps a record current: a new redirect and a protection change the target, with an event carrying the record', async () => {
+    const stream = listen(`${a.s.base}/wiki.test/v1/changes?include=record&fields=name,redirects,protection&prefix=${encodeURIComponent(PREFIX)}`);
+    assert.equal((await stream.status).status, 200);
+    try {
+      await a.wiki.edit(title('Alias'), `#REDIRECT [[${title('Main').replace(/_/g, ' ')}]]`);
+      const redirected = await waitFor('the record lists the new redirect', 20_000, async () => {
+        const record = (await article(title('Main'))).json[0];
+        return record.redirects.some((r: { name: string }) => r.name === title('Alias').replace(/_/g, ' ')) ? record : undefined;
+      });
+      assert.deepEqual(redirected.redirects.map((r: { name: string }) => r.name), (await wikiLists(title('Main'))).redirects);
+      await waitFor("the target's record event", 20_000, async () => stream.events.find((e) => e.event === 'record' && e.data.title === title('Main') && e.data.record?.redirects?.length) ?? undefined);
+      await a.wiki.protect(title('Main'));
+      const protectedRecord = await waitFor('the record shows the protection', 20_000, async () => {
+        const record = (await article(title('Main'))).json[0];
+        return record.protection.length ? record : undefined;
+      });
+      assert.deepEqual(protectedRecord.protection, (await wikiLists(title('Main'))).protection);
+      // Its event: the protection's own revision's (MediaWiki records one), or the record's.
+      const event = await waitFor('an event carrying the record with the protection', 20_000, async () => stream.events.find((e) => e.data.title === title('Main') && e.data.record?.protection?.length) ?? undefined);
+      assert.deepEqual(Object.keys(event.data.record).sort(), ['name', 'protection', 'redirects']);
+      // An edit's event carries the record too; deletions carry none.
+      await a.wiki.edit(title('Gone'), 'Soon deleted.');
+      await waitFor('the edit event with its record', 20_000, async () => stream.events.find((e) => e.event === 'edit' && e.data.title === title('Gone') && e.data.record) ?? undefined);
+      await a.wiki.delete(title('Gone'));
+      const deletion = await waitFor('the deletion event', 20_000, async () => stream.events.find((e) => e.event === 'delete' && e.data.title === title('Gone')) ?? undefined);
+      assert.equal(deletion.data.record, undefined);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('writes, in a snapshot at T, the same line on-demand answers for the page at T', async () => {
+    await sleep(1100);
+    const at = Math.floor(Date.now() / 1000) * 1000;
+    await sleep(1100);
+    await a.wiki.edit(title('Main'), 'Changed after the snapshot\'s moment.');
+    const out = path.join(shelf, 'wiki.test', new Date(at).toISOString().replace(/[:.]/g, ''));
+    const report = await new SnapshotWriter(a.s.app.page.service, 'wiki.test').run(ctx, { at, namespaces: [0], prefix: title('Main'), out, pagesPerChunk: 1, concurrency: 1 });
+    assert.ok(report.complete);
+    const archive = fs.readdirSync(out).find((f) => f.endsWith('.tar.gz'))!;
+    const lines = (await tarEntries(path.join(out, archive))).flatMap((e) => e.text.split('\n').filter(Boolean));
+    const line = lines.find((l) => JSON.parse(l).name === title('Main').replace(/_/g, ' '))!;
+    assert.ok(line, 'the page is in the snapshot');
+    const atT = await article(title('Main'), { query: `?ts=${new Date(at).toISOString()}` });
+    assert.equal(atT.status, 200, atT.text);
+    assert.equal(atT.text, `[${line}]`);
+    assert.doesNotMatch(line, /Changed after/);
+
+    // Offered over HTTP once finished: its description, its download (whole, by ranges, HEAD), its chunks.
+    const listed = await request(`${base}/snapshots`);
+    assert.equal(listed.status, 200);
+    const identifier = archive.replace(/\.tar\.gz$/, '');
+    const described = listed.json.find((s: { identifier: string }) => s.identifier === identifier);
+    assert.ok(described, listed.text);
+    assert.equal(described.namespace.identifier, 0);
+    assert.equal(described.date_modified, new Date(at).toISOString());
+    assert.equal(described.size.unit_text, 'MB');
+    assert.equal((await request(`${base}/snapshots/${identifier}`)).json.identifier, identifier);
+    const whole = await request(`${base}/snapshots/${identifier}/download`);
+    assert.equal(whole.status, 200);
+    assert.deepEqual(whole.raw, fs.readFileSync(path.join(out, archive)));
+    const size = whole.raw.length;
+    const first = await request(`${base}/snapshots/${identifier}/download`, { headers: { range: 'bytes=0-99' } });
+    const rest = await request(`${base}/snapshots/${identifier}/download`, { headers: { range: 'bytes=100-', 'if-range': String(whole.headers.etag) } });
+    assert.equal(first.status, 206);
+    assert.equal(first.headers['content-range'], `bytes 0-99/${size}`);
+    assert.equal(rest.status, 206);
+    assert.deepEqual(Buffer.concat([first.raw, rest.raw]), whole.raw);
+    const past = await request(`${base}/snapshots/${identifier}/download`, { headers: { range: `bytes=${size}-` } });
+    assert.equal(past.status, 416);
+    assert.equal(past.headers['content-range'], `bytes */${size}`);
+    const head = await request(`${base}/snapshots/${identifier}/download`, { method: 'HEAD' });
+    assert.equal(head.headers['content-length'], String(size));
+    const chunks = await request(`${base}/snapshots/${identifier}/chunks`);
+    assert.equal(chunks.json.length, described.chunks.length);
+    const chunkLines: string[] = [];
+    for (const chunk of described.chunks as string[]) {
+      const got = await request(`${base}/snapshots/${identifier}/chunks/${chunk}/download`);
+      assert.equal(got.status, 200);
+      const file = path.join(shelf, `${chunk}.tar.gz`);
+      fs.writeFileSync(file, got.raw);
+      chunkLines.push(...(await tarEntries(file)).flatMap((e) => e.text.split('\n').filter(Boolean)));
+    }
+    assert.deepEqual(chunkLines, lines, 'the chunks hold the archive\'s lines, in order');
+    assert.ok(zlib.gunzipSync(whole.raw).length > 0);
+  });
+
+  it('does not offer a snapshot still being written', async () => {
+    const unfinished = path.join(shelf, 'wiki.test', new Date(Date.now() + 60_000).toISOString().replace(/[:.]/g, ''));
+    fs.mkdirSync(unfinished, { recursive: true });
+    fs.writeFileSync(path.join(unfinished, 'my_wiki_namespace_0.tar.gz'), 'partial');
+    const listed = await request(`${base}/snapshots`);
+    assert.ok(listed.json.every((s: { date_modified: string }) => Date.parse(s.date_modified) < Date.now()), listed.text);
+    const download = await request(`${base}/snapshots/my_wiki_namespace_0/download`);
+    assert.notEqual(download.raw.toString(), 'partial');
+    fs.rmSync(unfinished, { recursive: true, force: true });
+  });
+});
