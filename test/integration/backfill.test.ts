@@ -185,6 +185,72 @@ describe('the backfill command on the whole test wiki', () => {
     });
     corpusRoundTrips(() => service!.base, () => titles, wikitextOf, 4);
   });
+
+  // Enterprise's records of every corpus article, from what the backfill stored (each render's
+  // body and abstract made as it was stored, the pages' facts asked of the wiki in batches then).
+  describe('then the Enterprise record of every corpus article', () => {
+    let titles: string[] = [];
+    before(async () => {
+      titles = await corpusArticles();
+    });
+
+    it("lists each article's categories and templates as the wiki does, and its render's headings as sections in order", async () => {
+      const base = `${service!.base}/wiki.test/enterprise/v2`;
+      const mismatched: string[] = [];
+      for (let i = 0; i < titles.length; i += 50) {
+        const batch = titles.slice(i, i + 50);
+        const wiki = await wikiListsOf(batch);
+        await Promise.all(batch.map(async (title) => {
+          const res = await request(`${base}/articles/${encodeURIComponent(title)}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { fields: ['name', 'categories.name', 'templates.name', 'abstract', 'article_body.html'] } });
+          assert.equal(res.status, 200, `${title}: ${res.text.slice(0, 300)}`);
+          const record = res.json[0];
+          const lists = wiki.get(title.replace(/_/g, ' '))!;
+          const names = (list: { name: string }[]) => list.map((c) => c.name).sort();
+          if (JSON.stringify(names(record.categories)) !== JSON.stringify(lists.categories) || JSON.stringify(names(record.templates)) !== JSON.stringify(lists.templates)) mismatched.push(title);
+          assert.equal(typeof record.abstract, 'string');
+          // The render's headings, read from its HTML here, against the structured record's sections.
+          const headings = [...(record.article_body.html as string).matchAll(/<section[^>]*><h([1-6])[^>]*>([\s\S]*?)<\/h\1>/g)].map((m) => decodeEntities(m[2]!.replace(/<[^>]+>/g, '')).replace(/\s+/g, ' ').trim());
+          const structured = await request(`${base}/structured-contents/${encodeURIComponent(title)}`);
+          assert.equal(structured.status, 200, `${title}: ${structured.text.slice(0, 300)}`);
+          const sections: string[] = [];
+          const walk = (parts: { type: string; name?: string; has_parts?: unknown[] }[]) => parts.forEach((p) => p.type === 'section' && (sections.push(p.name!), walk(p.has_parts as never)));
+          walk(structured.json[0].sections);
+          assert.deepEqual(sections.filter((_, i) => i > 0 || sections[0] !== 'Abstract'), headings, `${title}: sections against the render's headings`);
+        }));
+      }
+      assert.deepEqual(mismatched, [], 'articles whose categories or templates differ from the wiki\'s lists');
+    });
+  });
+});
+
+/** The wiki's category and template lists of up to 50 pages, followed to their end, by title. */
+async function wikiListsOf(titles: string[]): Promise<Map<string, { categories: string[]; templates: string[] }>> {
+  const lists = new Map<string, { categories: string[]; templates: string[] }>();
+  let cont: Record<string, string> = { continue: '' };
+  for (;;) {
+    const qs = new URLSearchParams({ action: 'query', format: 'json', formatversion: '2', titles: titles.join('|'), prop: 'categories|templates', cllimit: 'max', tllimit: 'max', ...cont });
+    const json = (await (await fetch(`${WIKI_URL}/api.php`, { method: 'POST', body: qs })).json()) as { query: { pages: { title: string; categories?: { title: string }[]; templates?: { title: string }[] }[] }; continue?: Record<string, string> };
+    for (const page of json.query.pages) {
+      const entry = lists.get(page.title) ?? { categories: [], templates: [] };
+      entry.categories.push(...(page.categories ?? []).map((c) => c.title));
+      entry.templates.push(...(page.templates ?? []).map((t) => t.title));
+      lists.set(page.title, entry);
+    }
+    if (!json.continue) break;
+    cont = json.continue;
+  }
+  for (const entry of lists.values()) {
+    entry.categories.sort();
+    entry.templates.sort();
+  }
+  return lists;
+}
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", nbsp: '\u00a0' };
+const decodeEntities = (text: string) => text.replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (whole, name: string) => {
+  if (name.startsWith('#x')) return String.fromCodePoint(parseInt(name.slice(2), 16));
+  if (name.startsWith('#')) return String.fromCodePoint(Number(name.slice(1)));
+  return ENTITIES[name] ?? whole;
 });
 
 describe('the backfill command, stopped with Ctrl-C', () => {

@@ -65,15 +65,23 @@ export function checkFields(tree: FieldTree, fields: string[], kind = 'field'): 
 
 /** What of `value` the paths select: each path's fields kept, through arrays, the rest left out. */
 export function selectFields(value: unknown, paths: string[][]): unknown {
-  if (!paths.length || paths.some((p) => !p.length)) return value;
-  if (Array.isArray(value)) return value.map((item) => selectFields(item, paths));
-  if (typeof value !== 'object' || value === null) return value;
+  if (!paths.length) return value;
+  return selected(value, paths) ?? {};
+}
+
+/** The selection, or undefined where nothing the paths name is there (a value they would go through). */
+function selected(value: unknown, paths: string[][]): unknown {
+  if (paths.some((p) => !p.length)) return value;
+  if (Array.isArray(value)) return value.map((item) => selected(item, paths)).filter((item) => item !== undefined);
+  if (typeof value !== 'object' || value === null) return undefined;
   const out: Record<string, unknown> = {};
   for (const [key, sub] of Object.entries(value)) {
     const below = paths.filter((p) => p[0] === key || p[0] === '*').map((p) => p.slice(1));
-    if (below.length) out[key] = selectFields(sub, below);
+    if (!below.length) continue;
+    const kept = selected(sub, below);
+    if (kept !== undefined) out[key] = kept;
   }
-  return out;
+  return Object.keys(out).length ? out : undefined;
 }
 
 /** A field's values in a record (through arrays), for a filter. */
