@@ -87,16 +87,18 @@ module.exports = {
     // < drafts/ (branches, on edit/) < v1/ (routes) < door.ts (what surfaces may use) and index.ts
     // (the composition). thread/ (the worker threads: model/'s and snapshot/'s CPU work) sits on
     // snapshot/ and is handed to the layers that use it by the composition; none imports it.
-    pageLayer('page-model-at-the-bottom', 'model', `(tables|read|display|snapshot|edit|follow|drafts|v1|thread)/|${TOP}`),
-    pageLayer('page-tables-above-model', 'tables', `(read|display|snapshot|edit|follow|drafts|v1|thread)/|${TOP}`),
-    pageLayer('page-read-below-edit-and-follow', 'read', `(display|snapshot|edit|follow|drafts|v1|thread)/|${TOP}`),
-    pageLayer('page-display-above-read', 'display', `(snapshot|edit|follow|drafts|v1|thread)/|${TOP}`),
-    pageLayer('page-snapshot-above-read', 'snapshot', `(display|edit|follow|drafts|v1|thread)/|${TOP}`),
-    pageLayer('page-edit-beside-follow', 'edit', `(snapshot|follow|drafts|v1|thread)/|${TOP}`),
-    pageLayer('page-follow-beside-edit', 'follow', `(snapshot|edit|drafts|v1|thread)/|${TOP}`),
-    pageLayer('page-drafts-above-edit', 'drafts', `(snapshot|follow|v1|thread)/|${TOP}`),
-    pageLayer('page-thread-on-snapshot', 'thread', `(display|edit|follow|drafts|v1)/|${TOP}`),
-    pageLayer('page-v1-routes-on-the-layers-below', 'v1', `(snapshot|follow|drafts|thread)/|${TOP}`),
+    // enterprise/ (Enterprise's records and snapshots on offer) sits on snapshot/, for the door.
+    pageLayer('page-model-at-the-bottom', 'model', `(enterprise|tables|read|display|snapshot|edit|follow|drafts|v1|thread)/|${TOP}`),
+    pageLayer('page-tables-above-model', 'tables', `(enterprise|read|display|snapshot|edit|follow|drafts|v1|thread)/|${TOP}`),
+    pageLayer('page-read-below-edit-and-follow', 'read', `(enterprise|display|snapshot|edit|follow|drafts|v1|thread)/|${TOP}`),
+    pageLayer('page-display-above-read', 'display', `(enterprise|snapshot|edit|follow|drafts|v1|thread)/|${TOP}`),
+    pageLayer('page-snapshot-above-read', 'snapshot', `(enterprise|display|edit|follow|drafts|v1|thread)/|${TOP}`),
+    pageLayer('page-edit-beside-follow', 'edit', `(enterprise|snapshot|follow|drafts|v1|thread)/|${TOP}`),
+    pageLayer('page-follow-beside-edit', 'follow', `(enterprise|snapshot|edit|drafts|v1|thread)/|${TOP}`),
+    pageLayer('page-drafts-above-edit', 'drafts', `(enterprise|snapshot|follow|v1|thread)/|${TOP}`),
+    pageLayer('page-thread-on-snapshot', 'thread', `(enterprise|display|edit|follow|drafts|v1)/|${TOP}`),
+    pageLayer('page-enterprise-on-snapshot', 'enterprise', `(display|edit|follow|drafts|v1|thread)/|${TOP}`),
+    pageLayer('page-v1-routes-on-the-layers-below', 'v1', `(enterprise|snapshot|follow|drafts|thread)/|${TOP}`),
     {
       name: 'page-door-below-the-composition', severity: 'error', comment: 'The door shows parts of the page module; it does not compose them.',
       from: { path: '^src/modules/page/door\\.ts$' }, to: { path: '^src/modules/page/index\\.ts$' },

@@ -16,6 +16,7 @@ import type { TableStorage } from '../../src/storage/table-storage.js';
 import { newTid } from '../../src/util/tid.js';
 import { BODY_FORMAT, packBody, packPlainBody } from '../../src/modules/page/snapshot/record-format.js';
 import type { PackedBody } from '../../src/modules/page/tables/snapshot-bodies.js';
+import type { PageFacts } from '../../src/upstream/page-facts.js';
 import { load, median, medianSample, rssMb, type Sample } from '../harness.js';
 import { DOMAIN, startService } from '../service.js';
 
@@ -167,6 +168,22 @@ const rawGet = (url: string, headers: Record<string, string> = {}): Promise<{ st
     }).on('error', reject);
   });
 
+/** A page's Enterprise facts of the size a typical article's are (bench/README.md: the complete records). */
+function factsOf(title: string, rev: number, parent: number | undefined, timestamp: string): PageFacts {
+  return {
+    rev, latest: rev, asked: timestamp,
+    categories: Array.from({ length: 12 }, (_, i) => ({ name: `Category:Scale category ${i} of ${title.slice(0, 20)}`, hidden: i === 0 })),
+    templates: Array.from({ length: 40 }, (_, i) => `Template:Scale template ${i}`),
+    redirects: Array.from({ length: 3 }, (_, i) => `${title}_redirect_${i}`),
+    protection: [{ type: 'edit', level: 'autoconfirmed', expiry: 'infinity' }],
+    description: `The scale page ${title.slice(0, 30)}`,
+    image: { name: 'Scale.jpg', url: 'https://upload.example/Scale.jpg', width: 800, height: 600 },
+    editor: { editCount: 1234, groups: ['*', 'user', 'autoconfirmed'], rights: ['read', 'edit'], registration: '2010-01-01T00:00:00Z' },
+    ...(parent ? { previous: { timestamp, characters: 4000 } } : {}),
+    created: '2020-01-01T00:00:00Z',
+  };
+}
+
 /** Real renders: the wiki's Parsoid output for the corpus pages, fetched once through a service and kept as stored (gzipped). */
 async function corpusRenders(wikiUrl: string): Promise<Parts[]> {
   const titles: string[] = [];
@@ -287,8 +304,11 @@ class Filler {
     const body = this.bodyOf(variantOf(latest.rev));
     await this.storage.put(DOMAIN, {
       table: 'snapshot_bodies',
-      attributes: { title, rev: latest.rev, tid: latest.tid, format: BODY_FORMAT, body: body.gz, bytes: body.bytes, wikitext_bytes: body.wikitextBytes },
+      attributes: { title, rev: latest.rev, tid: latest.tid, format: BODY_FORMAT, body: body.gz, bytes: body.bytes, wikitext_bytes: body.wikitextBytes, render: body.render },
     });
+    // And its page's Enterprise facts, as asked of the wiki when that render was stored: the lists
+    // of a typical article (a dozen categories, 40 templates, a few redirects), its editor, its parent.
+    await this.storage.put(DOMAIN, { table: 'page_facts', attributes: { title, rev: latest.rev, facts: factsOf(title, latest.rev, revs.at(-2)?.rev, latest.timestamp) } });
     for (const r of revs) {
       const variant = variantOf(r.rev);
       this.partBytes += variant.html.length + variant.data_parsoid.length + variant.data_mw.length + variant.wikitext.length;

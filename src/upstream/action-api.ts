@@ -53,7 +53,7 @@ export class ActionApi {
   ) {}
 
   /** One call; the wiki's own error becomes an ApiError. */
-  private async call(params: Record<string, string>, options: { post?: boolean; credentials?: Credentials; timeoutMs?: number } = {}): Promise<Record<string, any>> {
+  private async call(params: Record<string, string>, options: { post?: boolean; credentials?: Credentials; timeoutMs?: number; endpoint?: string } = {}): Promise<Record<string, any>> {
     const lagged = !options.post && this.etiquette.maxlag !== undefined;
     const schedule = this.etiquette.schedule ?? ((request) => request());
     for (let attempt = 0; ; attempt++) {
@@ -69,8 +69,8 @@ export class ActionApi {
     }
   }
 
-  private async callOnce(params: Record<string, string>, options: { post?: boolean; credentials?: Credentials; timeoutMs?: number }): Promise<Record<string, any>> {
-    this.count('action');
+  private async callOnce(params: Record<string, string>, options: { post?: boolean; credentials?: Credentials; timeoutMs?: number; endpoint?: string }): Promise<Record<string, any>> {
+    this.count(options.endpoint ?? 'action');
     const qs = new URLSearchParams({ format: 'json', formatversion: '2', errorformat: 'plaintext', ...params });
     const headers: Record<string, string> = {};
     if (options.credentials?.cookie) headers.cookie = options.credentials.cookie;
@@ -100,9 +100,9 @@ export class ActionApi {
     return json;
   }
 
-  private async query(params: Record<string, string>): Promise<Record<string, any>> {
+  private async query(params: Record<string, string>, endpoint = 'action'): Promise<Record<string, any>> {
     try {
-      return await this.call(params);
+      return await this.call(params, { endpoint });
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       // A continuation the client handed us back, forged or stale: its mistake, not the wiki's.
@@ -298,14 +298,14 @@ export class ActionApi {
    * pages' lists (categories, templates, ...) merged, so a page with more than a request's limit
    * of them is whole. The query's `normalized` and `redirects` come with it.
    */
-  async queryPages(params: Record<string, string>, maxRequests = 50): Promise<{ pages: Record<string, unknown>[]; normalized: { from: string; to: string }[]; redirects: { from: string; to: string }[]; users: Record<string, unknown>[] }> {
+  async queryPages(params: Record<string, string>, maxRequests = 50, endpoint = 'action'): Promise<{ pages: Record<string, unknown>[]; normalized: { from: string; to: string }[]; redirects: { from: string; to: string }[]; users: Record<string, unknown>[] }> {
     const pages = new Map<string, Record<string, unknown>>();
     const normalized: { from: string; to: string }[] = [];
     const redirects: { from: string; to: string }[] = [];
     const users: Record<string, unknown>[] = [];
     let cont: Record<string, string> | undefined;
     for (let i = 0; i < maxRequests; i++) {
-      const json = await this.query({ ...params, ...(cont ?? { continue: '' }) });
+      const json = await this.query({ ...params, ...(cont ?? { continue: '' }) }, endpoint);
       if (i === 0) {
         normalized.push(...((json.query?.normalized ?? []) as { from: string; to: string }[]));
         redirects.push(...((json.query?.redirects ?? []) as { from: string; to: string }[]));

@@ -124,6 +124,8 @@ describe('the backfill command on the whole test wiki', () => {
     const byEndpoint = Object.fromEntries(asked[2]!.split(', ').map((e) => [e.split(' ')[0], Number(e.split(' ')[1])]));
     assert.ok(byEndpoint.parsoid! < counts.rendered * 1.2, `one Parsoid request a page rendered: ${run.stdout}`);
     assert.ok(byEndpoint.action! < counts.rendered / 10, `the Action API asked about chunks of pages, not each page: ${run.stdout}`);
+    // Each render's Enterprise facts (lists, editor, parent), asked in batches of up to 50 pages.
+    assert.ok((byEndpoint['action-facts'] ?? 0) < counts.rendered / 10, `the pages' facts asked in batches, not a page at a time: ${run.stdout}`);
 
     // Every page is listed from what was stored, with a render.
     const listed = new Map<string, string | null>();
@@ -209,7 +211,7 @@ describe('the backfill command on the whole test wiki', () => {
           if (JSON.stringify(names(record.categories)) !== JSON.stringify(lists.categories) || JSON.stringify(names(record.templates)) !== JSON.stringify(lists.templates)) mismatched.push(title);
           assert.equal(typeof record.abstract, 'string');
           // The render's headings, read from its HTML here, against the structured record's sections.
-          const headings = [...(record.article_body.html as string).matchAll(/<section[^>]*><h([1-6])[^>]*>([\s\S]*?)<\/h\1>/g)].map((m) => decodeEntities(m[2]!.replace(/<[^>]+>/g, '')).replace(/\s+/g, ' ').trim());
+          const headings = [...(record.article_body.html as string).matchAll(/<section[^>]*><h([1-6])[^>]*>([\s\S]*?)<\/h\1>/g)].map((m) => decodeEntities(m[2]!.replace(/<sup[^>]*class="[^"]*mw-ref[^"]*"[^>]*>[\s\S]*?<\/sup>/g, '').replace(/<[^>]+>/g, '')).replace(/\s+/g, ' ').trim());
           const structured = await request(`${base}/structured-contents/${encodeURIComponent(title)}`);
           assert.equal(structured.status, 200, `${title}: ${structured.text.slice(0, 300)}`);
           const sections: string[] = [];

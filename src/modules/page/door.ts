@@ -73,7 +73,7 @@ export { renderOfETag } from './model/served-etag.js';
 export { contentReuse, type PageReuse } from './read/page-caches.js';
 // Enterprise's records and snapshots.
 export type { EnterpriseReads } from './enterprise/enterprise-reads.js';
-export { ARTICLE_FIELDS, checkFields, passes, selectFields, SNAPSHOT_FIELDS, STRUCTURED_FIELDS } from './enterprise/record-fields.js';
+export { ARTICLE_FIELDS, checkFields, passes, selectFields, SNAPSHOT_FIELDS, STRUCTURED_FIELDS } from './model/record-fields.js';
 export type { Download, Segment, ShelvedSnapshot, SnapshotShelf } from './enterprise/snapshot-shelf.js';
 // Saves and transforms, as the service's own routes read their requests.
 export type { PageSaver } from './edit/page-saver.js';

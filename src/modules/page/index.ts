@@ -14,7 +14,7 @@ import { changeNoticesModule } from './follow/change-notices.js';
 import { changeStreamModule } from './follow/change-stream.js';
 import { snapshotModule } from './snapshot/snapshot-routes.js';
 import { BodiesOnRender } from './snapshot/bodies-on-render.js';
-import { PageFactsStore } from './enterprise/facts-store.js';
+import { PageFactsStore } from './read/facts-store.js';
 import { enterpriseReads } from './enterprise/enterprise-reads.js';
 import { SnapshotShelf } from './enterprise/snapshot-shelf.js';
 import { snapshotScheduleModule } from './enterprise/snapshot-schedule.js';

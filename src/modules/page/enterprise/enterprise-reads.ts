@@ -3,7 +3,7 @@ import { HttpError, notFound } from '../../../util/errors.js';
 import type { PageService } from '../read/page-service.js';
 import { absoluteUrl, wikiFacts } from '../snapshot/enterprise.js';
 import { SnapshotWriter } from '../snapshot/snapshot-writer.js';
-import { htmlStructure } from './html-structure.js';
+import { htmlStructure } from '../model/html-structure.js';
 
 /** What Wikimedia Enterprise's APIs read of a page, through the page module's door. */
 export interface EnterpriseReads {

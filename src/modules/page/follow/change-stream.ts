@@ -1,8 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { badRequest, HttpError } from '../../../util/errors.js';
-import type { EnterpriseReads } from '../enterprise/enterprise-reads.js';
-import { ARTICLE_FIELDS, checkFields, selectFields } from '../enterprise/record-fields.js';
+import { ARTICLE_FIELDS, checkFields, selectFields } from '../model/record-fields.js';
 import type { Module, RequestContext, RouteRequest } from '../../../router/types.js';
 import { isTid, parseTime, tidTime } from '../../../util/tid.js';
 import { TIMEUUID_EPOCH_MS } from '../../../util/timeuuid.js';
@@ -10,6 +9,11 @@ import { gunzip } from '../../../util/compression.js';
 import type { PageService } from '../read/page-service.js';
 import { ChangeLog, type ChangeEvent } from '../tables/change-log.js';
 import { ChangeFeed, isAfter } from './change-feed.js';
+
+/** A page's Enterprise record now, as On-demand answers it (a JSON line; a 404 if it has no visible revision). */
+export interface RecordReader {
+  article(ctx: RequestContext, domain: string, name: string): Promise<string>;
+}
 
 /** Events after which a page has a record to carry (deletions and visibility changes carry no text). */
 const RECORD_KINDS = new Set<ChangeEvent['kind']>(['edit', 'rerender', 'undelete', 'move', 'record']);
@@ -53,7 +57,7 @@ class ChangeEventStream extends Readable {
     private readonly ctx: RequestContext,
     private readonly service: Pick<PageService, 'changes' | 'renders' | 'revisions' | 'wiki'>,
     private readonly options: StreamOptions,
-    private readonly records: Pick<EnterpriseReads, 'article'> | undefined,
+    private readonly records: RecordReader | undefined,
     private readonly logger: Logger,
   ) {
     super({ highWaterMark: 64 * 1024 });
@@ -200,7 +204,7 @@ function startOf(req: RouteRequest): string {
  */
 export function changeStreamModule(
   service: Pick<PageService, 'changes' | 'renders' | 'revisions' | 'wiki'>, log: Logger, stallMs: number, homeOf: (domain: string) => string | undefined = () => undefined,
-  records?: Pick<EnterpriseReads, 'article'>,
+  records?: RecordReader,
 ): Module {
   const feeds = new Map<ChangeLog, ChangeFeed>();
   let setupCtx: RequestContext | undefined;

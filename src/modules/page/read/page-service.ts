@@ -11,7 +11,7 @@ import type { PageCaches } from './page-caches.js';
 import { PageListings } from './page-listings.js';
 import { ReadCounts } from './read-counts.js';
 import { Renderer, type LatestRenderStored } from './renderer.js';
-import { PageFactsStore } from '../enterprise/facts-store.js';
+import { PageFactsStore } from './facts-store.js';
 import type { WikiDirectory } from '../../../upstream/wikis.js';
 
 /**

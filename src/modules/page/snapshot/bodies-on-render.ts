@@ -3,7 +3,7 @@ import type { RequestContext } from '../../../router/types.js';
 import { BoundedMap } from '../../../util/bounded-map.js';
 import type { LatestRenderStored } from '../read/renderer.js';
 import { SnapshotBodies } from '../tables/snapshot-bodies.js';
-import type { PageFactsStore } from '../enterprise/facts-store.js';
+import type { PageFactsStore } from '../read/facts-store.js';
 import type { RevisionRow } from '../model/revision.js';
 import { BODY_FORMAT, packPlainBody, type PlainBodyParts } from './record-format.js';
 import { inThread, type RecordFormatter } from './record-formatter.js';
@@ -49,8 +49,9 @@ export class BodiesOnRender implements LatestRenderStored {
    */
   async made(ctx: RequestContext, domain: string, render: { title: string; rev: number; tid: string }, parts: PlainBodyParts, row?: RevisionRow): Promise<void> {
     if (!this.enabled) return;
-    // The page's facts with it (asked in batches with other pages'; see PageFactsStore).
-    const facts = row ? this.facts?.refresh(ctx, domain, row) : undefined;
+    // The page's facts with it, asked with other pages' in a batch that fills over seconds (see
+    // PageFactsStore): not waited for, a failure only logged (the first record asks again).
+    if (row) void this.facts?.refresh(ctx, domain, row);
     try {
       const large = parts.html.length + parts.dataMw.length >= THREAD_BODY_BYTES;
       const body = large ? await this.thread.packPlain(parts) : await packPlainBody(parts);
@@ -58,11 +59,11 @@ export class BodiesOnRender implements LatestRenderStored {
     } catch (err) {
       this.log.warn({ err, domain, title: render.title, rev: render.rev }, 'storing a render\'s snapshot body failed; a snapshot makes it');
     }
-    await facts;
   }
 
-  /** Ends the thread (bodies still being made are waited for first: see PageService.close). */
-  close(): Promise<void> {
-    return this.thread.close();
+  /** Ends the thread (bodies still being made are waited for first: see PageService.close), after the facts being asked. */
+  async close(): Promise<void> {
+    await this.facts?.close();
+    await this.thread.close();
   }
 }

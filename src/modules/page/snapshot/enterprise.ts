@@ -1,7 +1,8 @@
 import type { SiteInfo } from '../../../upstream/action-api-types.js';
 import type { RevisionRow } from '../model/revision.js';
 import { titleSegment } from '../model/title-url.js';
-import type { PageFacts } from '../enterprise/page-facts.js';
+import type { PageFacts } from '../../../upstream/page-facts.js';
+import type { RenderFacts } from '../model/html-structure.js';
 
 /** What the wiki says of itself that every record of a snapshot carries. */
 export interface WikiFacts {
@@ -40,14 +41,7 @@ export interface ArticleBody {
   wikitext: string;
 }
 
-/** What a render gives its record (made with its body, stored with it): see enterprise/html-structure.ts. */
-export interface RenderFacts {
-  abstract: string;
-  /** The wikitext's length in characters (code points). */
-  characters: number;
-  /** The lead section's first image, as the HTML gives its source (resolved against the wiki's URL). */
-  leadImage?: { src: string; width?: number; height?: number };
-}
+export type { RenderFacts } from '../model/html-structure.js';
 
 /** What a record says of its page beside its revision and render. */
 export interface RecordFacts {

@@ -3,8 +3,8 @@ import { gunzipNow, gzip } from '../../../util/compression.js';
 import { HTML_2, toHtml2 } from '../model/html-versions.js';
 import type { RevisionRow } from '../model/revision.js';
 import type { PackedBody } from '../tables/snapshot-bodies.js';
-import { abstractOf } from '../enterprise/html-structure.js';
-import { characters } from '../enterprise/page-facts.js';
+import { abstractOf } from '../model/html-structure.js';
+import { characters } from '../../../upstream/page-facts.js';
 import { enterpriseRecord, type RecordFacts, type RenderFacts, type WikiFacts } from './enterprise.js';
 
 /** How bodies are made: a body stored under another name is made again. */

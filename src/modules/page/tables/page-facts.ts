@@ -1,6 +1,6 @@
 import type { RequestContext } from '../../../router/types.js';
 import { TableClient } from '../../../table-access/table-client.js';
-import type { PageFacts } from '../enterprise/page-facts.js';
+import type { PageFacts } from '../../../upstream/page-facts.js';
 
 const PAGE_FACTS_SCHEMA = {
   version: 1,

@@ -1,6 +1,6 @@
 import type { RequestContext } from '../../../router/types.js';
 import { TableClient } from '../../../table-access/table-client.js';
-import type { RenderFacts } from '../snapshot/enterprise.js';
+import type { RenderFacts } from '../model/html-structure.js';
 
 /**
  * A render's `article_body` as a snapshot writes it: the JSON text (2.x HTML and wikitext, escaped,

@@ -5,10 +5,15 @@ import type { Wiki } from '../../../upstream/wiki.js';
 import { BoundedMap } from '../../../util/bounded-map.js';
 import type { RevisionRow } from '../model/revision.js';
 import { PageFactsTable } from '../tables/page-facts.js';
-import { askFacts, FACTS_BATCH, type FactsRequest, type PageFacts } from './page-facts.js';
+import { askFacts, FACTS_BATCH, FACTS_ENDPOINT, type FactsRequest, type PageFacts } from '../../../upstream/page-facts.js';
 
-/** How long requests for facts wait for others to join their batch. */
+/** How long a reader's request for facts waits for others to join its batch. */
 const BATCH_WAIT_MS = 3;
+/**
+ * How long facts asked as renders are stored wait for others: nobody waits for them, and a
+ * backfill or a busy follower stores a few dozen renders a second, so that a batch is full.
+ */
+const BACKGROUND_WAIT_MS = 5_000;
 
 /** What a revision asks facts for: its page, its editor (if registered and visible) and its parent. */
 export function factsRequest(row: RevisionRow): FactsRequest {
@@ -17,6 +22,7 @@ export function factsRequest(row: RevisionRow): FactsRequest {
     rev: row.rev,
     ...(row.parent_id ? { parent: row.parent_id } : {}),
     ...(row.user_id && !row.user_hidden && row.user_text ? { user: row.user_text } : {}),
+    ...(row.timestamp ? { timestamp: row.timestamp } : {}),
   };
 }
 
@@ -29,6 +35,11 @@ export function factsRequest(row: RevisionRow): FactsRequest {
 export class PageFactsStore {
   private readonly tables = new BoundedMap<string, PageFactsTable>(1024);
   private readonly loaders = new BoundedMap<string, DataLoader<FactsRequest, PageFacts | undefined, string>>(1024);
+  private readonly background = new BoundedMap<string, DataLoader<FactsRequest, PageFacts | undefined, string>>(1024);
+  /** Batches waiting for their time, each sent at once by calling it (at close). */
+  private readonly waiting = new Set<() => void>();
+  /** Facts being asked for renders stored: waited for at close. */
+  private readonly refreshing = new Set<Promise<void>>();
 
   constructor(private readonly wiki: (domain: string) => Wiki, private readonly log: Logger) {}
 
@@ -40,11 +51,27 @@ export class PageFactsStore {
     return this.table(domain).create(ctx);
   }
 
-  private loader(domain: string): DataLoader<FactsRequest, PageFacts | undefined, string> {
-    return this.loaders.remember(domain, () => new DataLoader(async (requests: readonly FactsRequest[]) => {
-      const facts = await askFacts(this.wiki(domain).api, [...requests]);
+  /**
+   * Batches of a wiki's requests for facts: a reader's (a few milliseconds, the creation time
+   * asked where it is not known), or those of renders being stored (`background`: seconds, the
+   * creation time left to the first reader).
+   */
+  private loader(domain: string, background = false): DataLoader<FactsRequest, PageFacts | undefined, string> {
+    return (background ? this.background : this.loaders).remember(domain, () => new DataLoader(async (requests: readonly FactsRequest[]) => {
+      const facts = await askFacts(this.wiki(domain).api, [...requests], { askCreated: !background });
       return requests.map((r) => facts.get(r.title));
-    }, { cache: false, maxBatchSize: FACTS_BATCH, batchScheduleFn: (run) => setTimeout(run, BATCH_WAIT_MS) }));
+    }, { cache: false, maxBatchSize: FACTS_BATCH, batchScheduleFn: (run) => this.schedule(run, background ? BACKGROUND_WAIT_MS : BATCH_WAIT_MS) }));
+  }
+
+  private schedule(run: () => void, ms: number): void {
+    const go = () => {
+      clearTimeout(timer);
+      this.waiting.delete(go);
+      run();
+    };
+    const timer = setTimeout(go, ms);
+    timer.unref();
+    this.waiting.add(go);
   }
 
   /**
@@ -53,13 +80,15 @@ export class PageFactsStore {
    * another revision's: those stored for it stay). Without `ask` (a snapshot from storage alone),
    * as stored, or none.
    */
-  async of(ctx: RequestContext, domain: string, row: RevisionRow, { ask }: { ask: boolean }): Promise<PageFacts | undefined> {
+  async of(ctx: RequestContext, domain: string, row: RevisionRow, { ask, background = false }: { ask: boolean; background?: boolean }): Promise<PageFacts | undefined> {
     const table = this.table(domain);
     const stored = await table.get(ctx, row.title, row.rev);
-    if (stored && !stored.stale) return stored;
+    // A reader asks once for the creation time the render's batch left out.
+    const lacking = stored && !stored.created && !background;
+    if (stored && !stored.stale && !(ask && lacking)) return stored;
     if (!ask) return stored;
     const newest = stored ?? (await table.get(ctx, row.title));
-    const asked = await this.loader(domain).load({ ...factsRequest(row), ...(newest?.created ? { created: newest.created } : {}) });
+    const asked = await this.loader(domain, background).load({ ...factsRequest(row), ...(newest?.created ? { created: newest.created } : {}) });
     if (!asked) return stored;
     if (asked.latest !== row.rev && stored) return stored;
     await table.put(ctx, row.title, asked);
@@ -67,12 +96,19 @@ export class PageFactsStore {
   }
 
   /** Asks a revision's facts and stores them, as its render is stored (a failure is logged: the next record asks). */
-  async refresh(ctx: RequestContext, domain: string, row: RevisionRow): Promise<void> {
-    try {
-      await this.of(ctx, domain, row, { ask: true });
-    } catch (err) {
-      this.log.warn({ err, domain, title: row.title }, 'asking a page\'s Enterprise facts failed; its next record asks again');
-    }
+  refresh(ctx: RequestContext, domain: string, row: RevisionRow): Promise<void> {
+    const asking = this.of(ctx, domain, row, { ask: true, background: true }).then(
+      () => undefined,
+      (err: unknown) => this.log.warn({ err, domain, title: row.title }, 'asking a page\'s Enterprise facts failed; its next record asks again'),
+    ).finally(() => this.refreshing.delete(asking));
+    this.refreshing.add(asking);
+    return asking;
+  }
+
+  /** At the process's end: the batches waiting are sent now, and their facts stored. */
+  async close(): Promise<void> {
+    for (const go of [...this.waiting]) go();
+    await Promise.all([...this.refreshing]);
   }
 
   /**
@@ -93,7 +129,7 @@ export class PageFactsStore {
     for (const facts of before) if (facts?.redirectTo) others.add(facts.redirectTo);
     // Where the pages redirect now: one request for up to 50.
     for (let i = 0; i < titles.length; i += FACTS_BATCH) {
-      const { redirects } = await this.wiki(domain).api.queryPages({ action: 'query', prop: 'info', redirects: '1', titles: titles.slice(i, i + FACTS_BATCH).join('|') }, 1);
+      const { redirects } = await this.wiki(domain).api.queryPages({ action: 'query', prop: 'info', redirects: '1', titles: titles.slice(i, i + FACTS_BATCH).join('|') }, 1, FACTS_ENDPOINT);
       for (const { from, to } of redirects) {
         others.add(to.replace(/ /g, '_'));
         const own = await table.get(ctx, from.replace(/ /g, '_'));

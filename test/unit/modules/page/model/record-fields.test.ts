@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ARTICLE_FIELDS, checkFields, passes, selectFields } from '../../../../../src/modules/page/enterprise/record-fields.js';
+import { ARTICLE_FIELDS, checkFields, passes, selectFields } from '../../../../../src/modules/page/model/record-fields.js';
 import { HttpError } from '../../../../../src/util/errors.js';
 
 const record = {

@@ -41,6 +41,15 @@ export interface HtmlStructure {
   references: Reference[];
 }
 
+/** What a render gives its record (made with its body, stored with it). */
+export interface RenderFacts {
+  abstract: string;
+  /** The wikitext's length in characters (code points). */
+  characters: number;
+  /** The lead section's first image, as the HTML gives its source (resolved against the wiki's URL). */
+  leadImage?: { src: string; width?: number; height?: number };
+}
+
 /** Resolves a Parsoid link (`./Title`) against the wiki's article URL. */
 export type LinkResolver = (href: string) => string;
 

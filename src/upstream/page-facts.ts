@@ -1,4 +1,4 @@
-import type { ActionApi } from '../../../upstream/action-api.js';
+import type { ActionApi } from './action-api.js';
 
 /** A page's Enterprise fields that the wiki knows and its render does not show: asked of the wiki in batches. */
 export interface PageFacts {
@@ -47,6 +47,8 @@ export interface FactsRequest {
   user?: string;
   /** The creation time already known (it never changes): not asked again. */
   created?: string;
+  /** The revision's time (the page's creation, if it has no parent). */
+  timestamp?: string;
 }
 
 /** Titles, users and revisions per request: the Action API's limit for clients without apihighlimits. */
@@ -55,19 +57,24 @@ export const FACTS_BATCH = 50;
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 /**
- * The facts of up to 50 pages, in four requests whatever their number (pages with their lists,
- * the page images' files, the editors, the parents' lengths), and one more per page whose creation
- * time is not known yet (the Action API gives a page's first revision one page at a time; asked
- * once in a page's life). Keyed by the title asked for. A page missing now gets no entry.
+ * The facts of up to 50 pages in one request whatever their number (the pages with their lists,
+ * protection, page props and page image, and their editors: `action=query` takes a `list` beside
+ * its `prop`s), and one more for the parents' lengths (revisions by id cannot share a request with
+ * pages by title). The creation time is asked only with `askCreated` (the Action API gives a
+ * page's first revision one page at a time: asked once in a page's life, where a reader needs it);
+ * a page whose revision has no parent was created by it. Keyed by the title asked for. A page
+ * missing now gets no entry.
  */
-export async function askFacts(api: ActionApi, requests: FactsRequest[]): Promise<Map<string, PageFacts>> {
+export async function askFacts(api: ActionApi, requests: FactsRequest[], options: { askCreated: boolean }): Promise<Map<string, PageFacts>> {
   const asked = new Date().toISOString();
   const byTitle = new Map(requests.map((r) => [r.title.replace(/_/g, ' '), r]));
-  const { pages, normalized } = await api.queryPages({
-    action: 'query', prop: 'categories|templates|redirects|info|pageprops', titles: [...byTitle.keys()].join('|'),
+  const users = [...new Set(requests.map((r) => r.user).filter((u): u is string => !!u))];
+  const { pages, normalized, users: listed } = await api.queryPages({
+    action: 'query', prop: 'categories|templates|redirects|info|pageprops|pageimages', titles: [...byTitle.keys()].join('|'),
     clprop: 'hidden', cllimit: 'max', tllimit: 'max', rdlimit: 'max', rdprop: 'title', inprop: 'protection',
-    ppprop: 'wikibase-shortdesc|wikibase_item|page_image_free|page_image',
-  });
+    ppprop: 'wikibase-shortdesc|wikibase_item', piprop: 'original|name',
+    ...(users.length ? { list: 'users', ususers: users.join('|'), usprop: 'editcount|groups|registration|rights' } : {}),
+  }, 50, FACTS_ENDPOINT);
   const from = new Map(normalized.map((n) => [n.to, n.from]));
   const found = new Map<string, { request: FactsRequest; page: Record<string, any> }>();
   for (const page of pages) {
@@ -76,28 +83,21 @@ export async function askFacts(api: ActionApi, requests: FactsRequest[]): Promis
     const request = byTitle.get(from.get(title) ?? title) ?? byTitle.get(title);
     if (request) found.set(request.title, { request, page });
   }
-  const files = new Set<string>();
-  for (const { page } of found.values()) {
-    const file = page.pageprops?.page_image_free ?? page.pageprops?.page_image;
-    if (file) files.add(`File:${file}`);
-  }
-  const users = [...new Set([...found.values()].map(({ request }) => request.user).filter((u): u is string => !!u))];
+  const editors = editorsOf(listed);
   const parents = [...new Set([...found.values()].map(({ request }) => request.parent).filter((p): p is number => !!p))];
-  const [images, editors, previous, created] = await Promise.all([
-    imagesOf(api, [...files]),
-    editorsOf(api, users),
+  const [previous, created] = await Promise.all([
     parentsOf(api, parents),
-    Promise.all([...found.values()].map(async ({ request }) => [request.title, request.created ?? (await createdOf(api, request.title))] as const)),
+    Promise.all([...found.values()].map(async ({ request }) => [request.title, request.created ?? (options.askCreated && request.parent ? await createdOf(api, request.title) : undefined)] as const)),
   ]);
-  const createdOf_ = new Map(created);
+  const createdAt = new Map(created);
   const facts = new Map<string, PageFacts>();
   for (const [title, { request, page }] of found) {
     const props = (page.pageprops ?? {}) as Record<string, string>;
-    const file = props.page_image_free ?? props.page_image;
-    const image = file ? images.get(file.replace(/_/g, ' ')) : undefined;
+    const original = page.original as { source: string; width: number; height: number } | undefined;
+    const image = original && page.pageimage ? { name: str(page.pageimage), url: original.source, width: original.width, height: original.height } : undefined;
     const editor = request.user ? editors.get(request.user.replace(/_/g, ' ')) : undefined;
     const parent = request.parent ? previous.get(request.parent) : undefined;
-    const createdAt = createdOf_.get(title);
+    const createdTime = createdAt.get(title) ?? (request.parent ? undefined : request.timestamp);
     facts.set(title, {
       rev: request.rev,
       latest: Number(page.lastrevid ?? 0),
@@ -111,29 +111,17 @@ export async function askFacts(api: ActionApi, requests: FactsRequest[]): Promis
       ...(image ? { image } : {}),
       ...(editor ? { editor } : {}),
       ...(parent ? { previous: parent } : {}),
-      ...(createdAt ? { created: createdAt } : {}),
+      ...(createdTime ? { created: createdTime } : {}),
     });
   }
   return facts;
 }
 
-/** Image files' URLs and sizes, by name without the namespace. */
-async function imagesOf(api: ActionApi, files: string[]): Promise<Map<string, NonNullable<PageFacts['image']>>> {
-  const images = new Map<string, NonNullable<PageFacts['image']>>();
-  if (!files.length) return images;
-  const { pages } = await api.queryPages({ action: 'query', prop: 'imageinfo', iiprop: 'url|size', titles: files.join('|') });
-  for (const page of pages as { title: string; imageinfo?: { url: string; width: number; height: number }[] }[]) {
-    const info = page.imageinfo?.[0];
-    const name = page.title.slice(page.title.indexOf(':') + 1);
-    if (info) images.set(name, { name, url: info.url, width: info.width, height: info.height });
-  }
-  return images;
-}
+/** The endpoint the wiki's requests for facts are counted under (apart from the rest of the Action API's). */
+export const FACTS_ENDPOINT = 'action-facts';
 
-async function editorsOf(api: ActionApi, names: string[]): Promise<Map<string, EditorFacts>> {
+function editorsOf(users: Record<string, unknown>[]): Map<string, EditorFacts> {
   const editors = new Map<string, EditorFacts>();
-  if (!names.length) return editors;
-  const { users } = await api.queryPages({ action: 'query', list: 'users', ususers: names.join('|'), usprop: 'editcount|groups|registration|rights' });
   for (const user of users as { name: string; missing?: boolean; invalid?: boolean; editcount?: number; groups?: string[]; rights?: string[]; registration?: string }[]) {
     if (user.missing || user.invalid) continue;
     editors.set(user.name, { editCount: user.editcount ?? 0, groups: user.groups ?? [], rights: user.rights ?? [], ...(user.registration ? { registration: user.registration } : {}) });
@@ -145,7 +133,7 @@ async function editorsOf(api: ActionApi, names: string[]): Promise<Map<string, E
 async function parentsOf(api: ActionApi, revids: number[]): Promise<Map<number, { timestamp: string; characters: number }>> {
   const parents = new Map<number, { timestamp: string; characters: number }>();
   if (!revids.length) return parents;
-  const { pages } = await api.queryPages({ action: 'query', prop: 'revisions', revids: revids.join('|'), rvprop: 'ids|timestamp|content', rvslots: 'main' });
+  const { pages } = await api.queryPages({ action: 'query', prop: 'revisions', revids: revids.join('|'), rvprop: 'ids|timestamp|content', rvslots: 'main' }, 50, FACTS_ENDPOINT);
   for (const page of pages as { revisions?: { revid: number; timestamp: string; slots?: { main?: { content?: string } } }[] }[]) {
     for (const rev of page.revisions ?? []) {
       const text = rev.slots?.main?.content;
@@ -157,7 +145,7 @@ async function parentsOf(api: ActionApi, revids: number[]): Promise<Map<number, 
 
 /** A page's first revision's time (the only fact asked one page at a time: once in its life). */
 async function createdOf(api: ActionApi, title: string): Promise<string | undefined> {
-  const { pages } = await api.queryPages({ action: 'query', prop: 'revisions', titles: title, rvprop: 'timestamp', rvdir: 'newer', rvlimit: '1' }, 1);
+  const { pages } = await api.queryPages({ action: 'query', prop: 'revisions', titles: title, rvprop: 'timestamp', rvdir: 'newer', rvlimit: '1' }, 1, FACTS_ENDPOINT);
   return (pages[0] as { revisions?: { timestamp: string }[] } | undefined)?.revisions?.[0]?.timestamp;
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { abstractOf, htmlStructure } from '../../../../../src/modules/page/enterprise/html-structure.js';
+import { abstractOf, htmlStructure } from '../../../../../src/modules/page/model/html-structure.js';
 
 const HTML = `<!DOCTYPE html><html><head><title>T</title></head><body>
 <section data-mw-section-id="0"><div class="hatnote" role="note">For other uses, see <a href="./Other">Other</a>.</div>
