@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 
-const USAGE = 'usage: npm run bench -- [--quick] | --scale=N,... [--scale-on=sqlite|postgres|mariadb] | --scale-cassandra=N,... | --sweep=N,... | --farm=N,...';
+const USAGE = 'usage: npm run bench -- [--quick] | --scale=N,... [--scale-on=sqlite|postgres|mariadb] | --scale-cassandra=N,... | --sweep=N,... | --farm=N,... | --enterprise';
 
 export interface BenchFlags {
   quick: boolean;
@@ -10,6 +10,8 @@ export interface BenchFlags {
   sweep?: number[];
   /** Wikis in the synthetic farm, one run each. */
   farm?: number[];
+  /** Enterprise's APIs alone (against the wiki). */
+  enterprise: boolean;
 }
 
 function refuse(message: string): never {
@@ -41,6 +43,7 @@ export function benchFlags(args: string[]): BenchFlags {
         'scale-on': { type: 'string' },
         sweep: { type: 'string' },
         farm: { type: 'string' },
+        enterprise: { type: 'boolean' },
       },
     }));
   } catch (err) {
@@ -55,5 +58,6 @@ export function benchFlags(args: string[]): BenchFlags {
     scaleOn,
     sweep: sizes('sweep', values.sweep as string | undefined),
     farm: sizes('farm', values.farm as string | undefined),
+    enterprise: values.enterprise === true,
   };
 }

@@ -16,6 +16,7 @@ import { scaleScenario, type ScaleRow } from './scenarios/scale.js';
 import { sweepScenario, type SweepRow } from './scenarios/transaction-sweep.js';
 import { workerScenarios, type WorkersReport } from './scenarios/workers.js';
 import { benchFlags } from './flags.js';
+import { enterpriseScenarios } from './scenarios/enterprise.js';
 import { cassandraFarm, farmScenario, mariadbFarm, postgresFarm, sqliteFarm } from './scenarios/farm.js';
 
 const outDir = 'bench-results';
@@ -40,6 +41,22 @@ if (flags.farm) {
   for (const r of rows) {
     console.log(`${r.engine} | ${r.wikis} | ${r.startupMs} | ${r.tables} | ${r.idleRssMb} | ${r.idleFarmRps} | ${r.idleStoreWritesPerS} | ${r.served} | ${r.servedRssMb} | ${r.tablesAfterServing} | ${r.spreadRps}/${r.oneWikiRps} = ${(r.spreadRps / r.oneWikiRps).toFixed(2)} | ${r.farmRequestsForFlood} of ${r.floodRequests} ${JSON.stringify(r.floodStatuses)}, ${r.floodRssMb}, ${r.tablesAfterFlood}`);
   }
+  process.exit(0);
+}
+
+if (flags.enterprise) {
+  // Enterprise's On-demand and Structured Contents beside their bare servers; the snapshot with the
+  // complete records is the scale bench's (`--scale`).
+  const wiki = process.env.WIKISTORE_BENCH_WIKI_URL;
+  if (!wiki) throw new Error('--enterprise needs the wiki (WIKISTORE_BENCH_WIKI_URL)');
+  const report = await enterpriseScenarios(wiki, { seconds: flags.quick ? 3 : 5, rounds: flags.quick ? 2 : 3 });
+  fs.mkdirSync(outDir, { recursive: true });
+  fs.writeFileSync(path.join(outDir, 'enterprise.json'), JSON.stringify(report, null, 2));
+  for (const c of report.comparisons) {
+    console.log(`${c.scenario}: ${c.service.rps.toFixed(0)} req/s, p99 ${c.service.p99Ms?.toFixed(2)} ms; bare ${c.baseline.rps.toFixed(0)} req/s, p99 ${c.baseline.p99Ms?.toFixed(2)} ms; ratio ${c.ratio.toFixed(2)}${c.target ? ` (${c.met ? 'met' : 'MISSED'})` : ''}`);
+  }
+  const r = report.perRender;
+  console.log(`a render's record work (abstract, lead image from its HTML), ${r.pages} corpus renders: mean ${r.meanMs.toFixed(2)} ms, median ${r.medianMs.toFixed(2)} ms, max ${r.maxMs.toFixed(2)} ms`);
   process.exit(0);
 }
 
