@@ -188,7 +188,8 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
     assert.ok(line, 'the page is in the snapshot');
     const atT = await article(title('Main'), { query: `?ts=${new Date(at).toISOString()}` });
     assert.equal(atT.status, 200, atT.text);
-    assert.equal(atT.text, `[${line}]`);
+    // The line as the archive holds it (its newline too), in an array of one.
+    assert.equal(atT.text, `[${line}\n]`);
     assert.doesNotMatch(line, /Changed after/);
 
     // Offered over HTTP once finished: its description, its download (whole, by ranges, HEAD), its chunks.

@@ -1,7 +1,7 @@
 import type { Module, Response, RouteRequest } from '../../router/types.js';
 import { HttpError } from '../../util/errors.js';
 import { parseTime } from '../../util/tid.js';
-import type { PageDoor } from '../../modules/page/door.js';
+import { contentReuse, type PageDoor } from '../../modules/page/door.js';
 import { serveDownload } from './downloads.js';
 import { ARTICLE_FIELDS, checkFields, passes, selectFields, SNAPSHOT_FIELDS, STRUCTURED_FIELDS } from '../../modules/page/door.js';
 
@@ -96,22 +96,32 @@ export function enterpriseModule(page: PageDoor): Module {
     const ts = req.query.get('ts');
     return ts ? parseTime(ts) : undefined;
   };
-  const article = async (req: RouteRequest, ctx: Parameters<Module['routes'][number]['handler']>[1]) => {
+  const article = async (req: RouteRequest, ctx: Parameters<Module['routes'][number]['handler']>[1]): Promise<Response> => {
     const ask = asked(req, ARTICLE_FIELDS);
-    const line = await enterprise.article(ctx, req.domain, req.params.name!, momentOf(req));
-    // Asked whole and unfiltered, the stored line is the answer (an array of one), not parsed.
+    const at = momentOf(req);
+    const title = await enterprise.titleOf(req.domain, req.params.name!);
+    // Taken before the read: the answer is sent again (http/answer-memo.ts) for a second at most,
+    // while the page is not written (a record at a moment never changes: as long).
+    const reuse = at === undefined ? page.answers.reuseOfPage(req.domain, title) : undefined;
+    const reused = () => (reuse ? { reuse: contentReuse(reuse, page.wiki(req.domain), () => undefined) } : {});
+    // Asked whole and unfiltered, the stored line is the answer (an array of one), sent compressed
+    // as a snapshot's archive holds it: neither parsed nor compressed again.
     if (!ask.fields.length && !ask.filters.length && !(req.headers.accept ?? '').includes('application/x-ndjson')) {
-      return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-cache' }, body: Buffer.from(`[${line.trimEnd()}]`) };
+      const gz = await enterprise.articleGz(ctx, req.domain, title, at);
+      return { status: 200, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', 'cache-control': 'no-cache' }, body: gz, ...reused() };
     }
+    const line = await enterprise.article(ctx, req.domain, title, at);
     const items = shaped(JSON.parse(line) as Record<string, unknown>, ask);
     if (!items.length) throw notFound(`No article named ${req.params.name!.slice(0, 255)} matching the filters`);
-    return records(req, items);
+    return { ...records(req, items), ...reused() };
   };
-  const structured = async (req: RouteRequest, ctx: Parameters<Module['routes'][number]['handler']>[1]) => {
+  const structured = async (req: RouteRequest, ctx: Parameters<Module['routes'][number]['handler']>[1]): Promise<Response> => {
     const ask = asked(req, STRUCTURED_FIELDS);
-    const items = shaped(await enterprise.structured(ctx, req.domain, req.params.name!), ask);
+    const title = await enterprise.titleOf(req.domain, req.params.name!);
+    const reuse = page.answers.reuseOfPage(req.domain, title);
+    const items = shaped(await enterprise.structured(ctx, req.domain, title), ask);
     if (!items.length) throw notFound(`No article named ${req.params.name!.slice(0, 255)} matching the filters`);
-    return records(req, items);
+    return { ...records(req, items), reuse: contentReuse(reuse, page.wiki(req.domain), () => undefined) };
   };
   const snapshots = (req: RouteRequest) => {
     const ask = asked(req, SNAPSHOT_FIELDS);

@@ -372,8 +372,9 @@ export class SnapshotWriter {
   /**
    * One page's line as a chunk holds it: two gzip members, the record's JSON up to its body (its
    * last field) and the rest (as stored, or made from the render and stored); `bytes` uncompressed.
+   * On-demand sends the same members (enterprise/enterprise-reads.ts).
    */
-  private async packed(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'>): Promise<{ outcome: Outcome; line?: { data: Uint8Array[]; bytes: number } }> {
+  async packed(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'>): Promise<{ outcome: Outcome; line?: { data: Uint8Array[]; bytes: number } }> {
     const found = await this.found(ctx, facts, entry, options, meta);
     if (found.outcome !== 'written') return found;
     const { row, meta: fields } = found;
