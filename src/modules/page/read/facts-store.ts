@@ -40,6 +40,8 @@ export class PageFactsStore {
   private readonly waiting = new Set<() => void>();
   /** Facts being asked for renders stored: waited for at close. */
   private readonly refreshing = new Set<Promise<void>>();
+  /** Flushes under way: batches are sent at once meanwhile. */
+  private flushing = 0;
 
   constructor(private readonly wiki: (domain: string) => Wiki, private readonly log: Logger) {}
 
@@ -63,7 +65,8 @@ export class PageFactsStore {
     }, { cache: false, maxBatchSize: FACTS_BATCH, batchScheduleFn: (run) => this.schedule(run, background ? BACKGROUND_WAIT_MS : BATCH_WAIT_MS) }));
   }
 
-  private schedule(run: () => void, ms: number): void {
+  private schedule(run: () => void, wait: number): void {
+    const ms = this.flushing ? 0 : wait;
     const go = () => {
       clearTimeout(timer);
       this.waiting.delete(go);
@@ -105,10 +108,20 @@ export class PageFactsStore {
     return asking;
   }
 
-  /** At the process's end: the batches waiting are sent now, and their facts stored. */
-  async close(): Promise<void> {
-    for (const go of [...this.waiting]) go();
-    await Promise.all([...this.refreshing]);
+  /**
+   * The batches waiting are sent now, and their facts stored (at the process's end, and by
+   * `PageService.drain`); batches made meanwhile are sent at once.
+   */
+  async flush(): Promise<void> {
+    this.flushing++;
+    try {
+      while (this.refreshing.size) {
+        for (const go of [...this.waiting]) go();
+        await Promise.all([...this.refreshing]);
+      }
+    } finally {
+      this.flushing--;
+    }
   }
 
   /**

@@ -80,9 +80,10 @@ export class PageService {
     if (!this.wikis.isFarmed(domain) && this.wiki(domain).noticeSecret) this.wiki(domain).siteInfo().catch((err) => this.log.warn({ err, domain }, 'loading the wiki\'s site info failed; the first request that needs it asks again'));
   }
 
-  /** Resolves once every render already handed to clients is stored. */
-  drain(): Promise<void> {
-    return this.renderer.drain();
+  /** Resolves once every render already handed to clients is stored, with its page's facts. */
+  async drain(): Promise<void> {
+    await this.renderer.drain();
+    await this.facts.flush();
   }
 
   /** At the process's end: the renders being stored are, then what stores with them ends. */

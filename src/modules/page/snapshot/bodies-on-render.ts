@@ -48,10 +48,11 @@ export class BodiesOnRender implements LatestRenderStored {
    * snapshot makes again when it lacks it.
    */
   async made(ctx: RequestContext, domain: string, render: { title: string; rev: number; tid: string }, parts: PlainBodyParts, row?: RevisionRow): Promise<void> {
-    if (!this.enabled) return;
     // The page's facts with it, asked with other pages' in a batch that fills over seconds (see
-    // PageFactsStore): not waited for, a failure only logged (the first record asks again).
+    // PageFactsStore): not waited for, a failure only logged (the first record asks again). Asked
+    // whether or not the body is made now: they are the wiki's word at this revision.
     if (row) void this.facts?.refresh(ctx, domain, row);
+    if (!this.enabled) return;
     try {
       const large = parts.html.length + parts.dataMw.length >= THREAD_BODY_BYTES;
       const body = large ? await this.thread.packPlain(parts) : await packPlainBody(parts);
@@ -63,7 +64,7 @@ export class BodiesOnRender implements LatestRenderStored {
 
   /** Ends the thread (bodies still being made are waited for first: see PageService.close), after the facts being asked. */
   async close(): Promise<void> {
-    await this.facts?.close();
+    await this.facts?.flush();
     await this.thread.close();
   }
 }
