@@ -1,4 +1,4 @@
-import type { AnyNode, Element } from 'domhandler';
+import { Element, type AnyNode } from 'domhandler';
 import { DomUtils, parseDocument } from 'htmlparser2';
 
 /** A link as Enterprise gives it: where it goes (absolute) and its text. */
@@ -204,6 +204,18 @@ function inProse(p: Element, section: Element): boolean {
   return true;
 }
 
+/** What comes before the first heading of HTML without Parsoid's sections, as one element (none if nothing does). */
+function leadWithoutSections(body: Element): Element | undefined {
+  if (body.children.some((c) => isElement(c) && c.name === 'section')) return undefined;
+  const first = body.children.findIndex((c) => isElement(c) && HEADING.test(c.name));
+  const children = first < 0 ? body.children : body.children.slice(0, first);
+  if (!children.length) return undefined;
+  // A view of those nodes, not their parent: they stay the body's.
+  const lead = new Element('div', {}, []);
+  lead.children = children;
+  return lead;
+}
+
 /**
  * A render's structure as Enterprise gives it: the abstract (the lead section's paragraphs, plain
  * text, without references, infoboxes, hatnotes, tables or coordinates), its first image, the
@@ -213,14 +225,16 @@ function inProse(p: Element, section: Element): boolean {
 export function htmlStructure(html: string, resolve: LinkResolver, dataMw: Record<string, unknown> = {}): HtmlStructure {
   const doc = parseDocument(html);
   const body = DomUtils.findOne((el) => el.name === 'body', doc.children) ?? (doc as unknown as Element);
-  const lead = body.children.filter(isElement).find((el) => el.name === 'section' && el.attribs['data-mw-section-id'] === '0');
+  // The lead: Parsoid's section 0, or (HTML without sections) what comes before the first heading.
+  const lead = body.children.filter(isElement).find((el) => el.name === 'section' && el.attribs['data-mw-section-id'] === '0') ?? leadWithoutSections(body);
   const leadParts = lead ? partsOf(lead, resolve) : [];
   const abstract = (lead ? DomUtils.findAll((el) => el.name === 'p', [lead]).filter((p) => inProse(p, lead) && !templateOnly(p)) : []).map((p) => clean(proseText(p, true)).replace(EMPTY_PARENS, '')).filter(Boolean).join('\n');
   const leadImage = lead ? imagesIn(lead, resolve).find((img) => !img.width || img.width >= 50) : undefined;
   // The lead is Enterprise's section "Abstract"; the others follow in order, nested by level.
   const sections: Part[] = [];
   if (leadParts.length) sections.push({ type: 'section', name: 'Abstract', has_parts: leadParts });
-  for (const part of partsOf({ ...body, children: body.children.filter((c) => c !== lead) } as Element, resolve)) {
+  const rest = body.children.filter((c) => c !== lead && !lead?.children.includes(c));
+  for (const part of partsOf({ ...body, children: rest } as Element, resolve)) {
     if (part.type === 'section') sections.push(part);
     else if (sections.length) sections.at(-1)!.has_parts!.push(part);
     else sections.push({ type: 'section', name: 'Abstract', has_parts: [part] });

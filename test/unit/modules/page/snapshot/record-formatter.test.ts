@@ -58,11 +58,14 @@ describe('snapshot bodies', () => {
   it('after their record\'s head, each a gzip member, inflate to the line a record is, its body the last field', async () => {
     for (const n of [1, 2]) {
       const body = await inThread.pack(input(n));
-      const head = recordHead(input(n), body.wikitextBytes);
+      const head = recordHead(input(n), body.wikitextBytes, body.render);
       const line = gunzipSync(Buffer.concat([gzipSync(head), body.gz])).toString('utf8');
       assert.equal(line, formatRecord(input(n)));
       assert.equal(Buffer.byteLength(head) + body.bytes, Buffer.byteLength(line));
       assert.equal(Object.keys(JSON.parse(line)).at(-1), 'article_body');
+      // What the render gives its record is made with its body.
+      assert.equal(JSON.parse(line).abstract, `page ${n} "quoted" \u00e9`);
+      assert.equal(JSON.parse(line).version.number_of_characters, `'''page ${n}'''`.length);
     }
   });
 
