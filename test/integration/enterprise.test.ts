@@ -242,3 +242,46 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
     fs.rmSync(unfinished, { recursive: true, force: true });
   });
 });
+
+/** Snapshots made on a schedule, offered once finished, the older ones dropped. */
+describe('Enterprise snapshots made on a schedule', () => {
+  let a: AgainstWiki;
+  const shelf = tempDir('wikistore-schedule-');
+  const old = path.join(shelf, 'wiki.test', '2020-01-01T000000000Z');
+
+  before(async () => {
+    // A finished snapshot of long ago: the next is due at once, and this one is dropped after it (keep: 1).
+    fs.mkdirSync(old, { recursive: true });
+    fs.writeFileSync(path.join(old, 'my_wiki_namespace_4.tar.gz'), 'old');
+    fs.writeFileSync(path.join(old, 'manifest.json'), JSON.stringify({ wiki: 'my_wiki', date_modified: '2020-01-01T00:00:00.000Z', namespaces: [4], files: [{ name: 'my_wiki_namespace_4.tar.gz', bytes: 3, sha256: '0'.repeat(64), pages: 0 }] }));
+    a = await startAgainstWiki({ snapshots: { dir: shelf, every: '1d', keep: 1, namespaces: [4] } });
+  });
+  after(async () => {
+    await a?.close();
+  });
+
+  it('makes the snapshot due, offers it once finished, and keeps the newest only', async () => {
+    const base = `${a.s.base}/wiki.test/enterprise/v2`;
+    const listed = await request(`${base}/snapshots`);
+    assert.equal(listed.json[0]?.date_modified, '2020-01-01T00:00:00.000Z', 'the old one is offered until a newer is finished');
+    const made = await waitFor('the scheduled snapshot', 180_000, async () => {
+      const res = await request(`${base}/snapshots/my_wiki_namespace_4`);
+      return res.status === 200 && res.json.date_modified !== '2020-01-01T00:00:00.000Z' ? res.json : undefined;
+    });
+    assert.ok(Date.now() - Date.parse(made.date_modified) < 180_000);
+    assert.equal(made.namespace.identifier, 4);
+    await waitFor('the old snapshot dropped', 10_000, async () => (fs.existsSync(old) ? undefined : true));
+    const download = await request(`${base}/snapshots/my_wiki_namespace_4/download`);
+    assert.equal(download.status, 200);
+    const lines = (await tarEntriesOf(download.raw, shelf)).flatMap((e) => e.text.split('\n').filter(Boolean)).map((l) => JSON.parse(l));
+    assert.ok(lines.length > 0 && lines.every((r) => r.namespace.identifier === 4), `${lines.length} project pages`);
+    assert.ok(!fs.existsSync(path.join(shelf, 'wiki.test', '.making')), 'the claim is let go');
+  });
+});
+
+/** The entries of a downloaded `.tar.gz`. */
+async function tarEntriesOf(bytes: Buffer, dir: string): Promise<{ name: string; text: string }[]> {
+  const file = path.join(dir, `download-${Date.now()}.tar.gz`);
+  fs.writeFileSync(file, bytes);
+  return tarEntries(file);
+}

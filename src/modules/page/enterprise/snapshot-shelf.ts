@@ -41,6 +41,9 @@ interface Manifest {
   language?: string;
 }
 
+/** A finished snapshot's chunks, as its work folder remembers them (none if that is gone: the archive is still whole). */
+const chunksOf = (folder: string, ns: number) => (fs.existsSync(path.join(folder, '.work')) ? chunkMetas(path.join(folder, '.work'), ns) : []);
+
 /** A tar archive's end (two zero blocks) as a gzip member: what makes a chunk's slice a whole `.tar.gz`. */
 const TAR_END = storedGzip(Buffer.alloc(1024));
 
@@ -89,7 +92,7 @@ export class SnapshotShelf {
         ...(manifest.language ? { in_language: { identifier: manifest.language } } : {}),
         namespace: { identifier: ns },
         size: { value: Math.round((file.bytes / MB) * 1000) / 1000, unit_text: 'MB' as const },
-        chunks: chunkMetas(path.join(folder, '.work'), ns).map((_, i) => `${identifier}_chunk_${i}`),
+        chunks: chunksOf(folder, ns).map((_, i) => `${identifier}_chunk_${i}`),
       };
     });
   }
@@ -116,7 +119,7 @@ export class SnapshotShelf {
     const index = chunkId.startsWith(`${identifier}_chunk_`) ? Number(chunkId.slice(identifier.length + 7)) : NaN;
     if (!newest || !file || !Number.isSafeInteger(index) || index < 0) return undefined;
     const ns = Number(/_namespace_(\d+)$/.exec(identifier)?.[1] ?? 0);
-    const metas = chunkMetas(path.join(newest.folder, '.work'), ns);
+    const metas = chunksOf(newest.folder, ns);
     const meta = metas[index];
     if (!meta) return undefined;
     const start = index === 0 ? 0 : metas[index - 1]!.archiveEnd;
