@@ -6,6 +6,7 @@ import type { Module, RequestContext, RouteRequest } from '../../../router/types
 import { isTid, parseTime, tidTime } from '../../../util/tid.js';
 import { TIMEUUID_EPOCH_MS } from '../../../util/timeuuid.js';
 import { gunzip } from '../../../util/compression.js';
+import { BoundedMap } from '../../../util/bounded-map.js';
 import type { PageService } from '../read/page-service.js';
 import { ChangeLog, type ChangeEvent } from '../tables/change-log.js';
 import { ChangeFeed, isAfter } from './change-feed.js';
@@ -14,6 +15,9 @@ import { ChangeFeed, isAfter } from './change-feed.js';
 export interface RecordReader {
   article(ctx: RequestContext, domain: string, name: string): Promise<string>;
 }
+
+/** Events' records kept for the streams still to send them (a few hundred: the feed's recent events). */
+const RECORDS_KEPT = 256;
 
 /** Events after which a page has a record to carry (deletions and visibility changes carry no text). */
 const RECORD_KINDS = new Set<ChangeEvent['kind']>(['edit', 'rerender', 'undelete', 'move', 'record']);
@@ -58,6 +62,8 @@ class ChangeEventStream extends Readable {
     private readonly service: Pick<PageService, 'changes' | 'renders' | 'revisions' | 'wiki'>,
     private readonly options: StreamOptions,
     private readonly records: RecordReader | undefined,
+    /** Records read for events, shared by the streams of this process (each event's record read once). */
+    private readonly recordsRead: BoundedMap<string, Promise<unknown>>,
     private readonly logger: Logger,
   ) {
     super({ highWaterMark: 64 * 1024 });
@@ -143,20 +149,27 @@ class ChangeEventStream extends Readable {
       if (render) data.html = (await gunzip(render.parts.html)).toString('utf8');
     }
     if (this.options.includeRecord && this.records && RECORD_KINDS.has(event.kind)) {
-      const record = await this.recordOf(domain, event.to ?? event.title);
+      const record = await this.recordOf(domain, event.to ?? event.title, event.id);
       if (record) data.record = this.options.includeRecord.fields.length ? selectFields(record, this.options.includeRecord.fields) : record;
     }
     return `id: ${event.id}\nevent: ${event.kind}\ndata: ${JSON.stringify(data)}\n\n`;
   }
 
-  /** The page's record as on-demand answers it now; none if it has no visible revision now (deleted, hidden since). */
-  private async recordOf(domain: string, title: string): Promise<unknown> {
-    try {
-      return JSON.parse(await this.records!.article(this.ctx, domain, title));
-    } catch (e) {
-      if (e instanceof HttpError && (e.status === 404 || e.status === 403 || e.status === 410)) return undefined;
-      throw e;
-    }
+  /**
+   * The page's record as on-demand answers it now; none if it has no visible revision now
+   * (deleted, hidden since). Read once per event for every stream sending it (`recordsRead`).
+   */
+  private recordOf(domain: string, title: string, eventId: string): Promise<unknown> {
+    const key = `${domain}\u0000${title}\u0000${eventId}`;
+    return this.recordsRead.remember(key, () => {
+      const reading = this.records!.article(this.ctx, domain, title).then((line) => JSON.parse(line) as unknown, (e: unknown) => {
+        if (e instanceof HttpError && (e.status === 404 || e.status === 403 || e.status === 410)) return undefined;
+        // A failure is not kept: the stream's client resumes, and the record is read anew.
+        this.recordsRead.delete(key);
+        throw e;
+      });
+      return reading;
+    });
   }
 
   /**
@@ -207,6 +220,7 @@ export function changeStreamModule(
   records?: RecordReader,
 ): Module {
   const feeds = new Map<ChangeLog, ChangeFeed>();
+  const recordsRead = new BoundedMap<string, Promise<unknown>>(RECORDS_KEPT);
   let setupCtx: RequestContext | undefined;
   const feedOf = (changes: ChangeLog) => {
     let feed = feeds.get(changes);
@@ -257,7 +271,7 @@ export function changeStreamModule(
           includeHtml: include === 'html',
           ...(include === 'record' ? { includeRecord: { fields: checkFields(ARTICLE_FIELDS, fields ? fields.split(',').map((f) => f.trim()) : []) } } : {}),
           stallMs,
-        }, records, log);
+        }, records, recordsRead, log);
         return {
           status: 200,
           // Never kept by a cache: each client's stream is its own.
