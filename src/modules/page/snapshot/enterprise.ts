@@ -1,6 +1,7 @@
 import type { SiteInfo } from '../../../upstream/action-api-types.js';
 import type { RevisionRow } from '../model/revision.js';
 import { titleSegment } from '../model/title-url.js';
+import { BoundedMap } from '../../../util/bounded-map.js';
 import type { PageFacts } from '../../../upstream/page-facts.js';
 import type { RenderFacts } from '../model/html-structure.js';
 
@@ -63,7 +64,12 @@ export function absoluteUrl(facts: WikiFacts, href: string): string {
 }
 
 const pageUrl = (facts: WikiFacts, title: string) => `${facts.server}${facts.articlePath.replace('$1', titleSegment(title.replace(/ /g, '_')))}`;
-const named = (facts: WikiFacts, names: string[]) => names.map((name) => ({ name, url: pageUrl(facts, name) }));
+/**
+ * Pages named in records (`{name, url}`), kept: the same templates and categories are named by
+ * page after page of a snapshot, and their URLs were a tenth of a record's head.
+ */
+const namedPages = new BoundedMap<string, { name: string; url: string }>(50_000);
+const named = (facts: WikiFacts, names: string[]) => names.map((name) => namedPages.remember(`${facts.server}\u0000${facts.articlePath}\u0000${name}`, () => ({ name, url: pageUrl(facts, name) })));
 
 function editorOf(row: RevisionRow, page: PageFacts | undefined): Record<string, unknown> {
   const known = page?.rev === row.rev ? page.editor : undefined;
