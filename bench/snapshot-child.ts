@@ -31,6 +31,11 @@ const sampler = setInterval(() => {
 }, 100);
 try {
   if (process.env.REMAKE_BODIES === '1') await app.storage.dropTable(domain!, 'snapshot_bodies');
+  // The records as the previous release wrote them, without what the wiki says of each page: its facts' table emptied.
+  if (process.env.WITHOUT_FACTS === '1') {
+    await app.storage.dropTable(domain!, 'page_facts');
+    await app.page.service.facts.create(ctx, domain!);
+  }
   const formatter = threads === 0 ? inThread : workerFormatter(threads);
   const writer = new SnapshotWriter(app.page.service, domain!, formatter);
   const t0 = performance.now();

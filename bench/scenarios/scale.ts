@@ -104,6 +104,8 @@ export interface SnapshotRun {
   tablePagesPerSecond: number;
   /** Pages whose body the snapshot copied as stored, and those it made from their renders. */
   bodies: { stored: number; made: number };
+  /** The same snapshot once the pages' facts are dropped (records as the previous release wrote them), median of three. */
+  withoutFactsPagesPerSecond?: number;
   /**
    * The same snapshot of the store without its bodies (renders made with `snapshot_bodies:
    * snapshot`): every page's body made from its render (on worker threads, one per core) and stored.
@@ -532,8 +534,11 @@ function snapshotRun(config: string): Promise<SnapshotRun> {
   // a run of a second or less at 10k renders, by the median of three runs: one run's rate moved by
   // a sixth from one run to the next on this shared machine.
   const copied = [run(), run(), run()].sort((a, b) => a.pagesPerSecond - b.pagesPerSecond)[1]!;
+  // Side by side, the same store's records without the pages' facts (the previous release's records;
+  // the facts are gone for the run after it too), then without their bodies.
+  const withoutFacts = [run({ WITHOUT_FACTS: '1' }), run(), run()].sort((a, b) => a.pagesPerSecond - b.pagesPerSecond)[1]!;
   const remade = run({ REMAKE_BODIES: '1' });
-  return Promise.resolve({ ...copied, withoutBodies: { pagesPerSecond: remade.pagesPerSecond, mbPerSecond: remade.mbPerSecond, peakRssMb: remade.peakRssMb, peakAnonMb: remade.peakAnonMb, bodies: remade.bodies } });
+  return Promise.resolve({ ...copied, withoutFactsPagesPerSecond: withoutFacts.pagesPerSecond, withoutBodies: { pagesPerSecond: remade.pagesPerSecond, mbPerSecond: remade.mbPerSecond, peakRssMb: remade.peakRssMb, peakAnonMb: remade.peakAnonMb, bodies: remade.bodies } });
 }
 
 export async function scaleScenario(backend: ScaleBackend, sizes: number[], wikiUrl: string, seconds: number): Promise<ScaleRow[]> {
