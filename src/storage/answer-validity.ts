@@ -11,31 +11,22 @@ export interface AnswerValidity {
   valid: () => boolean;
 }
 
-/**
- * Kept on the answers and rows themselves, under a symbol (not enumerable: neither their JSON nor
- * a spread of them carries it), set before they are frozen. A WeakMap beside them cost more than
- * the rest of a cache-missing read's storage work: every row read through the cache an entry, the
- * table rehashed as it grew, and every collection walked it (bench/README.md, "2026-12-06").
- */
-const VALIDITY = Symbol('answer validity');
+/** Kept beside the answers (and their rows) rather than in them: answers are frozen and serialised as they are. */
+const validities = new WeakMap<object, AnswerValidity>();
 
-const mark = (value: object, validity: AnswerValidity) => {
-  if (Object.isExtensible(value)) Object.defineProperty(value, VALIDITY, { value: validity });
-};
-
-/** Records that `answer` and each of its rows hold while `validity` does (before they are frozen). */
+/** Records that `answer` and each of its rows hold while `validity` does. */
 export function markValid(answer: { items: readonly object[] }, validity: AnswerValidity): void {
-  mark(answer, validity);
-  for (const row of answer.items) mark(row, validity);
+  validities.set(answer, validity);
+  for (const row of answer.items) validities.set(row, validity);
 }
 
-/** Records that `made` (something made from `answer` alone, not frozen yet) holds while `answer` does. */
+/** Records that `made` (something made from `answer` alone) holds while `answer` does. */
 export function madeFrom(made: object, answer: object): void {
-  const validity = validityOf(answer);
-  if (validity) mark(made, validity);
+  const validity = validities.get(answer);
+  if (validity) validities.set(made, validity);
 }
 
 /** The validity of an answer, or of one of its rows, if the engine knows it. */
 export function validityOf(value: object | undefined): AnswerValidity | undefined {
-  return value === undefined ? undefined : (value as { [VALIDITY]?: AnswerValidity })[VALIDITY];
+  return value === undefined ? undefined : validities.get(value);
 }

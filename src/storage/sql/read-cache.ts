@@ -82,13 +82,11 @@ export class ReadCache {
    * valid while it is (see answer-validity.ts).
    */
   set(key: string, result: QueryResult, version: number, until: number | undefined, stillAt: (version: number) => boolean): void {
-    // Measured once: the cache's size of the entry is made of it (a render's parts are walked once, not twice).
-    const bytes = approxBytes(result.items);
-    if (bytes > LARGE_ANSWER_BYTES && !this.largeSeen.admits(key)) return;
-    markValid(result, { until: until ?? Infinity, valid: () => stillAt(version) });
+    if (approxBytes(result.items) > LARGE_ANSWER_BYTES && !this.largeSeen.admits(key)) return;
     // The answer as a whole too: frozen, its JSON is made once (see http/serialize.ts).
     deepFreeze(result.items);
     Object.freeze(result);
-    this.entries.set(key, { result, version, until }, { size: ENTRY_OVERHEAD_BYTES + 16 + 2 * key.length + bytes });
+    markValid(result, { until: until ?? Infinity, valid: () => stillAt(version) });
+    this.entries.set(key, { result, version, until });
   }
 }

@@ -38,10 +38,10 @@ export class PageListings {
     // An answer the read cache hands out again (frozen) is the same listing until it changes: kept,
     // and frozen in turn, so the next request costs neither the filtering nor the JSON.
     if (at === undefined && Object.isFrozen(stored)) {
-      madeFrom(listing, stored);
       for (const item of listing.items) Object.freeze(item);
       Object.freeze(listing.items);
       this.latestListings.set(stored, Object.freeze(listing));
+      madeFrom(listing, stored);
     }
     return listing;
   }
