@@ -99,7 +99,8 @@ export interface ApiEtiquette {
   /** Times a read refused for lag is tried again (after the wiki's Retry-After, at most 5 s). */
   lagRetries?: number;
   /** Runs each request to the wiki (a rate limit, a circuit). */
-  schedule?: <T>(request: () => Promise<T>) => Promise<T>;
+  /** `background`: nobody waits for the request (its stalls do not open the wiki's circuit). */
+  schedule?: <T>(request: () => Promise<T>, options?: { background?: boolean }) => Promise<T>;
   /** Milliseconds a read may take. */
   readTimeoutMs?: number;
 }

@@ -44,6 +44,13 @@ export class ApiError extends Error {
 }
 
 /** The wiki's Action API: site info, revision metadata, and edits made as a caller. */
+/** A query followed to its end (`queryPages`): at most `maxRequests`, counted under `endpoint`, `background` if nobody waits for it. */
+export interface QueryOptions {
+  maxRequests?: number;
+  endpoint?: string;
+  background?: boolean;
+}
+
 export class ActionApi {
   constructor(
     private readonly url: string,
@@ -53,12 +60,12 @@ export class ActionApi {
   ) {}
 
   /** One call; the wiki's own error becomes an ApiError. */
-  private async call(params: Record<string, string>, options: { post?: boolean; credentials?: Credentials; timeoutMs?: number; endpoint?: string } = {}): Promise<Record<string, any>> {
+  private async call(params: Record<string, string>, options: { post?: boolean; credentials?: Credentials; timeoutMs?: number; endpoint?: string; background?: boolean } = {}): Promise<Record<string, any>> {
     const lagged = !options.post && this.etiquette.maxlag !== undefined;
     const schedule = this.etiquette.schedule ?? ((request) => request());
     for (let attempt = 0; ; attempt++) {
       try {
-        return await schedule(() => this.callOnce(lagged ? { ...params, maxlag: String(this.etiquette.maxlag) } : params, options));
+        return await schedule(() => this.callOnce(lagged ? { ...params, maxlag: String(this.etiquette.maxlag) } : params, options), { background: options.background });
       } catch (e) {
         if (!(e instanceof ApiError && e.code === 'maxlag')) throw e;
         if (attempt >= (this.etiquette.lagRetries ?? 2)) {
@@ -100,9 +107,9 @@ export class ActionApi {
     return json;
   }
 
-  private async query(params: Record<string, string>, endpoint = 'action'): Promise<Record<string, any>> {
+  private async query(params: Record<string, string>, endpoint = 'action', background = false): Promise<Record<string, any>> {
     try {
-      return await this.call(params, { endpoint });
+      return await this.call(params, { endpoint, background });
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       // A continuation the client handed us back, forged or stale: its mistake, not the wiki's.
@@ -298,14 +305,14 @@ export class ActionApi {
    * pages' lists (categories, templates, ...) merged, so a page with more than a request's limit
    * of them is whole. The query's `normalized` and `redirects` come with it.
    */
-  async queryPages(params: Record<string, string>, maxRequests = 50, endpoint = 'action'): Promise<{ pages: Record<string, unknown>[]; normalized: { from: string; to: string }[]; redirects: { from: string; to: string }[]; users: Record<string, unknown>[] }> {
+  async queryPages(params: Record<string, string>, { maxRequests = 50, endpoint = 'action', background = false }: QueryOptions = {}): Promise<{ pages: Record<string, unknown>[]; normalized: { from: string; to: string }[]; redirects: { from: string; to: string }[]; users: Record<string, unknown>[] }> {
     const pages = new Map<string, Record<string, unknown>>();
     const normalized: { from: string; to: string }[] = [];
     const redirects: { from: string; to: string }[] = [];
     const users: Record<string, unknown>[] = [];
     let cont: Record<string, string> | undefined;
     for (let i = 0; i < maxRequests; i++) {
-      const json = await this.query({ ...params, ...(cont ?? { continue: '' }) }, endpoint);
+      const json = await this.query({ ...params, ...(cont ?? { continue: '' }) }, endpoint, background);
       if (i === 0) {
         normalized.push(...((json.query?.normalized ?? []) as { from: string; to: string }[]));
         redirects.push(...((json.query?.redirects ?? []) as { from: string; to: string }[]));

@@ -37,8 +37,14 @@ export class Circuit {
     return this.opened;
   }
 
-  async run<T>(request: () => Promise<T>): Promise<T> {
+  /**
+   * `counts: false`: a request nobody waits for (a page's facts asked in the background) is sent
+   * only while the circuit is closed, and its stall does not open it: a brief outage that stalled
+   * background work too would otherwise fail the next reader's request at once.
+   */
+  async run<T>(request: () => Promise<T>, { counts = true }: { counts?: boolean } = {}): Promise<T> {
     if (this.opened) throw this.failFast();
+    if (!counts) return request();
     try {
       const answer = await request();
       this.stalls = 0;

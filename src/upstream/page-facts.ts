@@ -65,7 +65,8 @@ const str = (v: unknown) => (typeof v === 'string' ? v : '');
  * a page whose revision has no parent was created by it. Keyed by the title asked for. A page
  * missing now gets no entry.
  */
-export async function askFacts(api: ActionApi, requests: FactsRequest[], options: { askCreated: boolean }): Promise<Map<string, PageFacts>> {
+export async function askFacts(api: ActionApi, requests: FactsRequest[], options: { askCreated: boolean; background?: boolean }): Promise<Map<string, PageFacts>> {
+  const asking = { endpoint: FACTS_ENDPOINT, background: options.background ?? false };
   const asked = new Date().toISOString();
   const byTitle = new Map(requests.map((r) => [r.title.replace(/_/g, ' '), r]));
   const users = [...new Set(requests.map((r) => r.user).filter((u): u is string => !!u))];
@@ -74,7 +75,7 @@ export async function askFacts(api: ActionApi, requests: FactsRequest[], options
     clprop: 'hidden', cllimit: 'max', tllimit: 'max', rdlimit: 'max', rdprop: 'title', inprop: 'protection',
     ppprop: 'wikibase-shortdesc|wikibase_item', piprop: 'original|name',
     ...(users.length ? { list: 'users', ususers: users.join('|'), usprop: 'editcount|groups|registration|rights' } : {}),
-  }, 50, FACTS_ENDPOINT);
+  }, asking);
   const from = new Map(normalized.map((n) => [n.to, n.from]));
   const found = new Map<string, { request: FactsRequest; page: Record<string, any> }>();
   for (const page of pages) {
@@ -86,7 +87,7 @@ export async function askFacts(api: ActionApi, requests: FactsRequest[], options
   const editors = editorsOf(listed);
   const parents = [...new Set([...found.values()].map(({ request }) => request.parent).filter((p): p is number => !!p))];
   const [previous, created] = await Promise.all([
-    parentsOf(api, parents),
+    parentsOf(api, parents, options.background ?? false),
     Promise.all([...found.values()].map(async ({ request }) => [request.title, request.created ?? (options.askCreated && request.parent ? await createdOf(api, request.title) : undefined)] as const)),
   ]);
   const createdAt = new Map(created);
@@ -130,10 +131,10 @@ function editorsOf(users: Record<string, unknown>[]): Map<string, EditorFacts> {
 }
 
 /** Parent revisions' times and lengths in characters (their wikitext, as a record counts its own). */
-async function parentsOf(api: ActionApi, revids: number[]): Promise<Map<number, { timestamp: string; characters: number }>> {
+async function parentsOf(api: ActionApi, revids: number[], background: boolean): Promise<Map<number, { timestamp: string; characters: number }>> {
   const parents = new Map<number, { timestamp: string; characters: number }>();
   if (!revids.length) return parents;
-  const { pages } = await api.queryPages({ action: 'query', prop: 'revisions', revids: revids.join('|'), rvprop: 'ids|timestamp|content', rvslots: 'main' }, 50, FACTS_ENDPOINT);
+  const { pages } = await api.queryPages({ action: 'query', prop: 'revisions', revids: revids.join('|'), rvprop: 'ids|timestamp|content', rvslots: 'main' }, { endpoint: FACTS_ENDPOINT, background });
   for (const page of pages as { revisions?: { revid: number; timestamp: string; slots?: { main?: { content?: string } } }[] }[]) {
     for (const rev of page.revisions ?? []) {
       const text = rev.slots?.main?.content;
@@ -145,7 +146,7 @@ async function parentsOf(api: ActionApi, revids: number[]): Promise<Map<number, 
 
 /** A page's first revision's time (the only fact asked one page at a time: once in its life). */
 async function createdOf(api: ActionApi, title: string): Promise<string | undefined> {
-  const { pages } = await api.queryPages({ action: 'query', prop: 'revisions', titles: title, rvprop: 'timestamp', rvdir: 'newer', rvlimit: '1' }, 1, FACTS_ENDPOINT);
+  const { pages } = await api.queryPages({ action: 'query', prop: 'revisions', titles: title, rvprop: 'timestamp', rvdir: 'newer', rvlimit: '1' }, { maxRequests: 1, endpoint: FACTS_ENDPOINT });
   return (pages[0] as { revisions?: { timestamp: string }[] } | undefined)?.revisions?.[0]?.timestamp;
 }
 

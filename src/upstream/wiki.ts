@@ -113,9 +113,9 @@ export class Wiki {
     // A farm's wikis share a series: one made later does not say the circuit of another is closed.
     if (label === domain) metrics.wikiCircuitOpen.set({ domain: label }, 0);
     const outcome = (o: string) => metrics.wikiOutcomes.inc({ domain: label, outcome: o });
-    const schedule = <T>(request: () => Promise<T>) => {
+    const schedule = <T>(request: () => Promise<T>, options?: { background?: boolean }) => {
       const notSent = this.circuit.isOpen;
-      const sent = this.circuit.run(() => bounded(() => limit(request)));
+      const sent = this.circuit.run(() => bounded(() => limit(request)), { counts: !options?.background });
       sent.then(() => outcome('ok'), (e: unknown) => outcome(notSent ? 'circuit-open' : outcomeOf(e)));
       return sent;
     };

@@ -70,7 +70,12 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
   });
 
   it("answers a page's record in Enterprise's shape, its lists equal to the wiki's, its editor and lengths filled", async () => {
-    const res = await article(title('Main'));
+    // The service learns of the second edit by following the wiki: the record of the latest revision once it has.
+    const latest = await a.wiki.latestRevid(title('Main'));
+    const res = await waitFor('the record of the latest revision', 20_000, async () => {
+      const answer = await article(title('Main'));
+      return answer.json?.[0]?.version?.identifier === latest ? answer : undefined;
+    });
     assert.equal(res.status, 200, res.text);
     assert.match(String(res.headers['content-type']), /application\/json/);
     assert.ok(Array.isArray(res.json) && res.json.length === 1);

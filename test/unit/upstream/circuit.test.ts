@@ -26,4 +26,18 @@ describe('the circuit of a wiki', () => {
     }
     assert.equal(circuit.isOpen, false);
   });
+
+  it("is not opened by background requests' stalls, which an open circuit does not send either", async () => {
+    const circuit = new Circuit({ threshold: 2, probeIntervalMs: 60_000, probe: async () => undefined });
+    const timedOut = () => Promise.reject(new HttpError(504, 'upstream-timeout', 'slow'));
+    for (let i = 0; i < 3; i++) await assert.rejects(circuit.run(timedOut, { counts: false }));
+    assert.equal(circuit.isOpen, false, 'stalls nobody waited for');
+    await assert.rejects(circuit.run(timedOut));
+    assert.equal(circuit.isOpen, false, 'one reader stalled: the count starts from it');
+    await assert.rejects(circuit.run(timedOut));
+    assert.equal(circuit.isOpen, true);
+    let asked = false;
+    await assert.rejects(circuit.run(async () => (asked = true), { counts: false }));
+    assert.equal(asked, false);
+  });
 });

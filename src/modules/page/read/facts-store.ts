@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import { HttpError } from '../../../util/errors.js';
 import type { Logger } from 'pino';
 import type { RequestContext } from '../../../router/types.js';
 import type { Wiki } from '../../../upstream/wiki.js';
@@ -60,7 +61,7 @@ export class PageFactsStore {
    */
   private loader(domain: string, background = false): DataLoader<FactsRequest, PageFacts | undefined, string> {
     return (background ? this.background : this.loaders).remember(domain, () => new DataLoader(async (requests: readonly FactsRequest[]) => {
-      const facts = await askFacts(this.wiki(domain).api, [...requests], { askCreated: !background });
+      const facts = await askFacts(this.wiki(domain).api, [...requests], { askCreated: !background, background });
       return requests.map((r) => facts.get(r.title));
     }, { cache: false, maxBatchSize: FACTS_BATCH, batchScheduleFn: (run) => this.schedule(run, background ? BACKGROUND_WAIT_MS : BATCH_WAIT_MS) }));
   }
@@ -140,15 +141,22 @@ export class PageFactsStore {
     };
     const before = await Promise.all(titles.map(stale));
     for (const facts of before) if (facts?.redirectTo) others.add(facts.redirectTo);
-    // Where the pages redirect now: one request for up to 50.
-    for (let i = 0; i < titles.length; i += FACTS_BATCH) {
-      const { redirects } = await this.wiki(domain).api.queryPages({ action: 'query', prop: 'info', redirects: '1', titles: titles.slice(i, i + FACTS_BATCH).join('|') }, 1, FACTS_ENDPOINT);
-      for (const { from, to } of redirects) {
-        others.add(to.replace(/ /g, '_'));
-        const own = await table.get(ctx, from.replace(/ /g, '_'));
-        // Remembered (with no facts of a revision of its own: rev 0) so that the target it leaves is told too.
-        await table.put(ctx, from.replace(/ /g, '_'), { ...(own ?? noFacts()), stale: true, redirectTo: to.replace(/ /g, '_') });
+    // Where the pages redirect now: one request for up to 50. The wiki not answering costs the
+    // targets their notice, not the change its application (the next record of a target asks anew
+    // once its own facts go stale).
+    try {
+      for (let i = 0; i < titles.length; i += FACTS_BATCH) {
+        const { redirects } = await this.wiki(domain).api.queryPages({ action: 'query', prop: 'info', redirects: '1', titles: titles.slice(i, i + FACTS_BATCH).join('|') }, { maxRequests: 1, endpoint: FACTS_ENDPOINT, background: true });
+        for (const { from, to } of redirects) {
+          others.add(to.replace(/ /g, '_'));
+          const own = await table.get(ctx, from.replace(/ /g, '_'));
+          // Remembered (with no facts of a revision of its own: rev 0) so that the target it leaves is told too.
+          await table.put(ctx, from.replace(/ /g, '_'), { ...(own ?? noFacts()), stale: true, redirectTo: to.replace(/ /g, '_') });
+        }
       }
+    } catch (err) {
+      if (!(err instanceof HttpError)) throw err;
+      this.log.warn({ err, domain }, 'asking where changed pages redirect failed; their targets\' records are not marked');
     }
     const changed = new Set(titles);
     const targets = [...others].filter((t) => !changed.has(t));
