@@ -1,9 +1,8 @@
 import type { Module, Response, RouteRequest } from '../../router/types.js';
 import { HttpError } from '../../util/errors.js';
 import { parseTime } from '../../util/tid.js';
-import { contentReuse, type PageDoor } from '../../modules/page/door.js';
+import { ARTICLE_FIELDS, checkFields, contentReuse, passes, selectFields, SNAPSHOT_FIELDS, STRUCTURED_FIELDS, type PageDoor } from '../../modules/page/door.js';
 import { serveDownload } from './downloads.js';
-import { ARTICLE_FIELDS, checkFields, passes, selectFields, SNAPSHOT_FIELDS, STRUCTURED_FIELDS } from '../../modules/page/door.js';
 
 /** Enterprise's limit on records per on-demand answer (one a project; a wiki here is one project). */
 const MAX_LIMIT = 10;
