@@ -27,7 +27,7 @@ export interface PageFacts {
   editor?: EditorFacts;
   /** The parent revision's time and length in characters. */
   previous?: { timestamp: string; characters: number };
-  /** The page's first revision's time. */
+  /** The page's first revision's time ('' when asked and not given; absent when not asked yet). */
   created?: string;
 }
 

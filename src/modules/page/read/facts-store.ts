@@ -87,16 +87,25 @@ export class PageFactsStore {
   async of(ctx: RequestContext, domain: string, row: RevisionRow, { ask, background = false }: { ask: boolean; background?: boolean }): Promise<PageFacts | undefined> {
     const table = this.table(domain);
     const stored = await table.get(ctx, row.title, row.rev);
-    // A reader asks once for the creation time the render's batch left out.
-    const lacking = stored && !stored.created && !background;
+    // A reader asks once for the creation time the render's batch left out ('' once asked and not given).
+    const lacking = stored && stored.created === undefined && !background;
     if (stored && !stored.stale && !(ask && lacking)) return stored;
     if (!ask) return stored;
     const newest = stored ?? (await table.get(ctx, row.title));
-    const asked = await this.loader(domain, background).load({ ...factsRequest(row), ...(newest?.created ? { created: newest.created } : {}) });
+    const asked = await this.loader(domain, background).load({ ...factsRequest(row), ...(newest?.created !== undefined ? { created: newest.created } : {}) });
     if (!asked) return stored;
-    if (asked.latest !== row.rev && stored) return stored;
-    await table.put(ctx, row.title, asked);
-    return asked;
+    const created = asked.created ?? (background ? undefined : '');
+    if (asked.latest !== row.rev && stored) {
+      // The page has moved on: its lists are another revision's. What never changes is kept, so
+      // that this revision's readers do not ask again.
+      if (stored.created !== undefined || created === undefined) return stored;
+      const kept = { ...stored, created };
+      await table.put(ctx, row.title, kept);
+      return kept;
+    }
+    const facts = created === undefined ? asked : { ...asked, created };
+    await table.put(ctx, row.title, facts);
+    return facts;
   }
 
   /** Asks a revision's facts and stores them, as its render is stored (a failure is logged: the next record asks). */
