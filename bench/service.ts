@@ -85,3 +85,9 @@ export async function startBare(headers: Record<string, string>, body: Buffer, b
   const child = spawnPinned(process.execPath, [path.join(HERE, 'bare-server.js'), file, ...(batched ? ['batched'] : [])]);
   return started(child, /listening (\d+)/);
 }
+
+/** The bare server reading a render's row from the store with the engine's driver (bench/bare-row-server.ts). */
+export async function startBareRows(store: { domain: string; sqlite?: string; postgres?: string }): Promise<Running> {
+  const child = spawnPinned(process.execPath, [path.join(HERE, 'bare-row-server.js'), JSON.stringify(store)]);
+  return started(child, /listening (\d+)/);
+}

@@ -18,7 +18,7 @@ import { BODY_FORMAT, packBody, packPlainBody } from '../../src/modules/page/sna
 import type { PackedBody } from '../../src/modules/page/tables/snapshot-bodies.js';
 import type { PageFacts } from '../../src/upstream/page-facts.js';
 import { load, median, medianSample, rssMb, type Sample } from '../harness.js';
-import { DOMAIN, startService } from '../service.js';
+import { DOMAIN, startBareRows, startService } from '../service.js';
 
 /** One backend the store is grown on. */
 export interface ScaleBackend {
@@ -77,6 +77,8 @@ export interface ScaleRow {
   startupMs: number;
   rssMb: number;
   reads: Record<string, Sample>;
+  /** By revid and by tid, the bare server reading the same row with the engine's driver (SQLite, PostgreSQL). */
+  bareReads: Record<string, Sample>;
   /** ms of one request at the first, a middle and the last page of each listing. */
   listing: { first: number; middle: number; last: number; pages: number };
   history: { first: number; middle: number; last: number; pages: number; revisions: number };
@@ -140,6 +142,8 @@ const READ_KEYS = 500;
  * render cache holds (32 MB, some 2,000 of these), so most reads are the store's.
  */
 const READ_RENDERS = 5000;
+/** The reads measured beside a bare server reading the same row (bench/bare-row-server.ts). */
+const BARE_READS = ['by revid', 'by tid'];
 
 /** `count` items of `all`, evenly spaced (all of them if there are fewer). */
 function spread<T>(all: T[], count: number): T[] {
@@ -604,11 +608,26 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
         };
         const wikiBefore = await metric(service.base, /^wiki_requests_total\{[^}]*\} (\d+)/gm);
         const reads: Record<string, Sample> = {};
-        for (const [name, list] of Object.entries(paths)) {
-          // Rounds, each over every key: one run's tail is one hiccup of a shared machine.
-          const rounds: Sample[] = [];
-          for (let r = 0; r < READ_ROUNDS; r++) rounds.push(await load({ url: `${service.base}${list[0]}`, paths: list, headers: { 'accept-encoding': 'gzip' } }, seconds));
-          reads[name] = medianSample(rounds);
+        const bareReads: Record<string, Sample> = {};
+        // Reads by revision and by tid beside their limit: the same row read by the driver alone.
+        const bare = backend.name === 'sqlite' ? await startBareRows({ domain: DOMAIN, sqlite: sqlitePath })
+          : backend.name === 'postgres' ? await startBareRows({ domain: DOMAIN, postgres: backend.pgUrl! }) : undefined;
+        try {
+          for (const [name, list] of Object.entries(paths)) {
+            // Rounds, each over every key, the bare server's in turn with the service's: one run's
+            // tail is one hiccup of a shared machine.
+            const rounds: Sample[] = [];
+            const bareRounds: Sample[] = [];
+            const withBare = bare && BARE_READS.includes(name);
+            for (let r = 0; r < READ_ROUNDS; r++) {
+              rounds.push(await load({ url: `${service.base}${list[0]}`, paths: list, headers: { 'accept-encoding': 'gzip' } }, seconds));
+              if (withBare) bareRounds.push(await load({ url: `${bare.base}${list[0]}`, paths: list, headers: { 'accept-encoding': 'gzip' } }, seconds));
+            }
+            reads[name] = medianSample(rounds);
+            if (withBare) bareReads[name] = medianSample(bareRounds);
+          }
+        } finally {
+          await bare?.stop();
         }
         const wikiRequestsDuringReads = (await metric(service.base, /^wiki_requests_total\{[^}]*\} (\d+)/gm)) - wikiBefore;
         const listing = await walk(`${service.base}${v1}?limit=1000`);
@@ -622,7 +641,7 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
         rows.push({
           backend: backend.name, renders: filler.renders, pages: filler.pages, fillRendersPerSecond, bareInsertsPerSecond,
           bytesPerRender: bytes / filler.renders, gzippedPartsPerRender: filler.partBytes / filler.renders, startupMs, rssMb: idle,
-          reads, listing, history, ttlSweepMs, vacuumMs, transactionSweepMs, wikiRequestsDuringReads, snapshot, bodyOnRender,
+          reads, bareReads, listing, history, ttlSweepMs, vacuumMs, transactionSweepMs, wikiRequestsDuringReads, snapshot, bodyOnRender,
         });
       } finally {
         await service.stop();

@@ -10,11 +10,15 @@ import { compare, throughput, type Comparison } from '../harness.js';
 
 const VALUE = crypto.randomBytes(50 * 1024);
 const KEYS = 200;
-const SCHEMA = { table: 'bench', attributes: { key: 'string', value: 'blob' }, index: [{ attribute: 'key', type: 'hash' }] };
+const SCHEMA = { table: 'bench', attributes: { key: 'string', value: 'blob', owner: 'string', seq: 'int' }, index: [{ attribute: 'key', type: 'hash' }] };
+/** Every row's owner: the condition of the conditional updates (`if: {owner: {eq}}`), which holds. */
+const OWNER = 'bench';
 
 interface Direct {
   read(key: string): Promise<unknown>;
   insert(key: string): Promise<unknown>;
+  /** A compare-and-set of one existing row: its value and `seq` written where its owner is OWNER. */
+  update(key: string, seq: number): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -25,13 +29,15 @@ async function directSqlite(file: string): Promise<Direct> {
   // The same settings the SQLite backend uses, so the ratio is the layer's own overhead.
   db.pragma('mmap_size = 268435456');
   db.pragma('cache_size = -16384');
-  db.exec('CREATE TABLE IF NOT EXISTS direct (key TEXT PRIMARY KEY, value BLOB)');
-  const ins = db.prepare('INSERT INTO direct (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING');
+  db.exec('CREATE TABLE IF NOT EXISTS direct (key TEXT PRIMARY KEY, value BLOB, owner TEXT, seq INTEGER)');
+  const ins = db.prepare(`INSERT INTO direct (key, value, owner) VALUES (?, ?, '${OWNER}') ON CONFLICT DO NOTHING`);
   for (let i = 0; i < KEYS; i++) ins.run(`k${i}`, VALUE);
   const sel = db.prepare('SELECT value FROM direct WHERE key = ?');
+  const upd = db.prepare(`UPDATE direct SET value = ?, seq = ? WHERE key = ? AND owner = '${OWNER}'`);
   return {
     read: async (key) => sel.get(key),
     insert: async (key) => ins.run(key, VALUE).changes,
+    update: async (key, seq) => upd.run(VALUE, seq, key).changes,
     close: async () => {
       db.close();
     },
@@ -41,10 +47,11 @@ async function directSqlite(file: string): Promise<Direct> {
 async function directPostgres(url: string): Promise<Direct> {
   const sql = postgres(url, { max: 10, onnotice: () => {} });
   await sql.unsafe('DROP TABLE IF EXISTS bench_direct');
-  await sql.unsafe('CREATE TABLE bench_direct (key TEXT PRIMARY KEY, value BYTEA)');
-  for (let i = 0; i < KEYS; i++) await sql.unsafe('INSERT INTO bench_direct VALUES ($1, $2)', [`k${i}`, VALUE], { prepare: true });
+  await sql.unsafe('CREATE TABLE bench_direct (key TEXT PRIMARY KEY, value BYTEA, owner TEXT, seq INTEGER)');
+  for (let i = 0; i < KEYS; i++) await sql.unsafe(`INSERT INTO bench_direct VALUES ($1, $2, '${OWNER}')`, [`k${i}`, VALUE], { prepare: true });
   return {
     read: (key) => sql.unsafe('SELECT value FROM bench_direct WHERE key = $1', [key], { prepare: true }),
+    update: (key, seq) => sql.unsafe(`UPDATE bench_direct SET value = $1, seq = $2 WHERE key = $3 AND owner = '${OWNER}'`, [VALUE, seq, key], { prepare: true }),
     insert: (key) => sql.unsafe('INSERT INTO bench_direct (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING', [key, VALUE], { prepare: true }),
     // Its rows (thousands of 50 KB values from the write rounds) are not left in the database.
     close: async () => {
@@ -58,10 +65,11 @@ async function directPostgres(url: string): Promise<Direct> {
 async function directMariadb(url: string): Promise<Direct> {
   const pool = mysql.createPool({ uri: url, connectionLimit: 10 });
   await pool.query('DROP TABLE IF EXISTS bench_direct');
-  await pool.query('CREATE TABLE bench_direct (k VARCHAR(768) COLLATE utf8mb4_nopad_bin PRIMARY KEY, value LONGBLOB) DEFAULT CHARSET=utf8mb4');
-  for (let i = 0; i < KEYS; i++) await pool.execute('INSERT INTO bench_direct VALUES (?, ?)', [`k${i}`, VALUE]);
+  await pool.query('CREATE TABLE bench_direct (k VARCHAR(768) COLLATE utf8mb4_nopad_bin PRIMARY KEY, value LONGBLOB, owner LONGTEXT COLLATE utf8mb4_nopad_bin, seq INT) DEFAULT CHARSET=utf8mb4');
+  for (let i = 0; i < KEYS; i++) await pool.execute(`INSERT INTO bench_direct VALUES (?, ?, '${OWNER}', NULL)`, [`k${i}`, VALUE]);
   return {
     read: (key) => pool.execute('SELECT value FROM bench_direct WHERE k = ?', [key]),
+    update: (key, seq) => pool.execute(`UPDATE bench_direct SET value = ?, seq = ? WHERE k = ? AND owner = '${OWNER}'`, [VALUE, seq, key]),
     insert: (key) => pool.execute('INSERT IGNORE INTO bench_direct (k, value) VALUES (?, ?)', [key, VALUE]),
     close: async () => {
       await pool.query('DROP TABLE IF EXISTS bench_direct');
@@ -81,10 +89,11 @@ async function directCassandra(config: Extract<StorageConfig, { backend: 'cassan
   const replication = Object.entries(config.replication).map(([dc, n]) => `'${dc}': ${n}`).join(', ');
   await client.execute(`CREATE KEYSPACE IF NOT EXISTS bench_direct WITH replication = {'class': 'NetworkTopologyStrategy', ${replication}}`);
   await client.execute('DROP TABLE IF EXISTS bench_direct.direct');
-  await client.execute('CREATE TABLE bench_direct.direct (key text PRIMARY KEY, value blob)');
-  for (let i = 0; i < KEYS; i++) await client.execute('INSERT INTO bench_direct.direct (key, value) VALUES (?, ?)', [`k${i}`, VALUE]);
+  await client.execute('CREATE TABLE bench_direct.direct (key text PRIMARY KEY, value blob, owner text, seq int)');
+  for (let i = 0; i < KEYS; i++) await client.execute(`INSERT INTO bench_direct.direct (key, value, owner) VALUES (?, ?, '${OWNER}')`, [`k${i}`, VALUE]);
   return {
     read: (key) => client.execute('SELECT value FROM bench_direct.direct WHERE key = ?', [key]),
+    update: (key, seq) => client.execute(`UPDATE bench_direct.direct SET value = ?, seq = ? WHERE key = ? IF owner = '${OWNER}'`, [VALUE, seq, key]),
     insert: (key) => client.execute('INSERT INTO bench_direct.direct (key, value) VALUES (?, ?) IF NOT EXISTS', [key, VALUE]),
     close: () => client.shutdown(),
   };
@@ -106,7 +115,7 @@ export async function storageScenarios(
   const storage = await openStorage(config);
   const domain = `bench-${Date.now()}.test`;
   await storage.createTable(domain, 'bench', SCHEMA);
-  for (let i = 0; i < KEYS; i++) await storage.put(domain, { table: 'bench', attributes: { key: `k${i}`, value: VALUE } });
+  for (let i = 0; i < KEYS; i++) await storage.put(domain, { table: 'bench', attributes: { key: `k${i}`, value: VALUE, owner: OWNER } });
   const raw = await direct(config);
   const concurrency = backend === 'sqlite' ? 1 : 16;
   let writeSeq = 0;
@@ -145,6 +154,16 @@ export async function storageScenarios(
         () => throughput(opts.seconds, concurrency, () => storage.put(domain, { table: 'bench', attributes: { key: `w${run}-${writeSeq++}`, value: VALUE }, if: 'not exists' })),
         'driver',
         () => throughput(opts.seconds, concurrency, () => raw.insert(`w${run}-${writeSeq++}`)),
+      ),
+    );
+    // Compare-and-set of existing rows (a save's lock, a follower's step): the condition holds.
+    results.push(
+      await compare(
+        `storage conditional update 50 KB, if {column: {eq}} (${backend})`,
+        opts.rounds,
+        () => throughput(opts.seconds, concurrency, (i) => storage.put(domain, { table: 'bench', attributes: { key: `k${i % KEYS}`, value: VALUE, seq: writeSeq++ }, if: { owner: { eq: OWNER } } })),
+        'driver',
+        () => throughput(opts.seconds, concurrency, (i) => raw.update(`k${i % KEYS}`, writeSeq++)),
       ),
     );
   } finally {

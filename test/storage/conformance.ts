@@ -220,6 +220,27 @@ export function storageConformance(backend: string, config: () => StorageConfig,
         assert.notEqual(row!._tid, base);
       });
 
+      it('holds a compare-and-set to the row as it is: the same values written again, a row absent or expired, a condition of each type', async () => {
+        const domain = await table(everyType);
+        const row = { id: 'cas', s: 'Ab', i: 7, v: 12345678901, tu: tid(Date.now()), u: '0e1b4ee8-3f2b-4f4b-9a51-2d3ad4d27b6a', ts: '2026-01-02T03:04:05.000Z', b: Buffer.from('x') };
+        await storage.put(domain, { table: 'types', attributes: row });
+        // Written again exactly as it is: the condition holds, so it is no 412 (an engine that counts rows changed sees none).
+        await storage.put(domain, { table: 'types', attributes: row, if: { s: { eq: 'Ab' } } });
+        for (const [column, wrong] of [['s', 'ab'], ['s', 'Ab '], ['i', 8], ['v', 12345678902], ['tu', tid(Date.now() + 1)], ['u', '0e1b4ee8-3f2b-4f4b-9a51-2d3ad4d27b6b'], ['ts', '2026-01-02T03:04:06.000Z']] as const) {
+          await rejectsWith(storage.put(domain, { table: 'types', attributes: { id: 'cas', b: Buffer.from('no') }, if: { [column]: { eq: wrong } } }), 412);
+        }
+        await storage.put(domain, { table: 'types', attributes: { id: 'cas', b: Buffer.from('yes') }, if: { s: { eq: 'Ab' }, i: { eq: 7 }, v: { eq: 12345678901 }, tu: { eq: row.tu }, u: { eq: row.u }, ts: { eq: row.ts } } });
+        const [after] = (await storage.get(domain, { table: 'types', attributes: { id: 'cas' } })).items;
+        assert.equal(Buffer.from(after!.b as Buffer).toString(), 'yes');
+        assert.equal(after!.s, 'Ab', 'columns not written keep their values');
+        await rejectsWith(storage.put(domain, { table: 'types', attributes: { id: 'absent', s: 'x' }, if: { s: { eq: 'x' } } }), 412);
+        assert.equal((await storage.get(domain, { table: 'types', attributes: { id: 'absent' } })).items.length, 0);
+        await storage.put(domain, { table: 'types', attributes: { id: 'brief', s: 'x', _ttl: 1 } });
+        await sleep(2100);
+        await rejectsWith(storage.put(domain, { table: 'types', attributes: { id: 'brief', s: 'y' }, if: { s: { eq: 'x' } } }), 412);
+        assert.equal((await storage.get(domain, { table: 'types', attributes: { id: 'brief' } })).items.length, 0, 'an expired row is not brought back');
+      });
+
       it('is refused as a key, a static column or of another type', async () => {
         const bad: [string, unknown][] = [
           ['string', { ...grid, attributes: { ...grid.attributes, _tid: 'string' } }],

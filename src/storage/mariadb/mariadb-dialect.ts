@@ -84,6 +84,7 @@ export function mariadbDialect(collation: string): Dialect {
     // assignments run in order and later ones see earlier ones' values, so the caller names
     // last the columns the condition reads.
     insertsWithoutLock: true,
+    countsChangedRows: true,
     lockingRead: ' FOR UPDATE',
     upsertWhere: (_table, _keys, sets, condition) => ({
       sql: `ON DUPLICATE KEY UPDATE ${sets.map(([c, v]) => `${q(c)} = IF(${condition}, ${v}, ${q(c)})`).join(', ')}`,

@@ -20,6 +20,9 @@ function isUnavailable(err: unknown): boolean {
 
 const columnType = (type: AttributeType) => (type.startsWith('set<') ? 'TEXT' : TYPES[type]!);
 
+/** The partition's transaction-level advisory lock, taken by a statement that joins it (its key is the parameter). */
+const PARTITION_LOCK = '(SELECT pg_advisory_xact_lock(hashtextextended(?, 0))) AS partition_lock';
+
 export const postgresDialect: Dialect = {
   name: 'postgres',
   nativeBoolean: true,
@@ -30,7 +33,8 @@ export const postgresDialect: Dialect = {
   columnType,
   keyColumnTypes: (types) => types.map(columnType),
   // Typed: a SELECT's parameters are not typed by the columns they go to, as VALUES' are.
-  lockedRow: (types) => `SELECT ${types.map((t) => `?::${t}`).join(', ')} FROM (SELECT pg_advisory_xact_lock(hashtextextended(?, 0))) AS partition_lock`,
+  lockedRow: (types) => `SELECT ${types.map((t) => `?::${t}`).join(', ')} FROM ${PARTITION_LOCK}`,
+  partitionLockSource: PARTITION_LOCK,
   isUnavailable,
   // undefined_table, undefined_column
   isStaleSchema: (err) => ['42P01', '42703'].includes((err as { code?: string } | null)?.code ?? ''),

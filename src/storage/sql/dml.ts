@@ -196,6 +196,28 @@ export function insertUnlessLiveStatement(
   };
 }
 
+/**
+ * A live row's columns written only where its conditions hold (`if: {column: {eq}}` as one
+ * statement): an UPDATE whose WHERE is the key, the row being live and each condition, so its
+ * affected rows say whether it held. Columns not given keep their values (the row is live). Where
+ * the dialect takes the partition's lock in a statement (`partitionLockSource`), `lockKey` is its
+ * parameter: the UPDATE serialises with the partition's other conditional writes as they do.
+ */
+export function updateIfStatement(
+  dialect: Dialect, info: TableInfo, names: PhysicalNames, values: Record<string, unknown>, exp: number | null, now: number,
+  conditions: { column: string; value: unknown }[], lockKey: string,
+): Statement {
+  const keys = [...info.hash, ...info.range];
+  const table = q(names.main);
+  const given = Object.keys(values).filter((c) => !keys.includes(c));
+  const sets = [...given.map((c) => `${q(c)} = ?`), '"_exp" = ?'];
+  const lock = dialect.partitionLockSource;
+  return {
+    sql: `UPDATE ${table} SET ${sets.join(', ')}${lock ? ` FROM ${lock}` : ''} WHERE ${[...keys.map((k) => `${table}.${q(k)} = ?`), LIVE(table), ...conditions.map((c) => `${table}.${q(c.column)} = ?`)].join(' AND ')}`,
+    params: [...given.map((c) => values[c]), exp, ...(lock ? [lockKey] : []), ...keys.map((k) => values[k]), now, ...conditions.map((c) => c.value)],
+  };
+}
+
 export function upsertStaticStatement(dialect: Dialect, info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, values: Record<string, unknown>): Statement {
   const columns = [...info.hash, ...Object.keys(values)];
   return {

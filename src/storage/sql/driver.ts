@@ -41,11 +41,18 @@ export interface Dialect extends ValueCodec {
    */
   lockedRow?(types: string[]): string;
   /**
+   * The same lock for an UPDATE: a row source joined in its FROM that takes the lock of the key
+   * given as its parameter before the row is written.
+   */
+  readonly partitionLockSource?: string;
+  /**
    * Whether one INSERT needs no partition lock to be a conditional write of its own, because the
    * conditional writes that read their row first lock it as they read it (`lockingRead`) and
    * write a row they found absent as such an INSERT too (MariaDB's row locks do the serialising).
    */
   readonly insertsWithoutLock?: boolean;
+  /** Whether a statement's affected rows are the rows it changed, not those it matched (MariaDB without FOUND_ROWS). */
+  readonly countsChangedRows?: boolean;
   /** What makes a read of a row inside a transaction lock it until the transaction ends. */
   readonly lockingRead?: string;
   /**

@@ -7,7 +7,7 @@ import { PointReads } from './point-reads.js';
 import { compareSchemas, describe, normalizeSchema, publicSchema, TABLE_NAME, withIndexLayout, type TableInfo } from '../schema.js';
 import { bumpSchemaEpochSql, createTableDdl, dropTableDdl, metaTableDdl, migrateTableDdl, readSchemaEpochSql } from './ddl.js';
 import { SchemaCache } from '../schema-cache.js';
-import { insertUnlessLiveStatement,
+import { insertUnlessLiveStatement, updateIfStatement,
   deleteRowsStatement, deleteStaticStatement, EPOCH_COLUMN, exec, nextExpiryStatement, read, selectStatement, sweepStatement, upsertRowStatement, upsertStaticStatement, type Statement,
 } from './dml.js';
 import type { SqlDriver, SqlExecutor, SqlRow } from './driver.js';
@@ -33,6 +33,19 @@ function cacheKey(domain: string, query: Query): string | undefined {
 }
 
 const optional = (row: SqlRow | undefined): SqlRow[] => (row === undefined ? [] : [row]);
+/**
+ * Whether a write with `if: {column: {eq}}` can be an UPDATE whose WHERE holds its conditions: a
+ * row alone (no static columns, no retention pass), every condition on a row column expecting a
+ * value whose SQL equality is the conformance suite's equality (text compared by code point,
+ * integers, time-uuids).
+ */
+function updatesRowAlone(info: TableInfo, plan: WritePlan, counts: boolean): boolean {
+  if (counts || plan.notExists || Object.keys(plan.statics).length > 0 || plan.conditions.length === 0) return false;
+  return plan.conditions.every((c) => !c.isStatic && c.expected !== null && EXACT_EQUALITY.has(info.schema.attributes[c.column]!));
+}
+
+/** Types whose values SQL's `=` compares as the conformance suite does (text by code point: PostgreSQL's "C", MariaDB's binary collation). */
+const EXACT_EQUALITY = new Set(['string', 'int', 'long', 'varint', 'timestamp', 'timeuuid', 'uuid']);
 /** The schema epoch, as compared, from the row `readSchemaEpochSql` reads. */
 const epochIn = (row: SqlRow | undefined): string => String(row?.epoch);
 const readEpoch = async (x: SqlExecutor): Promise<string> => epochIn(await x.one(readSchemaEpochSql(), []));
@@ -354,9 +367,24 @@ export class SqlTableStorage implements TableStorage {
       if (written === 0) throw conditionFailed('The row already exists.', 'row-exists');
       return;
     }
+    const byUpdate = plan.row !== undefined && lockKey !== undefined && updatesRowAlone(info, plan, counts);
+    if (byUpdate && this.updatesInOne()) {
+      const now = Date.now();
+      const written = await exec(this.driver, updateIfStatement(dialect, info, names, plan.row!, this.expiry(info, plan, now), now, this.conditionValues(info, plan), lockKey!));
+      if (written > 0) return;
+      // None matched: the condition failed. Where only rows changed are counted, the row may
+      // already hold these values: the transaction below reads it and tells which.
+      if (!dialect.countsChangedRows) throw conditionFailed('The conditions on the row do not hold.', 'condition-failed');
+    }
     await this.driver.transaction(lockKey, async (tx) => {
       await this.confirmDefinitions(tx);
       const now = Date.now();
+      if (byUpdate && !dialect.countsChangedRows) {
+        // Under the partition's lock (SQLite: the one writer), the condition and the write are one UPDATE.
+        const written = await exec(tx, updateIfStatement(dialect, info, names, plan.row!, this.expiry(info, plan, now), now, this.conditionValues(info, plan), lockKey!));
+        if (written === 0) throw conditionFailed('The conditions on the row do not hold.', 'condition-failed');
+        return;
+      }
       const { rowLive } = conditional ? await checkConditions(tx, info, names, plan, now, this.codec, dialect.lockingRead) : { rowLive: undefined };
       if (plan.row && rowLive === false && dialect.insertsWithoutLock) {
         // Found absent: written only if it still is, since an INSERT of the row takes no lock here.
@@ -368,6 +396,21 @@ export class SqlTableStorage implements TableStorage {
       if (Object.keys(plan.statics).length > 0) await exec(tx, upsertStaticStatement(this.driver.dialect, info, names, plan.hashKey, plan.statics));
       if (plan.row) await applyRetention(tx, info, names, plan.hashKey, now);
     });
+  }
+
+  /**
+   * Whether an UPDATE of the row alone is a conditional write of its own here, outside a
+   * transaction: on an engine that serialises it with the partition's other conditional writes
+   * within the statement, and that checks the schema epoch before writing rather than inside.
+   */
+  private updatesInOne(): boolean {
+    const { dialect } = this.driver;
+    return !this.confirmsInTransaction && (dialect.partitionLockSource !== undefined || dialect.insertsWithoutLock === true);
+  }
+
+  /** The expected values of a write's conditions, as the engine stores them. */
+  private conditionValues(info: TableInfo, plan: WritePlan): { column: string; value: unknown }[] {
+    return plan.conditions.map(({ column, expected }) => ({ column, value: this.encode(info.schema.attributes[column]!, expected) }));
   }
 
   private expiry(info: TableInfo, plan: WritePlan, now: number): number | null {

@@ -1,0 +1,77 @@
+import Database from 'better-sqlite3';
+import http from 'node:http';
+import postgres from 'postgres';
+import { physicalNames } from '../src/storage/sql/names.js';
+import { sortableToTimeuuid, timeuuidToSortable } from '../src/util/timeuuid.js';
+
+/**
+ * The limit of a read that misses every cache: node:http and the engine's driver reading the one
+ * row a page's render is stored in (the service's `parsoid` table, as the service laid it out)
+ * and sending its stored HTML as it is, with an ETag. `/{domain}/v1/page/{title}/html/{revid}`
+ * reads the revision's newest render; `…/html/{tid}` the render by its page and tid. Nothing is
+ * kept between requests. argv[2] is a JSON {domain, sqlite?: path, postgres?: url}; the port goes
+ * to stdout.
+ */
+interface Spec {
+  domain: string;
+  sqlite?: string;
+  postgres?: string;
+}
+
+interface Found {
+  rev: number | bigint | string;
+  tid: string;
+  html: Buffer;
+}
+
+type Read = (title: string, revision: string) => Promise<Found | undefined>;
+
+const REVID = /^\d+$/;
+
+function sqliteReads(file: string, table: string): Read {
+  const db = new Database(file, { readonly: true });
+  const byRev = db.prepare(`SELECT rev, tid, html FROM "${table}" WHERE title = ? AND rev = ? ORDER BY tid DESC LIMIT 1`);
+  const byTid = db.prepare(`SELECT rev, tid, html FROM "${table}" WHERE title = ? AND tid = ? LIMIT 1`);
+  return async (title, revision) =>
+    (REVID.test(revision) ? byRev.get(title, Number(revision)) : byTid.get(title, timeuuidToSortable(revision))) as Found | undefined;
+}
+
+function postgresReads(url: string, table: string): Read {
+  const sql = postgres(url, { max: 16 });
+  return async (title, revision) => {
+    const rows = REVID.test(revision)
+      ? await sql.unsafe(`SELECT rev, tid, html FROM "${table}" WHERE title = $1 AND rev = $2 ORDER BY tid DESC LIMIT 1`, [title, revision], { prepare: true })
+      : await sql.unsafe(`SELECT rev, tid, html FROM "${table}" WHERE title = $1 AND tid = $2 LIMIT 1`, [title, timeuuidToSortable(revision)], { prepare: true });
+    return rows[0] as unknown as Found | undefined;
+  };
+}
+
+const spec = JSON.parse(process.argv[2]!) as Spec;
+const table = physicalNames(spec.domain, 'parsoid').main;
+const read = spec.sqlite ? sqliteReads(spec.sqlite, table) : postgresReads(spec.postgres!, table);
+const prefix = `/${spec.domain}/v1/page/`;
+
+const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+  req.resume();
+  const parts = (req.url ?? '').slice(prefix.length).split('/');
+  const fail = (status: number) => {
+    res.writeHead(status, { 'content-length': 0 });
+    res.end();
+  };
+  if (parts.length !== 3 || parts[1] !== 'html') return fail(400);
+  read(decodeURIComponent(parts[0]!), parts[2]!).then((row) => {
+    if (!row) return fail(404);
+    res.writeHead(200, {
+      'content-type': 'text/html; charset=utf-8',
+      'content-encoding': 'gzip',
+      etag: `"${row.rev}/${sortableToTimeuuid(row.tid)}"`,
+      'cache-control': 'max-age=86400',
+      'content-length': row.html.length,
+    });
+    res.end(row.html);
+  }, () => fail(500));
+});
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`listening ${(server.address() as { port: number }).port}\n`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
