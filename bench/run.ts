@@ -317,7 +317,9 @@ async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void
       for (const [name, s] of Object.entries(r.reads)) {
         const b = base.reads[name]!;
         const bare = r.bareReads[name];
-        const beside = bare ? `; the bare server reading the same row ${f(bare.rps)} req/s, p99 ${f(bare.p99Ms ?? 0, 2)} ms: ${f(s.rps / bare.rps, 2)} of it, p99 ${f((s.p99Ms ?? 0) / (bare.p99Ms ?? 1), 2)}x` : '';
+        const both = r.bareWithRevisionReads?.[name];
+        const beside = (bare ? `; the bare server reading the same row ${f(bare.rps)} req/s, p99 ${f(bare.p99Ms ?? 0, 2)} ms: ${f(s.rps / bare.rps, 2)} of it, p99 ${f((s.p99Ms ?? 0) / (bare.p99Ms ?? 1), 2)}x` : '') +
+          (both ? `; reading the revision's row too ${f(both.rps)} req/s, p99 ${f(both.p99Ms ?? 0, 2)} ms: ${f(s.rps / both.rps, 2)} of it` : '');
         console.log(`    ${name.padEnd(16)} ${f(s.rps)} req/s (${f(s.rps / b.rps, 2)}x), p50 ${f(s.p50Ms ?? 0, 2)} ms, p99 ${f(s.p99Ms ?? 0, 2)} ms (${f((s.p99Ms ?? 0) / (b.p99Ms ?? 1), 2)}x)${beside}`);
       }
       console.log(`    page listing, ${r.listing.pages} pages of 1000: first ${f(r.listing.first, 1)} ms, middle ${f(r.listing.middle, 1)} ms, last ${f(r.listing.last, 1)} ms`);

@@ -87,7 +87,7 @@ export async function startBare(headers: Record<string, string>, body: Buffer, b
 }
 
 /** The bare server reading a render's row from the store with the engine's driver (bench/bare-row-server.ts). */
-export async function startBareRows(store: { domain: string; sqlite?: string; postgres?: string }): Promise<Running> {
+export async function startBareRows(store: { domain: string; sqlite?: string; postgres?: string; revision?: boolean }): Promise<Running> {
   const child = spawnPinned(process.execPath, [path.join(HERE, 'bare-row-server.js'), JSON.stringify(store)]);
   return started(child, /listening (\d+)/);
 }

@@ -79,6 +79,8 @@ export interface ScaleRow {
   reads: Record<string, Sample>;
   /** By revid and by tid, the bare server reading the same row with the engine's driver (SQLite, PostgreSQL). */
   bareReads: Record<string, Sample>;
+  /** The same, reading the revision's row too (whether its text is hidden, which render is current). */
+  bareWithRevisionReads: Record<string, Sample>;
   /** ms of one request at the first, a middle and the last page of each listing. */
   listing: { first: number; middle: number; last: number; pages: number };
   history: { first: number; middle: number; last: number; pages: number; revisions: number };
@@ -609,25 +611,33 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
         const wikiBefore = await metric(service.base, /^wiki_requests_total\{[^}]*\} (\d+)/gm);
         const reads: Record<string, Sample> = {};
         const bareReads: Record<string, Sample> = {};
-        // Reads by revision and by tid beside their limit: the same row read by the driver alone.
-        const bare = backend.name === 'sqlite' ? await startBareRows({ domain: DOMAIN, sqlite: sqlitePath })
-          : backend.name === 'postgres' ? await startBareRows({ domain: DOMAIN, postgres: backend.pgUrl! }) : undefined;
+        const bareWithRevisionReads: Record<string, Sample> = {};
+        // Reads by revision and by tid beside their limit: the same row read by the driver alone,
+        // and the render's row with its revision's, as a correct read needs them.
+        const store = backend.name === 'sqlite' ? { domain: DOMAIN, sqlite: sqlitePath } : backend.name === 'postgres' ? { domain: DOMAIN, postgres: backend.pgUrl! } : undefined;
+        const bare = store && (await startBareRows(store));
+        const bareWithRevision = store && (await startBareRows({ ...store, revision: true }));
         try {
           for (const [name, list] of Object.entries(paths)) {
             // Rounds, each over every key, the bare server's in turn with the service's: one run's
             // tail is one hiccup of a shared machine.
             const rounds: Sample[] = [];
             const bareRounds: Sample[] = [];
-            const withBare = bare && BARE_READS.includes(name);
+            const bareWithRevisionRounds: Sample[] = [];
+            const withBare = BARE_READS.includes(name);
+            const round = (base: string) => load({ url: `${base}${list[0]}`, paths: list, headers: { 'accept-encoding': 'gzip' } }, seconds);
             for (let r = 0; r < READ_ROUNDS; r++) {
-              rounds.push(await load({ url: `${service.base}${list[0]}`, paths: list, headers: { 'accept-encoding': 'gzip' } }, seconds));
-              if (withBare) bareRounds.push(await load({ url: `${bare.base}${list[0]}`, paths: list, headers: { 'accept-encoding': 'gzip' } }, seconds));
+              rounds.push(await round(service.base));
+              if (withBare && bare) bareRounds.push(await round(bare.base));
+              if (withBare && bareWithRevision) bareWithRevisionRounds.push(await round(bareWithRevision.base));
             }
             reads[name] = medianSample(rounds);
-            if (withBare) bareReads[name] = medianSample(bareRounds);
+            if (bareRounds.length) bareReads[name] = medianSample(bareRounds);
+            if (bareWithRevisionRounds.length) bareWithRevisionReads[name] = medianSample(bareWithRevisionRounds);
           }
         } finally {
           await bare?.stop();
+          await bareWithRevision?.stop();
         }
         const wikiRequestsDuringReads = (await metric(service.base, /^wiki_requests_total\{[^}]*\} (\d+)/gm)) - wikiBefore;
         const listing = await walk(`${service.base}${v1}?limit=1000`);
@@ -641,7 +651,7 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
         rows.push({
           backend: backend.name, renders: filler.renders, pages: filler.pages, fillRendersPerSecond, bareInsertsPerSecond,
           bytesPerRender: bytes / filler.renders, gzippedPartsPerRender: filler.partBytes / filler.renders, startupMs, rssMb: idle,
-          reads, bareReads, listing, history, ttlSweepMs, vacuumMs, transactionSweepMs, wikiRequestsDuringReads, snapshot, bodyOnRender,
+          reads, bareReads, bareWithRevisionReads, listing, history, ttlSweepMs, vacuumMs, transactionSweepMs, wikiRequestsDuringReads, snapshot, bodyOnRender,
         });
       } finally {
         await service.stop();
