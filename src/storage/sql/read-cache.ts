@@ -20,14 +20,21 @@ const ENTRY_OVERHEAD_BYTES = 200;
 /** Entries bigger than this (query and answer) are not kept: they would push many small ones out. */
 const MAX_ENTRY_BYTES = 1024 * 1024;
 /**
- * Answers whose values are larger than this are blobs (a render's four parts, a bucket's object),
+ * Answers that carry a blob (a render's four parts, a bucket's object) or are larger than this are
  * kept only when asked for again soon (see `LARGE_SEEN`). Kept at once, a scan over more renders
  * than the render cache holds put a second copy of each here, which only pushed others out and
- * doubled what the garbage collector walked (reads by revision over 5,000 renders ran 12% slower);
+ * doubled what the garbage collector walked (reads by revision over 5,000 renders ran 12% slower),
+ * and each one-off answer cost its keeping (measured, frozen, marked, entered: a tenth of a miss);
  * never kept, a hot bucket value was read and decompressed anew for every request (a third of the
  * throughput).
  */
 const LARGE_ANSWER_BYTES = 16 * 1024;
+
+/** Whether any row of an answer carries a blob. */
+function holdsBlob(items: readonly Record<string, unknown>[]): boolean {
+  for (const row of items) for (const k in row) if (row[k] instanceof Uint8Array) return true;
+  return false;
+}
 /**
  * Queries of large answers remembered once read: a second read among the last this many large ones
  * keeps the answer (the doorkeeper of TinyLFU). A scan's reads come back further apart than this.
@@ -82,7 +89,7 @@ export class ReadCache {
    * valid while it is (see answer-validity.ts).
    */
   set(key: string, result: QueryResult, version: number, until: number | undefined, stillAt: (version: number) => boolean): void {
-    if (approxBytes(result.items) > LARGE_ANSWER_BYTES && !this.largeSeen.admits(key)) return;
+    if ((holdsBlob(result.items) || approxBytes(result.items) > LARGE_ANSWER_BYTES) && !this.largeSeen.admits(key)) return;
     // The answer as a whole too: frozen, its JSON is made once (see http/serialize.ts).
     deepFreeze(result.items);
     Object.freeze(result);
