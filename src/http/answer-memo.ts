@@ -120,6 +120,8 @@ export class AnswerMemo {
     if (!found || isMark(found)) return undefined;
     if (now < found.reuse.until) return { key, entry: found };
     this.entries.delete(key);
+    // Asked again after its time ran out: the answer made next is kept at once.
+    this.seen.note(key);
     return undefined;
   }
 
@@ -129,7 +131,10 @@ export class AnswerMemo {
       entry.reuse.onReuse?.();
       return true;
     }
-    if (this.entries.peek(key) === entry) this.entries.delete(key);
+    if (this.entries.peek(key) === entry) {
+      this.entries.delete(key);
+      this.seen.note(key);
+    }
     return false;
   }
 

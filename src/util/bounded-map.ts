@@ -39,6 +39,11 @@ export class SecondSight {
     this.seen.set(key, true);
     return false;
   }
+
+  /** Counts `key` as seen once: the next time it comes, it is admitted. */
+  note(key: string): void {
+    this.seen.set(key, true);
+  }
 }
 
 /**

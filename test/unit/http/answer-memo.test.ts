@@ -55,6 +55,25 @@ describe('the answer memo', () => {
     assert.equal(reused, 1);
   });
 
+  it('keeps the answer made after one ran out or stopped holding at once: its request is known to come again', () => {
+    const memo = new AnswerMemo(1024 * 1024);
+    memo.set('k', entry({ until: 1000 }), 0, {});
+    memo.set('k', entry({ until: 1000 }), 0, {});
+    assert.ok(memo.get('k', 999, {}));
+    assert.equal(memo.get('k', 1000, {}), undefined, 'ran out');
+    memo.set('k', entry({ until: 2000 }), 1000, {});
+    assert.ok(memo.get('k', 1999, {}), 'made once after, and kept');
+    let valid = false;
+    memo.set('v', entry({ until: 1000 }), 0, {});
+    memo.set('v', entry({ until: 1000, valid: () => valid }), 0, {});
+    assert.equal(memo.get('v', 0, {}), undefined, 'no longer holds');
+    valid = true;
+    memo.set('v', entry({ until: 1000, valid: () => valid }), 0, {});
+    assert.ok(memo.get('v', 0, {}), 'made once after, and kept');
+    memo.set('fresh', entry({ until: 1000 }), 0, {});
+    assert.equal(memo.get('fresh', 0, {}), undefined, 'a request asked once is still not kept');
+  });
+
   it('does not keep an answer that may not be sent again at all', () => {
     const memo = new AnswerMemo(1024 * 1024);
     for (let i = 0; i < 3; i++) memo.set('late', entry({ until: 1000 }), 1000, {});

@@ -13,6 +13,8 @@ import { Router } from '../../../src/router/router.js';
 describe('answers sent again by the HTTP front', () => {
   let version = 1;
   let handled = 0;
+  let slowMade = 0;
+  const slowStarts: number[] = [];
   /** Whether the failing route's answers hold: yes, then the question fails (storage closing, say). */
   const failing = { fails: false, next: () => { if (failing.fails) throw new Error('the store is closing'); return true; } };
   let base: string;
@@ -28,6 +30,17 @@ describe('answers sent again by the HTTP front', () => {
         handler: () => {
           handled++;
           return { status: 200, headers: { 'content-type': 'text/plain' }, body: `made ${handled}`, reuse: { until: Infinity, valid: () => failing.next() } };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/slow',
+        handler: async (req) => {
+          const started = performance.now();
+          slowStarts.push(started);
+          await new Promise((resolve) => setTimeout(resolve, Number(req.query.get('ms') ?? 30)));
+          const made = ++slowMade;
+          return { status: 200, headers: { 'content-type': 'text/plain' }, body: `slow ${made}`, ...(req.query.has('once') ? {} : { reuse: { until: Date.now() + 60_000 } }) };
         },
       },
       {
@@ -92,6 +105,30 @@ describe('answers sent again by the HTTP front', () => {
     const res = await fetch(failingUrl, { signal: AbortSignal.timeout(5000) });
     assert.equal(res.status, 200);
     assert.equal(await res.text(), `made ${before + 1}`, 'made anew');
+  });
+
+  it('answers requests that arrive while the same request is being answered with its answer, made once', async () => {
+    const url = `${base.replace(/probe$/, 'slow')}?ms=50&k=${Date.now()}`;
+    assert.equal(await (await fetch(url)).text(), `slow ${slowMade}`, 'asked once: not kept');
+    const before = slowMade;
+    const bodies = await Promise.all(Array.from({ length: 20 }, async () => (await fetch(url)).text()));
+    assert.equal(slowMade, before + 1, 'made once for the twenty');
+    assert.deepEqual(new Set(bodies), new Set([`slow ${before + 1}`]));
+  });
+
+  it('answers each in full after it when the answer being made is not one to keep, and waits only briefly for a slow one', async () => {
+    const once = `${base.replace(/probe$/, 'slow')}?once&ms=20`;
+    const before = slowMade;
+    const bodies = await Promise.all(Array.from({ length: 3 }, async () => (await fetch(once)).text()));
+    assert.equal(slowMade, before + 3, 'not reusable: each made its own');
+    assert.equal(new Set(bodies).size, 3);
+    // A slow answer (a render, a wiki that does not answer): the others do not wait it out.
+    const slow = `${base.replace(/probe$/, 'slow')}?once&ms=600`;
+    const from = slowStarts.length;
+    await Promise.all(Array.from({ length: 3 }, async () => (await fetch(slow)).text()));
+    const starts = slowStarts.slice(from);
+    assert.equal(starts.length, 3);
+    assert.ok(Math.max(...starts) - Math.min(...starts) < 500, `the others began while the first was still being made (${Math.round(Math.max(...starts) - Math.min(...starts))} ms apart)`);
   });
 
   it('counts every answer sent again in the request metrics, under its own method', async () => {
