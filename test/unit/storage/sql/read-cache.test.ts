@@ -14,13 +14,17 @@ describe('the SQLite read cache', () => {
     assert.ok(kept >= 1 && kept <= 2, `${kept} answers with 400 KB queries kept in 1 MB`);
   });
 
-  it('keeps small answers at once, answers of large values only when read again soon', () => {
+  it('keeps small answers at once, answers of large values or with a blob only when read again soon', () => {
     const cache = new ReadCache(16 * 1024 * 1024);
     const large = (k: string) => ({ items: [{ k, v: Buffer.alloc(64 * 1024) }] });
-    cache.set('small', { items: [{ k: 'a', v: Buffer.alloc(1024) }] }, 1, undefined, () => true);
+    cache.set('small', { items: [{ k: 'a', v: 'text', n: 1 }] }, 1, undefined, () => true);
     cache.set('large', large('b'), 1, undefined, () => true);
+    cache.set('blob', { items: [{ k: 'c', v: Buffer.alloc(1024) }] }, 1, undefined, () => true);
     assert.ok(cache.get('small', 1, Date.now()));
     assert.equal(cache.get('large', 1, Date.now()), undefined, 'a large answer read once is not kept');
+    assert.equal(cache.get('blob', 1, Date.now()), undefined, 'a small answer with a blob (a render) read once is not kept');
+    cache.set('blob', { items: [{ k: 'c', v: Buffer.alloc(1024) }] }, 1, undefined, () => true);
+    assert.ok(cache.get('blob', 1, Date.now()), 'read again at once, it is kept');
     cache.set('large', large('b'), 1, undefined, () => true);
     assert.ok(cache.get('large', 1, Date.now()), 'read again at once, it is kept');
     // A scan: each large answer comes back only after thousands of others.
