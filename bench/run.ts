@@ -324,6 +324,7 @@ async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void
       }
       console.log(`    page listing, ${r.listing.pages} pages of 1000: first ${f(r.listing.first, 1)} ms, middle ${f(r.listing.middle, 1)} ms, last ${f(r.listing.last, 1)} ms`);
       console.log(`    renders of a page with ${r.history.revisions} revisions, ${r.history.pages} pages of 100: first ${f(r.history.first, 1)} ms, middle ${f(r.history.middle, 1)} ms, last ${f(r.history.last, 1)} ms`);
+      console.log(`    one of its renders by tid (median of five, each read once): newest ${f(r.historyByTid.newest, 2)} ms, halfway ${f(r.historyByTid.middle, 2)} ms, oldest ${f(r.historyByTid.oldest, 2)} ms`);
       if (r.vacuumMs !== undefined) console.log(`    VACUUM (ANALYZE) after the fill: ${f(r.vacuumMs / 1000, 1)} s`);
       const { withoutBodies: remade } = r.snapshot;
       console.log(`    snapshot from storage (median of three runs): ${f(r.snapshot.pages)} pages, ${f(r.snapshot.pagesPerSecond)} pages/s, ${f(r.snapshot.mbPerSecond, 1)} MB/s of NDJSON, peak RSS ${f(r.snapshot.peakRssMb)} MB (anonymous ${f(r.snapshot.peakAnonMb)} MB) ` +

@@ -84,6 +84,8 @@ export interface ScaleRow {
   /** ms of one request at the first, a middle and the last page of each listing. */
   listing: { first: number; middle: number; last: number; pages: number };
   history: { first: number; middle: number; last: number; pages: number; revisions: number };
+  /** ms of one read by tid of a render of that page: its newest, one halfway down and its oldest (medians over five renders each). */
+  historyByTid: { newest: number; middle: number; oldest: number };
   /** Medians of `TIMINGS` sweeps each. */
   ttlSweepMs: number;
   /** PostgreSQL: the VACUUM (ANALYZE) run after the fill, before anything is measured (ms). */
@@ -254,6 +256,8 @@ class Filler {
   private readonly t0 = Date.UTC(2020, 0, 1);
   /** Every page that can be read (not deleted), with its visible revisions. */
   readonly readable: { title: string; revs: { rev: number; tid: string }[] }[] = [];
+  /** The long history's render tids, oldest first. */
+  longHistoryTids: string[] = [];
 
   /** Each corpus render's snapshot body, made once: the same bytes the service makes as it stores the render. */
   private readonly bodies = new Map<Parts, PackedBody>();
@@ -324,6 +328,7 @@ class Filler {
     this.pages++;
     this.renders += count;
     // Read back later: visible revisions only (a hidden one answers 403).
+    if (title === LONG_HISTORY_TITLE) this.longHistoryTids = revs.map((r) => r.tid);
     if (!deleted && title !== LONG_HISTORY_TITLE) this.readable.push({ title, revs: (hidden ? revs.slice(1) : revs).map(({ rev, tid }) => ({ rev, tid })) });
   }
 
@@ -501,6 +506,18 @@ async function timed(url: string): Promise<number> {
   return median(ms);
 }
 
+/** ms of one GET of each URL, each read once (a render read is kept in memory after): the median. */
+async function timedOnce(urls: string[]): Promise<number> {
+  const ms: number[] = [];
+  for (const url of urls) {
+    const t = performance.now();
+    const res = await rawGet(url, { 'accept-encoding': 'gzip' });
+    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
+    ms.push(performance.now() - t);
+  }
+  return median(ms);
+}
+
 /** A listing walked to its end: the first, a middle and the last page timed. */
 async function walk(first: string): Promise<{ first: number; middle: number; last: number; pages: number }> {
   const urls = [first];
@@ -642,6 +659,10 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
         const wikiRequestsDuringReads = (await metric(service.base, /^wiki_requests_total\{[^}]*\} (\d+)/gm)) - wikiBefore;
         const listing = await walk(`${service.base}${v1}?limit=1000`);
         const history = { ...(await walk(`${service.base}${v1}${LONG_HISTORY_TITLE}/html/?limit=100`)), revisions: longHistory };
+        // A render by tid alone, wherever it is in its page's history: five renders at each place.
+        const tids = filler.longHistoryTids;
+        const byTid = (from: number) => timedOnce(tids.slice(from, from + 5).map((tid) => `${service.base}${v1}${LONG_HISTORY_TITLE}/html/${tid}`));
+        const historyByTid = { newest: await byTid(tids.length - 5), middle: await byTid(Math.floor(tids.length / 2)), oldest: await byTid(0) };
         // The gauge holds the last sweep's time; sweeps run every second, so one sample a second.
         const transactionSweepMs = await medianTiming(async (run) => {
           if (run > 0) await sleep(1100);
@@ -651,7 +672,7 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
         rows.push({
           backend: backend.name, renders: filler.renders, pages: filler.pages, fillRendersPerSecond, bareInsertsPerSecond,
           bytesPerRender: bytes / filler.renders, gzippedPartsPerRender: filler.partBytes / filler.renders, startupMs, rssMb: idle,
-          reads, bareReads, bareWithRevisionReads, listing, history, ttlSweepMs, vacuumMs, transactionSweepMs, wikiRequestsDuringReads, snapshot, bodyOnRender,
+          reads, bareReads, bareWithRevisionReads, listing, history, historyByTid, ttlSweepMs, vacuumMs, transactionSweepMs, wikiRequestsDuringReads, snapshot, bodyOnRender,
         });
       } finally {
         await service.stop();

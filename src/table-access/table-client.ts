@@ -1,6 +1,6 @@
 import { HttpError } from '../util/errors.js';
 import type { RequestContext } from '../router/types.js';
-import type { Query, QueryResult, Row, Write } from '../storage/types.js';
+import type { Query, QueryResult, Write } from '../storage/types.js';
 
 /** A conditional write's condition did not hold (nothing was written). */
 const failedCondition = (e: unknown) => e instanceof HttpError && e.status === 412;
@@ -40,18 +40,6 @@ export class TableClient {
   /** A query's page of rows (none is an empty page: `_query`, not RESTBase's GET, which answers it 404). */
   query(ctx: RequestContext, query: Omit<Query, 'table'>): Promise<QueryResult> {
     return this.call(ctx.request({ method: 'POST', uri: this.queryUri, body: query }).then((res) => res.body as QueryResult));
-  }
-
-  /** The first row of a partition, in its order, that `match` accepts (read 500 at a time; `proj` only, if given). */
-  async findInPartition(ctx: RequestContext, attributes: Record<string, unknown>, proj: string[] | undefined, match: (row: Row) => boolean): Promise<Row | undefined> {
-    let next: string | undefined;
-    do {
-      const page = await this.query(ctx, { attributes, ...(proj ? { proj } : {}), limit: 500, next });
-      const found = page.items.find(match);
-      if (found) return found;
-      next = page.next;
-    } while (next);
-    return undefined;
   }
 
   put(ctx: RequestContext, write: Omit<Write, 'table'>): Promise<void> {

@@ -47,7 +47,7 @@ export class PageService {
     readonly facts: PageFactsStore = new PageFactsStore((domain) => wikis.of(domain), log),
   ) {
     this.changes = new ChangeLogs(changeLogSeconds, (domain) => wikis.homeOf(domain));
-    this.renders = new RenderStore(caches, (ctx, domain, title, tid) => this.revisions.table(domain).revisionRendered(ctx, title, tid));
+    this.renders = new RenderStore(caches);
     const flights = new SingleFlight();
     this.revisions = new KnownRevisions(wikis, caches, flights, this.renders, freshness, log, purger, this.changes);
     this.renderer = new Renderer(wikis, this.revisions, this.renders, flights, log, purger, this.latestStored);

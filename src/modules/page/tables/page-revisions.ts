@@ -125,15 +125,6 @@ export class PageRevisions {
     return (await this.table.query(ctx, { index: 'by_rev', attributes: { rev }, proj: ['title'], limit: 10 })).items.map((r) => r.title as string);
   }
 
-  /**
-   * The revision whose render pointer is `tid`, if one of the page's revisions points there: its
-   * rows hold no content, so a page's are read from a few storage pages (its renders span one or
-   * more each).
-   */
-  async revisionRendered(ctx: RequestContext, title: string, tid: string): Promise<number | undefined> {
-    return (await this.table.findInPartition(ctx, { title }, ['rev', 'tid'], (r) => r.tid === tid))?.rev as number | undefined;
-  }
-
   async range(ctx: RequestContext, title: string, lowRev: number, highRev: number): Promise<RevisionRow[]> {
     const { items } = await this.table.query(ctx, { attributes: { title, rev: { between: [lowRev, highRev] } } });
     return items as unknown as RevisionRow[];

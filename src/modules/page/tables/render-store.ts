@@ -6,7 +6,7 @@ import { PROPS, type Prop, type Render } from '../model/render.js';
 const COLUMN: Record<Prop, string> = { html: 'html', 'data-parsoid': 'data_parsoid', 'data-mw': 'data_mw', wikitext: 'wikitext' };
 
 const RENDERS_SCHEMA = {
-  version: 1,
+  version: 2,
   attributes: { title: 'string', rev: 'varint', tid: 'timeuuid', html: 'blob', data_parsoid: 'blob', data_mw: 'blob', wikitext: 'blob', meta: 'json' },
   index: [
     { attribute: 'title', type: 'hash' },
@@ -15,6 +15,11 @@ const RENDERS_SCHEMA = {
   ],
   // A page re-rendered or edited many times keeps its newest renders; older ones live a day more.
   revisionRetentionPolicy: { type: 'latest', count: 16, grace_ttl: 86400 },
+  // A render by tid alone (`/page/{title}/html/{tid}`) in one indexed read, however long its
+  // page's history: rows are keyed by revision first, and the tid does not tell the revision.
+  secondaryIndexes: {
+    by_tid: [{ attribute: 'tid', type: 'hash' }, { attribute: 'title', type: 'range' }, { attribute: 'rev', type: 'proj' }],
+  },
 };
 
 function toRender(row: Row | undefined): Render | undefined {
@@ -39,15 +44,7 @@ export class RenderStore {
   /** Renders whose tid was handed out with their page bundle while their wikitext is fetched. */
   private readonly incomplete = new Map<string, Promise<Render>>();
 
-  /**
-   * `revisionRendered`: the revision whose render pointer is a tid, where one is known cheaply (a
-   * page's revision rows); a render found neither there nor in memory is looked for among the
-   * page's stored renders.
-   */
-  constructor(
-    private readonly caches: RenderMemory,
-    private readonly revisionRendered?: (ctx: RequestContext, domain: string, title: string, tid: string) => Promise<number | undefined>,
-  ) {}
+  constructor(private readonly caches: RenderMemory) {}
 
   table(domain: string): TableClient {
     let t = this.tables.get(domain);
@@ -80,20 +77,15 @@ export class RenderStore {
     const completing = this.incomplete.get(`${domain}\u0000${tid}`);
     const cached = this.caches.render(domain, tid) ?? (completing && (await completing.catch(() => undefined)));
     if (cached?.title === title && cached.tid === tid) return cached;
-    // Range keys are matched in order (rev, then tid): without the revision, it is found first,
-    // from the revision pointing at the render, else among the page's renders (few: retention
-    // keeps the newest, but each is read from storage pages of its own).
-    const read = async (revision: number | undefined) =>
-      revision === undefined ? undefined : toRender((await this.table(domain).query(ctx, { attributes: { title, rev: revision, tid }, limit: 1 })).items[0]);
-    let stored = await read(rev ?? (await this.revisionRendered?.(ctx, domain, title, tid)));
-    if (!stored && rev === undefined) stored = await read(await this.revisionOf(ctx, domain, title, tid));
+    const revision = rev ?? (await this.revisionOf(ctx, domain, title, tid));
+    const stored = revision === undefined ? undefined : toRender((await this.table(domain).query(ctx, { attributes: { title, rev: revision, tid }, limit: 1 })).items[0]);
     // A render copied to a page's new title keeps its tid: the one remembered may be the other copy.
     return cached || !keep ? stored : this.remember(domain, stored);
   }
 
-  /** The revision of a stored render, from the page's render listing. */
+  /** The revision of a stored render: rows are keyed by revision first, so a tid alone is found through its index. */
   private async revisionOf(ctx: RequestContext, domain: string, title: string, tid: string): Promise<number | undefined> {
-    return (await this.table(domain).findInPartition(ctx, { title }, ['rev', 'tid'], (r) => r.tid === tid))?.rev as number | undefined;
+    return (await this.table(domain).query(ctx, { index: 'by_tid', attributes: { tid, title }, proj: ['rev'], limit: 1 })).items[0]?.rev as number | undefined;
   }
 
   /** The newest stored render of a revision. */
