@@ -1,8 +1,8 @@
 import { invalidInput } from './errors.js';
-import { v1 as timeuuid } from 'uuid';
 import { IMPLICIT_TID, type TableInfo } from './schema.js';
 import { own, type Delete, type Write } from './types.js';
 import { normalizeValue, type ToEngine } from './values.js';
+import { newTid } from '../util/tid.js';
 
 export interface Condition {
   column: string;
@@ -53,7 +53,7 @@ export function planWrite(info: TableInfo, write: Write, encode: ToEngine): Writ
   const tid = info.tidColumn ?? (own(schema.attributes, IMPLICIT_TID) !== undefined ? IMPLICIT_TID : undefined);
   const tidIsKey = tid !== undefined && info.range.includes(tid);
   if (!staticOnly && tid !== undefined && (values[tid] === undefined || values[tid] === null) && (!tidIsKey || info.range.every((r) => r === tid || givenRange.includes(r)))) {
-    values[tid] = encode('timeuuid', timeuuid());
+    values[tid] = encode('timeuuid', newTid());
     if (tidIsKey) givenRange.push(tid);
   }
   const givenRegular = info.regular.filter((c) => c in values);

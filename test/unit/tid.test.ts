@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isTid, newTid, tidTime, unguessableTid } from '../../src/util/tid.js';
+import { compareTids, isTid, maxTidAt, newTid, tidAfter, tidTime, unguessableTid } from '../../src/util/tid.js';
 
 describe('unguessable time-uuids (ids that alone grant access)', () => {
   it('are version-1 time-uuids of now, whose random parts differ from one to the next', () => {
@@ -15,5 +15,26 @@ describe('unguessable time-uuids (ids that alone grant access)', () => {
     assert.equal(tails.size, ids.length);
     const plain = Array.from({ length: 10 }, newTid).map((id) => id.slice(19));
     assert.equal(new Set(plain).size, 1, 'what a plain v1 shares: the reason for unguessable ones');
+  });
+});
+
+describe('new time-uuids', () => {
+  it('are version-1 time-uuids of now, each after the one before, many in one millisecond', () => {
+    const before = Date.now();
+    const ids = Array.from({ length: 20_000 }, newTid);
+    const after = Date.now();
+    for (const id of ids) {
+      assert.ok(isTid(id), id);
+      assert.ok(tidTime(id) >= before && tidTime(id) <= after, id);
+    }
+    assert.equal(new Set(ids).size, ids.length);
+    for (let i = 1; i < ids.length; i++) assert.ok(compareTids(ids[i - 1]!, ids[i]!) < 0, `${ids[i - 1]} then ${ids[i]}`);
+  });
+
+  it('stay after a tid made by a clock ahead of this one', () => {
+    const ahead = maxTidAt(Date.now() + 5000);
+    const next = tidAfter(ahead);
+    assert.ok(isTid(next));
+    assert.ok(compareTids(ahead, next) < 0);
   });
 });
