@@ -8,6 +8,8 @@ interface Entry {
   result: QueryResult;
   version: number;
   until: number | undefined;
+  /** Admitted by the doorkeeper of large answers (see `LARGE_SEEN`). */
+  large: boolean;
 }
 
 /**
@@ -21,12 +23,11 @@ const ENTRY_OVERHEAD_BYTES = 200;
 const MAX_ENTRY_BYTES = 1024 * 1024;
 /**
  * Answers that carry a blob (a render's four parts, a bucket's object) or are larger than this are
- * kept only when asked for again soon (see `LARGE_SEEN`). Kept at once, a scan over more renders
- * than the render cache holds put a second copy of each here, which only pushed others out and
- * doubled what the garbage collector walked (reads by revision over 5,000 renders ran 12% slower),
- * and each one-off answer cost its keeping (measured, frozen, marked, entered: a tenth of a miss);
- * never kept, a hot bucket value was read and decompressed anew for every request (a third of the
- * throughput).
+ * "large": remembered by a doorkeeper of their own (see `LARGE_SEEN`). Kept at once, a scan over
+ * more renders than the render cache holds put a second copy of each here, which only pushed others
+ * out and doubled what the garbage collector walked (reads by revision over 5,000 renders ran 12%
+ * slower); never kept, a hot bucket value was read and decompressed anew for every request (a
+ * third of the throughput).
  */
 const LARGE_ANSWER_BYTES = 16 * 1024;
 
@@ -40,6 +41,14 @@ function holdsBlob(items: readonly Record<string, unknown>[]): boolean {
  * keeps the answer (the doorkeeper of TinyLFU). A scan's reads come back further apart than this.
  */
 const LARGE_SEEN = 1024;
+/**
+ * The same for small answers (a page's state, a revision's row), over more queries. A query read
+ * once is not kept either: under reads spread wider than any cache (old revisions, `?ts=`) each
+ * answer kept at once was measured, frozen and entered for nothing, and lived long enough to be
+ * promoted and collected in the old generation: a tenth of such a read's time. A key read again
+ * among the last 16,384 is kept, as is one that was kept until a commit ended it (`get`).
+ */
+const SMALL_SEEN = 16 * 1024;
 
 /** Rough bytes held by a value: blobs and strings by length, a little for every container. */
 function approxBytes(value: unknown): number {
@@ -69,6 +78,7 @@ function deepFreeze(value: unknown): void {
 export class ReadCache {
   private readonly entries: LRUCache<string, Entry>;
   private readonly largeSeen = new SecondSight(LARGE_SEEN);
+  private readonly smallSeen = new SecondSight(SMALL_SEEN);
 
   /** `maxBytes`: what the answers and the queries naming them may hold together, roughly. */
   constructor(maxBytes: number) {
@@ -80,7 +90,21 @@ export class ReadCache {
     if (!entry) return undefined;
     if (entry.version === version && (entry.until === undefined || now < entry.until)) return entry.result;
     this.entries.delete(key);
+    // Kept until now, so read often: the answer read next is kept at once.
+    (entry.large ? this.largeSeen : this.smallSeen).note(key);
     return undefined;
+  }
+
+  /**
+   * Whether an answer just read is to be kept (`set`): the second time its query comes among
+   * recent ones of its size. Asked before anything is spent on keeping it.
+   */
+  admits(key: string, result: QueryResult): boolean {
+    return this.isLarge(result) ? this.largeSeen.admits(key) : this.smallSeen.admits(key);
+  }
+
+  private isLarge(result: QueryResult): boolean {
+    return holdsBlob(result.items) || approxBytes(result.items) > LARGE_ANSWER_BYTES;
   }
 
   /**
@@ -89,11 +113,10 @@ export class ReadCache {
    * valid while it is (see answer-validity.ts).
    */
   set(key: string, result: QueryResult, version: number, until: number | undefined, stillAt: (version: number) => boolean): void {
-    if ((holdsBlob(result.items) || approxBytes(result.items) > LARGE_ANSWER_BYTES) && !this.largeSeen.admits(key)) return;
     // The answer as a whole too: frozen, its JSON is made once (see http/serialize.ts).
     deepFreeze(result.items);
     Object.freeze(result);
     markValid(result, { until: until ?? Infinity, valid: () => stillAt(version) });
-    this.entries.set(key, { result, version, until });
+    this.entries.set(key, { result, version, until, large: this.isLarge(result) });
   }
 }

@@ -243,7 +243,7 @@ export class SqlTableStorage implements TableStorage {
     if (cached) return cached;
     return this.fresh(async () => {
       const { table, result } = this.readNow(domain, query) ?? (await this.readConfirmed(domain, query));
-      this.cache!.set(key, result, version, await this.nextExpiry(table, version, now), this.stillAt);
+      if (this.cache!.admits(key, result)) this.cache!.set(key, result, version, await this.nextExpiry(table, version, now), this.stillAt);
       return result;
     });
   }

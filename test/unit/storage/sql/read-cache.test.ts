@@ -6,6 +6,11 @@ import { ReadCache } from '../../../../src/storage/sql/read-cache.js';
 import { freshDomain, tempDir } from '../../../helpers.js';
 
 describe('the SQLite read cache', () => {
+  /** Keeps an answer as the storage does: only what the doorkeeper admits. */
+  const keep = (cache: ReadCache, key: string, result: { items: Record<string, unknown>[] }, version = 1) => {
+    if (cache.admits(key, result)) cache.set(key, result, version, undefined, () => true);
+  };
+
   it('counts the queries naming its answers against its memory, not only the answers', () => {
     const cache = new ReadCache(1024 * 1024);
     const longQuery = (i: number) => `${i}:${'x'.repeat(200 * 1024)}`;
@@ -14,22 +19,40 @@ describe('the SQLite read cache', () => {
     assert.ok(kept >= 1 && kept <= 2, `${kept} answers with 400 KB queries kept in 1 MB`);
   });
 
-  it('keeps small answers at once, answers of large values or with a blob only when read again soon', () => {
+  it('keeps an answer read again soon, not one read once; a large one only when read again among fewer others', () => {
     const cache = new ReadCache(16 * 1024 * 1024);
     const large = (k: string) => ({ items: [{ k, v: Buffer.alloc(64 * 1024) }] });
-    cache.set('small', { items: [{ k: 'a', v: 'text', n: 1 }] }, 1, undefined, () => true);
-    cache.set('large', large('b'), 1, undefined, () => true);
-    cache.set('blob', { items: [{ k: 'c', v: Buffer.alloc(1024) }] }, 1, undefined, () => true);
-    assert.ok(cache.get('small', 1, Date.now()));
+    const small = (k: string) => ({ items: [{ k, v: 'text', n: 1 }] });
+    keep(cache, 'small', small('a'));
+    keep(cache, 'large', large('b'));
+    keep(cache, 'blob', { items: [{ k: 'c', v: Buffer.alloc(1024) }] });
+    assert.equal(cache.get('small', 1, Date.now()), undefined, 'a small answer read once is not kept');
     assert.equal(cache.get('large', 1, Date.now()), undefined, 'a large answer read once is not kept');
     assert.equal(cache.get('blob', 1, Date.now()), undefined, 'a small answer with a blob (a render) read once is not kept');
-    cache.set('blob', { items: [{ k: 'c', v: Buffer.alloc(1024) }] }, 1, undefined, () => true);
-    assert.ok(cache.get('blob', 1, Date.now()), 'read again at once, it is kept');
-    cache.set('large', large('b'), 1, undefined, () => true);
-    assert.ok(cache.get('large', 1, Date.now()), 'read again at once, it is kept');
-    // A scan: each large answer comes back only after thousands of others.
-    for (let round = 0; round < 2; round++) for (let i = 0; i < 3000; i++) cache.set(`scan${i}`, large(`s${i}`), 1, undefined, () => true);
-    assert.equal(cache.get('scan0', 1, Date.now()), undefined, 'a scan over more than it remembers keeps nothing');
+    const again: [string, { items: Record<string, unknown>[] }][] = [['small', small('a')], ['blob', { items: [{ k: 'c', v: Buffer.alloc(1024) }] }], ['large', large('b')]];
+    for (const [key, result] of again) {
+      keep(cache, key, result);
+      assert.ok(cache.get(key, 1, Date.now()), `${key}: read again at once, it is kept`);
+    }
+    // Reads spread over more than the doorkeepers remember: each answer comes back after thousands of others.
+    for (let round = 0; round < 2; round++) for (let i = 0; i < 3000; i++) keep(cache, `scan${i}`, large(`s${i}`));
+    assert.equal(cache.get('scan0', 1, Date.now()), undefined, 'a scan of large answers over more than it remembers keeps nothing');
+    for (let round = 0; round < 2; round++) for (let i = 0; i < 20_000; i++) keep(cache, `spread${i}`, small(`s${i}`));
+    assert.equal(cache.get('spread0', 1, Date.now()), undefined, 'nor one of small answers');
+    for (let i = 0; i < 3000; i++) keep(cache, `twice${i}`, small(`t${i}`));
+    for (let i = 0; i < 3000; i++) keep(cache, `twice${i}`, small(`t${i}`));
+    assert.ok(cache.get('twice0', 1, Date.now()), 'small answers read again among a few thousand others are kept');
+  });
+
+  it('keeps at once the answer read after a kept one was ended by a commit', () => {
+    const cache = new ReadCache(16 * 1024 * 1024);
+    const answer = { items: [{ k: 'a', n: 1 }] };
+    keep(cache, 'q', answer);
+    keep(cache, 'q', answer);
+    assert.ok(cache.get('q', 1, Date.now()));
+    assert.equal(cache.get('q', 2, Date.now()), undefined, 'a commit ends it');
+    keep(cache, 'q', { items: [{ k: 'a', n: 2 }] }, 2);
+    assert.deepEqual(cache.get('q', 2, Date.now())?.items, [{ k: 'a', n: 2 }], 'read once after, it is kept');
   });
 
   it('takes any size in megabytes, a fraction of a byte meaning none', async () => {
