@@ -574,6 +574,12 @@ export function storageConformance(backend: string, config: () => StorageConfig,
         // Another projection, another order of the conditions: their own answers.
         assert.deepEqual((await storage.get(domain, { table: 'pages', attributes: { title: 'A', rev: { le: 4 } }, proj: ['rev'], limit: 1 })).items, [{ rev: 2 }]);
         assert.deepEqual((await storage.get(domain, { table: 'pages', attributes: { rev: { lt: 5 }, title: 'A' }, limit: 1 })).items.map((r) => r.rev), [2]);
+        // In reverse order: the same conditions, their own answers (the next revision after one).
+        const nextAfter = async (title: string, rev: number) =>
+          (await storage.get(domain, { table: 'pages', attributes: { title, rev: { gt: rev } }, order: { rev: 'asc' }, limit: 1 })).items.map((r) => r.comment);
+        assert.deepEqual([await nextAfter('A', 1), await nextAfter('A', 2), await nextAfter('A', 5), await nextAfter('B', 0)], [['A2'], ['A5'], [], ['B3']]);
+        assert.deepEqual((await storage.get(domain, { table: 'pages', attributes: { title: 'A', rev: { gt: 1 } }, order: { rev: 'desc' }, limit: 1 })).items.map((r) => r.comment), ['A5']);
+        await rejectsWith(storage.get(domain, { table: 'pages', attributes: { title: 'A', rev: { gt: 1 } }, order: { rev: 'sideways' } as unknown as Record<string, 'asc'>, limit: 1 }), 400);
         // A value of the wrong type, or none, in a shape read before: refused as the first time.
         await rejectsWith(storage.get(domain, { table: 'pages', attributes: { title: 'A', rev: { le: 'two' } }, proj: ['rev', 'comment'], limit: 1 }), 400);
         await rejectsWith(storage.get(domain, { table: 'pages', attributes: { title: 'A', rev: { le: null } }, proj: ['rev', 'comment'], limit: 1 }), 400);

@@ -14,7 +14,7 @@ interface PointRead {
   pinned: Statement['pinned'];
 }
 
-const SHAPE_FIELDS = new Set(['table', 'attributes', 'limit', 'index', 'proj']);
+const SHAPE_FIELDS = new Set(['table', 'attributes', 'limit', 'index', 'proj', 'order']);
 /** Operators a kept shape may hold, one a condition (`between` is two predicates: planned in full). */
 const RANGE_OPERATORS = new Set(['eq', 'lt', 'gt', 'le', 'ge']);
 
@@ -25,8 +25,8 @@ const SEPARATORS = /[\u0000-\u0003]/;
 /**
  * What a query's plan and statement depend on, when it is nothing but conditions on keys, each a
  * scalar or one comparison with a scalar (`{title: 'A', timestamp: {le: t}}`), perhaps on an
- * index, with a limit and a projection: the index, the projection, the limit, and the key names
- * and operators in the order given. Anything else: undefined.
+ * index, with a limit, a projection and an order: the index, the projection, the limit, the order,
+ * and the key names and operators in the order given. Anything else: undefined.
  */
 function shapeOf(query: Query): string | undefined {
   for (const field in query) if (!SHAPE_FIELDS.has(field)) return undefined;
@@ -36,8 +36,17 @@ function shapeOf(query: Query): string | undefined {
   if (proj !== undefined && !(Array.isArray(proj) && proj.every((name) => typeof name === 'string' && !SEPARATORS.test(name)))) return undefined;
   const conditions = query.attributes;
   if (typeof conditions !== 'object' || conditions === null) return undefined;
-  // The limit, the index and the projection are written into the statement: shapes of their own.
+  // The limit, the index, the projection and the order are written into the statement: shapes of their own.
   let shape = `${query.limit ?? ''}\u0001${query.index ?? ''}\u0001${proj === undefined ? '*' : (proj as string[]).join('\u0000')}\u0001`;
+  if (query.order !== undefined) {
+    const order = query.order as unknown;
+    if (typeof order !== 'object' || order === null || Array.isArray(order)) return undefined;
+    for (const [name, dir] of Object.entries(order)) {
+      if (SEPARATORS.test(name) || (dir !== 'asc' && dir !== 'desc')) return undefined;
+      shape += `${name}\u0002${dir}\u0000`;
+    }
+  }
+  shape += '\u0001';
   for (const name in conditions) {
     if (SEPARATORS.test(name)) return undefined;
     const value = conditions[name];
