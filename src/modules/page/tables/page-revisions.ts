@@ -296,8 +296,9 @@ export class PageRevisions {
     const row = await this.currentAt(ctx, title, at);
     if (!row || row.page_id !== newest.page_id) return undefined;
     if (row.rev === row.latest_rev) return row.checked !== null && Date.parse(row.checked) >= at ? row : undefined;
-    const { items } = await this.table.query(ctx, { attributes: { title, rev: { gt: row.rev } }, order: { rev: 'asc' }, limit: 1 });
-    const next = items[0] as unknown as RevisionRow | undefined;
+    // Of the next revision, only what proves it: not its page's state, nor its other columns.
+    const { items } = await this.table.query(ctx, { attributes: { title, rev: { gt: row.rev } }, order: { rev: 'asc' }, proj: ['parent_id', 'page_id', 'timestamp'], limit: 1 });
+    const next = items[0] as Pick<RevisionRow, 'parent_id' | 'page_id' | 'timestamp'> | undefined;
     const provesIt = next && next.parent_id === row.rev && next.page_id === row.page_id && next.timestamp !== null && Date.parse(next.timestamp) > at;
     return provesIt ? row : undefined;
   }
