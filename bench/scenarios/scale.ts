@@ -108,6 +108,8 @@ export interface SnapshotRun {
   beforeFirstPageMs: number;
   afterLastPageMs: number;
   tablePagesPerSecond: number;
+  /** The same snapshot and table read again in the same process, each with its code compiled and the store's pages in memory. */
+  again?: { pagesPerSecond: number; tablePagesPerSecond: number };
   /** Pages whose body the snapshot copied as stored, and those it made from their renders. */
   bodies: { stored: number; made: number };
   /** The same snapshot once the pages' facts are dropped (records as the previous release wrote them), median of three. */
