@@ -164,6 +164,19 @@ export function storageConformance(backend: string, config: () => StorageConfig,
         assert.deepEqual(byColor.items.map((r) => r.x), [2]);
       });
 
+      it('migrates by adding an index over columns its rows already hold: each row found by it at once, an expired one not', async () => {
+        const domain = await table(grid);
+        for (let x = 0; x < 30; x++) await storage.put(domain, { table: 'grid', attributes: { p: `p${x % 3}`, x, y: 1, label: `l${x % 5}` } });
+        await storage.put(domain, { table: 'grid', attributes: { p: 'gone', x: 1, y: 1, label: 'l0' } });
+        await storage.put(domain, { table: 'grid', attributes: { p: 'expiring', x: 1, y: 1, label: 'l0', _ttl: 1 } });
+        await sleep(1100);
+        const v2 = { ...grid, version: 2, secondaryIndexes: { by_label: [{ attribute: 'label', type: 'hash' }, { attribute: 'p', type: 'range' }, { attribute: 'x', type: 'range' }] } };
+        await storage.delete(domain, { table: 'grid', attributes: { p: 'gone' } });
+        assert.equal(await storage.createTable(domain, 'grid', v2), 'updated');
+        const byLabel = await storage.get(domain, { table: 'grid', index: 'by_label', attributes: { label: 'l0' }, limit: 100 });
+        assert.deepEqual(byLabel.items.map((r) => `${r.p}/${r.x}`).sort(), ['p0/0', 'p0/15', 'p1/10', 'p1/25', 'p2/20', 'p2/5']);
+      });
+
       it('rejects incompatible changes and changes without a higher version', async () => {
         const domain = await table(grid);
         await rejectsWith(storage.createTable(domain, 'grid', { ...grid, attributes: { ...grid.attributes, extra: 'int' } }), 400, /version/);

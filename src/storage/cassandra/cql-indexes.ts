@@ -6,6 +6,9 @@ import type { CqlSession, CqlRow } from './cql-session.js';
 import { deleteCql, readCql, type CqlStatement } from './cql-statements.js';
 import { fromCql } from './cql-values.js';
 
+/** Index entries written at once while an index is filled from its table's rows. */
+const FILL_PARALLEL = 64;
+
 export interface Table {
   info: TableInfo;
   cql: CqlTable;
@@ -84,12 +87,14 @@ export class IndexUpkeep {
 
   /** A new index on a table with rows: an entry for every row that has the index's keys. */
   async fillIndex(table: Table, index: IndexTable): Promise<void> {
-    const rows = await this.session.all({ query: `SELECT ${index.columns.map(q).join(', ')}, "_exp" FROM ${table.main}`, params: [] });
     const indexTable = table.indexNames.get(index.table)!;
-    for (const row of rows) {
-      if (index.columns.some((c) => row[c] === null || row[c] === undefined)) continue;
-      const ttl = row._exp === null ? 0 : Math.max(1, Math.ceil((Number(row._exp) - Date.now()) / 1000));
-      await this.session.runWrites([this.insertEntry(indexTable, Object.fromEntries(index.columns.map((c) => [c, row[c]])), ttl)]);
+    for await (const page of this.session.pages({ query: `SELECT ${index.columns.map(q).join(', ')}, "_exp" FROM ${table.main}`, params: [] })) {
+      const entries = page
+        .filter((row) => index.columns.every((c) => row[c] !== null && row[c] !== undefined))
+        .map((row) => this.insertEntry(indexTable, Object.fromEntries(index.columns.map((c) => [c, row[c]])), row._exp === null ? 0 : Math.max(1, Math.ceil((Number(row._exp) - Date.now()) / 1000))));
+      // Side by side, FILL_PARALLEL at a time: an index added to a table of a million rows (a
+      // migration at start-up) is written in minutes, where one entry after the other took hours.
+      for (let i = 0; i < entries.length; i += FILL_PARALLEL) await Promise.all(entries.slice(i, i + FILL_PARALLEL).map((entry) => this.session.runWrites([entry])));
     }
   }
 

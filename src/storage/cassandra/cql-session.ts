@@ -124,15 +124,20 @@ export class CqlSession {
     }
   }
 
-  /** Every row a statement selects, page by page (retention candidates, index upkeep). */
-  async all(statement: CqlStatement): Promise<CqlRow[]> {
-    const rows: CqlRow[] = [];
+  /** The rows a statement selects, a page at a time: a whole table's keys without holding them all. */
+  async *pages(statement: CqlStatement): AsyncGenerator<CqlRow[]> {
     let pageState: string | undefined;
     do {
       const result = await this.run(statement, { fetchSize: 1000, pageState });
-      rows.push(...(result.rows as unknown as CqlRow[]));
+      yield result.rows as unknown as CqlRow[];
       pageState = result.pageState ?? undefined;
     } while (pageState);
+  }
+
+  /** Every row a statement selects, page by page (retention candidates, index upkeep). */
+  async all(statement: CqlStatement): Promise<CqlRow[]> {
+    const rows: CqlRow[] = [];
+    for await (const page of this.pages(statement)) rows.push(...page);
     return rows;
   }
 
