@@ -27,7 +27,13 @@ export class BoundedMap<K, V> extends Map<K, V> {
  * come back further apart than that keeps nothing.
  */
 export class SecondSight {
-  private readonly seen: BoundedMap<string, true>;
+  /**
+   * Keys by a 32-bit hash: small integers, which a Map holds without an object each. Kept as the
+   * strings, the keys of reads spread wide (a query each) lived long enough to be promoted and then
+   * collected with the old generation. Two keys of one hash admit each other once: a cache entry
+   * made a read early.
+   */
+  private readonly seen: BoundedMap<number, true>;
 
   constructor(remembered: number) {
     this.seen = new BoundedMap(remembered);
@@ -35,15 +41,23 @@ export class SecondSight {
 
   /** True the second time `key` comes (it is then forgotten); false, and remembered, the first. */
   admits(key: string): boolean {
-    if (this.seen.delete(key)) return true;
-    this.seen.set(key, true);
+    const hash = fnv1a(key);
+    if (this.seen.delete(hash)) return true;
+    this.seen.set(hash, true);
     return false;
   }
 
   /** Counts `key` as seen once: the next time it comes, it is admitted. */
   note(key: string): void {
-    this.seen.set(key, true);
+    this.seen.set(fnv1a(key), true);
   }
+}
+
+/** FNV-1a over a string's UTF-16 code units, to 30 bits: a small integer in V8, held without an object. */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 2;
 }
 
 /**
