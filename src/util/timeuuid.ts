@@ -18,9 +18,18 @@ export const TIMEUUID_EPOCH_MS = -12_219_292_800_000;
 /** The latest time a v1 time-uuid names (60 bits of 100 ns ticks): in the year 5236. */
 export const TIMEUUID_END_MS = Number((2n ** 60n - 1n - 122192928000000000n) / 10000n);
 
+/** 100 ns ticks since the epoch of a v1 time-uuid. */
+function unixTicks(uuid: string): bigint {
+  const hex = uuid.replace(/-/g, '');
+  return BigInt(`0x${hex.slice(13, 16)}${hex.slice(8, 12)}${hex.slice(0, 8)}`) - 122192928000000000n;
+}
+
 /** Milliseconds since the epoch of a v1 time-uuid. */
 export function timeuuidMillis(uuid: string): number {
-  const hex = uuid.replace(/-/g, '');
-  const ticks = BigInt(`0x${hex.slice(13, 16)}${hex.slice(8, 12)}${hex.slice(0, 8)}`);
-  return Number((ticks - 122192928000000000n) / 10000n);
+  return Number(unixTicks(uuid) / 10000n);
+}
+
+/** Microseconds since the epoch of a v1 time-uuid (a safe integer until the year 2255). */
+export function timeuuidMicros(uuid: string): number {
+  return Number(unixTicks(uuid) / 10n);
 }

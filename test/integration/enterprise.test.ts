@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { SnapshotWriter } from '../../src/modules/page/snapshot/snapshot-writer.js';
 import type { RequestContext } from '../../src/router/types.js';
 import { request, sleep, tempDir } from '../helpers.js';
-import { listen } from '../sse.js';
+import { listen, listenLines } from '../sse.js';
 import { tarEntries } from '../tar-entries.js';
 import { FAST_FOLLOWER, startAgainstWiki, waitFor, WIKI_URL, type AgainstWiki } from '../wiki.js';
 
@@ -179,6 +179,67 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
     }
   });
 
+  it("streams the wiki's changes as Enterprise's Realtime does: records a line, deletions without text, resumable by offset", async () => {
+    // As Enterprise's SDK asks: a GET with its parameters as a JSON body.
+    const fields = ['name', 'version.identifier', 'namespace.identifier', 'is_part_of.identifier', 'article_body.html', 'event.*'];
+    const ask = { fields, filters: [{ field: 'namespace.identifier', value: 0 }] };
+    const stream = listenLines(`${base}/articles`, ask);
+    const opened = await stream.status;
+    assert.equal(opened.status, 200, opened.text);
+    assert.equal(opened.headers['content-type'], 'application/x-ndjson');
+    const name = title('Live').replace(/_/g, ' ');
+    try {
+      await a.wiki.edit(title('Live'), 'Streamed text.');
+      const rev = await a.wiki.latestRevid(title('Live'));
+      const update = await waitFor('the update line', 20_000, async () => stream.lines.find((l) => l.name === name && l.event.type === 'update' && l.version?.identifier === rev));
+      assert.deepEqual(Object.keys(update).sort(), ['article_body', 'event', 'is_part_of', 'name', 'namespace', 'version']);
+      assert.match(update.article_body.html, /Streamed text/);
+      assert.equal(update.namespace.identifier, 0);
+      assert.equal(update.event.partition, 0);
+      assert.ok(Number.isSafeInteger(update.event.offset));
+      assert.ok(Date.parse(update.event.date_created) <= Date.now());
+      // The record a line carries is On-demand's, field for field.
+      const onDemand = (await article(title('Live'), { method: 'POST', body: { fields: fields.filter((f) => f !== 'event.*') } })).json[0];
+      assert.deepEqual({ ...update, event: undefined }, { ...onDemand, event: undefined });
+      await a.wiki.delete(title('Live'));
+      const deletion = await waitFor('the delete line', 20_000, async () => stream.lines.find((l) => l.name === name && l.event.type === 'delete'));
+      assert.equal(deletion.article_body, undefined, 'a deletion carries no text');
+      assert.equal(deletion.is_part_of.identifier, update.is_part_of.identifier);
+      assert.ok(deletion.event.offset > update.event.offset);
+
+      // Resumed at the update's offset (a POST this time): the update first (the page is gone now,
+      // so the update says nothing; the deletion does), then the deletion.
+      const resumed = listenLines(`${base}/articles`, { fields: ['name', 'event.*'], offsets: { 0: update.event.offset } }, 'POST');
+      try {
+        assert.equal((await resumed.status).status, 200);
+        const again = await waitFor('the deletion, resumed', 20_000, async () => resumed.lines.find((l) => l.name === name && l.event.type === 'delete'));
+        assert.equal(again.event.identifier, deletion.event.identifier);
+        assert.ok(resumed.lines.every((l) => l.event.offset >= update.event.offset), 'nothing before the offset');
+      } finally {
+        resumed.close();
+      }
+      // Parts that leave the wiki's one partition out are sent nothing of it.
+      const elsewhere = listenLines(`${base}/articles`, { parts: [1, 2], since: new Date(Date.now() - 120_000).toISOString() });
+      try {
+        assert.equal((await elsewhere.status).status, 200);
+        await sleep(1500);
+        assert.equal(elsewhere.lines.length, 0);
+      } finally {
+        elsewhere.close();
+      }
+    } finally {
+      stream.close();
+    }
+    // What Enterprise refuses, in its error shape.
+    for (const body of [{ fields: ['nope'] }, { filters: [{ field: 'no.such', value: 1 }] }, { parts: [10] }, { offsets: { 0: 'x' } }, { since: 'yesterday' }, { limit: 3 }]) {
+      const refused = await stream.status.then(() => listenLines(`${base}/articles`, body, 'POST').status);
+      assert.equal(refused.status, 400, JSON.stringify(body));
+      const error = JSON.parse(refused.text!);
+      assert.equal(error.status, 400);
+      assert.equal(typeof error.message, 'string');
+    }
+  });
+
   it('writes, in a snapshot at T, the same line on-demand answers for the page at T', async () => {
     await sleep(1100);
     const at = Math.floor(Date.now() / 1000) * 1000;
@@ -235,6 +296,26 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
       chunkLines.push(...(await tarEntries(file)).flatMap((e) => e.text.split('\n').filter(Boolean)));
     }
     assert.deepEqual(chunkLines, lines, 'the chunks hold the archive\'s lines, in order');
+    // As Enterprise's SDK asks for descriptions: POSTs with fields; a chunk by its identifier or its index.
+    const posted = await request(`${base}/snapshots/${identifier}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { fields: ['identifier', 'size.*', 'chunks'] } });
+    assert.equal(posted.status, 200, posted.text);
+    assert.deepEqual(Object.keys(posted.json).sort(), ['chunks', 'identifier', 'size']);
+    const chunkList = await request(`${base}/snapshots/${identifier}/chunks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: {} });
+    assert.deepEqual(chunkList.json.map((c: { identifier: string }) => c.identifier), described.chunks);
+    const last = described.chunks.length - 1;
+    const byId = await request(`${base}/snapshots/${identifier}/chunks/${described.chunks[last]}`);
+    const byIndex = await request(`${base}/snapshots/${identifier}/chunks/${last}`);
+    assert.equal(byId.status, 200, byId.text);
+    assert.deepEqual(byIndex.json, byId.json);
+    assert.equal(byId.json.identifier, `${identifier}_chunk_${last}`);
+    assert.deepEqual(byId.json.in_language, described.in_language);
+    assert.equal(byId.json.chunks, undefined);
+    assert.deepEqual(byId.json, chunkList.json[last]);
+    const lastChunk = await request(`${base}/snapshots/${identifier}/chunks/${last}/download`, { method: 'HEAD' });
+    assert.equal(lastChunk.status, 200);
+    assert.equal(byId.json.size.value, Math.round((Number(lastChunk.headers['content-length']) / 1048576) * 1000) / 1000);
+    assert.equal((await request(`${base}/snapshots/${identifier}/chunks/${described.chunks.length}`)).status, 404);
+    assert.equal((await request(`${base}/snapshots/${identifier}/chunks/01`)).status, 404);
     assert.ok(zlib.gunzipSync(whole.raw).length > 0);
   });
 

@@ -10,6 +10,7 @@ import type { PageCaches } from './read/page-caches.js';
 import type { Renderer } from './read/renderer.js';
 import type { EnterpriseReads } from './enterprise/enterprise-reads.js';
 import type { SnapshotShelf } from './enterprise/snapshot-shelf.js';
+import type { ChangeStreams } from './follow/change-stream.js';
 
 /**
  * The page module's one door for the surfaces built on it (src/surfaces/: `/v1/`, rest_v1,
@@ -38,8 +39,8 @@ export interface PageDoor {
   html2(domain: string, render: BundleRender): Promise<Buffer>;
   /** Counts a read of a page (the stored pages' read counts); called once it was answered. */
   noter(domain: string, title: string): () => void;
-  /** Wikimedia Enterprise's records of pages, and the finished snapshots offered for download. */
-  readonly enterprise: EnterpriseReads & { readonly snapshots: SnapshotShelf };
+  /** Wikimedia Enterprise's records of pages, the finished snapshots offered for download, and the wiki's changes as Realtime streams them. */
+  readonly enterprise: EnterpriseReads & { readonly snapshots: SnapshotShelf; readonly realtime: ChangeStreams['realtime'] };
 }
 
 /** A page's revisions: stored, else asked of the wiki and stored. */
@@ -75,6 +76,8 @@ export { contentReuse, type PageReuse } from './read/page-caches.js';
 export type { EnterpriseReads } from './enterprise/enterprise-reads.js';
 export { ARTICLE_FIELDS, checkFields, passes, selectFields, SNAPSHOT_FIELDS, STRUCTURED_FIELDS } from './model/record-fields.js';
 export type { Download, Segment, ShelvedSnapshot, SnapshotShelf } from './enterprise/snapshot-shelf.js';
+export { startOf } from './follow/change-stream.js';
+export type { RealtimeOptions } from './follow/realtime-lines.js';
 // Saves and transforms, as the service's own routes read their requests.
 export type { PageSaver } from './edit/page-saver.js';
 export { credentialsOf, parseDataMw, parseOriginal } from './edit/save-routes.js';

@@ -11,7 +11,7 @@ import { LinkStates } from './display/link-states.js';
 import { DisplayChanges } from './display/display-changes.js';
 import { followerModule } from './follow/follower-module.js';
 import { changeNoticesModule } from './follow/change-notices.js';
-import { changeStreamModule } from './follow/change-stream.js';
+import { changeStreams } from './follow/change-stream.js';
 import { snapshotModule } from './snapshot/snapshot-routes.js';
 import { BodiesOnRender } from './snapshot/bodies-on-render.js';
 import { PageFactsStore } from './read/facts-store.js';
@@ -97,7 +97,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
   });
   const notices = changeNoticesModule(service, follower.applierOf, options.log);
   const records = enterpriseReads(service);
-  const stream = changeStreamModule(service, options.log, options.streamStallMs, (domain) => options.wikis.homeOf(domain), records);
+  const streams = changeStreams(service, options.log, options.streamStallMs, (domain) => options.wikis.homeOf(domain), records);
   const displays = displayModule({ service, caches, cache, display, linkStates, normalize });
   const edit = pageEditModule({ saver, transforms, normalize });
   const drafts = branchRoutesModule({ branches, callers, normalize, bodies: new VersionBodies(Math.floor(options.renderCacheBytes / 8)) });
@@ -105,7 +105,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
   const schedule = options.snapshotSchedule
     ? [snapshotScheduleModule(service, shelf, { ...options.snapshotSchedule, domains: () => service.domains().filter((d) => !options.wikis.isFarmed(d) && options.wikis.homeOf(d) === undefined) }, options.log)]
     : [];
-  const modules = [follower, notices, stream, snapshotModule(service), ...schedule, page, displays, edit, drafts, saveRecordsModule(service, locksOf), branchRecords];
+  const modules = [follower, notices, streams.module, snapshotModule(service), ...schedule, page, displays, edit, drafts, saveRecordsModule(service, locksOf), branchRecords];
   const ahead = (options?: { renderNext?: boolean }) => (options?.renderNext ? service.renderer : undefined);
   const door: PageDoor = {
     modules,
@@ -129,7 +129,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
     answers: caches,
     html2: (domain, render) => html2.of(domain, render),
     noter: (domain, title) => service.reads.noter(domain, title),
-    enterprise: { ...records, snapshots: shelf },
+    enterprise: { ...records, snapshots: shelf, realtime: streams.realtime },
   };
   return { modules, service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers, door };
 }

@@ -1,7 +1,7 @@
 import type { Module, Response, RouteRequest } from '../../router/types.js';
 import { HttpError } from '../../util/errors.js';
 import { parseTime } from '../../util/tid.js';
-import { ARTICLE_FIELDS, checkFields, contentReuse, passes, selectFields, SNAPSHOT_FIELDS, STRUCTURED_FIELDS, type PageDoor } from '../../modules/page/door.js';
+import { ARTICLE_FIELDS, checkFields, contentReuse, passes, selectFields, SNAPSHOT_FIELDS, startOf, STRUCTURED_FIELDS, type PageDoor, type RealtimeOptions } from '../../modules/page/door.js';
 import { serveDownload } from './downloads.js';
 
 /** Enterprise's limit on records per on-demand answer (one a project; a wiki here is one project). */
@@ -44,7 +44,9 @@ function fromQuery(query: URLSearchParams): Record<string, unknown> {
 
 /** The request's options, checked against the record's fields: unknown ones are 400s, a limit past 10 a 422 (Enterprise's words). */
 function asked(req: RouteRequest, tree: Tree): Asked {
-  const raw = req.method === 'POST' && req.body !== undefined ? req.body : fromQuery(req.query);
+  // Enterprise's clients send their options as JSON, on a POST and on a GET alike (its Realtime
+  // client GETs with a body); a request without a body gives them in its query.
+  const raw = req.body !== undefined ? req.body : fromQuery(req.query);
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid('The body must be a JSON object with fields, filters and limit.');
   const { fields = [], filters = [], limit = MAX_LIMIT, ...rest } = raw as Record<string, unknown>;
   const other = Object.keys(rest)[0];
@@ -58,6 +60,38 @@ function asked(req: RouteRequest, tree: Tree): Asked {
   const paths = checkFields(tree, fields as string[]);
   const checked = (filters as { field: string; value: unknown }[]).map((f) => ({ path: checkFields(tree, [f.field], 'filter')[0]!, value: f.value }));
   return { fields: paths, filters: checked, limit };
+}
+
+/** What a Realtime client may send (Enterprise's parameters; `parts`, `offsets` and `since_per_partition` name partitions). */
+const REALTIME_PARAMS = new Set(['since', 'fields', 'filters', 'parts', 'offsets', 'since_per_partition']);
+
+/**
+ * Where a Realtime client starts and what it is sent. A wiki is one partition, 0, in part 0 of
+ * Enterprise's ten: its offset (`offsets`) wins over its own time (`since_per_partition`), which
+ * wins over `since`; without any, the stream starts now. Parts that leave partition 0 out are
+ * sent nothing, as Enterprise sends a connection nothing of the partitions it did not ask for.
+ */
+function realtimeAsked(req: RouteRequest): { start: string; options: RealtimeOptions } {
+  const raw = req.body !== undefined ? req.body : { ...fromQuery(req.query), ...(req.query.has('since') ? { since: req.query.get('since') } : {}) };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid('The body must be a JSON object (since, fields, filters, parts, offsets).');
+  const body = raw as Record<string, unknown>;
+  const other = Object.keys(body).find((k) => !REALTIME_PARAMS.has(k));
+  if (other !== undefined) throw invalid(`${other.slice(0, 100)} is not a parameter (${[...REALTIME_PARAMS].join(', ')}).`);
+  const { fields, filters } = asked({ ...req, body: { ...(body.fields !== undefined ? { fields: body.fields } : {}), ...(body.filters !== undefined ? { filters: body.filters } : {}) } } as RouteRequest, ARTICLE_FIELDS);
+  const partitionMap = (name: string, valid: (v: unknown) => boolean): unknown => {
+    const map = body[name];
+    if (map === undefined) return undefined;
+    if (typeof map !== 'object' || map === null || Array.isArray(map) || Object.keys(map).length > 50 || !Object.values(map).every(valid)) throw invalid(`${name} must be an object of partition: value (at most 50).`);
+    return (map as Record<string, unknown>)['0'];
+  };
+  const offset = partitionMap('offsets', (v) => Number.isSafeInteger(v) && (v as number) >= 0) as number | undefined;
+  const since = (partitionMap('since_per_partition', (v) => typeof v === 'string') as string | undefined) ?? body.since;
+  if (since !== undefined && typeof since !== 'string' && !Number.isSafeInteger(since)) throw invalid('since must be a time (RFC 3339).');
+  const parts = body.parts;
+  if (parts !== undefined && (!Array.isArray(parts) || !parts.every((p) => Number.isInteger(p) && p >= 0 && p <= 9))) throw invalid('parts must be an array of integers from 0 to 9.');
+  const time = offset !== undefined ? new Date(Math.floor(offset / 1000)).toISOString() : typeof since === 'number' ? new Date(since).toISOString() : (since as string | undefined);
+  const outside = Array.isArray(parts) && !parts.includes(0);
+  return { start: startOf(time), options: { fields, filters, ...(outside ? { fromOffset: Number.POSITIVE_INFINITY } : offset !== undefined ? { fromOffset: offset } : {}) } };
 }
 
 /** Records as Enterprise answers them: a JSON array, or NDJSON lines where the client asks so. */
@@ -75,12 +109,22 @@ function shaped(record: Record<string, unknown>, ask: Asked): unknown[] {
 
 const notFound = (what: string) => new HttpError(404, 'not-found', `${what} was not found.`);
 
+/** One description as Enterprise answers it: the object itself, not an array; a 404 if the filters left it out. */
+function one(items: unknown[], what: string): Response {
+  if (!items.length) throw notFound(`${what} matching the filters`);
+  return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-cache' }, body: Buffer.from(JSON.stringify(items[0])) };
+}
+
 const ARTICLE_PARAMS = [
   { name: 'name', in: 'path', required: true, schema: { type: 'string' } },
   { name: 'fields', in: 'query', schema: { type: 'string' }, description: 'Fields to return, dotted (version.identifier), * for any; comma-separated or repeated' },
   { name: 'filters', in: 'query', schema: { type: 'string' }, description: 'field:value pairs, comma-separated, or a JSON array of {field, value}' },
   { name: 'limit', in: 'query', schema: { type: 'string' } },
   { name: 'ts', in: 'query', schema: { type: 'string' }, description: 'The record as it was at this moment (ISO 8601): the line a snapshot of that moment holds' },
+];
+const REALTIME_QUERY = [
+  { name: 'since', in: 'query', schema: { type: 'string' }, description: 'Start from this time (RFC 3339) within the change log\'s keeping; default now' },
+  ...ARTICLE_PARAMS.slice(1, 3),
 ];
 const BODY = { content: { 'application/json': { schema: { type: 'object' } } } };
 
@@ -130,9 +174,30 @@ export function enterpriseModule(page: PageDoor): Module {
     const ask = asked(req, SNAPSHOT_FIELDS);
     const found = enterprise.snapshots.get(req.domain, req.params.identifier!);
     if (!found) throw notFound(`Snapshot ${req.params.identifier!.slice(0, 200)}`);
-    const [item] = shaped(found as unknown as Record<string, unknown>, ask);
-    if (!item) throw notFound(`Snapshot ${req.params.identifier!.slice(0, 200)} matching the filters`);
-    return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-cache' }, body: Buffer.from(JSON.stringify(item)) };
+    return one(shaped(found as unknown as Record<string, unknown>, ask), `Snapshot ${req.params.identifier!.slice(0, 200)}`);
+  };
+  /** A snapshot's chunks, each described as Enterprise describes a chunk (a snapshot's shape, its own size). */
+  const chunks = (req: RouteRequest) => {
+    const ask = asked(req, SNAPSHOT_FIELDS);
+    const found = enterprise.snapshots.get(req.domain, req.params.identifier!);
+    if (!found) throw notFound(`Snapshot ${req.params.identifier!.slice(0, 200)}`);
+    const described = found.chunks.map((id) => enterprise.snapshots.chunkInfo(req.domain, found.identifier, id)).filter((c) => c !== undefined);
+    return records(req, described.flatMap((c) => shaped(c as unknown as Record<string, unknown>, ask)));
+  };
+  const chunk = (req: RouteRequest) => {
+    const ask = asked(req, SNAPSHOT_FIELDS);
+    const found = enterprise.snapshots.chunkInfo(req.domain, req.params.identifier!, req.params.chunk!);
+    if (!found) throw notFound(`Chunk ${req.params.chunk!.slice(0, 200)}`);
+    return one(shaped(found as unknown as Record<string, unknown>, ask), `Chunk ${req.params.chunk!.slice(0, 200)}`);
+  };
+  /** Enterprise's Realtime: the wiki's changes from now (or where the client resumes) as NDJSON records, open as long as the client reads. */
+  const realtime = (req: RouteRequest, ctx: Parameters<Module['routes'][number]['handler']>[1]): Response => {
+    const { start, options } = realtimeAsked(req);
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
+      body: enterprise.realtime(ctx, req.domain, start, options),
+    };
   };
   const spec = (summary: string, parameters: unknown[] = []) => ({ summary, tags: ['enterprise'], parameters, responses: { 200: { description: summary } } });
   const snapshotParam = { name: 'identifier', in: 'path', required: true, schema: { type: 'string', maxLength: 300 } };
@@ -142,6 +207,8 @@ export function enterpriseModule(page: PageDoor): Module {
     name: 'enterprise',
     api: 'enterprise',
     routes: [
+      { method: 'GET', path: '/v2/articles', body: 'optional-json', spec: spec("Realtime: every change to the wiki's pages as it happens, one record a line (NDJSON); since, fields, filters, parts, offsets", REALTIME_QUERY), handler: realtime },
+      { method: 'POST', path: '/v2/articles', body: 'optional-json', readsOnly: true, spec: { ...spec('Realtime, with its parameters in the body'), requestBody: BODY }, handler: realtime },
       { method: 'GET', path: '/v2/articles/{name}', spec: spec("A page's record, as Enterprise's On-demand answers it (an array)", ARTICLE_PARAMS), handler: article },
       { method: 'POST', path: '/v2/articles/{name}', body: 'optional-json', readsOnly: true, spec: { ...spec("A page's record, with fields, filters and limit in the body", ARTICLE_PARAMS.slice(0, 1).concat(ARTICLE_PARAMS.slice(4))), requestBody: BODY }, handler: article },
       { method: 'GET', path: '/v2/structured-contents/{name}', spec: spec("A page's structured contents (abstract, infoboxes, sections, references)", ARTICLE_PARAMS.slice(0, 4)), handler: structured },
@@ -149,6 +216,7 @@ export function enterpriseModule(page: PageDoor): Module {
       { method: 'GET', path: '/v2/snapshots', spec: spec('The snapshots offered (the newest finished one of each namespace)', queryParams), handler: snapshots },
       { method: 'POST', path: '/v2/snapshots', body: 'optional-json', readsOnly: true, spec: { ...spec('The snapshots offered, with fields and filters in the body'), requestBody: BODY }, handler: snapshots },
       { method: 'GET', path: '/v2/snapshots/{identifier}', spec: spec("A snapshot's description", [snapshotParam, ...queryParams]), handler: snapshot },
+      { method: 'POST', path: '/v2/snapshots/{identifier}', body: 'optional-json', readsOnly: true, spec: { ...spec("A snapshot's description, with fields and filters in the body", [snapshotParam]), requestBody: BODY }, handler: snapshot },
       {
         method: 'GET', path: '/v2/snapshots/{identifier}/download', spec: spec("A snapshot's .tar.gz (Range for resumed and parallel downloads)", [snapshotParam]),
         handler(req) {
@@ -157,18 +225,10 @@ export function enterpriseModule(page: PageDoor): Module {
           return serveDownload(download, req.headers, req.method, `${req.params.identifier}.tar.gz`);
         },
       },
-      {
-        method: 'GET', path: '/v2/snapshots/{identifier}/chunks', spec: spec("A snapshot's chunks", [snapshotParam]),
-        handler(req) {
-          const found = enterprise.snapshots.get(req.domain, req.params.identifier!);
-          if (!found) throw notFound(`Snapshot ${req.params.identifier!.slice(0, 200)}`);
-          const items = found.chunks.map((id) => {
-            const chunk = enterprise.snapshots.chunk(req.domain, found.identifier, id)!;
-            return { identifier: id, version: found.version, date_modified: found.date_modified, is_part_of: found.is_part_of, namespace: found.namespace, size: { value: Math.round((chunk.size / 1048576) * 1000) / 1000, unit_text: 'MB' } };
-          });
-          return records(req, items);
-        },
-      },
+      { method: 'GET', path: '/v2/snapshots/{identifier}/chunks', spec: spec("A snapshot's chunks, each described", [snapshotParam, ...queryParams]), handler: chunks },
+      { method: 'POST', path: '/v2/snapshots/{identifier}/chunks', body: 'optional-json', readsOnly: true, spec: { ...spec("A snapshot's chunks, with fields and filters in the body", [snapshotParam]), requestBody: BODY }, handler: chunks },
+      { method: 'GET', path: '/v2/snapshots/{identifier}/chunks/{chunk}', spec: spec("A chunk's description (by its identifier or its index)", [snapshotParam, chunkParam, ...queryParams]), handler: chunk },
+      { method: 'POST', path: '/v2/snapshots/{identifier}/chunks/{chunk}', body: 'optional-json', readsOnly: true, spec: { ...spec("A chunk's description, with fields and filters in the body", [snapshotParam, chunkParam]), requestBody: BODY }, handler: chunk },
       {
         method: 'GET', path: '/v2/snapshots/{identifier}/chunks/{chunk}/download', spec: spec("One chunk of a snapshot, a .tar.gz of its own (Range too)", [snapshotParam, chunkParam]),
         handler(req) {

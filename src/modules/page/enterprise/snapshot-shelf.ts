@@ -49,6 +49,12 @@ const TAR_END = storedGzip(Buffer.alloc(1024));
 
 const MB = 1024 * 1024;
 
+/** A chunk's index from its identifier (`{snapshot}_chunk_{n}`) or from the index alone, as Enterprise takes either. */
+function chunkIndex(identifier: string, chunkId: string): number | undefined {
+  const digits = chunkId.startsWith(`${identifier}_chunk_`) ? chunkId.slice(identifier.length + 7) : chunkId;
+  return /^(0|[1-9]\d{0,8})$/.test(digits) ? Number(digits) : undefined;
+}
+
 /**
  * Finished snapshots of each wiki, where the snapshot command and the schedule write them:
  * `{dir}/{domain}/{moment}/` holding `manifest.json` (written last: a snapshot without it is
@@ -101,6 +107,19 @@ export class SnapshotShelf {
     return this.list(domain).find((s) => s.identifier === identifier);
   }
 
+  /**
+   * One chunk's description, as Enterprise describes a chunk: the snapshot's, with the chunk's own
+   * identifier and size. `chunkId` is the chunk's identifier or its index alone (`…_chunk_2` or `2`).
+   */
+  chunkInfo(domain: string, identifier: string, chunkId: string): Omit<ShelvedSnapshot, 'chunks'> | undefined {
+    const snapshot = this.get(domain, identifier);
+    const index = chunkIndex(identifier, chunkId);
+    const download = index === undefined ? undefined : this.chunk(domain, identifier, String(index));
+    if (!snapshot || !download) return undefined;
+    const { chunks: _chunks, ...described } = snapshot;
+    return { ...described, identifier: `${identifier}_chunk_${index}`, size: { value: Math.round((download.size / MB) * 1000) / 1000, unit_text: 'MB' } };
+  }
+
   /** The whole archive of a namespace. */
   download(domain: string, identifier: string): Download | undefined {
     const newest = this.newest(domain);
@@ -116,8 +135,8 @@ export class SnapshotShelf {
   chunk(domain: string, identifier: string, chunkId: string): Download | undefined {
     const newest = this.newest(domain);
     const file = newest?.manifest.files.find((f) => f.name === `${identifier}.tar.gz`);
-    const index = chunkId.startsWith(`${identifier}_chunk_`) ? Number(chunkId.slice(identifier.length + 7)) : NaN;
-    if (!newest || !file || !Number.isSafeInteger(index) || index < 0) return undefined;
+    const index = chunkIndex(identifier, chunkId);
+    if (!newest || !file || index === undefined) return undefined;
     const ns = Number(/_namespace_(\d+)$/.exec(identifier)?.[1] ?? 0);
     const metas = chunksOf(newest.folder, ns);
     const meta = metas[index];

@@ -1,26 +1,18 @@
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import { badRequest, HttpError } from '../../../util/errors.js';
+import { badRequest } from '../../../util/errors.js';
 import { ARTICLE_FIELDS, checkFields, selectFields } from '../model/record-fields.js';
 import type { Module, RequestContext, RouteRequest } from '../../../router/types.js';
 import { isTid, parseTime, tidTime } from '../../../util/tid.js';
 import { TIMEUUID_EPOCH_MS } from '../../../util/timeuuid.js';
-import { gunzip } from '../../../util/compression.js';
 import { BoundedMap } from '../../../util/bounded-map.js';
-import type { PageService } from '../read/page-service.js';
 import { ChangeLog, type ChangeEvent } from '../tables/change-log.js';
 import { ChangeFeed, isAfter } from './change-feed.js';
-
-/** A page's Enterprise record now, as On-demand answers it (a JSON line; a 404 if it has no visible revision). */
-export interface RecordReader {
-  article(ctx: RequestContext, domain: string, name: string): Promise<string>;
-}
+import { EventReading, RECORD_KINDS, type EventSources, type RecordReader } from './event-reading.js';
+import { realtimeWriter, type RealtimeOptions } from './realtime-lines.js';
 
 /** Events' records kept for the streams still to send them (a few hundred: the feed's recent events). */
 const RECORDS_KEPT = 256;
-
-/** Events after which a page has a record to carry (deletions and visibility changes carry no text). */
-const RECORD_KINDS = new Set<ChangeEvent['kind']>(['edit', 'rerender', 'undelete', 'move', 'record']);
 
 /** A comment line every so often keeps an idle stream open through proxies that close silent connections. */
 const HEARTBEAT_MS = 15_000;
@@ -28,20 +20,23 @@ const HEARTBEAT_MS = 15_000;
 const CATCH_UP_PAGE = 200;
 /** Events from the feed held for a stream still catching up; past this it reads them from the log. */
 const MAX_HELD = 1000;
-interface StreamOptions {
-  namespaces?: Set<number>;
-  prefix?: string;
-  includeHtml: boolean;
-  /** Each event carries its page's Enterprise record now (`include=record`), with only these fields if any. */
-  includeRecord?: { fields: string[][] };
-  /** A client that takes nothing for this long while events wait is cut: it resumes with Last-Event-ID. */
-  stallMs: number;
+/**
+ * How a stream writes its events: Server-Sent Events for `/v1/changes`, record lines for
+ * Enterprise's Realtime (realtime-lines.ts).
+ */
+export interface EventWriter {
+  /** Sent first (SSE's reconnection delay). */
+  readonly opening?: string;
+  /** Sent every so often while idle (an SSE comment); none where the format has no line that says nothing. */
+  readonly keepAlive?: string;
+  /** One event as the client reads it, or undefined when the client's filters leave it out. */
+  write(event: ChangeEvent): Promise<string | undefined>;
 }
 
 /**
- * One client's Server-Sent Events: the change log from its position on, then the feed. It reads
- * the log only when the client takes what it was given (backpressure), so a slow client holds a
- * bounded buffer; one that takes nothing for `stallMs` is cut, and resumes where it stopped.
+ * One client's events: the change log from its position on, then the feed. It reads the log only
+ * when the client takes what it was given (backpressure), so a slow client holds a bounded buffer;
+ * one that takes nothing for `stallMs` is cut, and resumes where it stopped.
  */
 class ChangeEventStream extends Readable {
   private held: ChangeEvent[] = [];
@@ -51,7 +46,7 @@ class ChangeEventStream extends Readable {
   /** The client has not taken what it was given: nothing more is pushed until it asks (`_read`). */
   private waiting = false;
   private unsubscribe: (() => void) | undefined;
-  private heartbeat: NodeJS.Timeout;
+  private heartbeat: NodeJS.Timeout | undefined;
   private stall: NodeJS.Timeout | undefined;
 
   constructor(
@@ -59,17 +54,15 @@ class ChangeEventStream extends Readable {
     feed: ChangeFeed,
     private readonly log: ChangeLog,
     private readonly ctx: RequestContext,
-    private readonly service: Pick<PageService, 'changes' | 'renders' | 'revisions' | 'wiki'>,
-    private readonly options: StreamOptions,
-    private readonly records: RecordReader | undefined,
-    /** Records read for events, shared by the streams of this process (each event's record read once). */
-    private readonly recordsRead: BoundedMap<string, Promise<unknown>>,
+    private readonly writer: EventWriter,
+    private readonly stallMs: number,
     private readonly logger: Logger,
   ) {
     super({ highWaterMark: 64 * 1024 });
-    this.push('retry: 2000\n\n');
+    if (writer.opening) this.push(writer.opening);
     this.unsubscribe = feed.subscribe((events) => this.fromFeed(events));
-    this.heartbeat = setInterval(() => this.push(': keep-alive\n\n'), HEARTBEAT_MS);
+    const keepAlive = writer.keepAlive;
+    if (keepAlive) this.heartbeat = setInterval(() => this.push(keepAlive), HEARTBEAT_MS);
   }
 
   private fromFeed(events: ChangeEvent[]): void {
@@ -109,7 +102,7 @@ class ChangeEventStream extends Readable {
         let more = true;
         for (const event of events) {
           this.cursor = event.id;
-          const text = await this.format(event);
+          const text = await this.writer.write(event);
           if (text !== undefined && !this.push(text)) {
             more = false;
             break;
@@ -122,64 +115,17 @@ class ChangeEventStream extends Readable {
           // it has stopped taking that long.
           this.catchingUp = true;
           this.waiting = true;
-          this.stall = setTimeout(() => this.destroy(), this.options.stallMs);
+          this.stall = setTimeout(() => this.destroy(), this.stallMs);
           this.stall.unref();
           return;
         }
       }
     } catch (err) {
-      this.logger.warn({ err }, 'a change stream failed; the client resumes with Last-Event-ID');
+      this.logger.warn({ err }, 'a change stream failed; the client resumes where it stopped');
       this.destroy();
     } finally {
       this.pumping = false;
     }
-  }
-
-  /** One event as SSE, or undefined when the client's filters leave it out. */
-  private async format(event: ChangeEvent): Promise<string | undefined> {
-    // A group's log holds every wiki's events: each is read on its own wiki.
-    const domain = event.domain ?? this.log.domain;
-    const wiki = this.service.wiki(domain);
-    const { ns } = await wiki.describe(event.title).catch(() => ({ ns: 0 }));
-    if (this.options.namespaces && !this.options.namespaces.has(ns)) return undefined;
-    if (this.options.prefix !== undefined && !event.title.startsWith(this.options.prefix) && !(event.to ?? '').startsWith(this.options.prefix)) return undefined;
-    const data: Record<string, unknown> = { ...event, namespace: ns, dt: new Date(tidTime(event.id)).toISOString() };
-    if (this.options.includeHtml && event.tid && event.rev !== undefined && (await this.visibleNow(domain, event.title, event.rev))) {
-      const render = await this.service.renders.byTid(this.ctx, domain, event.title, event.tid, event.rev).catch(() => undefined);
-      if (render) data.html = (await gunzip(render.parts.html)).toString('utf8');
-    }
-    if (this.options.includeRecord && this.records && RECORD_KINDS.has(event.kind)) {
-      const record = await this.recordOf(domain, event.to ?? event.title, event.id);
-      if (record) data.record = this.options.includeRecord.fields.length ? selectFields(record, this.options.includeRecord.fields) : record;
-    }
-    return `id: ${event.id}\nevent: ${event.kind}\ndata: ${JSON.stringify(data)}\n\n`;
-  }
-
-  /**
-   * The page's record as on-demand answers it now; none if it has no visible revision now
-   * (deleted, hidden since). Read once per event for every stream sending it (`recordsRead`).
-   */
-  private recordOf(domain: string, title: string, eventId: string): Promise<unknown> {
-    const key = `${domain}\u0000${title}\u0000${eventId}`;
-    return this.recordsRead.remember(key, () => {
-      const reading = this.records!.article(this.ctx, domain, title).then((line) => JSON.parse(line) as unknown, (e: unknown) => {
-        if (e instanceof HttpError && (e.status === 404 || e.status === 403 || e.status === 410)) return undefined;
-        // A failure is not kept: the stream's client resumes, and the record is read anew.
-        this.recordsRead.delete(key);
-        throw e;
-      });
-      return reading;
-    });
-  }
-
-  /**
-   * Whether a revision's text may be shown now: an event is read back for as long as the log keeps
-   * it, and its revision may have been hidden, or its page deleted, since (a client resuming from
-   * yesterday gets the event, not the text).
-   */
-  private async visibleNow(domain: string, title: string, rev: number): Promise<boolean> {
-    const row = await this.service.revisions.table(domain).get(this.ctx, title, rev);
-    return !!row && !row.text_hidden && !row.deleted;
   }
 
   override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
@@ -191,9 +137,40 @@ class ChangeEventStream extends Readable {
   }
 }
 
+interface SseOptions {
+  namespaces?: Set<number>;
+  prefix?: string;
+  includeHtml: boolean;
+  /** Each event carries its page's Enterprise record now (`include=record`), with only these fields if any. */
+  includeRecord?: { fields: string[][] };
+}
+
+/** `/v1/changes`' Server-Sent Events: each event its id, its kind and its data (the event, its namespace and time, what was included). */
+function sseWriter(reading: EventReading, options: SseOptions): EventWriter {
+  return {
+    opening: 'retry: 2000\n\n',
+    keepAlive: ': keep-alive\n\n',
+    async write(event) {
+      const domain = reading.domainOf(event);
+      const ns = await reading.namespaceOf(domain, event.title);
+      if (options.namespaces && !options.namespaces.has(ns)) return undefined;
+      if (options.prefix !== undefined && !event.title.startsWith(options.prefix) && !(event.to ?? '').startsWith(options.prefix)) return undefined;
+      const data: Record<string, unknown> = { ...event, namespace: ns, dt: new Date(tidTime(event.id)).toISOString() };
+      if (options.includeHtml) {
+        const html = await reading.html(domain, event);
+        if (html !== undefined) data.html = html;
+      }
+      if (options.includeRecord && RECORD_KINDS.has(event.kind)) {
+        const record = await reading.record(domain, event.to ?? event.title, event.id);
+        if (record) data.record = options.includeRecord.fields.length ? selectFields(record, options.includeRecord.fields) : record;
+      }
+      return `id: ${event.id}\nevent: ${event.kind}\ndata: ${JSON.stringify(data)}\n\n`;
+    },
+  };
+}
+
 /** Where a client starts: after the event it names (Last-Event-ID, or `since` an id), from a time (`since`), or from now. */
-function startOf(req: RouteRequest): string {
-  const since = req.headers['last-event-id'] || req.query.get('since') || undefined;
+export function startOf(since: string | undefined): string {
   if (since === undefined) return ChangeLog.idBefore(Date.now());
   if (isTid(since)) return since.toLowerCase();
   const invalid = () => badRequest('since (or Last-Event-ID) is an event id or a time (ISO 8601) from 1582-10-15 on, not in the future.', 'invalid-since');
@@ -209,16 +186,23 @@ function startOf(req: RouteRequest): string {
   return ChangeLog.idBefore(at);
 }
 
+/** The change streams of this process: `/v1/changes`' module, and Enterprise's Realtime on the same feeds. */
+export interface ChangeStreams {
+  readonly module: Module;
+  /** A wiki's changes from `start` (an event id, see `startOf`) on, as Enterprise's Realtime lines. */
+  realtime(ctx: RequestContext, domain: string, start: string, options: RealtimeOptions): Readable;
+}
+
 /**
  * `GET /{domain}/v1/changes`: every change to what the service stores of a page, as Server-Sent
  * Events (an EventSource), in order, each with its id; `Last-Event-ID` (or `since`) resumes after
  * an event or from a time within the change log's keeping period. `namespace=0,4` and `prefix`
- * filter; `include=html` carries the new render's HTML.
+ * filter; `include=html` carries the new render's HTML. The same feeds serve Enterprise's Realtime.
  */
-export function changeStreamModule(
-  service: Pick<PageService, 'changes' | 'renders' | 'revisions' | 'wiki'>, log: Logger, stallMs: number, homeOf: (domain: string) => string | undefined = () => undefined,
+export function changeStreams(
+  service: EventSources, log: Logger, stallMs: number, homeOf: (domain: string) => string | undefined = () => undefined,
   records?: RecordReader,
-): Module {
+): ChangeStreams {
   const feeds = new Map<ChangeLog, ChangeFeed>();
   const recordsRead = new BoundedMap<string, Promise<unknown>>(RECORDS_KEPT);
   let setupCtx: RequestContext | undefined;
@@ -234,7 +218,10 @@ export function changeStreamModule(
     if (home === undefined) throw badRequest(`${req.domain} is in no storage group of a pattern: scope=group is for a farm's wikis.`, 'no-group');
     return service.changes.ofGroup(home);
   };
-  return {
+  /** A stream of one log's events from `start`, written by `writerOf`, in the client's own context (its request id in the logs): the shared feed alone runs as the service. */
+  const open = (ctx: RequestContext, changes: ChangeLog, start: string, writerOf: (reading: EventReading) => EventWriter) =>
+    new ChangeEventStream(start, feedOf(changes), changes, ctx, writerOf(new EventReading(ctx, changes, service, records, recordsRead)), stallMs, log);
+  const module: Module = {
     name: 'page-change-stream',
     api: 'v1',
     async setup(ctx) {
@@ -258,27 +245,29 @@ export function changeStreamModule(
         responses: { 200: { description: 'text/event-stream: id, event (edit, rerender, delete, undelete, move, visibility), data (JSON)', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
       },
       handler: (req, ctx) => {
-        const start = startOf(req);
+        const start = startOf(req.headers['last-event-id'] || req.query.get('since') || undefined);
         const changes = logOf(req);
         const namespace = req.query.get('namespace');
         const include = req.query.get('include');
         const fields = req.query.get('fields');
         if (fields !== null && include !== 'record') throw badRequest('fields selects fields of the record: it goes with include=record.', 'invalid-fields');
-        // The client's own context (its request id in the logs, its rights): the shared feed alone runs as the service.
-        const body = new ChangeEventStream(start, feedOf(changes), changes, ctx, service, {
+        const options: SseOptions = {
           namespaces: namespace ? new Set(namespace.split(',').map(Number)) : undefined,
           prefix: req.query.get('prefix')?.replace(/ /g, '_') ?? undefined,
           includeHtml: include === 'html',
           ...(include === 'record' ? { includeRecord: { fields: checkFields(ARTICLE_FIELDS, fields ? fields.split(',').map((f) => f.trim()) : []) } } : {}),
-          stallMs,
-        }, records, recordsRead, log);
+        };
         return {
           status: 200,
           // Never kept by a cache: each client's stream is its own.
           headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
-          body,
+          body: open(ctx, changes, start, (reading) => sseWriter(reading, options)),
         };
       },
     }],
+  };
+  return {
+    module,
+    realtime: (ctx, domain, start, options) => open(ctx, service.changes.of(domain), start, (reading) => realtimeWriter(reading, options)),
   };
 }

@@ -25,7 +25,7 @@ export const ARTICLE_FIELDS: FieldTree = {
   image: IMAGE,
   license: { name: true, identifier: true, url: true },
   visibility: { text: true, editor: true, comment: true },
-  event: { identifier: true, type: true, date_created: true, date_published: true },
+  event: { identifier: true, type: true, date_created: true, date_published: true, partition: true, offset: true },
   article_body: { html: true, wikitext: true },
 };
 
