@@ -111,6 +111,10 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
     assert.deepEqual(Object.keys(picked.json[0].categories[0]), ['name']);
     const byQuery = await article(title('Main'), { query: '?fields=name,url&filters=namespace.identifier:0' });
     assert.deepEqual(Object.keys(byQuery.json[0]).sort(), ['name', 'url']);
+    // A GET with its options as a JSON body (as Enterprise's own clients may send them) is answered by them, not ignored.
+    const getWithBody = await article(title('Main'), { body: { fields: ['name', 'identifier'] } });
+    assert.equal(getWithBody.status, 200, getWithBody.text);
+    assert.deepEqual(Object.keys(getWithBody.json[0]).sort(), ['identifier', 'name']);
     const ndjson = await article(title('Main'), { query: '?fields=name', headers: { accept: 'application/x-ndjson' } });
     assert.equal(ndjson.text, `${JSON.stringify({ name: title('Main').replace(/_/g, ' ') })}\n`);
     const filteredOut = await article(title('Main'), { method: 'POST', body: { filters: [{ field: 'is_part_of.identifier', value: 'nowiki' }] } });

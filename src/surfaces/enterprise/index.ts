@@ -209,13 +209,13 @@ export function enterpriseModule(page: PageDoor): Module {
     routes: [
       { method: 'GET', path: '/v2/articles', body: 'optional-json', spec: spec("Realtime: every change to the wiki's pages as it happens, one record a line (NDJSON); since, fields, filters, parts, offsets", REALTIME_QUERY), handler: realtime },
       { method: 'POST', path: '/v2/articles', body: 'optional-json', readsOnly: true, spec: { ...spec('Realtime, with its parameters in the body'), requestBody: BODY }, handler: realtime },
-      { method: 'GET', path: '/v2/articles/{name}', spec: spec("A page's record, as Enterprise's On-demand answers it (an array)", ARTICLE_PARAMS), handler: article },
+      { method: 'GET', path: '/v2/articles/{name}', body: 'optional-json', spec: spec("A page's record, as Enterprise's On-demand answers it (an array)", ARTICLE_PARAMS), handler: article },
       { method: 'POST', path: '/v2/articles/{name}', body: 'optional-json', readsOnly: true, spec: { ...spec("A page's record, with fields, filters and limit in the body", ARTICLE_PARAMS.slice(0, 1).concat(ARTICLE_PARAMS.slice(4))), requestBody: BODY }, handler: article },
-      { method: 'GET', path: '/v2/structured-contents/{name}', spec: spec("A page's structured contents (abstract, infoboxes, sections, references)", ARTICLE_PARAMS.slice(0, 4)), handler: structured },
+      { method: 'GET', path: '/v2/structured-contents/{name}', body: 'optional-json', spec: spec("A page's structured contents (abstract, infoboxes, sections, references)", ARTICLE_PARAMS.slice(0, 4)), handler: structured },
       { method: 'POST', path: '/v2/structured-contents/{name}', body: 'optional-json', readsOnly: true, spec: { ...spec("A page's structured contents", ARTICLE_PARAMS.slice(0, 1)), requestBody: BODY }, handler: structured },
-      { method: 'GET', path: '/v2/snapshots', spec: spec('The snapshots offered (the newest finished one of each namespace)', queryParams), handler: snapshots },
+      { method: 'GET', path: '/v2/snapshots', body: 'optional-json', spec: spec('The snapshots offered (the newest finished one of each namespace)', queryParams), handler: snapshots },
       { method: 'POST', path: '/v2/snapshots', body: 'optional-json', readsOnly: true, spec: { ...spec('The snapshots offered, with fields and filters in the body'), requestBody: BODY }, handler: snapshots },
-      { method: 'GET', path: '/v2/snapshots/{identifier}', spec: spec("A snapshot's description", [snapshotParam, ...queryParams]), handler: snapshot },
+      { method: 'GET', path: '/v2/snapshots/{identifier}', body: 'optional-json', spec: spec("A snapshot's description", [snapshotParam, ...queryParams]), handler: snapshot },
       { method: 'POST', path: '/v2/snapshots/{identifier}', body: 'optional-json', readsOnly: true, spec: { ...spec("A snapshot's description, with fields and filters in the body", [snapshotParam]), requestBody: BODY }, handler: snapshot },
       {
         method: 'GET', path: '/v2/snapshots/{identifier}/download', spec: spec("A snapshot's .tar.gz (Range for resumed and parallel downloads)", [snapshotParam]),
@@ -225,9 +225,9 @@ export function enterpriseModule(page: PageDoor): Module {
           return serveDownload(download, req.headers, req.method, `${req.params.identifier}.tar.gz`);
         },
       },
-      { method: 'GET', path: '/v2/snapshots/{identifier}/chunks', spec: spec("A snapshot's chunks, each described", [snapshotParam, ...queryParams]), handler: chunks },
+      { method: 'GET', path: '/v2/snapshots/{identifier}/chunks', body: 'optional-json', spec: spec("A snapshot's chunks, each described", [snapshotParam, ...queryParams]), handler: chunks },
       { method: 'POST', path: '/v2/snapshots/{identifier}/chunks', body: 'optional-json', readsOnly: true, spec: { ...spec("A snapshot's chunks, with fields and filters in the body", [snapshotParam]), requestBody: BODY }, handler: chunks },
-      { method: 'GET', path: '/v2/snapshots/{identifier}/chunks/{chunk}', spec: spec("A chunk's description (by its identifier or its index)", [snapshotParam, chunkParam, ...queryParams]), handler: chunk },
+      { method: 'GET', path: '/v2/snapshots/{identifier}/chunks/{chunk}', body: 'optional-json', spec: spec("A chunk's description (by its identifier or its index)", [snapshotParam, chunkParam, ...queryParams]), handler: chunk },
       { method: 'POST', path: '/v2/snapshots/{identifier}/chunks/{chunk}', body: 'optional-json', readsOnly: true, spec: { ...spec("A chunk's description, with fields and filters in the body", [snapshotParam, chunkParam]), requestBody: BODY }, handler: chunk },
       {
         method: 'GET', path: '/v2/snapshots/{identifier}/chunks/{chunk}/download', spec: spec("One chunk of a snapshot, a .tar.gz of its own (Range too)", [snapshotParam, chunkParam]),
