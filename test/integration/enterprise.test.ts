@@ -133,6 +133,31 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
     assert.equal(head.raw.length, 0);
   });
 
+  it("describes the wiki as Enterprise's metadata does: its project, language, code and namespaces, the identifiers the other routes take", async () => {
+    const info = (await (await fetch(`${WIKI_URL}/api.php?action=query&meta=siteinfo&siprop=general|namespaces&format=json&formatversion=2`)).json()) as { query: { general: Record<string, any>; namespaces: Record<string, { name: string; canonical?: string }> } };
+    const { general, namespaces } = info.query;
+    const projects = await request(`${base}/projects`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: {} });
+    assert.equal(projects.status, 200, projects.text);
+    assert.equal(projects.json.length, 1);
+    const project = projects.json[0];
+    assert.equal(project.identifier, general.wikiid);
+    assert.equal(project.name, general.sitename);
+    assert.equal(project.in_language.identifier, general.lang);
+    // The record's own project is that one.
+    assert.equal((await article(title('Main'), { query: '?fields=is_part_of.identifier' })).json[0].is_part_of.identifier, project.identifier);
+    assert.deepEqual((await request(`${base}/projects/${project.identifier}`)).json, project);
+    assert.equal((await request(`${base}/projects/nosuchwiki`)).status, 404);
+    const language = (await request(`${base}/languages/${general.lang}`)).json;
+    assert.equal(language.identifier, general.lang);
+    assert.equal(language.direction, general.rtl ? 'rtl' : 'ltr');
+    assert.equal(typeof language.name, 'string');
+    const listed = (await request(`${base}/namespaces?fields=identifier`)).json.map((n: { identifier: number }) => n.identifier);
+    assert.deepEqual(listed, [0, 6, 10, 14].filter((id) => namespaces[String(id)]));
+    assert.equal((await request(`${base}/namespaces/10`)).json.description, namespaces['10']!.name);
+    assert.equal((await request(`${base}/codes`)).json[0].identifier, project.code);
+    assert.equal((await request(`${base}/codes?fields=nope`)).status, 400);
+  });
+
   it("gives a page's structured contents: every heading once as a section, in order, with each paragraph's text and links", async () => {
     const res = await request(`${base}/structured-contents/${encodeURIComponent(title('Main'))}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: {} });
     assert.equal(res.status, 200, res.text);

@@ -3,11 +3,20 @@ import { HttpError } from '../../util/errors.js';
 import { parseTime } from '../../util/tid.js';
 import { ARTICLE_FIELDS, checkFields, contentReuse, passes, selectFields, SNAPSHOT_FIELDS, startOf, STRUCTURED_FIELDS, type PageDoor, type RealtimeOptions } from '../../modules/page/door.js';
 import { serveDownload } from './downloads.js';
+import { metadataOf } from './metadata.js';
 
 /** Enterprise's limit on records per on-demand answer (one a project; a wiki here is one project). */
 const MAX_LIMIT = 10;
 
 type Tree = typeof ARTICLE_FIELDS;
+
+/** The fields of Enterprise's metadata: projects, languages, project codes, namespaces. */
+const METADATA_FIELDS: Record<'projects' | 'languages' | 'codes' | 'namespaces', Tree> = {
+  projects: { name: true, identifier: true, url: true, code: true, in_language: { identifier: true } },
+  languages: { identifier: true, name: true, alternate_name: true, direction: true },
+  codes: { identifier: true, name: true, description: true },
+  namespaces: { identifier: true, name: true, description: true },
+};
 
 /** What a request asks besides its path: fields, filters and limit, from a POST's JSON body or a GET's query. */
 interface Asked {
@@ -199,14 +208,33 @@ export function enterpriseModule(page: PageDoor): Module {
       body: enterprise.realtime(ctx, req.domain, start, options),
     };
   };
+  /** Enterprise's metadata of this wiki (one project), listed or one by its identifier. */
+  const metadata = (kind: keyof typeof METADATA_FIELDS) => async (req: RouteRequest): Promise<Response> => {
+    const ask = asked(req, METADATA_FIELDS[kind]);
+    const all = metadataOf(await page.wiki(req.domain).siteInfo())[kind];
+    if (req.params.identifier === undefined) return records(req, all.flatMap((item) => shaped(item, ask)));
+    const found = all.find((item) => String(item.identifier) === req.params.identifier);
+    if (!found) throw notFound(`${kind.slice(0, -1)} ${req.params.identifier.slice(0, 200)}`);
+    return one(shaped(found, ask), `${kind.slice(0, -1)} ${req.params.identifier.slice(0, 200)}`);
+  };
   const spec = (summary: string, parameters: unknown[] = []) => ({ summary, tags: ['enterprise'], parameters, responses: { 200: { description: summary } } });
   const snapshotParam = { name: 'identifier', in: 'path', required: true, schema: { type: 'string', maxLength: 300 } };
   const chunkParam = { name: 'chunk', in: 'path', required: true, schema: { type: 'string', maxLength: 320 } };
   const queryParams = ARTICLE_PARAMS.slice(1, 4);
+  const metadataRoutes = (['projects', 'languages', 'codes', 'namespaces'] as const).flatMap((kind) => {
+    const idParam = { name: 'identifier', in: 'path', required: true, schema: { type: 'string', maxLength: 200 } };
+    return [
+      { method: 'GET' as const, path: `/v2/${kind}`, body: 'optional-json' as const, spec: spec(`This wiki's ${kind}, as Enterprise lists them`, queryParams), handler: metadata(kind) },
+      { method: 'POST' as const, path: `/v2/${kind}`, body: 'optional-json' as const, readsOnly: true, spec: { ...spec(`This wiki's ${kind}, with fields and filters in the body`), requestBody: BODY }, handler: metadata(kind) },
+      { method: 'GET' as const, path: `/v2/${kind}/{identifier}`, body: 'optional-json' as const, spec: spec(`One of this wiki's ${kind}`, [idParam, ...queryParams]), handler: metadata(kind) },
+      { method: 'POST' as const, path: `/v2/${kind}/{identifier}`, body: 'optional-json' as const, readsOnly: true, spec: { ...spec(`One of this wiki's ${kind}, with fields in the body`, [idParam]), requestBody: BODY }, handler: metadata(kind) },
+    ];
+  });
   return {
     name: 'enterprise',
     api: 'enterprise',
     routes: [
+      ...metadataRoutes,
       { method: 'GET', path: '/v2/articles', body: 'optional-json', spec: spec("Realtime: every change to the wiki's pages as it happens, one record a line (NDJSON); since, fields, filters, parts, offsets", REALTIME_QUERY), handler: realtime },
       { method: 'POST', path: '/v2/articles', body: 'optional-json', readsOnly: true, spec: { ...spec('Realtime, with its parameters in the body'), requestBody: BODY }, handler: realtime },
       { method: 'GET', path: '/v2/articles/{name}', body: 'optional-json', spec: spec("A page's record, as Enterprise's On-demand answers it (an array)", ARTICLE_PARAMS), handler: article },
