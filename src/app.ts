@@ -77,7 +77,13 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     streamStallMs: config.change_stream_stall_timeout * 1000,
     snapshotBodiesOnRender: config.snapshot_bodies === 'render',
     snapshotsDir: config.snapshots.dir,
-    ...(config.snapshots.every ? { snapshotSchedule: { everyMs: intervalMs(config.snapshots.every)!, keep: config.snapshots.keep, namespaces: config.snapshots.namespaces } } : {}),
+    ...(config.snapshots.every || config.snapshots.batches ? {
+      snapshotSchedule: {
+        ...(config.snapshots.every ? { everyMs: intervalMs(config.snapshots.every)! } : {}),
+        ...(config.snapshots.batches ? { batchEveryMs: intervalMs(config.snapshots.batches)! } : {}),
+        keep: config.snapshots.keep, namespaces: config.snapshots.namespaces,
+      },
+    } : {}),
     branchSweepMs: config.branch_sweep_interval * 1000,
     farmPollsPerSecond: config.follower.farm_polls_per_second,
     follow: config.follow_changes

@@ -13,7 +13,7 @@ const NESTED: Record<string, string[]> = {
   listen: ['host', 'port'],
   fault_injection: ['transaction_kill'],
   farm: ['discoveries_per_second', 'no_such_wiki_seconds', 'wikis_in_memory', 'top_wikis'],
-  snapshots: ['dir', 'every', 'keep', 'namespaces'],
+  snapshots: ['dir', 'every', 'keep', 'namespaces', 'batches'],
 };
 
 /** Edit distance, for "did you mean". */

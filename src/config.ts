@@ -223,9 +223,10 @@ export interface Config {
   /**
    * Enterprise snapshots offered over HTTP: where they are kept (`dir`, `{dir}/{domain}/{moment}/`,
    * where `npm run snapshot` writes them too), and, with `every` (`12h`, `1d`), made on a schedule
-   * for every wiki listed by name, `namespaces` each, the newest `keep` kept.
+   * for every wiki listed by name, `namespaces` each, the newest `keep` kept; with `batches`
+   * (`1h`), each day's batch (Enterprise's: the pages the day's changes named) made anew that often.
    */
-  snapshots: { dir: string; every: string | null; keep: number; namespaces: number[] };
+  snapshots: { dir: string; every: string | null; keep: number; namespaces: number[]; batches: string | null };
   /** For tests only: faults the service injects into itself. */
   fault_injection?: { transaction_kill?: 'after-store' | 'after-primary-unrecorded' | 'after-primary' | 'after-dependent' | 'random' };
 }
@@ -287,7 +288,7 @@ export function defaultConfig(dataDir = './data'): Config {
     workers: 1,
     rest_v1: true,
     snapshot_bodies: 'render',
-    snapshots: { dir: path.join(dataDir, 'snapshots'), every: null, keep: 7, namespaces: [0] },
+    snapshots: { dir: path.join(dataDir, 'snapshots'), every: null, keep: 7, namespaces: [0], batches: null },
     purge_hosts: [],
     trusted_proxies: [],
     follow_changes: 'stored',
@@ -375,6 +376,7 @@ function validate(config: Config): Config {
   const shots = config.snapshots;
   if (typeof shots.dir !== 'string' || !shots.dir) fail('snapshots.dir must name a folder');
   if (shots.every !== null && (typeof shots.every !== 'string' || intervalMs(shots.every) === undefined)) fail('snapshots.every must be a duration: 30m, 12h, 1d (or absent: no schedule)');
+  if (shots.batches !== null && (typeof shots.batches !== 'string' || intervalMs(shots.batches) === undefined)) fail('snapshots.batches must be a duration: 15m, 1h (or absent: no batches)');
   if (!Number.isInteger(shots.keep) || shots.keep < 1) fail('snapshots.keep must be a positive integer');
   if (!Array.isArray(shots.namespaces) || !shots.namespaces.length || !shots.namespaces.every((n) => Number.isInteger(n) && n >= 0)) fail('snapshots.namespaces must list namespace numbers');
   if (!Array.isArray(config.purge_hosts) || !config.purge_hosts.every((h) => typeof h === 'string' && /^[\w.:[\]-]+:\d+$/.test(h))) {

@@ -4,6 +4,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { SnapshotWriter } from '../../src/modules/page/snapshot/snapshot-writer.js';
+import { BatchMaker } from '../../src/modules/page/enterprise/batch-maker.js';
+import { SnapshotShelf } from '../../src/modules/page/enterprise/snapshot-shelf.js';
 import type { RequestContext } from '../../src/router/types.js';
 import { request, sleep, tempDir } from '../helpers.js';
 import { listen, listenLines } from '../sse.js';
@@ -41,7 +43,7 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
     request(`${base}/articles/${encodeURIComponent(name)}${init.query ?? ''}`, { method: init.method ?? 'GET', headers: { ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers }, body: init.body });
 
   before(async () => {
-    a = await startAgainstWiki({ ...FAST_FOLLOWER, snapshots: { dir: shelf, every: null, keep: 2, namespaces: [0] } });
+    a = await startAgainstWiki({ ...FAST_FOLLOWER, snapshots: { dir: shelf, every: null, keep: 2, namespaces: [0], batches: null } });
     base = `${a.s.base}/wiki.test/enterprise/v2`;
     ctx = a.s.app.router.context({ requestId: 'enterprise-test', admin: true, log: a.s.app.log });
     await a.wiki.edit(`Template:${PREFIX}Box`, `<includeonly>[[Category:${PREFIX}From template]]</includeonly><noinclude>Adds a category.</noinclude>`);
@@ -358,6 +360,37 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
     assert.notEqual(download.raw.toString(), 'partial');
     fs.rmSync(unfinished, { recursive: true, force: true });
   });
+
+  it("makes a day's batch of the pages its changes named: each at its newest, the deleted as lines without text", async () => {
+    assert.equal((await article('Bodmin')).status, 200, 'a corpus page read, so stored, not changed');
+    await new BatchMaker(a.s.app.page.service, new SnapshotShelf(shelf), { everyMs: 3600_000, namespaces: [0] }, a.s.app.log).make(ctx, 'wiki.test', () => false);
+    const today = new Date().toISOString().slice(0, 10);
+    const listed = await request(`${base}/batches/${today}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: {} });
+    assert.equal(listed.status, 200, listed.text);
+    assert.equal(listed.json.length, 1);
+    const { identifier, date_modified: at } = listed.json[0];
+    assert.match(identifier, /_namespace_0$/);
+    assert.deepEqual((await request(`${base}/batches/${today}/${identifier}`)).json, listed.json[0]);
+    const download = await request(`${base}/batches/${today}/${identifier}/download`);
+    assert.equal(download.status, 200);
+    const lines = (await tarEntriesOf(download.raw, shelf)).flatMap((e) => e.text.split('\n').filter(Boolean));
+    const byName = new Map(lines.map((l) => [JSON.parse(l).name as string, l]));
+    // Edited today: its line is the one a snapshot of the batch's moment holds (On-demand at that moment).
+    const main = byName.get(title('Main').replace(/_/g, ' '));
+    assert.ok(main, [...byName.keys()].join(', '));
+    assert.equal((await article(title('Main'), { query: `?ts=${at}` })).text, `[${main}\n]`);
+    // Made and deleted today: a deletion, no text.
+    for (const gone of ['Gone', 'Live']) {
+      const line = JSON.parse(byName.get(title(gone).replace(/_/g, ' '))!);
+      assert.equal(line.event.type, 'delete');
+      assert.equal(line.article_body, undefined);
+    }
+    // Only what changed: a corpus page read (and stored) but not changed is not in it.
+    assert.equal(byName.get('Bodmin'), undefined);
+    assert.equal((await request(`${base}/batches/${today}/nowiki_namespace_0`)).status, 404);
+    assert.equal((await request(`${base}/batches/yesterday`)).status, 400);
+    assert.deepEqual((await request(`${base}/batches/2001-01-01`)).json, []);
+  });
 });
 
 /** Snapshots made on a schedule, offered once finished, the older ones dropped. */
@@ -371,7 +404,7 @@ describe('Enterprise snapshots made on a schedule', () => {
     fs.mkdirSync(old, { recursive: true });
     fs.writeFileSync(path.join(old, 'my_wiki_namespace_4.tar.gz'), 'old');
     fs.writeFileSync(path.join(old, 'manifest.json'), JSON.stringify({ wiki: 'my_wiki', date_modified: '2020-01-01T00:00:00.000Z', namespaces: [4], files: [{ name: 'my_wiki_namespace_4.tar.gz', bytes: 3, sha256: '0'.repeat(64), pages: 0 }] }));
-    a = await startAgainstWiki({ snapshots: { dir: shelf, every: '1d', keep: 1, namespaces: [4] } });
+    a = await startAgainstWiki({ snapshots: { dir: shelf, every: '1d', keep: 1, namespaces: [4], batches: '1h' } });
   });
   after(async () => {
     await a?.close();
@@ -393,6 +426,15 @@ describe('Enterprise snapshots made on a schedule', () => {
     const lines = (await tarEntriesOf(download.raw, shelf)).flatMap((e) => e.text.split('\n').filter(Boolean)).map((l) => JSON.parse(l));
     assert.ok(lines.length > 0 && lines.every((r) => r.namespace.identifier === 4), `${lines.length} project pages`);
     assert.ok(!fs.existsSync(path.join(shelf, 'wiki.test', '.making')), 'the claim is let go');
+    // Batches on the schedule too (`batches: 1h`): today's, of the namespaces configured, offered once made.
+    const today = new Date().toISOString().slice(0, 10);
+    const batches = await waitFor("today's batch", 60_000, async () => {
+      const res = await request(`${base}/batches/${today}`);
+      return res.status === 200 && res.json.length ? res.json : undefined;
+    });
+    assert.deepEqual(batches.map((b: { identifier: string }) => b.identifier), ['my_wiki_namespace_4']);
+    assert.equal(batches[0].chunks, undefined);
+    assert.ok(!fs.existsSync(path.join(shelf, 'wiki.test', '.batching')), 'the batch claim is let go');
   });
 });
 

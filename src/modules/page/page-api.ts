@@ -41,7 +41,7 @@ export interface PageModuleOptions {
   /** Where finished Enterprise snapshots are kept and offered from (`{dir}/{domain}/{moment}/`). */
   snapshotsDir: string;
   /** Snapshots made on a schedule, if `every` is set. */
-  snapshotSchedule?: { everyMs: number; keep: number; namespaces: number[] };
+  snapshotSchedule?: { everyMs?: number; batchEveryMs?: number; keep: number; namespaces: number[] };
 }
 
 /** The page modules and what another face of them (rest_v1) builds on. */

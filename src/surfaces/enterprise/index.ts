@@ -1,7 +1,7 @@
 import type { Module, Response, RouteRequest } from '../../router/types.js';
 import { HttpError } from '../../util/errors.js';
 import { parseTime } from '../../util/tid.js';
-import { ARTICLE_FIELDS, checkFields, contentReuse, passes, selectFields, SNAPSHOT_FIELDS, startOf, STRUCTURED_FIELDS, type PageDoor, type RealtimeOptions } from '../../modules/page/door.js';
+import { ARTICLE_FIELDS, checkFields, contentReuse, passes, selectFields, SNAPSHOT_FIELDS, startOf, STRUCTURED_FIELDS, type PageDoor, type RealtimeOptions, type ShelvedSnapshot } from '../../modules/page/door.js';
 import { serveDownload } from './downloads.js';
 import { metadataOf } from './metadata.js';
 
@@ -208,6 +208,27 @@ export function enterpriseModule(page: PageDoor): Module {
       body: enterprise.realtime(ctx, req.domain, start, options),
     };
   };
+  /** A day's batches (Enterprise's hourly updated bundles of the day's changed pages): described as snapshots are, without chunks. */
+  const dayOf = (req: RouteRequest) => {
+    const day = req.params.date!;
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(Date.parse(`${day}T00:00:00Z`))) throw invalid(`${day.slice(0, 40)} is not a day (YYYY-MM-DD).`);
+    return day;
+  };
+  const batchOf = (s: ShelvedSnapshot) => {
+    const { chunks: _chunks, ...described } = s;
+    return described as unknown as Record<string, unknown>;
+  };
+  const batches = (req: RouteRequest) => {
+    const ask = asked(req, SNAPSHOT_FIELDS);
+    return records(req, enterprise.snapshots.list(req.domain, dayOf(req)).flatMap((s) => shaped(batchOf(s), ask)));
+  };
+  const batch = (req: RouteRequest) => {
+    const ask = asked(req, SNAPSHOT_FIELDS);
+    const found = enterprise.snapshots.get(req.domain, req.params.identifier!, dayOf(req));
+    if (!found) throw notFound(`Batch ${req.params.identifier!.slice(0, 200)} of ${req.params.date!.slice(0, 40)}`);
+    return one(shaped(batchOf(found), ask), `Batch ${req.params.identifier!.slice(0, 200)}`);
+  };
+
   /** Enterprise's metadata of this wiki (one project), listed or one by its identifier. */
   const metadata = (kind: keyof typeof METADATA_FIELDS) => async (req: RouteRequest): Promise<Response> => {
     const ask = asked(req, METADATA_FIELDS[kind]);
@@ -221,6 +242,7 @@ export function enterpriseModule(page: PageDoor): Module {
   const snapshotParam = { name: 'identifier', in: 'path', required: true, schema: { type: 'string', maxLength: 300 } };
   const chunkParam = { name: 'chunk', in: 'path', required: true, schema: { type: 'string', maxLength: 320 } };
   const queryParams = ARTICLE_PARAMS.slice(1, 4);
+  const dateParam = { name: 'date', in: 'path', required: true, schema: { type: 'string', maxLength: 40 }, description: 'The day (YYYY-MM-DD, UTC)' };
   const metadataRoutes = (['projects', 'languages', 'codes', 'namespaces'] as const).flatMap((kind) => {
     const idParam = { name: 'identifier', in: 'path', required: true, schema: { type: 'string', maxLength: 200 } };
     return [
@@ -235,6 +257,18 @@ export function enterpriseModule(page: PageDoor): Module {
     api: 'enterprise',
     routes: [
       ...metadataRoutes,
+      { method: 'GET', path: '/v2/batches/{date}', body: 'optional-json', spec: spec("A day's batches (the pages that day's changes named, at their newest), each namespace's", [dateParam, ...queryParams]), handler: batches },
+      { method: 'POST', path: '/v2/batches/{date}', body: 'optional-json', readsOnly: true, spec: { ...spec("A day's batches, with fields and filters in the body", [dateParam]), requestBody: BODY }, handler: batches },
+      { method: 'GET', path: '/v2/batches/{date}/{identifier}', body: 'optional-json', spec: spec("A batch's description", [dateParam, snapshotParam, ...queryParams]), handler: batch },
+      { method: 'POST', path: '/v2/batches/{date}/{identifier}', body: 'optional-json', readsOnly: true, spec: { ...spec("A batch's description, with fields in the body", [dateParam, snapshotParam]), requestBody: BODY }, handler: batch },
+      {
+        method: 'GET', path: '/v2/batches/{date}/{identifier}/download', spec: spec("A batch's .tar.gz (Range for resumed and parallel downloads)", [dateParam, snapshotParam]),
+        handler(req) {
+          const download = enterprise.snapshots.download(req.domain, req.params.identifier!, dayOf(req));
+          if (!download) throw notFound(`Batch ${req.params.identifier!.slice(0, 200)} of ${req.params.date!.slice(0, 40)}`);
+          return serveDownload(download, req.headers, req.method, `${req.params.identifier}.tar.gz`);
+        },
+      },
       { method: 'GET', path: '/v2/articles', body: 'optional-json', spec: spec("Realtime: every change to the wiki's pages as it happens, one record a line (NDJSON); since, fields, filters, parts, offsets", REALTIME_QUERY), handler: realtime },
       { method: 'POST', path: '/v2/articles', body: 'optional-json', readsOnly: true, spec: { ...spec('Realtime, with its parameters in the body'), requestBody: BODY }, handler: realtime },
       { method: 'GET', path: '/v2/articles/{name}', body: 'optional-json', spec: spec("A page's record, as Enterprise's On-demand answers it (an array)", ARTICLE_PARAMS), handler: article },

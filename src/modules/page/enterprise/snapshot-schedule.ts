@@ -2,11 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Module, RequestContext } from '../../../router/types.js';
-import { SnapshotWriter, type SnapshotSources } from '../snapshot/snapshot-writer.js';
+import { SnapshotWriter } from '../snapshot/snapshot-writer.js';
 import type { SnapshotShelf } from './snapshot-shelf.js';
+import { BatchMaker, type BatchSources } from './batch-maker.js';
 
 export interface ScheduleOptions {
-  everyMs: number;
+  /** Full snapshots this often (none if absent). */
+  everyMs?: number;
+  /** Each day's batch (the pages its changes named, at their newest) made anew this often (none if absent). */
+  batchEveryMs?: number;
   keep: number;
   namespaces: number[];
   /** The wikis snapshotted (those listed by name: a farm's are taken with `npm run snapshot -- --group`). */
@@ -25,7 +29,7 @@ const STALE_CLAIM_MS = 6 * 3600_000;
  * One process of those sharing the shelf makes each (a claim file, taken atomically); one that
  * stopped half way is resumed by the next look (its folder remembers its moment).
  */
-export function snapshotScheduleModule(sources: SnapshotSources, shelf: SnapshotShelf, options: ScheduleOptions, log: Logger): Module {
+export function snapshotScheduleModule(sources: BatchSources, shelf: SnapshotShelf, options: ScheduleOptions, log: Logger): Module {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopping = false;
@@ -33,6 +37,7 @@ export function snapshotScheduleModule(sources: SnapshotSources, shelf: Snapshot
 
   /** The moment of the snapshot due now, or undefined if none is: an unfinished one's, else now if the newest finished is old enough. */
   const due = (domain: string): { at: number; out: string } | undefined => {
+    if (options.everyMs === undefined) return undefined;
     const newestRun = shelf.runs(domain, { finished: false })[0];
     if (newestRun && !fs.existsSync(path.join(newestRun, 'manifest.json'))) {
       const at = JSON.parse(fs.readFileSync(path.join(newestRun, '.work', 'options.json'), 'utf8') || '{}').at as number | undefined;
@@ -45,9 +50,8 @@ export function snapshotScheduleModule(sources: SnapshotSources, shelf: Snapshot
     return { at, out: shelf.folderFor(domain, at) };
   };
 
-  const claim = (domain: string): boolean => {
+  const claim = (domain: string, file = claimFile(domain)): boolean => {
     fs.mkdirSync(path.join(shelf.dir, domain), { recursive: true });
-    const file = claimFile(domain);
     try {
       fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
       return true;
@@ -55,7 +59,7 @@ export function snapshotScheduleModule(sources: SnapshotSources, shelf: Snapshot
       const age = Date.now() - fs.statSync(file).mtimeMs;
       if (age < STALE_CLAIM_MS) return false;
       fs.rmSync(file, { force: true });
-      return claim(domain);
+      return claim(domain, file);
     }
   };
 
@@ -78,14 +82,33 @@ export function snapshotScheduleModule(sources: SnapshotSources, shelf: Snapshot
     }
   };
 
+  const batches = options.batchEveryMs === undefined ? undefined : new BatchMaker(sources, shelf, { everyMs: options.batchEveryMs, namespaces: options.namespaces }, log);
+  let batching: Promise<void> | undefined;
+  /** Each wiki's batches due (its own claim, apart from full snapshots': an hourly batch does not wait for a day's snapshot). */
+  const makeBatches = async (ctx: RequestContext) => {
+    for (const domain of options.domains()) {
+      if (stopping) return;
+      const file = path.join(shelf.dir, domain, '.batching');
+      if (!batches!.due(domain) || !claim(domain, file)) continue;
+      try {
+        await batches!.make(ctx, domain, () => stopping);
+      } catch (err) {
+        log.warn({ err, domain }, 'a batch failed; the next look tries again');
+      } finally {
+        fs.rmSync(file, { force: true });
+      }
+    }
+  };
+
   return {
     name: 'enterprise-snapshot-schedule',
     api: 'sys',
     routes: [],
     async setup(ctx) {
       const look = () => {
-        if (running || stopping) return;
-        running = makeDue(ctx).finally(() => (running = undefined));
+        if (stopping) return;
+        if (!running && options.everyMs !== undefined) running = makeDue(ctx).finally(() => (running = undefined));
+        if (!batching && batches) batching = makeBatches(ctx).finally(() => (batching = undefined));
       };
       timer = setInterval(look, LOOK_MS);
       timer.unref();
@@ -95,6 +118,7 @@ export function snapshotScheduleModule(sources: SnapshotSources, shelf: Snapshot
       stopping = true;
       clearInterval(timer);
       await running;
+      await batching;
     },
   };
 }

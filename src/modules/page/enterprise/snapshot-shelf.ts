@@ -49,6 +49,12 @@ const TAR_END = storedGzip(Buffer.alloc(1024));
 
 const MB = 1024 * 1024;
 
+/** A day as Enterprise's batches name one (UTC). */
+export const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Batches are kept this many days, as Enterprise keeps them. */
+export const BATCH_DAYS = 14;
+
 /** A chunk's index from its identifier (`{snapshot}_chunk_{n}`) or from the index alone, as Enterprise takes either. */
 function chunkIndex(identifier: string, chunkId: string): number | undefined {
   const digits = chunkId.startsWith(`${identifier}_chunk_`) ? chunkId.slice(identifier.length + 7) : chunkId;
@@ -65,26 +71,36 @@ function chunkIndex(identifier: string, chunkId: string): number | undefined {
 export class SnapshotShelf {
   constructor(readonly dir: string) {}
 
-  /** Where a snapshot of `domain` at `at` (ms) is written. */
-  folderFor(domain: string, at: number): string {
-    return path.join(this.dir, domain, new Date(at).toISOString().replace(/[:.]/g, ''));
+  /**
+   * Where a wiki's snapshots are (`{dir}/{domain}/`), or its batches of one day (`{dir}/{domain}/batches/{day}/`);
+   * undefined for a name that is neither.
+   */
+  private placeOf(domain: string, day?: string): string | undefined {
+    if (!domain || domain.includes('/') || domain.startsWith('.') || (day !== undefined && !DAY_PATTERN.test(day))) return undefined;
+    return day === undefined ? path.join(this.dir, domain) : path.join(this.dir, domain, 'batches', day);
   }
 
-  /** The wiki's snapshot folders, newest first; `finished`: those with their manifest. */
-  runs(domain: string, { finished = true } = {}): string[] {
-    const base = path.join(this.dir, domain);
-    if (!domain || domain.includes('/') || domain.startsWith('.') || !fs.existsSync(base)) return [];
+  /** Where a snapshot of `domain` at `at` (ms) is written (`day`: a batch of that day). */
+  folderFor(domain: string, at: number, day?: string): string {
+    return path.join(this.placeOf(domain, day)!, new Date(at).toISOString().replace(/[:.]/g, ''));
+  }
+
+  /** The wiki's snapshot folders (`day`: its batches of that day), newest first; `finished`: those with their manifest. */
+  runs(domain: string, { finished = true } = {}, day?: string): string[] {
+    const base = this.placeOf(domain, day);
+    if (base === undefined || !fs.existsSync(base)) return [];
     return fs.readdirSync(base).filter((d) => /^\d{4}-\d{2}-\d{2}T\d{9}Z$/.test(d)).sort().reverse().map((d) => path.join(base, d))
       .filter((d) => !finished || fs.existsSync(path.join(d, 'manifest.json')));
   }
 
-  private newest(domain: string): { folder: string; manifest: Manifest } | undefined {
-    const folder = this.runs(domain)[0];
+  private newest(domain: string, day?: string): { folder: string; manifest: Manifest } | undefined {
+    const folder = this.runs(domain, {}, day)[0];
     return folder ? { folder, manifest: JSON.parse(fs.readFileSync(path.join(folder, 'manifest.json'), 'utf8')) as Manifest } : undefined;
   }
 
-  list(domain: string): ShelvedSnapshot[] {
-    const newest = this.newest(domain);
+  /** The newest finished snapshot's archives (`day`: the day's newest batch, each namespace's). */
+  list(domain: string, day?: string): ShelvedSnapshot[] {
+    const newest = this.newest(domain, day);
     if (!newest) return [];
     const { folder, manifest } = newest;
     return manifest.files.map((file) => {
@@ -103,8 +119,8 @@ export class SnapshotShelf {
     });
   }
 
-  get(domain: string, identifier: string): ShelvedSnapshot | undefined {
-    return this.list(domain).find((s) => s.identifier === identifier);
+  get(domain: string, identifier: string, day?: string): ShelvedSnapshot | undefined {
+    return this.list(domain, day).find((s) => s.identifier === identifier);
   }
 
   /**
@@ -121,8 +137,8 @@ export class SnapshotShelf {
   }
 
   /** The whole archive of a namespace. */
-  download(domain: string, identifier: string): Download | undefined {
-    const newest = this.newest(domain);
+  download(domain: string, identifier: string, day?: string): Download | undefined {
+    const newest = this.newest(domain, day);
     const file = newest?.manifest.files.find((f) => f.name === `${identifier}.tar.gz`);
     if (!newest || !file) return undefined;
     return { segments: [{ file: path.join(newest.folder, file.name), start: 0, end: file.bytes }], size: file.bytes, etag: `"${file.sha256}"`, modified: newest.manifest.date_modified };
@@ -149,6 +165,27 @@ export class SnapshotShelf {
       etag: `"${file.sha256}-${index}"`,
       modified: newest.manifest.date_modified,
     };
+  }
+
+  /** The days a wiki has batches of, newest first. */
+  batchDays(domain: string): string[] {
+    const base = path.join(this.placeOf(domain) ?? '', 'batches');
+    if (this.placeOf(domain) === undefined || !fs.existsSync(base)) return [];
+    return fs.readdirSync(base).filter((d) => DAY_PATTERN.test(d)).sort().reverse();
+  }
+
+  /** Drops a wiki's batches but the newest finished one of each day, and the days past `BATCH_DAYS`. */
+  pruneBatches(domain: string, today: string): void {
+    const oldest = new Date(Date.parse(`${today}T00:00:00Z`) - (BATCH_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+    for (const day of this.batchDays(domain)) {
+      if (day < oldest) {
+        fs.rmSync(path.join(this.dir, domain, 'batches', day), { recursive: true, force: true });
+        continue;
+      }
+      const [newest, ...older] = this.runs(domain, {}, day);
+      for (const run of older) fs.rmSync(run, { recursive: true, force: true });
+      if (newest) for (const run of this.runs(domain, { finished: false }, day)) if (run < newest) fs.rmSync(run, { recursive: true, force: true });
+    }
   }
 
   /** Drops all but the newest `keep` finished snapshots of a wiki (and unfinished ones older than the newest finished). */

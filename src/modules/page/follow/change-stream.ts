@@ -8,7 +8,7 @@ import { TIMEUUID_EPOCH_MS } from '../../../util/timeuuid.js';
 import { BoundedMap } from '../../../util/bounded-map.js';
 import { ChangeLog, type ChangeEvent } from '../tables/change-log.js';
 import { ChangeFeed, isAfter } from './change-feed.js';
-import { EventReading, RECORD_KINDS, type EventSources, type RecordReader } from './event-reading.js';
+import { EventReading, RECORD_KINDS, type EventSources, type EventWriter, type RecordReader } from './event-reading.js';
 import { realtimeWriter, type RealtimeOptions } from './realtime-lines.js';
 
 /** Events' records kept for the streams still to send them (a few hundred: the feed's recent events). */
@@ -20,19 +20,6 @@ const HEARTBEAT_MS = 15_000;
 const CATCH_UP_PAGE = 200;
 /** Events from the feed held for a stream still catching up; past this it reads them from the log. */
 const MAX_HELD = 1000;
-/**
- * How a stream writes its events: Server-Sent Events for `/v1/changes`, record lines for
- * Enterprise's Realtime (realtime-lines.ts).
- */
-export interface EventWriter {
-  /** Sent first (SSE's reconnection delay). */
-  readonly opening?: string;
-  /** Sent every so often while idle (an SSE comment); none where the format has no line that says nothing. */
-  readonly keepAlive?: string;
-  /** One event as the client reads it, or undefined when the client's filters leave it out. */
-  write(event: ChangeEvent): Promise<string | undefined>;
-}
-
 /**
  * One client's events: the change log from its position on, then the feed. It reads the log only
  * when the client takes what it was given (backpressure), so a slow client holds a bounded buffer;

@@ -13,6 +13,19 @@ export interface RecordReader {
 /** Events after which a page has a record to carry (deletions and visibility changes carry no text). */
 export const RECORD_KINDS = new Set<ChangeEvent['kind']>(['edit', 'rerender', 'undelete', 'move', 'record']);
 
+/**
+ * How a stream writes its events: Server-Sent Events for `/v1/changes`, record lines for
+ * Enterprise's Realtime (realtime-lines.ts).
+ */
+export interface EventWriter {
+  /** Sent first (SSE's reconnection delay). */
+  readonly opening?: string;
+  /** Sent every so often while idle (an SSE comment); none where the format has no line that says nothing. */
+  readonly keepAlive?: string;
+  /** One event as the client reads it, or undefined when the client's filters leave it out. */
+  write(event: ChangeEvent): Promise<string | undefined>;
+}
+
 export type EventSources = Pick<PageService, 'changes' | 'renders' | 'revisions' | 'wiki'>;
 
 /**

@@ -1,10 +1,9 @@
 import { passes, selectFields } from '../model/record-fields.js';
-import { wikiFacts } from '../snapshot/enterprise.js';
+import { goneRecord, wikiFacts } from '../model/wiki-facts.js';
 import { timeuuidMicros } from '../../../util/timeuuid.js';
 import { tidTime } from '../../../util/tid.js';
 import type { ChangeEvent } from '../tables/change-log.js';
-import type { EventWriter } from './change-stream.js';
-import { RECORD_KINDS, type EventReading } from './event-reading.js';
+import { RECORD_KINDS, type EventReading, type EventWriter } from './event-reading.js';
 
 /** What a Realtime client asked for: its fields and filters, checked, and where in the one partition it starts. */
 export interface RealtimeOptions {
@@ -51,12 +50,5 @@ export function realtimeWriter(reading: EventReading, options: RealtimeOptions):
 /** A record without text: what a deletion or a visibility change says of its page. */
 async function bare(reading: EventReading, domain: string, event: ChangeEvent, meta: Record<string, unknown>): Promise<Record<string, unknown>> {
   const facts = wikiFacts(await reading.siteInfo(domain));
-  return {
-    name: event.title.replace(/_/g, ' '),
-    ...(event.rev !== undefined ? { version: { identifier: event.rev } } : {}),
-    namespace: { identifier: await reading.namespaceOf(domain, event.title) },
-    in_language: { identifier: facts.language },
-    is_part_of: { identifier: facts.id, url: facts.server },
-    event: meta,
-  };
+  return goneRecord(event.title.replace(/_/g, ' '), await reading.namespaceOf(domain, event.title), facts, meta, event.rev);
 }

@@ -1,30 +1,9 @@
-import type { SiteInfo } from '../../../upstream/action-api-types.js';
+import type { WikiFacts } from '../model/wiki-facts.js';
 import type { RevisionRow } from '../model/revision.js';
 import { titleSegment } from '../model/title-url.js';
 import { BoundedMap } from '../../../util/bounded-map.js';
 import type { PageFacts } from '../../../upstream/page-facts.js';
 import type { RenderFacts } from '../model/html-structure.js';
-
-/** What the wiki says of itself that every record of a snapshot carries. */
-export interface WikiFacts {
-  /** The wiki's id (`wikiid`, e.g. enwiki): Enterprise's `is_part_of.identifier`. */
-  id: string;
-  server: string;
-  articlePath: string;
-  language: string;
-  license: { name: string; url: string };
-}
-
-export function wikiFacts(info: SiteInfo): WikiFacts {
-  const general = info.general as { wikiid?: string; server?: string; articlepath?: string; lang: string };
-  return {
-    id: general.wikiid ?? 'wiki',
-    server: (general.server ?? '').replace(/^\/\//, 'https://'),
-    articlePath: general.articlepath ?? '/wiki/$1',
-    language: general.lang,
-    license: { name: info.rightsinfo?.text ?? '', url: info.rightsinfo?.url ?? '' },
-  };
-}
 
 /** An SPDX-style identifier for the licenses wikis commonly name, as Enterprise gives it. */
 function licenseIdentifier(name: string, url: string): string {

@@ -5,7 +5,8 @@ import type { RevisionRow } from '../model/revision.js';
 import type { PackedBody } from '../tables/snapshot-bodies.js';
 import { abstractOf } from '../model/html-structure.js';
 import { characters } from '../../../upstream/page-facts.js';
-import { enterpriseRecord, type RecordFacts, type RenderFacts, type WikiFacts } from './enterprise.js';
+import { enterpriseRecord, type RecordFacts, type RenderFacts } from './enterprise.js';
+import type { WikiFacts } from '../model/wiki-facts.js';
 
 /** How bodies are made: a body stored under another name is made again. */
 export const BODY_FORMAT = `enterprise-2.1/html-${HTML_2}`;

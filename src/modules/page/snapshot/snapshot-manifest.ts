@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { WikiFacts } from './enterprise.js';
+import type { WikiFacts } from '../model/wiki-facts.js';
 import type { ArchiveFile } from './snapshot-archive.js';
 
 /**

@@ -5,7 +5,7 @@ import type { Module } from '../../../router/types.js';
 import { parseTime } from '../../../util/tid.js';
 import { TIMEUUID_EPOCH_MS } from '../../../util/timeuuid.js';
 import type { SiteInfo } from '../../../upstream/action-api-types.js';
-import { wikiFacts } from './enterprise.js';
+import { wikiFacts } from '../model/wiki-facts.js';
 import { deletionsThen, withDeletions } from './deletions-then.js';
 import { SnapshotWriter, type SnapshotSources } from './snapshot-writer.js';
 import { titlesThen, withTitlesThen } from './titles-then.js';

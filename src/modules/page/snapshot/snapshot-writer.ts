@@ -11,7 +11,7 @@ import type { Render } from '../model/render.js';
 import type { RevisionRow } from '../model/revision.js';
 import type { PageService } from '../read/page-service.js';
 import { SnapshotBodies, type PackedBody } from '../tables/snapshot-bodies.js';
-import { wikiFacts, type WikiFacts } from './enterprise.js';
+import { goneRecord, wikiFacts, type WikiFacts } from '../model/wiki-facts.js';
 import { BODY_FORMAT, recordHead, type BodyParts, type RecordMeta } from './record-format.js';
 import { inThread, type RecordFormatter } from './record-formatter.js';
 import { SnapshotArchive, type ArchiveFile } from './snapshot-archive.js';
@@ -42,6 +42,16 @@ export interface SnapshotOptions {
   storageOnly?: boolean;
   /** Checked between chunks: true stops (the next run with the same options goes on). */
   stopped?: () => boolean;
+  /**
+   * Only these titles, instead of every page: a batch's, the pages its day's changes named (their
+   * namespace and prefix checked as the others are).
+   */
+  titles?: string[];
+  /**
+   * A page gone or hidden at the moment is written as a line without text saying so (Enterprise's
+   * `delete` or `visibility-change` event, as a batch carries its day's changes), not left out.
+   */
+  goneLines?: boolean;
 }
 
 export interface SnapshotReport {
@@ -149,7 +159,7 @@ export class SnapshotWriter {
     const file = path.join(work, 'options.json');
     const pinned = JSON.stringify({
       domain: this.domain, at: options.at, since: options.since ?? null, namespaces: options.namespaces, prefix: options.prefix ?? null,
-      pagesPerChunk: options.pagesPerChunk, storageOnly: options.storageOnly ?? false,
+      pagesPerChunk: options.pagesPerChunk, storageOnly: options.storageOnly ?? false, goneLines: options.goneLines ?? false,
     });
     if (!fs.existsSync(file)) {
       fs.writeFileSync(file, pinned);
@@ -166,13 +176,13 @@ export class SnapshotWriter {
    * latest revision, and the pages stored here (among them pages deleted since, which existed
    * then); only the stored ones with `storageOnly`. Listed once per snapshot (one line each).
    */
-  private async titlesOf(ctx: RequestContext, work: string, ns: number, options: Pick<SnapshotOptions, 'at' | 'prefix' | 'storageOnly'>): Promise<Listed[]> {
+  private async titlesOf(ctx: RequestContext, work: string, ns: number, options: Pick<SnapshotOptions, 'at' | 'prefix' | 'storageOnly' | 'titles'>): Promise<Listed[]> {
     const file = path.join(work, `titles-${ns}.ndjson`);
     if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Listed);
     const { prefix } = options;
     const wiki = this.service.wiki(this.domain);
     const listed = new Map<string, Listed>();
-    if (!options.storageOnly) {
+    if (!options.storageOnly && !options.titles) {
       // allpages takes a prefix without its namespace, spaces for underscores.
       const localPart = async (text: string) => {
         const described = await wiki.describe(text);
@@ -191,15 +201,19 @@ export class SnapshotWriter {
     const inScope = (title: string) => !prefix || title.startsWith(prefix);
     // A title without a colon is the main namespace's: no namespace is named without one.
     const nsOf = async (title: string) => (title.includes(':') ? (await wiki.describe(title)).ns : 0);
-    let next: string | undefined;
-    do {
-      const page = await this.service.revisions.table(this.domain).titles(ctx, { limit: 1000, next });
-      for (const title of page.titles) {
-        if (!listed.has(title) && inScope(title) && (await nsOf(title)) === ns) listed.set(title, { title });
-      }
-      next = page.next;
-    } while (next);
-    const moved = options.storageOnly
+    if (options.titles) {
+      for (const title of options.titles) if (!listed.has(title) && inScope(title) && (await nsOf(title)) === ns) listed.set(title, { title });
+    } else {
+      let next: string | undefined;
+      do {
+        const page = await this.service.revisions.table(this.domain).titles(ctx, { limit: 1000, next });
+        for (const title of page.titles) {
+          if (!listed.has(title) && inScope(title) && (await nsOf(title)) === ns) listed.set(title, { title });
+        }
+        next = page.next;
+      } while (next);
+    }
+    const moved = options.storageOnly || options.titles
       ? [...listed.values()]
       : withDeletions(withTitlesThen([...listed.values()], await titlesThen(wiki.api, options.at)), await deletionsThen(wiki.api, options.at, ns), inScope);
     const sorted = moved.sort((x, y) => (x.title < y.title ? -1 : x.title > y.title ? 1 : 0));
@@ -374,8 +388,9 @@ export class SnapshotWriter {
    * last field) and the rest (as stored, or made from the render and stored); `bytes` uncompressed.
    * On-demand sends the same members (enterprise/enterprise-reads.ts).
    */
-  async packed(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly'>, meta: Pick<ChunkMeta, 'deleted'>): Promise<{ outcome: Outcome; line?: { data: Uint8Array[]; bytes: number } }> {
+  async packed(ctx: RequestContext, facts: WikiFacts, entry: Listed, options: Pick<SnapshotOptions, 'at' | 'since' | 'storageOnly' | 'goneLines'>, meta: Pick<ChunkMeta, 'deleted'>): Promise<{ outcome: Outcome; line?: { data: Uint8Array[]; bytes: number } }> {
     const found = await this.found(ctx, facts, entry, options, meta);
+    if (found.outcome === 'absent' || found.outcome === 'hidden') return options.goneLines ? { ...found, line: await this.goneLine(facts, entry.title, found.outcome, options.at) } : found;
     if (found.outcome !== 'written') return found;
     const { row, meta: fields } = found;
     let body: PackedBody | undefined = row.tid ? await this.bodies.get(ctx, row.title, row.rev, row.tid) : undefined;
@@ -388,6 +403,14 @@ export class SnapshotWriter {
     // The fields read at the moment, a few hundred bytes, stored as they are: deflating them would cost more time than it saves room.
     const head = Buffer.from(recordHead(fields, body.wikitextBytes, body.render));
     return { outcome: 'written', line: { data: [storedGzip(head), body.gz], bytes: head.length + body.bytes } };
+  }
+
+  /** A page gone (`absent`) or hidden at `at`, as a line without text (`goneLines`). */
+  private async goneLine(facts: WikiFacts, title: string, outcome: 'absent' | 'hidden', at: number): Promise<{ data: Uint8Array[]; bytes: number }> {
+    const described = await this.service.wiki(this.domain).describe(title);
+    const event = { type: outcome === 'absent' ? 'delete' : 'visibility-change', date_created: new Date(at).toISOString() };
+    const line = Buffer.from(`${JSON.stringify(goneRecord(described.text, described.ns, facts, event))}\n`);
+    return { data: [storedGzip(line)], bytes: line.length };
   }
 }
 
