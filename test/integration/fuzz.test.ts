@@ -191,9 +191,14 @@ for (const backend of BACKENDS) {
       // A stream of events never ends: it is fuzzed below by its status alone, not read to its end.
       // (Every route of its path: another method picked at random would reach it.)
       const all = s.app.router.routes();
-      const streamPaths = new Set(all.filter((r) => (r.route.spec as { responses?: Record<number, { content?: Record<string, unknown> }> } | undefined)?.responses?.[200]?.content?.['text/event-stream']).map((r) => r.template));
-      // The notice intake shares the stream's path: fuzzed by its own method only.
-      const routes = all.filter((r) => (r.api !== 'global' || r.route.path !== '/metrics') && !(streamPaths.has(r.template) && ['GET', 'HEAD'].includes(r.route.method)));
+      // (Server-Sent Events, and Enterprise's Realtime records a line.)
+      const streams = (r: (typeof all)[number]) => {
+        const content = (r.route.spec as { responses?: Record<number, { content?: Record<string, unknown> }> } | undefined)?.responses?.[200]?.content;
+        return !!(content?.['text/event-stream'] || content?.['application/x-ndjson']);
+      };
+      const streamPaths = new Set(all.filter(streams).map((r) => r.template));
+      // The notice intake shares the change stream's path: fuzzed by its own method only.
+      const routes = all.filter((r) => (r.api !== 'global' || r.route.path !== '/metrics') && !(streamPaths.has(r.template) && (streams(r) || ['GET', 'HEAD'].includes(r.route.method))));
       const failures: string[] = [];
       const statuses = new Map<number, number>();
       let sent = 0;
@@ -240,36 +245,47 @@ for (const backend of BACKENDS) {
         if (failure) failures.push(failure);
       }
 
-      // The stream: a 4xx for a start it cannot take, else a stream that stays open.
-      const streams = Array.from({ length: 60 }, () => {
+      // The streams: a 4xx for a start it cannot take, else a stream that stays open.
+      const starts = Array.from({ length: 60 }, () => {
         const since = fuzz.pick(['', 'x', '-1', '0,4', '2014-01-01T00:00:00Z', uuidv1(), 'a'.repeat(3000), '%ZZ', 'html', '1000-01-01T00:00:00Z', '1582-10-14T23:59:59Z',
           '0001-01-01T00:00:00Z', '2020-13-45T00:00:00Z', '9999-01-01T00:00:00Z', '+275760-09-13T00:00:00Z']);
         const query = `?${fuzz.pick(['since', 'since', 'namespace', 'prefix', 'include'])}=${encodeURIComponent(since)}`;
         const headers: Record<string, string> = fuzz.chance(0.5) ? { 'last-event-id': fuzz.pick(['', 'garbage', uuidv1(), String(uuidv4()), '..%00', '1000-01-01T00:00:00Z', '1582-01-01T00:00:00Z']) } : {};
         return { query, headers };
       });
-      await Promise.all(streams.map(async ({ query, headers }) => {
-        const status = await new Promise<{ status: number; type: string; dropped: boolean }>((resolve, reject) => {
-          const req = http.get(`${s.base}/${DOMAIN}/v1/changes${query}`, { headers }, (res) => {
-            if (res.statusCode !== 200) {
-              res.resume();
-              return resolve({ status: res.statusCode!, type: String(res.headers['content-type']), dropped: false });
-            }
-            // A stream the service drops at once (a start it could not read) is a failure, not a 200.
-            const watch = setTimeout(() => {
-              resolve({ status: 200, type: String(res.headers['content-type']), dropped: false });
-              req.destroy();
-            }, 300);
+      // Enterprise's Realtime: its parameters in a body (on a GET too, as its SDK sends them) or the query.
+      const realtimeStarts = Array.from({ length: 40 }, () => {
+        const value = fuzz.pick<unknown>(['', 'x', -1, [0], [10], { 0: 'x' }, { 0: -5 }, { 0: 1e300 }, '2014-01-01T00:00:00Z', '1000-01-01T00:00:00Z', '9999-01-01T00:00:00Z', ['name', 'nope'], [{ field: 'namespace.identifier', value: 0 }], null, 'a'.repeat(3000)]);
+        const body = fuzz.chance(0.8) ? JSON.stringify({ [fuzz.pick(['since', 'fields', 'filters', 'parts', 'offsets', 'since_per_partition', 'limit'])]: value }) : fuzz.pick(['', '{', '[]', 'null', '"x"']);
+        return { method: fuzz.pick(['GET', 'POST']), body };
+      });
+      const opened = (method: string, path: string, headers: Record<string, string>, body?: string) => new Promise<{ status: number; type: string; dropped: boolean }>((resolve, reject) => {
+        const req = http.request(`${s.base}${path}`, { method, headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
+          if (res.statusCode !== 200) {
             res.resume();
-            res.on('close', () => {
-              clearTimeout(watch);
-              resolve({ status: 200, type: String(res.headers['content-type']), dropped: true });
-            });
+            return resolve({ status: res.statusCode!, type: String(res.headers['content-type']), dropped: false });
+          }
+          // A stream the service drops at once (a start it could not read) is a failure, not a 200.
+          const watch = setTimeout(() => {
+            resolve({ status: 200, type: String(res.headers['content-type']), dropped: false });
+            req.destroy();
+          }, 300);
+          res.resume();
+          res.on('close', () => {
+            clearTimeout(watch);
+            resolve({ status: 200, type: String(res.headers['content-type']), dropped: true });
           });
-          req.on('error', reject);
-        }).catch((e: Error) => ({ status: 0, type: e.message, dropped: false }));
-        if (status.status === 0 || status.status >= 500 || status.dropped) failures.push(`GET /v1/changes${query.slice(0, 100)} ${JSON.stringify(headers)}: ${status.status} ${status.type}${status.dropped ? ' dropped at once' : ''}`);
-      }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      }).catch((e: Error) => ({ status: 0, type: e.message, dropped: false }));
+      const failed = (what: string, status: { status: number; type: string; dropped: boolean }) => {
+        if (status.status === 0 || status.status >= 500 || status.dropped) failures.push(`${what}: ${status.status} ${status.type}${status.dropped ? ' dropped at once' : ''}`);
+      };
+      await Promise.all([
+        ...starts.map(async ({ query, headers }) => failed(`GET /v1/changes${query.slice(0, 100)} ${JSON.stringify(headers)}`, await opened('GET', `/${DOMAIN}/v1/changes${query}`, headers))),
+        ...realtimeStarts.map(async ({ method, body }) => failed(`${method} /enterprise/v2/articles ${body.slice(0, 100)}`, await opened(method, `/${DOMAIN}/enterprise/v2/articles`, {}, body))),
+      ]);
       t.diagnostic(`statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`);
       assert.deepEqual(failures, []);
 

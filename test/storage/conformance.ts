@@ -802,6 +802,18 @@ export function storageConformance(backend: string, config: () => StorageConfig,
         assert.deepEqual(withoutTid((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items), [{ key: 'k', note: 7 }]);
       });
 
+      it('reads on the definition another process has just changed after reads that found nothing', async () => {
+        const domain = await table(revisions);
+        const query = { table: 'revisions', attributes: { key: 'k' }, limit: 1 };
+        // Read again and again, finding nothing (an engine may keep what it learnt from them).
+        for (let i = 0; i < 3; i++) assert.deepEqual((await storage.get(domain, query)).items, []);
+        await other.createTable(domain, 'revisions', { ...revisions, version: 2, attributes: { ...revisions.attributes, extra: 'string' } });
+        await other.put(domain, { table: 'revisions', attributes: { key: 'k', tid: tid(2000), note: 'two', extra: 'added' } });
+        await soon(async () => assert.deepEqual((await storage.get(domain, { ...query, proj: ['note', 'extra'] })).items, [{ note: 'two', extra: 'added' }]));
+        await other.dropTable(domain, 'revisions');
+        await soon(async () => rejectsWith(storage.get(domain, query), 404, /does not exist/));
+      });
+
       it('does not let one reader change what the next one reads', async () => {
         const domain = await table(everyType);
         await storage.put(domain, { table: 'types', attributes: { id: 'a', j: { nested: { n: 1 } }, ss: ['x'] } });

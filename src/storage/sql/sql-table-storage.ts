@@ -77,6 +77,8 @@ export class SqlTableStorage implements TableStorage {
   /** Per table, with the cache: its next row expiry as of a data version (see `nextExpiry`). */
   private readonly expiries = new Map<string, { version: number; until: number | undefined }>();
   private readonly pointReads: PointReads;
+  /** The schema epoch last read for an empty answer, and the data version seen before it was read. */
+  private epochSeen: { version: number; epoch: string } | undefined;
 
   private constructor(private readonly driver: SqlDriver, readCacheBytes: number) {
     const codec = (this.codec = driver.dialect);
@@ -263,7 +265,7 @@ export class SqlTableStorage implements TableStorage {
       const { plan, stmt } = this.pointReads.statement(table.info, table.names, query, now);
       const rows = plan.order.length === 0 ? optional(immediate.oneSync(stmt.sql, stmt.params)) : immediate.allSync(stmt.sql, stmt.params);
       const { result, epoch } = this.answer(table, plan, rows, now, true, stmt);
-      this.tables.confirm(String(epoch ?? epochIn(immediate.oneSync(readSchemaEpochSql(), []))));
+      this.tables.confirm(String(epoch ?? this.epochOfEmptyAnswer(() => epochIn(immediate.oneSync(readSchemaEpochSql(), [])))));
       return { table, result };
     } catch {
       return undefined;
@@ -288,8 +290,27 @@ export class SqlTableStorage implements TableStorage {
     const { table, plan } = await this.plannedOn(domain, query.table, (info) => planQuery(info, query, this.encode));
     const { result, epoch } = await this.read(table, plan, true);
     // An empty answer carries no epoch: it is asked after. Epochs only grow, so one unchanged then was unchanged during the read.
-    this.tables.confirm(String(epoch ?? (await readEpoch(this.driver))));
+    this.tables.confirm(String(epoch ?? this.epochOfEmptyAnswer() ?? (await readEpoch(this.driver))));
     return { table, result };
+  }
+
+  /**
+   * The schema epoch for an answer without rows (which carry it): the one read last, while nothing
+   * was committed since by any process (the data version unchanged since before it was read),
+   * else read now with `readSync` if given (undefined without it: the caller asks). Under reads
+   * that find nothing (a page's facts not yet asked, the revision after the newest), that is one
+   * statement a read fewer.
+   */
+  private epochOfEmptyAnswer(readSync: () => string): string;
+  private epochOfEmptyAnswer(): string | undefined;
+  private epochOfEmptyAnswer(readSync?: () => string): string | undefined {
+    const version = this.driver.dataVersion?.();
+    const seen = this.epochSeen;
+    if (version !== undefined && seen?.version === version) return seen.epoch;
+    if (!readSync) return undefined;
+    const epoch = readSync();
+    if (version !== undefined) this.epochSeen = { version, epoch };
+    return epoch;
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { Module, Response, RouteRequest } from '../../router/types.js';
 import { HttpError } from '../../util/errors.js';
 import { parseTime } from '../../util/tid.js';
-import { ARTICLE_FIELDS, checkFields, contentReuse, passes, selectFields, SNAPSHOT_FIELDS, startOf, STRUCTURED_FIELDS, type PageDoor, type RealtimeOptions, type ShelvedSnapshot } from '../../modules/page/door.js';
+import { ARTICLE_FIELDS, checkFields, contentReuse, passes, selectFields, SNAPSHOT_FIELDS, startOf, STRUCTURED_FIELDS, type PageDoor, type Download, type RealtimeOptions, type ShelvedSnapshot } from '../../modules/page/door.js';
 import { serveDownload } from './downloads.js';
 import { metadataOf } from './metadata.js';
 
@@ -243,62 +243,52 @@ export function enterpriseModule(page: PageDoor): Module {
   const chunkParam = { name: 'chunk', in: 'path', required: true, schema: { type: 'string', maxLength: 320 } };
   const queryParams = ARTICLE_PARAMS.slice(1, 4);
   const dateParam = { name: 'date', in: 'path', required: true, schema: { type: 'string', maxLength: 40 }, description: 'The day (YYYY-MM-DD, UTC)' };
-  const metadataRoutes = (['projects', 'languages', 'codes', 'namespaces'] as const).flatMap((kind) => {
-    const idParam = { name: 'identifier', in: 'path', required: true, schema: { type: 'string', maxLength: 200 } };
-    return [
-      { method: 'GET' as const, path: `/v2/${kind}`, body: 'optional-json' as const, spec: spec(`This wiki's ${kind}, as Enterprise lists them`, queryParams), handler: metadata(kind) },
-      { method: 'POST' as const, path: `/v2/${kind}`, body: 'optional-json' as const, readsOnly: true, spec: { ...spec(`This wiki's ${kind}, with fields and filters in the body`), requestBody: BODY }, handler: metadata(kind) },
-      { method: 'GET' as const, path: `/v2/${kind}/{identifier}`, body: 'optional-json' as const, spec: spec(`One of this wiki's ${kind}`, [idParam, ...queryParams]), handler: metadata(kind) },
-      { method: 'POST' as const, path: `/v2/${kind}/{identifier}`, body: 'optional-json' as const, readsOnly: true, spec: { ...spec(`One of this wiki's ${kind}, with fields in the body`, [idParam]), requestBody: BODY }, handler: metadata(kind) },
-    ];
+  type Handler = Module['routes'][number]['handler'];
+  /**
+   * A read Enterprise's clients make by GET (options in the query or a JSON body) and by POST
+   * (options in the body; `postQuery`: what its query may still say).
+   */
+  const getAndPost = (path: string, summary: string, pathParams: unknown[], query: unknown[], handler: Handler, postQuery: unknown[] = []): Module['routes'] => [
+    { method: 'GET', path, body: 'optional-json', spec: spec(summary, [...pathParams, ...query]), handler },
+    { method: 'POST', path, body: 'optional-json', readsOnly: true, spec: { ...spec(`${summary} (options in the body)`, [...pathParams, ...postQuery]), requestBody: BODY }, handler },
+  ];
+  /** An archive's download (whole, by ranges, HEAD): `find` gives it, or undefined for a 404 naming `what`. */
+  const download = (path: string, summary: string, params: unknown[], find: (req: RouteRequest) => Download | undefined, what: (req: RouteRequest) => string, name: (req: RouteRequest) => string): Module['routes'][number] => ({
+    method: 'GET', path, spec: spec(summary, params),
+    handler(req) {
+      const found = find(req);
+      if (!found) throw notFound(what(req));
+      return serveDownload(found, req.headers, req.method, `${name(req)}.tar.gz`);
+    },
   });
+  const idParam = { name: 'identifier', in: 'path', required: true, schema: { type: 'string', maxLength: 200 } };
+  const snapshotName = (req: RouteRequest) => `Snapshot ${req.params.identifier!.slice(0, 200)}`;
+  const batchName = (req: RouteRequest) => `Batch ${req.params.identifier!.slice(0, 200)} of ${req.params.date!.slice(0, 40)}`;
   return {
     name: 'enterprise',
     api: 'enterprise',
     routes: [
-      ...metadataRoutes,
-      { method: 'GET', path: '/v2/batches/{date}', body: 'optional-json', spec: spec("A day's batches (the pages that day's changes named, at their newest), each namespace's", [dateParam, ...queryParams]), handler: batches },
-      { method: 'POST', path: '/v2/batches/{date}', body: 'optional-json', readsOnly: true, spec: { ...spec("A day's batches, with fields and filters in the body", [dateParam]), requestBody: BODY }, handler: batches },
-      { method: 'GET', path: '/v2/batches/{date}/{identifier}', body: 'optional-json', spec: spec("A batch's description", [dateParam, snapshotParam, ...queryParams]), handler: batch },
-      { method: 'POST', path: '/v2/batches/{date}/{identifier}', body: 'optional-json', readsOnly: true, spec: { ...spec("A batch's description, with fields in the body", [dateParam, snapshotParam]), requestBody: BODY }, handler: batch },
-      {
-        method: 'GET', path: '/v2/batches/{date}/{identifier}/download', spec: spec("A batch's .tar.gz (Range for resumed and parallel downloads)", [dateParam, snapshotParam]),
-        handler(req) {
-          const download = enterprise.snapshots.download(req.domain, req.params.identifier!, dayOf(req));
-          if (!download) throw notFound(`Batch ${req.params.identifier!.slice(0, 200)} of ${req.params.date!.slice(0, 40)}`);
-          return serveDownload(download, req.headers, req.method, `${req.params.identifier}.tar.gz`);
-        },
-      },
-      { method: 'GET', path: '/v2/articles', body: 'optional-json', spec: spec("Realtime: every change to the wiki's pages as it happens, one record a line (NDJSON); since, fields, filters, parts, offsets", REALTIME_QUERY), handler: realtime },
-      { method: 'POST', path: '/v2/articles', body: 'optional-json', readsOnly: true, spec: { ...spec('Realtime, with its parameters in the body'), requestBody: BODY }, handler: realtime },
-      { method: 'GET', path: '/v2/articles/{name}', body: 'optional-json', spec: spec("A page's record, as Enterprise's On-demand answers it (an array)", ARTICLE_PARAMS), handler: article },
-      { method: 'POST', path: '/v2/articles/{name}', body: 'optional-json', readsOnly: true, spec: { ...spec("A page's record, with fields, filters and limit in the body", ARTICLE_PARAMS.slice(0, 1).concat(ARTICLE_PARAMS.slice(4))), requestBody: BODY }, handler: article },
-      { method: 'GET', path: '/v2/structured-contents/{name}', body: 'optional-json', spec: spec("A page's structured contents (abstract, infoboxes, sections, references)", ARTICLE_PARAMS.slice(0, 4)), handler: structured },
-      { method: 'POST', path: '/v2/structured-contents/{name}', body: 'optional-json', readsOnly: true, spec: { ...spec("A page's structured contents", ARTICLE_PARAMS.slice(0, 1)), requestBody: BODY }, handler: structured },
-      { method: 'GET', path: '/v2/snapshots', body: 'optional-json', spec: spec('The snapshots offered (the newest finished one of each namespace)', queryParams), handler: snapshots },
-      { method: 'POST', path: '/v2/snapshots', body: 'optional-json', readsOnly: true, spec: { ...spec('The snapshots offered, with fields and filters in the body'), requestBody: BODY }, handler: snapshots },
-      { method: 'GET', path: '/v2/snapshots/{identifier}', body: 'optional-json', spec: spec("A snapshot's description", [snapshotParam, ...queryParams]), handler: snapshot },
-      { method: 'POST', path: '/v2/snapshots/{identifier}', body: 'optional-json', readsOnly: true, spec: { ...spec("A snapshot's description, with fields and filters in the body", [snapshotParam]), requestBody: BODY }, handler: snapshot },
-      {
-        method: 'GET', path: '/v2/snapshots/{identifier}/download', spec: spec("A snapshot's .tar.gz (Range for resumed and parallel downloads)", [snapshotParam]),
-        handler(req) {
-          const download = enterprise.snapshots.download(req.domain, req.params.identifier!);
-          if (!download) throw notFound(`Snapshot ${req.params.identifier!.slice(0, 200)}`);
-          return serveDownload(download, req.headers, req.method, `${req.params.identifier}.tar.gz`);
-        },
-      },
-      { method: 'GET', path: '/v2/snapshots/{identifier}/chunks', body: 'optional-json', spec: spec("A snapshot's chunks, each described", [snapshotParam, ...queryParams]), handler: chunks },
-      { method: 'POST', path: '/v2/snapshots/{identifier}/chunks', body: 'optional-json', readsOnly: true, spec: { ...spec("A snapshot's chunks, with fields and filters in the body", [snapshotParam]), requestBody: BODY }, handler: chunks },
-      { method: 'GET', path: '/v2/snapshots/{identifier}/chunks/{chunk}', body: 'optional-json', spec: spec("A chunk's description (by its identifier or its index)", [snapshotParam, chunkParam, ...queryParams]), handler: chunk },
-      { method: 'POST', path: '/v2/snapshots/{identifier}/chunks/{chunk}', body: 'optional-json', readsOnly: true, spec: { ...spec("A chunk's description, with fields and filters in the body", [snapshotParam, chunkParam]), requestBody: BODY }, handler: chunk },
-      {
-        method: 'GET', path: '/v2/snapshots/{identifier}/chunks/{chunk}/download', spec: spec("One chunk of a snapshot, a .tar.gz of its own (Range too)", [snapshotParam, chunkParam]),
-        handler(req) {
-          const download = enterprise.snapshots.chunk(req.domain, req.params.identifier!, req.params.chunk!);
-          if (!download) throw notFound(`Chunk ${req.params.chunk!.slice(0, 200)}`);
-          return serveDownload(download, req.headers, req.method, `${req.params.chunk}.tar.gz`);
-        },
-      },
+      ...(['projects', 'languages', 'codes', 'namespaces'] as const).flatMap((kind) => [
+        ...getAndPost(`/v2/${kind}`, `This wiki's ${kind}, as Enterprise lists them`, [], queryParams, metadata(kind)),
+        ...getAndPost(`/v2/${kind}/{identifier}`, `One of this wiki's ${kind}`, [idParam], queryParams, metadata(kind)),
+      ]),
+      // A stream that stays open: its answer says so (what reads every route, the fuzz test among them, tells streams by it).
+      ...getAndPost('/v2/articles', "Realtime: every change to the wiki's pages as it happens, one record a line (NDJSON); since, fields, filters, parts, offsets", [], REALTIME_QUERY, realtime)
+        .map((route) => ({ ...route, spec: { ...route.spec, responses: { 200: { description: 'application/x-ndjson: one record a line, as the changes happen', content: { 'application/x-ndjson': { schema: { type: 'string' } } } } } } })),
+      ...getAndPost('/v2/articles/{name}', "A page's record, as Enterprise's On-demand answers it (an array)", ARTICLE_PARAMS.slice(0, 1), ARTICLE_PARAMS.slice(1), article, ARTICLE_PARAMS.slice(4)),
+      ...getAndPost('/v2/structured-contents/{name}', "A page's structured contents (abstract, infoboxes, sections, references)", ARTICLE_PARAMS.slice(0, 1), queryParams, structured),
+      ...getAndPost('/v2/snapshots', 'The snapshots offered (the newest finished one of each namespace)', [], queryParams, snapshots),
+      ...getAndPost('/v2/snapshots/{identifier}', "A snapshot's description", [snapshotParam], queryParams, snapshot),
+      download('/v2/snapshots/{identifier}/download', "A snapshot's .tar.gz (Range for resumed and parallel downloads)", [snapshotParam],
+        (req) => enterprise.snapshots.download(req.domain, req.params.identifier!), snapshotName, (req) => req.params.identifier!),
+      ...getAndPost('/v2/snapshots/{identifier}/chunks', "A snapshot's chunks, each described", [snapshotParam], queryParams, chunks),
+      ...getAndPost('/v2/snapshots/{identifier}/chunks/{chunk}', "A chunk's description (by its identifier or its index)", [snapshotParam, chunkParam], queryParams, chunk),
+      download('/v2/snapshots/{identifier}/chunks/{chunk}/download', 'One chunk of a snapshot, a .tar.gz of its own (Range too)', [snapshotParam, chunkParam],
+        (req) => enterprise.snapshots.chunk(req.domain, req.params.identifier!, req.params.chunk!), (req) => `Chunk ${req.params.chunk!.slice(0, 200)}`, (req) => req.params.chunk!),
+      ...getAndPost('/v2/batches/{date}', "A day's batches (the pages that day's changes named, at their newest), each namespace's", [dateParam], queryParams, batches),
+      ...getAndPost('/v2/batches/{date}/{identifier}', "A batch's description", [dateParam, snapshotParam], queryParams, batch),
+      download('/v2/batches/{date}/{identifier}/download', "A batch's .tar.gz (Range for resumed and parallel downloads)", [dateParam, snapshotParam],
+        (req) => enterprise.snapshots.download(req.domain, req.params.identifier!, dayOf(req)), batchName, (req) => req.params.identifier!),
     ],
   };
 }
