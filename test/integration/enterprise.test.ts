@@ -212,7 +212,7 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
 
   it("streams the wiki's changes as Enterprise's Realtime does: records a line, deletions without text, resumable by offset", async () => {
     // As Enterprise's SDK asks: a GET with its parameters as a JSON body.
-    const fields = ['name', 'version.identifier', 'namespace.identifier', 'is_part_of.identifier', 'article_body.html', 'event.*'];
+    const fields = ['name', 'version.identifier', 'namespace.identifier', 'is_part_of.identifier', 'visibility.text', 'article_body.html', 'event.*'];
     const ask = { fields, filters: [{ field: 'namespace.identifier', value: 0 }] };
     const stream = listenLines(`${base}/articles`, ask);
     const opened = await stream.status;
@@ -223,7 +223,7 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
       await a.wiki.edit(title('Live'), 'Streamed text.');
       const rev = await a.wiki.latestRevid(title('Live'));
       const update = await waitFor('the update line', 20_000, async () => stream.lines.find((l) => l.name === name && l.event.type === 'update' && l.version?.identifier === rev));
-      assert.deepEqual(Object.keys(update).sort(), ['article_body', 'event', 'is_part_of', 'name', 'namespace', 'version']);
+      assert.deepEqual(Object.keys(update).sort(), ['article_body', 'event', 'is_part_of', 'name', 'namespace', 'version', 'visibility']);
       assert.match(update.article_body.html, /Streamed text/);
       assert.equal(update.namespace.identifier, 0);
       assert.equal(update.event.partition, 0);
@@ -232,6 +232,13 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
       // The record a line carries is On-demand's, field for field.
       const onDemand = (await article(title('Live'), { method: 'POST', body: { fields: fields.filter((f) => f !== 'event.*') } })).json[0];
       assert.deepEqual({ ...update, event: undefined }, { ...onDemand, event: undefined });
+      // A revision hidden (once it is no longer the newest): a visibility change, saying so, without text.
+      await a.wiki.edit(title('Live'), 'Streamed again.');
+      await a.wiki.hideRevision(title('Live'), rev);
+      const hidden = await waitFor('the visibility-change line', 20_000, async () => stream.lines.find((l) => l.name === name && l.event.type === 'visibility-change'));
+      assert.equal(hidden.version.identifier, rev);
+      assert.deepEqual(hidden.visibility, { text: false });
+      assert.equal(hidden.article_body, undefined);
       await a.wiki.delete(title('Live'));
       const deletion = await waitFor('the delete line', 20_000, async () => stream.lines.find((l) => l.name === name && l.event.type === 'delete'));
       assert.equal(deletion.article_body, undefined, 'a deletion carries no text');

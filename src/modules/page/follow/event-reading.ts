@@ -87,4 +87,10 @@ export class EventReading {
     const row = await this.service.revisions.table(domain).get(this.ctx, title, rev);
     return !!row && !row.text_hidden && !row.deleted;
   }
+
+  /** What of a revision may be shown now (Enterprise's `visibility`), if it is stored. */
+  async visibility(domain: string, title: string, rev: number): Promise<{ text: boolean; editor: boolean; comment: boolean } | undefined> {
+    const row = await this.service.revisions.table(domain).get(this.ctx, title, rev);
+    return row ? { text: !row.text_hidden, editor: !row.user_hidden, comment: !row.comment_hidden } : undefined;
+  }
 }

@@ -17,7 +17,8 @@ export interface RealtimeOptions {
  * The wiki's changes as Wikimedia Enterprise's Realtime streams them: one JSON record a line
  * (NDJSON), each with its `event` (`identifier`, `type`: update, delete or visibility-change, its
  * dates, its partition and offset). An update carries the page's record as On-demand answers it
- * now; a deletion or a visibility change carries the page's name, namespace and wiki, never text.
+ * now; a deletion or a visibility change carries the page's name, namespace and wiki (and the
+ * revision's `visibility` now), never text.
  * A wiki is one partition, 0, and an event's offset is its time in microseconds: a client
  * resuming with `offsets` gets the events at that offset and after (as Enterprise does, one
  * already had may come again).
@@ -50,5 +51,8 @@ export function realtimeWriter(reading: EventReading, options: RealtimeOptions):
 /** A record without text: what a deletion or a visibility change says of its page. */
 async function bare(reading: EventReading, domain: string, event: ChangeEvent, meta: Record<string, unknown>): Promise<Record<string, unknown>> {
   const facts = wikiFacts(await reading.siteInfo(domain));
-  return goneRecord(event.title.replace(/_/g, ' '), await reading.namespaceOf(domain, event.title), facts, meta, event.rev);
+  const gone = goneRecord(event.title.replace(/_/g, ' '), await reading.namespaceOf(domain, event.title), facts, meta, event.rev);
+  // A visibility change says what of its revision may be shown now.
+  const visibility = event.kind === 'visibility' && event.rev !== undefined ? await reading.visibility(domain, event.title, event.rev) : undefined;
+  return visibility ? { ...gone, visibility } : gone;
 }
