@@ -21,6 +21,8 @@ export interface ScheduleOptions {
 const LOOK_MS = 60_000;
 /** A claim on a wiki's next snapshot older than this is a dead process's: taken over. */
 const STALE_CLAIM_MS = 6 * 3600_000;
+/** A batch (a day's changes) takes minutes: its claim is a dead process's sooner. */
+const STALE_BATCH_CLAIM_MS = 3600_000;
 
 /**
  * Snapshots made on a schedule (`snapshots.every`), for the HTTP snapshot API: each wiki's next one
@@ -50,16 +52,16 @@ export function snapshotScheduleModule(sources: BatchSources, shelf: SnapshotShe
     return { at, out: shelf.folderFor(domain, at) };
   };
 
-  const claim = (domain: string, file = claimFile(domain)): boolean => {
+  const claim = (domain: string, file = claimFile(domain), staleMs = STALE_CLAIM_MS): boolean => {
     fs.mkdirSync(path.join(shelf.dir, domain), { recursive: true });
     try {
       fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
       return true;
     } catch {
       const age = Date.now() - fs.statSync(file).mtimeMs;
-      if (age < STALE_CLAIM_MS) return false;
+      if (age < staleMs) return false;
       fs.rmSync(file, { force: true });
-      return claim(domain, file);
+      return claim(domain, file, staleMs);
     }
   };
 
@@ -89,7 +91,7 @@ export function snapshotScheduleModule(sources: BatchSources, shelf: SnapshotShe
     for (const domain of options.domains()) {
       if (stopping) return;
       const file = path.join(shelf.dir, domain, '.batching');
-      if (!batches!.due(domain) || !claim(domain, file)) continue;
+      if (!batches!.due(domain) || !claim(domain, file, STALE_BATCH_CLAIM_MS)) continue;
       try {
         await batches!.make(ctx, domain, () => stopping);
       } catch (err) {
