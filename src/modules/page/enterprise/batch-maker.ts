@@ -6,10 +6,10 @@ import { tidTime } from '../../../util/tid.js';
 import { ChangeLog } from '../tables/change-log.js';
 import { SnapshotWriter, type SnapshotSources } from '../snapshot/snapshot-writer.js';
 import type { PageService } from '../read/page-service.js';
+import type { SnapshotShelf } from './snapshot-shelf.js';
 
 /** What a batch is made from: a snapshot's sources, and the change log naming the day's pages. */
 export type BatchSources = SnapshotSources & Pick<PageService, 'changes'>;
-import type { SnapshotShelf } from './snapshot-shelf.js';
 
 const DAY_MS = 86_400_000;
 /** Events read from the change log at once. */
@@ -31,8 +31,8 @@ interface Due {
  * `everyMs` through the day and once more at its end, so the day's last batch holds all of its
  * changes. The pages are those the day's change log names (the work is the day's changes, not
  * the wiki), each read as a scheduled snapshot reads it: its facts asked of the wiki where not
- * yet stored, so a page edited a moment before has its editor and lists as On-demand gives them. Offered at `/v2/batches/{day}`; a
- * day's newest finished batch is kept, for `BATCH_DAYS`.
+ * yet stored, so a page edited a moment before has its editor and lists as On-demand gives them.
+ * Offered at `/v2/batches/{day}`; a day's newest finished batch is kept, for `BATCH_DAYS`.
  */
 export class BatchMaker {
   constructor(
