@@ -49,6 +49,11 @@ export class SchemaCache<T> {
     return value;
   }
 
+  /** The epoch the kept definitions were loaded under, if one is known. */
+  currentEpoch(): string | undefined {
+    return this.epoch;
+  }
+
   /** The definition kept under `key`, if any, for a caller that confirms the epoch itself (as `confirmedLater`). */
   peek(key: string): T | undefined {
     return this.entries.get(key);

@@ -202,10 +202,12 @@ export function insertUnlessLiveStatement(
  * affected rows say whether it held. Columns not given keep their values (the row is live). Where
  * the dialect takes the partition's lock in a statement (`partitionLockSource`), `lockKey` is its
  * parameter: the UPDATE serialises with the partition's other conditional writes as they do.
+ * `epoch`: written only while the schema epoch is still this one (the definitions the write was
+ * planned on are current), checked by the statement itself, outside any transaction.
  */
 export function updateIfStatement(
   dialect: Dialect, info: TableInfo, names: PhysicalNames, values: Record<string, unknown>, exp: number | null, now: number,
-  conditions: { column: string; value: unknown }[], lockKey: string,
+  conditions: { column: string; value: unknown }[], lockKey: string, epoch?: string,
 ): Statement {
   const keys = [...info.hash, ...info.range];
   const table = q(names.main);
@@ -213,8 +215,11 @@ export function updateIfStatement(
   const sets = [...given.map((c) => `${q(c)} = ?`), '"_exp" = ?'];
   const lock = dialect.partitionLockSource;
   return {
-    sql: `UPDATE ${table} SET ${sets.join(', ')}${lock ? ` FROM ${lock}` : ''} WHERE ${[...keys.map((k) => `${table}.${q(k)} = ?`), LIVE(table), ...conditions.map((c) => `${table}.${q(c.column)} = ?`)].join(' AND ')}`,
-    params: [...given.map((c) => values[c]), exp, ...(lock ? [lockKey] : []), ...keys.map((k) => values[k]), now, ...conditions.map((c) => c.value)],
+    sql: `UPDATE ${table} SET ${sets.join(', ')}${lock ? ` FROM ${lock}` : ''} WHERE ${[
+      ...keys.map((k) => `${table}.${q(k)} = ?`), LIVE(table), ...conditions.map((c) => `${table}.${q(c.column)} = ?`),
+      ...(epoch === undefined ? [] : [`(${readSchemaEpochSql()}) = ?`]),
+    ].join(' AND ')}`,
+    params: [...given.map((c) => values[c]), exp, ...(lock ? [lockKey] : []), ...keys.map((k) => values[k]), now, ...conditions.map((c) => c.value), ...(epoch === undefined ? [] : [Number(epoch)])],
   };
 }
 

@@ -95,6 +95,11 @@ export interface SqlDriver extends SqlExecutor {
    */
   transaction<T>(lockKey: string | undefined, fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /**
+   * One statement as a transaction of its own (atomic by itself), serialised with this driver's
+   * transactions but in none of them; its affected rows. Left out where `run` already is that.
+   */
+  runAlone?(sql: string, params: readonly unknown[]): Promise<number>;
+  /**
    * A number that changes whenever anything is committed to the database, by this process or
    * another, and costs next to nothing to ask; engines that have none leave it out.
    */

@@ -397,6 +397,17 @@ export class SqlTableStorage implements TableStorage {
       // already hold these values: the transaction below reads it and tells which.
       if (!dialect.countsChangedRows) throw conditionFailed('The conditions on the row do not hold.', 'condition-failed');
     }
+    // SQLite: the UPDATE alone, in autocommit, written only while the schema epoch is the one the
+    // definitions were planned on (the statement checks it). BEGIN IMMEDIATE, the epoch's own read
+    // and COMMIT were as much again as the UPDATE. None written (the condition failed, or the
+    // definitions changed): the transaction below tells which.
+    const autocommit = this.driver.runAlone?.bind(this.driver);
+    const epoch = byUpdate && this.confirmsInTransaction && autocommit ? this.tables.currentEpoch() : undefined;
+    if (autocommit && epoch !== undefined) {
+      const now = Date.now();
+      const { sql, params } = updateIfStatement(dialect, info, names, plan.row!, this.expiry(info, plan, now), now, this.conditionValues(info, plan), lockKey!, epoch);
+      if ((await autocommit(sql, params)) > 0) return;
+    }
     await this.driver.transaction(lockKey, async (tx) => {
       await this.confirmDefinitions(tx);
       const now = Date.now();

@@ -128,6 +128,22 @@ export class SqliteDriver implements SqlDriver {
     return this.transaction(undefined, (tx) => tx.run(sql, params));
   }
 
+  /**
+   * One statement in SQLite's autocommit (atomic: it takes the write lock, waiting as BEGIN
+   * IMMEDIATE does, and commits), in the write queue so that it never joins a transaction under way.
+   */
+  runAlone(sql: string, params: readonly unknown[]): Promise<number> {
+    const result = this.queue.then(() => {
+      try {
+        return this.writer.runSync(sql, params);
+      } finally {
+        this.versionThisRun = undefined;
+      }
+    });
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
   transaction<T>(_lockKey: string | undefined, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const result = this.queue.then(async () => {
       this.writer.runSync('BEGIN IMMEDIATE', []);
