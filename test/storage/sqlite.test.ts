@@ -37,3 +37,29 @@ it("gives a table stored before the implicit '_tid' existed its column when its 
     await storage.close();
   }
 });
+
+it('makes a conditional update on the definition another process has just changed, at once (the update checks the schema epoch itself)', async () => {
+  const file = path.join(tempDir(), 'cas.sqlite3');
+  const domain = freshDomain();
+  const schema = { attributes: { k: 'string', owner: 'string', n: 'int' }, index: [{ attribute: 'k', type: 'hash' }] };
+  const here = await openStorage({ backend: 'sqlite', path: file });
+  const other = await openStorage({ backend: 'sqlite', path: file });
+  try {
+    await here.createTable(domain, 'cas', schema);
+    await here.put(domain, { table: 'cas', attributes: { k: 'a', owner: 'me', n: 1 } });
+    // Planned and written here: the definition is kept.
+    await here.put(domain, { table: 'cas', attributes: { k: 'a', n: 2 }, if: { owner: { eq: 'me' } } });
+    // Elsewhere: `n` made text, the row written again.
+    await other.dropTable(domain, 'cas');
+    await other.createTable(domain, 'cas', { ...schema, attributes: { ...schema.attributes, n: 'string' } });
+    await other.put(domain, { table: 'cas', attributes: { k: 'a', owner: 'me', n: 'two' } });
+    // On the kept definition an int is a valid `n`; on the current one it is not: the update is refused, the row untouched.
+    await assert.rejects(here.put(domain, { table: 'cas', attributes: { k: 'a', n: 3 }, if: { owner: { eq: 'me' } } }), /must be of type string/);
+    assert.equal((await other.get(domain, { table: 'cas', attributes: { k: 'a' } })).items[0]!.n, 'two');
+    await here.put(domain, { table: 'cas', attributes: { k: 'a', n: 'three' }, if: { owner: { eq: 'me' } } });
+    assert.equal((await other.get(domain, { table: 'cas', attributes: { k: 'a' } })).items[0]!.n, 'three');
+  } finally {
+    await here.close();
+    await other.close();
+  }
+});
