@@ -269,7 +269,7 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
       stream.close();
     }
     // What Enterprise refuses, in its error shape.
-    for (const body of [{ fields: ['nope'] }, { filters: [{ field: 'no.such', value: 1 }] }, { parts: [10] }, { offsets: { 0: 'x' } }, { since: 'yesterday' }, { limit: 3 }]) {
+    for (const body of [{ fields: ['nope'] }, { filters: [{ field: 'no.such', value: 1 }] }, { parts: [10] }, { offsets: { 0: 'x' } }, { since: 'yesterday' }, { since: 9e15 }, { limit: 3 }]) {
       const refused = await stream.status.then(() => listenLines(`${base}/articles`, body, 'POST').status);
       assert.equal(refused.status, 400, JSON.stringify(body));
       const error = JSON.parse(refused.text!);

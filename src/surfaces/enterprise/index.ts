@@ -95,7 +95,8 @@ function realtimeAsked(req: RouteRequest): { start: string; options: RealtimeOpt
   };
   const offset = partitionMap('offsets', (v) => Number.isSafeInteger(v) && (v as number) >= 0) as number | undefined;
   const since = (partitionMap('since_per_partition', (v) => typeof v === 'string') as string | undefined) ?? body.since;
-  if (since !== undefined && typeof since !== 'string' && !Number.isSafeInteger(since)) throw invalid('since must be a time (RFC 3339).');
+  // A number is milliseconds since the epoch, within what a date can name.
+  if (since !== undefined && typeof since !== 'string' && !(Number.isSafeInteger(since) && Math.abs(since as number) <= 8.64e15)) throw invalid('since must be a time (RFC 3339).');
   const parts = body.parts;
   if (parts !== undefined && (!Array.isArray(parts) || !parts.every((p) => Number.isInteger(p) && p >= 0 && p <= 9))) throw invalid('parts must be an array of integers from 0 to 9.');
   const time = offset !== undefined ? new Date(Math.floor(offset / 1000)).toISOString() : typeof since === 'number' ? new Date(since).toISOString() : (since as string | undefined);
