@@ -41,13 +41,23 @@ export function planWrite(info: TableInfo, write: Write, encode: ToEngine): Writ
     if (!type) throw invalidInput(`Table '${schema.table}' has no attribute '${name}'.`, 'unknown-attribute');
     values[name] = encode(type, normalizeValue(type, value, name));
   }
+  // Loops, not chains of arrays: every write of every engine is planned here.
+  const hashKey: Record<string, unknown> = {};
   for (const h of info.hash) {
-    if (values[h] === null || values[h] === undefined) throw invalidInput(`The hash key '${h}' is missing.`, 'missing-key');
+    const v = values[h];
+    if (v === null || v === undefined) throw invalidInput(`The hash key '${h}' is missing.`, 'missing-key');
+    hashKey[h] = v;
   }
-  const hashKey = Object.fromEntries(info.hash.map((h) => [h, values[h]]));
-  const statics = Object.fromEntries(info.statics.filter((s) => s in values).map((s) => [s, values[s]]));
+  const statics: Record<string, unknown> = {};
+  let hasStatics = false;
+  for (const s of info.statics) {
+    if (s in values) {
+      statics[s] = values[s];
+      hasStatics = true;
+    }
+  }
   const givenRange = info.range.filter((r) => values[r] !== null && values[r] !== undefined);
-  const staticOnly = givenRange.length === 0 && info.regular.every((c) => !(c in values)) && Object.keys(statics).length > 0;
+  const staticOnly = givenRange.length === 0 && hasStatics && info.regular.every((c) => !(c in values));
   // A row's time-uuid left out is made now, as RESTBase did: the implicit '_tid', and a timeuuid
   // range key (the render's tid of a revisioned table) when it is the only key missing.
   const tid = info.tidColumn ?? (own(schema.attributes, IMPLICIT_TID) !== undefined ? IMPLICIT_TID : undefined);
@@ -56,14 +66,17 @@ export function planWrite(info: TableInfo, write: Write, encode: ToEngine): Writ
     values[tid] = encode('timeuuid', newTid());
     if (tidIsKey) givenRange.push(tid);
   }
-  const givenRegular = info.regular.filter((c) => c in values);
+  let row: Record<string, unknown> | undefined;
   if (!staticOnly) {
-    const missing = info.range.find((r) => !givenRange.includes(r));
-    if (missing) throw invalidInput(`The range key '${missing}' is missing.`, 'missing-key');
+    if (givenRange.length < info.range.length) {
+      const missing = info.range.find((r) => !givenRange.includes(r));
+      if (missing) throw invalidInput(`The range key '${missing}' is missing.`, 'missing-key');
+    }
+    row = {};
+    for (const c of info.hash) row[c] = values[c];
+    for (const c of info.range) row[c] = values[c];
+    for (const c of info.regular) if (c in values) row[c] = values[c];
   }
-  const row = staticOnly
-    ? undefined
-    : Object.fromEntries([...info.hash, ...info.range, ...givenRegular].map((c) => [c, values[c]]));
 
   let notExists = false;
   const conditions: Condition[] = [];

@@ -2,7 +2,12 @@
 
 /** v1 time-uuids sort by their embedded time: move time_hi and time_mid in front of time_low. */
 export function timeuuidToSortable(uuid: string): string {
-  const hex = uuid.toLowerCase().replace(/-/g, '');
+  const u = uuid.toLowerCase();
+  // The canonical 8-4-4-4-12 form, sliced where its fields are (every stored row's tid passes here).
+  if (u.length === 36 && u[8] === '-' && u[13] === '-' && u[18] === '-' && u[23] === '-') {
+    return u.slice(14, 18) + u.slice(9, 13) + u.slice(0, 8) + u.slice(19, 23) + u.slice(24);
+  }
+  const hex = u.replace(/-/g, '');
   return hex.slice(12, 16) + hex.slice(8, 12) + hex.slice(0, 8) + hex.slice(16);
 }
 

@@ -38,3 +38,21 @@ describe('new time-uuids', () => {
     assert.ok(compareTids(ahead, next) < 0);
   });
 });
+
+describe('the sortable form of a time-uuid', () => {
+  it('puts the time first, so text order is time order, and turns back into the uuid', async () => {
+    const { sortableToTimeuuid, timeuuidToSortable } = await import('../../src/util/timeuuid.js');
+    const ids = [...Array.from({ length: 200 }, unguessableTid), maxTidAt(0), maxTidAt(Date.now()), maxTidAt(8_000_000_000_000)];
+    for (const id of ids) {
+      const sortable = timeuuidToSortable(id);
+      assert.match(sortable, /^[0-9a-f]{32}$/);
+      assert.equal(sortableToTimeuuid(sortable), id.toLowerCase());
+      // Upper case, or written without dashes, it is the same uuid.
+      assert.equal(timeuuidToSortable(id.toUpperCase()), sortable);
+      assert.equal(timeuuidToSortable(id.replace(/-/g, '')), sortable);
+    }
+    const byTime = [...ids].sort((a, b) => tidTime(a) - tidTime(b) || compareTids(a, b));
+    const byText = [...ids].sort((a, b) => (timeuuidToSortable(a) < timeuuidToSortable(b) ? -1 : 1));
+    assert.deepEqual(byText.map(tidTime), byTime.map(tidTime));
+  });
+});

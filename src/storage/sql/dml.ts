@@ -210,17 +210,39 @@ export function updateIfStatement(
   conditions: { column: string; value: unknown }[], lockKey: string, epoch?: string,
 ): Statement {
   const keys = [...info.hash, ...info.range];
-  const table = q(names.main);
   const given = Object.keys(values).filter((c) => !keys.includes(c));
-  const sets = [...given.map((c) => `${q(c)} = ?`), '"_exp" = ?'];
   const lock = dialect.partitionLockSource;
   return {
-    sql: `UPDATE ${table} SET ${sets.join(', ')}${lock ? ` FROM ${lock}` : ''} WHERE ${[
-      ...keys.map((k) => `${table}.${q(k)} = ?`), LIVE(table), ...conditions.map((c) => `${table}.${q(c.column)} = ?`),
-      ...(epoch === undefined ? [] : [`(${readSchemaEpochSql()}) = ?`]),
-    ].join(' AND ')}`,
+    sql: updateIfSql(dialect, names, keys, given, conditions, epoch !== undefined),
     params: [...given.map((c) => values[c]), exp, ...(lock ? [lockKey] : []), ...keys.map((k) => values[k]), now, ...conditions.map((c) => c.value), ...(epoch === undefined ? [] : [Number(epoch)])],
   };
+}
+
+/**
+ * The UPDATE's text, kept per table and shape (the columns written, the columns compared): a
+ * save's or a follower's compare-and-set has one shape, and made anew each time it was a tenth of
+ * the layer's own work on SQLite, with the driver's statement lookup hashing the new string again.
+ */
+const updateIfShapes = new WeakMap<PhysicalNames, Map<string, string>>();
+
+function updateIfSql(dialect: Dialect, names: PhysicalNames, keys: string[], given: string[], conditions: { column: string }[], epoch: boolean): string {
+  let shapes = updateIfShapes.get(names);
+  if (!shapes) updateIfShapes.set(names, (shapes = new Map()));
+  const shape = `${given.join('\0')}\u0001${conditions.map((c) => c.column).join('\0')}\u0001${epoch}`;
+  let sql = shapes.get(shape);
+  if (sql === undefined) {
+    const table = q(names.main);
+    const sets = [...given.map((c) => `${q(c)} = ?`), '"_exp" = ?'];
+    const lock = dialect.partitionLockSource;
+    sql = `UPDATE ${table} SET ${sets.join(', ')}${lock ? ` FROM ${lock}` : ''} WHERE ${[
+      ...keys.map((k) => `${table}.${q(k)} = ?`), LIVE(table), ...conditions.map((c) => `${table}.${q(c.column)} = ?`),
+      ...(epoch ? [`(${readSchemaEpochSql()}) = ?`] : []),
+    ].join(' AND ')}`;
+    // Shapes are few per table; a caller that varied them without end would not grow this past a bound.
+    if (shapes.size >= 256) shapes.clear();
+    shapes.set(shape, sql);
+  }
+  return sql;
 }
 
 export function upsertStaticStatement(dialect: Dialect, info: TableInfo, names: PhysicalNames, hashKey: Record<string, unknown>, values: Record<string, unknown>): Statement {

@@ -447,8 +447,9 @@ export class SqlTableStorage implements TableStorage {
 
   private expiry(info: TableInfo, plan: WritePlan, now: number): number | null {
     const policy = info.schema.revisionRetentionPolicy;
-    const ttls = [plan.ttl, policy.type === 'ttl' ? policy.ttl : undefined].filter((t): t is number => t !== undefined);
-    return ttls.length > 0 ? now + Math.min(...ttls) * 1000 : null;
+    const policyTtl = policy.type === 'ttl' ? policy.ttl : undefined;
+    const ttl = plan.ttl === undefined ? policyTtl : policyTtl === undefined ? plan.ttl : Math.min(plan.ttl, policyTtl);
+    return ttl === undefined ? null : now + ttl * 1000;
   }
 
   /** Deletes the rows matching a (partial) primary key; without range keys, the static columns too. */
