@@ -207,11 +207,12 @@ export function insertUnlessLiveStatement(
  */
 export function updateIfStatement(
   dialect: Dialect, info: TableInfo, names: PhysicalNames, values: Record<string, unknown>, exp: number | null, now: number,
-  conditions: { column: string; value: unknown }[], lockKey: string, epoch?: string,
+  conditions: { column: string; value: unknown }[], lockKey: string | undefined, epoch?: string,
 ): Statement {
   const keys = [...info.hash, ...info.range];
   const given = Object.keys(values).filter((c) => !keys.includes(c));
   const lock = dialect.partitionLockSource;
+  if (lock && lockKey === undefined) throw new Error('A partition lock is taken by name.');
   return {
     sql: updateIfSql(dialect, names, keys, given, conditions, epoch !== undefined),
     params: [...given.map((c) => values[c]), exp, ...(lock ? [lockKey] : []), ...keys.map((k) => values[k]), now, ...conditions.map((c) => c.value), ...(epoch === undefined ? [] : [Number(epoch)])],

@@ -377,21 +377,25 @@ export class SqlTableStorage implements TableStorage {
     // lock: two retention passes each blind to the other's new row would both keep too many.
     const policy = info.schema.revisionRetentionPolicy.type;
     const counts = plan.row !== undefined && info.range.length > 0 && (policy === 'latest' || policy === 'latest_hash' || policy === 'interval');
-    const lockKey = conditional || counts ? JSON.stringify([names.main, ...Object.values(plan.hashKey)]) : undefined;
+    const locked = conditional || counts;
+    // The partition's lock, named only where it is taken: SQLite's one writer takes none, and the
+    // name's JSON was the largest part of a conditional update's own work there.
+    let lockName: string | undefined;
+    const lockKey = () => (lockName ??= JSON.stringify([names.main, ...Object.values(plan.hashKey)]));
     // `if: not exists` on a row alone is one statement where the engine can take the partition's
     // lock with it: the same lock the other conditional writes take, a fifth of the round trips.
     const alone = plan.notExists && plan.conditions.length === 0 && Object.keys(plan.statics).length === 0 && !counts && !this.confirmsInTransaction;
     const { dialect } = this.driver;
-    if (alone && plan.row && lockKey !== undefined && (dialect.lockedRow || dialect.insertsWithoutLock)) {
+    if (alone && plan.row && locked && (dialect.lockedRow || dialect.insertsWithoutLock)) {
       const now = Date.now();
-      const written = await exec(this.driver, insertUnlessLiveStatement(dialect, info, names, plan.row, this.expiry(info, plan, now), now, lockKey));
+      const written = await exec(this.driver, insertUnlessLiveStatement(dialect, info, names, plan.row, this.expiry(info, plan, now), now, lockKey()));
       if (written === 0) throw conditionFailed('The row already exists.', 'row-exists');
       return;
     }
-    const byUpdate = plan.row !== undefined && lockKey !== undefined && updatesRowAlone(info, plan, counts);
+    const byUpdate = plan.row !== undefined && locked && updatesRowAlone(info, plan, counts);
     if (byUpdate && this.updatesInOne()) {
       const now = Date.now();
-      const written = await exec(this.driver, updateIfStatement(dialect, info, names, plan.row!, this.expiry(info, plan, now), now, this.conditionValues(info, plan), lockKey!));
+      const written = await exec(this.driver, updateIfStatement(dialect, info, names, plan.row!, this.expiry(info, plan, now), now, this.conditionValues(info, plan), lockKey()));
       if (written > 0) return;
       // None matched: the condition failed. Where only rows changed are counted, the row may
       // already hold these values: the transaction below reads it and tells which.
@@ -405,22 +409,22 @@ export class SqlTableStorage implements TableStorage {
     const epoch = byUpdate && this.confirmsInTransaction && autocommit ? this.tables.currentEpoch() : undefined;
     if (autocommit && epoch !== undefined) {
       const now = Date.now();
-      const { sql, params } = updateIfStatement(dialect, info, names, plan.row!, this.expiry(info, plan, now), now, this.conditionValues(info, plan), lockKey!, epoch);
+      const { sql, params } = updateIfStatement(dialect, info, names, plan.row!, this.expiry(info, plan, now), now, this.conditionValues(info, plan), dialect.partitionLockSource ? lockKey() : undefined, epoch);
       if ((await autocommit(sql, params)) > 0) return;
     }
-    await this.driver.transaction(lockKey, async (tx) => {
+    await this.driver.transaction(locked ? lockKey() : undefined, async (tx) => {
       await this.confirmDefinitions(tx);
       const now = Date.now();
       if (byUpdate && !dialect.countsChangedRows) {
         // Under the partition's lock (SQLite: the one writer), the condition and the write are one UPDATE.
-        const written = await exec(tx, updateIfStatement(dialect, info, names, plan.row!, this.expiry(info, plan, now), now, this.conditionValues(info, plan), lockKey!));
+        const written = await exec(tx, updateIfStatement(dialect, info, names, plan.row!, this.expiry(info, plan, now), now, this.conditionValues(info, plan), lockKey()));
         if (written === 0) throw conditionFailed('The conditions on the row do not hold.', 'condition-failed');
         return;
       }
       const { rowLive } = conditional ? await checkConditions(tx, info, names, plan, now, this.codec, dialect.lockingRead) : { rowLive: undefined };
       if (plan.row && rowLive === false && dialect.insertsWithoutLock) {
         // Found absent: written only if it still is, since an INSERT of the row takes no lock here.
-        const written = await exec(tx, insertUnlessLiveStatement(dialect, info, names, plan.row, this.expiry(info, plan, now), now, lockKey!));
+        const written = await exec(tx, insertUnlessLiveStatement(dialect, info, names, plan.row, this.expiry(info, plan, now), now, lockKey()));
         if (written === 0) throw conditionFailed('The row was written meanwhile.', 'row-exists');
       } else if (plan.row) {
         await exec(tx, upsertRowStatement(dialect, info, names, plan.row, this.expiry(info, plan, now), now));
