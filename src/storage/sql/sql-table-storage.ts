@@ -173,6 +173,22 @@ export class SqlTableStorage implements TableStorage {
     }
   }
 
+  /**
+   * The kept definition and the plan made on it, without a promise, where the write confirms the
+   * schema epoch itself (SQLite, see `confirmsInTransaction`); undefined when no definition is kept
+   * or the plan fails on it (`plannedOn` then loads and plans again, and says why).
+   */
+  private plannedNow<P>(domain: string, name: unknown, plan: (info: TableInfo) => P): { table: Table; plan: P } | undefined {
+    if (!this.confirmsInTransaction || typeof name !== 'string') return undefined;
+    const kept = this.tables.peek(`${domain}\u0000${name}`);
+    if (!kept) return undefined;
+    try {
+      return { table: kept, plan: plan(kept.info) };
+    } catch {
+      return undefined;
+    }
+  }
+
   private async confirmDefinitions(tx: SqlExecutor): Promise<void> {
     if (this.confirmsInTransaction) this.tables.confirm(await readEpoch(tx));
   }
@@ -371,7 +387,8 @@ export class SqlTableStorage implements TableStorage {
   }
 
   private async write(domain: string, write: Write): Promise<void> {
-    const { table: { info, names }, plan } = await this.plannedOn(domain, write.table, (info) => planWrite(info, write, this.encode));
+    const planning = (info: TableInfo) => planWrite(info, write, this.encode);
+    const { table: { info, names }, plan } = this.plannedNow(domain, write.table, planning) ?? (await this.plannedOn(domain, write.table, planning));
     const conditional = plan.notExists || plan.conditions.length > 0;
     // Writes that read their partition (a condition, a retention pass counting its rows) take its
     // lock: two retention passes each blind to the other's new row would both keep too many.

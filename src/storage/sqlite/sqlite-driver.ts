@@ -133,19 +133,51 @@ export class SqliteDriver implements SqlDriver {
    * IMMEDIATE does, and commits), in the write queue so that it never joins a transaction under way.
    */
   runAlone(sql: string, params: readonly unknown[]): Promise<number> {
-    const result = this.queue.then(() => {
+    const run = () => {
       try {
         return this.writer.runSync(sql, params);
       } finally {
         this.versionThisRun = undefined;
       }
+    };
+    // Nothing in the queue: run now, without waiting a turn of the queue's promise for nothing.
+    if (this.queued === 0) {
+      try {
+        return Promise.resolve(run());
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    return this.enqueue(run);
+  }
+
+  /** Writes queued or under way (the queue's promise tells neither). */
+  private queued = 0;
+
+  /** `work` after every write queued before it; counted as queued until it has settled. */
+  private enqueue<T>(work: () => T | Promise<T>): Promise<T> {
+    this.queued++;
+    const settled = () => {
+      this.queued--;
+    };
+    const result = this.queue.then(() => {
+      let value: T | Promise<T>;
+      try {
+        value = work();
+      } catch (err) {
+        settled();
+        throw err;
+      }
+      if (value instanceof Promise) return value.finally(settled);
+      settled();
+      return value;
     });
     this.queue = result.catch(() => undefined);
     return result;
   }
 
   transaction<T>(_lockKey: string | undefined, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    const result = this.queue.then(async () => {
+    return this.enqueue(async () => {
       this.writer.runSync('BEGIN IMMEDIATE', []);
       try {
         const value = await fn(this.writer);
@@ -158,8 +190,6 @@ export class SqliteDriver implements SqlDriver {
         this.versionThisRun = undefined;
       }
     });
-    this.queue = result.catch(() => undefined);
-    return result;
   }
 
   async close(): Promise<void> {
