@@ -229,7 +229,8 @@ const updateIfShapes = new WeakMap<PhysicalNames, Map<string, string>>();
 function updateIfSql(dialect: Dialect, names: PhysicalNames, keys: string[], given: string[], conditions: { column: string }[], epoch: boolean): string {
   let shapes = updateIfShapes.get(names);
   if (!shapes) updateIfShapes.set(names, (shapes = new Map()));
-  const shape = `${given.join('\0')}\u0001${conditions.map((c) => c.column).join('\0')}\u0001${epoch}`;
+  // Everything the text depends on beside the table's names: its keys, what is written and compared, the lock, the epoch.
+  const shape = `${keys.join('\0')}\u0001${given.join('\0')}\u0001${conditions.map((c) => c.column).join('\0')}\u0001${dialect.partitionLockSource ?? ''}\u0001${epoch}`;
   let sql = shapes.get(shape);
   if (sql === undefined) {
     const table = q(names.main);
