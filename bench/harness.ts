@@ -144,9 +144,9 @@ const LOAD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'load.js');
  * One measured run of the load generator (bench/load.ts: keep-alive connections, 50 unless
  * told, opened and warmed for a second before measuring), pinned to core 1 when possible.
  */
-export function load(r: LoadRequest, seconds: number, connections = 50, pinned = true): Promise<Sample> {
+export function load(r: LoadRequest, seconds: number, connections = 50, pinned = true, warmupSeconds = 1): Promise<Sample> {
   // The spec goes in on stdin: thousands of paths are more than a command line holds.
-  const spec = JSON.stringify({ ...r, connections, seconds, warmupSeconds: 1 });
+  const spec = JSON.stringify({ ...r, connections, seconds, warmupSeconds });
   const [cmd, a] = hasTaskset && pinned ? ['taskset', ['-c', '1', process.execPath, LOAD, '-']] : [process.execPath, [LOAD, '-']];
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, a, { stdio: ['pipe', 'pipe', 'inherit'] });

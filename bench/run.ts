@@ -320,7 +320,14 @@ async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void
         const both = r.bareWithRevisionReads?.[name];
         const beside = (bare ? `; the bare server reading the same row ${f(bare.rps)} req/s, p99 ${f(bare.p99Ms ?? 0, 2)} ms: ${f(s.rps / bare.rps, 2)} of it, p99 ${f((s.p99Ms ?? 0) / (bare.p99Ms ?? 1), 2)}x` : '') +
           (both ? `; reading the revision's row too ${f(both.rps)} req/s, p99 ${f(both.p99Ms ?? 0, 2)} ms: ${f(s.rps / both.rps, 2)} of it` : '');
-        console.log(`    ${name.padEnd(16)} ${f(s.rps)} req/s (${f(s.rps / b.rps, 2)}x), p50 ${f(s.p50Ms ?? 0, 2)} ms, p99 ${f(s.p99Ms ?? 0, 2)} ms (${f((s.p99Ms ?? 0) / (b.p99Ms ?? 1), 2)}x)${beside}`);
+        const fromStorage = r.storageReadsPerRequest?.[name];
+        const readShares = fromStorage ? `; per request, the render read from storage ${f(fromStorage.renders, 2)}, the revision's row ${f(fromStorage.revisions, 2)}` : '';
+        console.log(`    ${name.padEnd(16)} ${f(s.rps)} req/s (${f(s.rps / b.rps, 2)}x), p50 ${f(s.p50Ms ?? 0, 2)} ms, p99 ${f(s.p99Ms ?? 0, 2)} ms (${f((s.p99Ms ?? 0) / (b.p99Ms ?? 1), 2)}x)${beside}${readShares}`);
+      }
+      const first = r.firstReads;
+      if (first) {
+        console.log(`    by revid, first reads (renders the service never read: ${f(first.renders, 2)} render and ${f(first.revisions, 2)} revision rows read from storage per request) ${f(first.service.rps)} req/s, p99 ${f(first.service.p99Ms ?? 0, 2)} ms, ` +
+          `${f(first.cpuUsPerRequest)} us of CPU per request; the bare server reading both rows ${f(first.bare.rps)} req/s, p99 ${f(first.bare.p99Ms ?? 0, 2)} ms: ${f(first.service.rps / first.bare.rps, 2)} of it`);
       }
       console.log(`    page listing, ${r.listing.pages} pages of 1000: first ${f(r.listing.first, 1)} ms, middle ${f(r.listing.middle, 1)} ms, last ${f(r.listing.last, 1)} ms`);
       console.log(`    renders of a page with ${r.history.revisions} revisions, ${r.history.pages} pages of 100: first ${f(r.history.first, 1)} ms, middle ${f(r.history.middle, 1)} ms, last ${f(r.history.last, 1)} ms`);

@@ -81,6 +81,14 @@ export interface ScaleRow {
   bareReads: Record<string, Sample>;
   /** The same, reading the revision's row too (whether its text is hidden, which render is current). */
   bareWithRevisionReads: Record<string, Sample>;
+  /**
+   * Per read, of the service's requests in its rounds: the share that read the render's row from
+   * storage, and the revision's (the rest were answered from the caches in memory). What "a read
+   * that misses every cache" measures is only as true as these.
+   */
+  storageReadsPerRequest: Record<string, { renders: number; revisions: number }>;
+  /** Reads by revision id of renders the service never read before (SQLite, PostgreSQL). */
+  firstReads?: FirstReads;
   /** ms of one request at the first, a middle and the last page of each listing. */
   listing: { first: number; middle: number; last: number; pages: number };
   history: { first: number; middle: number; last: number; pages: number; revisions: number };
@@ -538,6 +546,68 @@ async function walk(first: string): Promise<{ first: number; middle: number; las
 const metric = async (base: string, pattern: RegExp) =>
   [...(await (await fetch(`${base}/metrics`)).text()).matchAll(pattern)].reduce((n, m) => n + Number(m[1]), 0);
 
+/** Reads by revision id of renders the service has not read, beside the bare server reading both rows. */
+export interface FirstReads {
+  /** The service's rounds, each over renders no round before it read. */
+  service: Sample;
+  bare: Sample;
+  /** The service's CPU (every thread, the collector's too) per request, in µs. */
+  cpuUsPerRequest: number;
+  /** Per request: the render's row read from storage, and the revision's (1 and 1 for a read that missed every cache). */
+  renders: number;
+  revisions: number;
+}
+
+/**
+ * One first-read round: half a second, no warm-up (the service is warm from the reads before; its
+ * requests must not come back to a render the round read), over renders no round before it took.
+ */
+const FIRST_READ_SECONDS = 0.5;
+const FIRST_READ_SLICE = 2000;
+
+/**
+ * Up to three rounds, each over renders no earlier round read, alternated with the bare server
+ * reading the same two rows (it keeps nothing, so its rounds may repeat).
+ */
+async function firstReadsOf(serviceBase: string, bareBase: string, unread: string[]): Promise<FirstReads | undefined> {
+  const rounds = Math.min(3, Math.floor(unread.length / FIRST_READ_SLICE));
+  if (rounds === 0) return undefined;
+  const service: Sample[] = [];
+  const bare: Sample[] = [];
+  const counted = { requests: 0, renders: 0, revisions: 0, cpu: 0 };
+  const cpu = (base: string) => metric(base, /^process_cpu_seconds_total ([\d.e-]+)/gm);
+  for (let r = 0; r < rounds; r++) {
+    const slice = unread.slice(r * FIRST_READ_SLICE, (r + 1) * FIRST_READ_SLICE);
+    const round = (base: string) => load({ url: `${base}${slice[0]}`, paths: slice, headers: { 'accept-encoding': 'gzip' } }, FIRST_READ_SECONDS, 50, true, 0);
+    const before = await readCounts(serviceBase);
+    const cpuBefore = await cpu(serviceBase);
+    service.push(await round(serviceBase));
+    const cpuAfter = await cpu(serviceBase);
+    const after = await readCounts(serviceBase);
+    counted.requests += after.requests - before.requests;
+    counted.renders += after.renders - before.renders;
+    counted.revisions += after.revisions - before.revisions;
+    counted.cpu += cpuAfter - cpuBefore;
+    bare.push(await round(bareBase));
+  }
+  return {
+    service: medianSample(service), bare: medianSample(bare), cpuUsPerRequest: (1e6 * counted.cpu) / counted.requests,
+    renders: counted.renders / counted.requests, revisions: counted.revisions / counted.requests,
+  };
+}
+
+/** The service's page reads so far (outside requests of the page API), and its reads of the render and revision tables. */
+async function readCounts(base: string): Promise<{ requests: number; renders: number; revisions: number }> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  // Each line's count: route labels hold braces of their own (`{domain}`), so lines are picked by their text.
+  const sum = (pick: (line: string) => boolean) => text.split('\n').filter(pick).reduce((n, line) => n + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+  return {
+    requests: sum((l) => l.startsWith('http_requests_total{') && l.includes('/v1/page/') && l.includes('origin="external"')),
+    renders: sum((l) => l.startsWith('storage_operation_seconds_count{operation="get",table="parsoid"}')),
+    revisions: sum((l) => l.startsWith('storage_operation_seconds_count{operation="get",table="page_revisions"}')),
+  };
+}
+
 /**
  * Grows a store to each size in turn (renders written straight through the storage layer, as a
  * running service leaves them), then starts the service on it and measures what must stay flat.
@@ -627,10 +697,16 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
           'by tid': renders.map((r) => `${v1}${r.title}/html/${r.tid}`),
           'by time (?ts=)': renders.map((r) => `${v1}${r.title}/html?ts=${filler.whenCurrent(r.rev)}`),
         };
+        // Renders none of those reads names (nor any page's latest): read once each, at the end, by
+        // a service that has read everything else, so nothing of theirs is in its memory.
+        const named = new Set([...renders.map((r) => r.tid), ...pages.map((p) => p.revs.at(-1)!.tid)]);
+        const unread = filler.readable.flatMap((page) => page.revs.filter((r) => !named.has(r.tid)).map((r) => `${v1}${page.title}/html/${r.rev}`));
         const wikiBefore = await metric(service.base, /^wiki_requests_total\{[^}]*\} (\d+)/gm);
         const reads: Record<string, Sample> = {};
         const bareReads: Record<string, Sample> = {};
         const bareWithRevisionReads: Record<string, Sample> = {};
+        const storageReadsPerRequest: Record<string, { renders: number; revisions: number }> = {};
+        let firstReads: FirstReads | undefined;
         // Reads by revision and by tid beside their limit: the same row read by the driver alone,
         // and the render's row with its revision's, as a correct read needs them.
         const store = backend.name === 'sqlite' ? { domain: DOMAIN, sqlite: sqlitePath } : backend.name === 'postgres' ? { domain: DOMAIN, postgres: backend.pgUrl! } : undefined;
@@ -645,15 +721,23 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
             const bareWithRevisionRounds: Sample[] = [];
             const withBare = BARE_READS.includes(name);
             const round = (base: string) => load({ url: `${base}${list[0]}`, paths: list, headers: { 'accept-encoding': 'gzip' } }, seconds);
+            const counted = { requests: 0, renders: 0, revisions: 0 };
             for (let r = 0; r < READ_ROUNDS; r++) {
+              const before = await readCounts(service.base);
               rounds.push(await round(service.base));
+              const after = await readCounts(service.base);
+              counted.requests += after.requests - before.requests;
+              counted.renders += after.renders - before.renders;
+              counted.revisions += after.revisions - before.revisions;
               if (withBare && bare) bareRounds.push(await round(bare.base));
               if (withBare && bareWithRevision) bareWithRevisionRounds.push(await round(bareWithRevision.base));
             }
             reads[name] = medianSample(rounds);
+            storageReadsPerRequest[name] = { renders: counted.renders / counted.requests, revisions: counted.revisions / counted.requests };
             if (bareRounds.length) bareReads[name] = medianSample(bareRounds);
             if (bareWithRevisionRounds.length) bareWithRevisionReads[name] = medianSample(bareWithRevisionRounds);
           }
+          if (bareWithRevision) firstReads = await firstReadsOf(service.base, bareWithRevision.base, unread);
         } finally {
           await bare?.stop();
           await bareWithRevision?.stop();
@@ -674,7 +758,7 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
         rows.push({
           backend: backend.name, renders: filler.renders, pages: filler.pages, fillRendersPerSecond, bareInsertsPerSecond,
           bytesPerRender: bytes / filler.renders, gzippedPartsPerRender: filler.partBytes / filler.renders, startupMs, rssMb: idle,
-          reads, bareReads, bareWithRevisionReads, listing, history, historyByTid, ttlSweepMs, vacuumMs, transactionSweepMs, wikiRequestsDuringReads, snapshot, bodyOnRender,
+          reads, bareReads, bareWithRevisionReads, storageReadsPerRequest, firstReads, listing, history, historyByTid, ttlSweepMs, vacuumMs, transactionSweepMs, wikiRequestsDuringReads, snapshot, bodyOnRender,
         });
       } finally {
         await service.stop();

@@ -10,6 +10,14 @@ interface Entry {
   until: number | undefined;
   /** Admitted by the doorkeeper of large answers (see `LARGE_SEEN`). */
   large: boolean;
+  /** The rows' rough bytes (`approxBytes`), measured once when the answer was read. */
+  bytes: number;
+}
+
+/** What an answer holds, measured once as it is read: its rough bytes, and whether a row carries a blob. */
+export interface AnswerSize {
+  bytes: number;
+  large: boolean;
 }
 
 /**
@@ -31,11 +39,7 @@ const MAX_ENTRY_BYTES = 1024 * 1024;
  */
 const LARGE_ANSWER_BYTES = 16 * 1024;
 
-/** Whether any row of an answer carries a blob. */
-function holdsBlob(items: readonly Record<string, unknown>[]): boolean {
-  for (const row of items) for (const k in row) if (row[k] instanceof Uint8Array) return true;
-  return false;
-}
+
 /**
  * Queries of large answers remembered once read: a second read among the last this many large ones
  * keeps the answer (the doorkeeper of TinyLFU). A scan's reads come back further apart than this.
@@ -58,8 +62,26 @@ function approxBytes(value: unknown): number {
   if (typeof value !== 'object') return 16;
   let bytes = 32;
   if (Array.isArray(value)) for (const v of value) bytes += approxBytes(v);
-  else for (const [k, v] of Object.entries(value)) bytes += 16 + 2 * k.length + approxBytes(v);
+  else for (const k in value) bytes += 16 + 2 * k.length + approxBytes((value as Record<string, unknown>)[k]);
   return bytes;
+}
+
+/**
+ * An answer's size, in one walk of its rows (it was three: whether a row held a blob, then its
+ * bytes for the doorkeeper, then again for the cache's own count).
+ */
+export function sizeOfAnswer(items: readonly Record<string, unknown>[]): AnswerSize {
+  let bytes = 32;
+  let blob = false;
+  for (const row of items) {
+    bytes += 32;
+    for (const k in row) {
+      const v = row[k];
+      if (v instanceof Uint8Array) blob = true;
+      bytes += 16 + 2 * k.length + approxBytes(v);
+    }
+  }
+  return { bytes, large: blob || bytes > LARGE_ANSWER_BYTES };
 }
 
 /** Rows handed to every later reader of the same answer cannot be changed by one of them. */
@@ -82,7 +104,7 @@ export class ReadCache {
 
   /** `maxBytes`: what the answers and the queries naming them may hold together, roughly. */
   constructor(maxBytes: number) {
-    this.entries = new LRUCache<string, Entry>({ maxSize: maxBytes, maxEntrySize: Math.min(MAX_ENTRY_BYTES, maxBytes), sizeCalculation: (e, key) => ENTRY_OVERHEAD_BYTES + approxBytes(key) + approxBytes(e.result.items) });
+    this.entries = new LRUCache<string, Entry>({ maxSize: maxBytes, maxEntrySize: Math.min(MAX_ENTRY_BYTES, maxBytes), sizeCalculation: (e, key) => ENTRY_OVERHEAD_BYTES + approxBytes(key) + e.bytes });
   }
 
   get(key: string, version: number, now: number): QueryResult | undefined {
@@ -99,12 +121,8 @@ export class ReadCache {
    * Whether an answer just read is to be kept (`set`): the second time its query comes among
    * recent ones of its size. Asked before anything is spent on keeping it.
    */
-  admits(key: string, result: QueryResult): boolean {
-    return this.isLarge(result) ? this.largeSeen.admits(key) : this.smallSeen.admits(key);
-  }
-
-  private isLarge(result: QueryResult): boolean {
-    return holdsBlob(result.items) || approxBytes(result.items) > LARGE_ANSWER_BYTES;
+  admits(key: string, size: AnswerSize): boolean {
+    return size.large ? this.largeSeen.admits(key) : this.smallSeen.admits(key);
   }
 
   /**
@@ -112,11 +130,11 @@ export class ReadCache {
    * `stillAt(version)` says whether the store is still at that version: a kept answer is marked
    * valid while it is (see answer-validity.ts).
    */
-  set(key: string, result: QueryResult, version: number, until: number | undefined, stillAt: (version: number) => boolean): void {
+  set(key: string, result: QueryResult, version: number, until: number | undefined, stillAt: (version: number) => boolean, size = sizeOfAnswer(result.items)): void {
     // The answer as a whole too: frozen, its JSON is made once (see http/serialize.ts).
     deepFreeze(result.items);
     Object.freeze(result);
     markValid(result, { until: until ?? Infinity, valid: () => stillAt(version) });
-    this.entries.set(key, { result, version, until, large: this.isLarge(result) });
+    this.entries.set(key, { result, version, until, large: size.large, bytes: size.bytes });
   }
 }

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { conditionFailed, invalidInput, missing, StorageError, unavailable } from '../errors.js';
 import { encodeToken } from '../paging.js';
 import { planQuery, type QueryPlan } from '../query-plan.js';
-import { ReadCache } from './read-cache.js';
+import { ReadCache, sizeOfAnswer } from './read-cache.js';
 import { PointReads } from './point-reads.js';
 import { compareSchemas, describe, normalizeSchema, publicSchema, TABLE_NAME, withIndexLayout, type TableInfo } from '../schema.js';
 import { bumpSchemaEpochSql, createTableDdl, dropTableDdl, metaTableDdl, migrateTableDdl, readSchemaEpochSql } from './ddl.js';
@@ -261,7 +261,8 @@ export class SqlTableStorage implements TableStorage {
     if (cached) return cached;
     return this.fresh(async () => {
       const { table, result } = this.readNow(domain, query) ?? (await this.readConfirmed(domain, query));
-      if (this.cache!.admits(key, result)) this.cache!.set(key, result, version, await this.nextExpiry(table, version, now), this.stillAt);
+      const size = sizeOfAnswer(result.items);
+      if (this.cache!.admits(key, size)) this.cache!.set(key, result, version, await this.nextExpiry(table, version, now), this.stillAt, size);
       return result;
     });
   }

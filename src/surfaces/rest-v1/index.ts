@@ -84,14 +84,15 @@ export function restV1Module(api: PageApi): Module {
     const { render, kind } = found;
     const body = version === '2' ? await api.html2(req.domain, render) : render.parts.html;
     const language = (await api.wiki(req.domain).siteInfo()).general.lang;
-    let headers = markedIfUnchecked(
+    // With its surrogate keys: they name the render's page and revision, so they are made once with its headers.
+    const headers = markedIfUnchecked(
       api.wiki(req.domain),
-      answers.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () => htmlHeaders(req.domain, render, version, kind, language)),
+      answers.headersFor(render, `rest_v1\u0000${req.domain}\u0000${version}\u0000${kind}`, () =>
+        tagged(htmlHeaders(req.domain, render, version, kind, language), contentKeys(req.domain, render.title, render.rev, kind === 'latest')),
+      ),
     );
     const note = api.noter(req.domain, render.title);
     note();
-    const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
-    headers = tagged(headers, keys);
     if (render.redirect && req.query.get('redirect') !== 'false') {
       // RESTBase's redirect: 302 to the target's HTML, the redirect page itself in the body.
       return { status: 302, headers: { ...headers, location: `/${req.domain}/rest_v1/page/html/${enc(render.redirect.replace(/ /g, '_'))}` }, body };

@@ -62,7 +62,7 @@ export class PageCaches {
   private readonly renders: LRUCache<string, Render>;
   /** Of each capped wiki: its renders' keys, oldest kept first, and their bytes. */
   private readonly shares = new Map<string, { keys: Set<string>; bytes: number }>();
-  private readonly headers = new WeakMap<BundleRender, Map<string, Record<string, string>>>();
+  private readonly headers = new WeakMap<BundleRender, Map<string, Readonly<Record<string, string>>>>();
   private readonly misses: LRUCache<string, HttpError> | undefined;
   private readonly titles: LRUCache<string, string>;
 
@@ -127,12 +127,12 @@ export class PageCaches {
     if (share.keys.size === 0) this.shares.delete(domain);
   }
 
-  /** The response headers of `render` under `key`, built on first use. */
-  headersFor(render: BundleRender, key: string, build: () => Record<string, string>): Record<string, string> {
+  /** The response headers of `render` under `key`, built on first use; shared by every answer of it, so frozen. */
+  headersFor(render: BundleRender, key: string, build: () => Record<string, string>): Readonly<Record<string, string>> {
     let perRender = this.headers.get(render);
     if (!perRender) this.headers.set(render, (perRender = new Map()));
     let headers = perRender.get(key);
-    if (!headers) perRender.set(key, (headers = build()));
+    if (!headers) perRender.set(key, (headers = Object.freeze(build())));
     return headers;
   }
 

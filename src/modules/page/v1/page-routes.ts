@@ -86,12 +86,14 @@ export function pageReadModule({ service, caches, cache, html2, normalize }: Pag
     const stored = propOf(found);
     const body = form === 'stored' ? stored.body : await html2.of(req.domain, render);
     const language = (await service.wiki(req.domain).siteInfo()).general.lang;
-    const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () => contentHeaders(req.domain, render, prop, stored.type, kind, cache, form, language));
+    // The surrogate keys too: they name the render's page and revision, so they are made with its headers.
+    const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () =>
+      tagged(contentHeaders(req.domain, render, prop, stored.type, kind, cache, form, language), contentKeys(req.domain, render.title, render.rev, kind === 'latest')),
+    );
     const note = service.reads.noter(req.domain, render.title);
     note();
-    const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
     const wiki = service.wiki(req.domain);
-    return { status: 200, headers: tagged(markedIfUnchecked(wiki, headers), keys), body, reuse: contentReuse(reuse, wiki, note) };
+    return { status: 200, headers: markedIfUnchecked(wiki, headers), body, reuse: contentReuse(reuse, wiki, note) };
   }
 
   /**

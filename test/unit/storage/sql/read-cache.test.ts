@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { openStorage } from '../../../../src/storage/index.js';
-import { ReadCache } from '../../../../src/storage/sql/read-cache.js';
+import { ReadCache, sizeOfAnswer } from '../../../../src/storage/sql/read-cache.js';
 import { freshDomain, tempDir } from '../../../helpers.js';
 
 describe('the SQLite read cache', () => {
   /** Keeps an answer as the storage does: only what the doorkeeper admits. */
   const keep = (cache: ReadCache, key: string, result: { items: Record<string, unknown>[] }, version = 1) => {
-    if (cache.admits(key, result)) cache.set(key, result, version, undefined, () => true);
+    if (cache.admits(key, sizeOfAnswer(result.items))) cache.set(key, result, version, undefined, () => true);
   };
 
   it('counts the queries naming its answers against its memory, not only the answers', () => {
@@ -42,6 +42,17 @@ describe('the SQLite read cache', () => {
     for (let i = 0; i < 3000; i++) keep(cache, `twice${i}`, small(`t${i}`));
     for (let i = 0; i < 3000; i++) keep(cache, `twice${i}`, small(`t${i}`));
     assert.ok(cache.get('twice0', 1, Date.now()), 'small answers read again among a few thousand others are kept');
+  });
+
+  it('sizes an answer in one walk: a blob in any row makes it large, as does text over 16 KB', () => {
+    const small = sizeOfAnswer([{ k: 'a', n: 1 }, { k: 'b', n: 2, tags: ['x', 'y'] }]);
+    assert.equal(small.large, false);
+    assert.ok(small.bytes > 100 && small.bytes < 1024, `${small.bytes} bytes`);
+    assert.equal(sizeOfAnswer([{ k: 'a' }, { k: 'b', v: Buffer.alloc(10) }]).large, true, 'a blob in the second row');
+    const text = sizeOfAnswer([{ k: 'a', v: 'x'.repeat(9 * 1024) }]);
+    assert.equal(text.large, true, 'two bytes a character: 18 KB of text');
+    assert.ok(text.bytes > 18 * 1024, `${text.bytes} bytes`);
+    assert.equal(sizeOfAnswer([]).large, false);
   });
 
   it('keeps at once the answer read after a kept one was ended by a commit', () => {
