@@ -39,7 +39,6 @@ const MAX_ENTRY_BYTES = 1024 * 1024;
  */
 const LARGE_ANSWER_BYTES = 16 * 1024;
 
-
 /**
  * Queries of large answers remembered once read: a second read among the last this many large ones
  * keeps the answer (the doorkeeper of TinyLFU). A scan's reads come back further apart than this.
@@ -67,8 +66,8 @@ function approxBytes(value: unknown): number {
 }
 
 /**
- * An answer's size, in one walk of its rows (it was three: whether a row held a blob, then its
- * bytes for the doorkeeper, then again for the cache's own count).
+ * An answer's size in one walk of its rows, made once per read: the doorkeeper (`admits`) and the
+ * cache's count of its memory (`set`) both take it.
  */
 export function sizeOfAnswer(items: readonly Record<string, unknown>[]): AnswerSize {
   let bytes = 32;
