@@ -16,6 +16,7 @@ import { relativeLocation } from './relative-location.js';
 import { bodyToBytes, toJson } from './serialize.js';
 import { ClientAddress } from './client-address.js';
 import { WriteBatch } from './write-batch.js';
+import { PipelineGate } from './pipeline-gate.js';
 
 export interface HttpOptions {
   maxBodyBytes: number;
@@ -376,6 +377,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     res.end(body);
   };
 
+  const pipelined = new PipelineGate(() => metrics.pipelineCut.inc());
   const server = http.createServer(
     {
       headersTimeout: options.headersTimeout * 1000,
@@ -386,11 +388,13 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     },
     (req, res) => {
       if (open > options.maxConnections) return shed(res);
-      try {
-        handle(req, res);
-      } catch (err) {
-        failed(res, err);
-      }
+      pipelined.admit(req, res, () => {
+        try {
+          handle(req, res);
+        } catch (err) {
+          failed(res, err);
+        }
+      });
     },
   );
   // Beyond the shedding threshold node refuses connections outright, before descriptors run out.

@@ -73,6 +73,7 @@ export class Metrics {
   readonly wikiCircuitOpen = this.gauge('wiki_circuit_open', 'Whether requests to a wiki fail at once because it stopped answering (1) or go to it (0); for a farm\'s pattern, how many of its wikis do', ['domain'] as const);
   readonly connections = this.gauge('http_open_connections', 'Open client connections');
   readonly shed = this.counter('http_shed_requests_total', 'Requests answered 503 because too many connections were open');
+  readonly pipelineCut = this.counter('http_pipelining_cut_connections_total', 'Connections closed for pipelining more requests than may wait for their answers');
   readonly workerRestarts = this.gauge('worker_restarts_total', 'Worker processes the supervisor restarted after they died (since it started)');
   readonly transactions = this.counter(
     'transactions_total', 'HTTP transactions by event: started, finished, recovered (taken over from a dead owner), failed (primary refused)', ['event'] as const,

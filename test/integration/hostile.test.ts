@@ -165,6 +165,43 @@ describe('slow and idle connections', () => {
   });
 });
 
+describe('pipelined requests', () => {
+  let s: TestServer;
+  let port: number;
+  before(async () => {
+    s = await startServer();
+    port = Number(new URL(s.base).port);
+  });
+  after(() => s.close());
+
+  /** Requests answered for paths no route matches, as the metrics count them. */
+  const unmatched = async () => {
+    const text = (await request(`${s.base}/metrics`)).text;
+    return [...text.matchAll(/^http_requests_total\{[^}]*route="\(unmatched\)"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  };
+
+  it('answers a connection\'s pipelined requests, each in the order it was sent', async () => {
+    const ids = Array.from({ length: 8 }, (_, i) => `pipelined-${i}`);
+    const payload = ids.map((id, i) => `GET ${i % 2 ? '/_health' : '/no/such/route'} HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\n\r\n`).join('');
+    const res = await rawExchange(port, payload, 1500);
+    assert.deepEqual([...res.text.matchAll(/^x-request-id: (\S+)\r$/gim)].map((m) => m[1]), ids);
+    assert.deepEqual([...res.text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]), ids.map((_, i) => (i % 2 ? '200' : '404')));
+  });
+
+  it('closes a connection that pipelines more requests than may wait, having handled a few of them, and serves the others', async () => {
+    const before = await unmatched();
+    // 2,000 requests sent at once: each would be handled side by side, their answers held until read.
+    const payload = 'GET /no/such/route HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(2000);
+    const res = await rawExchange(port, payload, 5000);
+    assert.ok(res.closed, 'the server closed the connection');
+    const answered = res.text.match(/HTTP\/1\.1 404 /g)?.length ?? 0;
+    const handled = (await unmatched()) - before;
+    assert.ok(handled <= 20 && answered <= handled, `${handled} of its requests were handled, ${answered} answered`);
+    assert.match((await request(`${s.base}/metrics`)).text, /^http_pipelining_cut_connections_total [1-9]/m);
+    assert.equal((await request(`${s.base}/_health`)).status, 200);
+  });
+});
+
 for (const backend of BACKENDS) {
   describe(`concurrent writes: ${backend.name}`, () => {
     let s: TestServer;
