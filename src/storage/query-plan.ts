@@ -1,7 +1,7 @@
 import { invalidInput } from './errors.js';
 import { decodeToken, queryFingerprint } from './paging.js';
 import { GROUP_DOMAIN, type TableInfo } from './schema.js';
-import { own, type Query, type SortOrder } from './types.js';
+import { own, type IndexElement, type Query, type SortOrder } from './types.js';
 import { normalizeValue, type ToEngine } from './values.js';
 
 export const MAX_LIMIT = 1000;
@@ -39,6 +39,8 @@ export interface QueryPlan {
    * key given. SQL engines answer it from the key's prefix; a distributed one filters.
    */
   scoped: boolean;
+  /** The secondary index read, if any: an engine that may not choose it by itself is told to (see Dialect.indexHint). */
+  index?: { name: string; elements: IndexElement[] };
 }
 
 function toPredicates(info: TableInfo, column: string, condition: unknown, encode: ToEngine): Predicate[] {
@@ -75,9 +77,11 @@ export function planQuery(info: TableInfo, query: Query, encode: ToEngine): Quer
   let notNull: string[] = [];
   let projectable = Object.keys(schema.attributes);
   let currentVersions: QueryPlan['currentVersions'];
+  let index: QueryPlan['index'];
   if (query.index !== undefined) {
     const elements = typeof query.index === 'string' ? own(schema.secondaryIndexes, query.index) : undefined;
     if (!elements) throw invalidInput(`Table '${schema.table}' has no index ${JSON.stringify(query.index)}.`, 'unknown-index');
+    index = { name: query.index as string, elements };
     hash = elements.filter((e) => e.type === 'hash').map((e) => e.attribute);
     range = elements.filter((e) => e.type === 'range').map((e) => e.attribute);
     rangeOrder = Object.fromEntries(elements.filter((e) => e.type === 'range').map((e) => [e.attribute, e.order ?? 'asc']));
@@ -192,5 +196,6 @@ export function planQuery(info: TableInfo, query: Query, encode: ToEngine): Quer
   return {
     predicates, order: keysetOrder, output, notNull, limit, after, fingerprint, joinStatics, distinct, withTTL, ...(currentVersions ? { currentVersions } : {}),
     scoped: scope !== undefined && !hashComplete,
+    ...(index ? { index } : {}),
   };
 }

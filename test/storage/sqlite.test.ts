@@ -63,3 +63,39 @@ it('makes a conditional update on the definition another process has just change
     await other.close();
   }
 });
+
+it("reads a secondary index through that index, not along a partition's primary key in the order asked", async () => {
+  const file = path.join(tempDir(), 'indexed.sqlite3');
+  const domain = freshDomain();
+  // A render store's shape: a page's renders by revision and tid, and found by tid alone.
+  const schema = {
+    attributes: { title: 'string', rev: 'int', tid: 'string', body: 'string' },
+    index: [{ attribute: 'title', type: 'hash' }, { attribute: 'rev', type: 'range', order: 'desc' }, { attribute: 'tid', type: 'range', order: 'desc' }],
+    secondaryIndexes: { by_tid: [{ attribute: 'tid', type: 'hash' }, { attribute: 'title', type: 'range' }, { attribute: 'rev', type: 'proj' }] },
+  };
+  const prepared: string[] = [];
+  const prepare = Database.prototype.prepare;
+  Database.prototype.prepare = function (this: Database.Database, sql: string) {
+    prepared.push(sql);
+    return prepare.call(this, sql);
+  } as typeof prepare;
+  const storage = await openStorage({ backend: 'sqlite', path: file });
+  try {
+    await storage.createTable(domain, 'renders', schema);
+    for (let rev = 1; rev <= 300; rev++) await storage.put(domain, { table: 'renders', attributes: { title: 'Long', rev, tid: `t${rev}`, body: `b${rev}` } });
+    const before = prepared.length;
+    const { items } = await storage.get(domain, { table: 'renders', index: 'by_tid', attributes: { tid: 't1', title: 'Long' }, limit: 1 });
+    assert.deepEqual(items.map((r) => [r.rev, r.body]), [[1, 'b1']]);
+    const read = prepared.slice(before).find((sql) => sql.startsWith('SELECT') && sql.includes(physicalNames(domain, 'renders').main));
+    assert.ok(read, 'the read was prepared');
+    const db = new Database(file, { readonly: true });
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${read}`).all(...Array((read.match(/\?/g) ?? []).length).fill('x')) as { detail: string }[]).map((r) => r.detail);
+    db.close();
+    // The index made for by_tid (named after the table, `_i_` and a hash), seeking both its keys.
+    const main = physicalNames(domain, 'renders').main;
+    assert.ok(plan.some((d) => new RegExp(`USING INDEX ${main}_i_\\w+ \\(tid=\\? AND title=\\?\\)`).test(d)), plan.join(' | '));
+  } finally {
+    Database.prototype.prepare = prepare;
+    await storage.close();
+  }
+});

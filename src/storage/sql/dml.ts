@@ -40,7 +40,7 @@ export const EPOCH_COLUMN = '_epoch';
  * `withEpoch`: each row also carries the schema epoch, read in the same statement (one snapshot),
  * so the caller can tell whether the definition it planned on was current without a second read.
  */
-export function selectStatement(info: TableInfo, names: PhysicalNames, plan: QueryPlan, now: number, withEpoch = false, recursiveSkipScan = true): Statement {
+export function selectStatement(info: TableInfo, names: PhysicalNames, plan: QueryPlan, now: number, withEpoch = false, recursiveSkipScan = true, indexHint?: Dialect['indexHint']): Statement {
   if (recursiveSkipScan && skipsPartitions(info, plan)) return distinctPartitionsStatement(info, names, plan, now, withEpoch);
   const statics = new Set(info.statics);
   const ref = (c: string) => `${statics.has(c) ? 's' : 'm'}.${q(c)}`;
@@ -89,8 +89,9 @@ export function selectStatement(info: TableInfo, names: PhysicalNames, plan: Que
   // from planning the small-limit read it is, several times slower on a latest-revision read.
   const point = plan.order.length === 0;
   if (!point && !(Number.isSafeInteger(plan.limit) && plan.limit > 0)) throw new Error(`invalid limit ${plan.limit}`);
+  const hint = plan.index && indexHint ? indexHint(names.index(plan.index.name, plan.index.elements)) : '';
   return {
-    sql: `SELECT ${plan.distinct ? 'DISTINCT ' : ''}${columns.join(', ')} FROM ${q(names.main)} m${join} WHERE ${where.join(' AND ')}${orderBy}${point ? '' : ` LIMIT ${plan.limit}`}`,
+    sql: `SELECT ${plan.distinct ? 'DISTINCT ' : ''}${columns.join(', ')} FROM ${q(names.main)} m${hint}${join} WHERE ${where.join(' AND ')}${orderBy}${point ? '' : ` LIMIT ${plan.limit}`}`,
     params,
     ...(pinned.length ? { pinned } : {}),
   };

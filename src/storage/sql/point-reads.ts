@@ -3,6 +3,7 @@ import type { TableInfo } from '../schema.js';
 import type { Query } from '../types.js';
 import { normalizeValue, type ToEngine } from '../values.js';
 import { selectStatement, type Statement } from './dml.js';
+import type { Dialect } from './driver.js';
 import type { PhysicalNames } from './names.js';
 
 const MAX_SHAPES_PER_TABLE = 16;
@@ -79,7 +80,7 @@ export class PointReads {
   /** Keyed by the definition: a table migrated or reloaded has a new one, and its statements go with the old. */
   private readonly byTable = new WeakMap<TableInfo, Map<string, PointRead>>();
 
-  constructor(private readonly encode: ToEngine, private readonly recursiveSkipScan: boolean) {}
+  constructor(private readonly encode: ToEngine, private readonly recursiveSkipScan: boolean, private readonly indexHint?: Dialect['indexHint']) {}
 
   /** The plan and statement of `query`; a query that is not a plain key lookup is planned in full. */
   statement(info: TableInfo, names: PhysicalNames, query: Query, now: number, withEpoch = true): { plan: QueryPlan; stmt: Statement } {
@@ -109,7 +110,7 @@ export class PointReads {
 
   private planned(info: TableInfo, names: PhysicalNames, query: Query, now: number, withEpoch: boolean): { plan: QueryPlan; stmt: Statement } {
     const plan = planQuery(info, query, this.encode);
-    return { plan, stmt: selectStatement(info, names, plan, now, withEpoch, this.recursiveSkipScan) };
+    return { plan, stmt: selectStatement(info, names, plan, now, withEpoch, this.recursiveSkipScan, this.indexHint) };
   }
 }
 

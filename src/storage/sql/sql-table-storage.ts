@@ -83,7 +83,7 @@ export class SqlTableStorage implements TableStorage {
   private constructor(private readonly driver: SqlDriver, readCacheBytes: number) {
     const codec = (this.codec = driver.dialect);
     this.encode = (type, value) => toStorage(type, value, codec);
-    this.pointReads = new PointReads(this.encode, this.driver.dialect.recursiveSkipScan);
+    this.pointReads = new PointReads(this.encode, this.driver.dialect.recursiveSkipScan, this.driver.dialect.indexHint);
     this.cache = driver.dataVersion && readCacheBytes > 0 ? new ReadCache(readCacheBytes) : undefined;
     this.tables = new SchemaCache({
       readEpoch: () => readEpoch(driver),
@@ -347,7 +347,7 @@ export class SqlTableStorage implements TableStorage {
   /** `withEpoch`: the rows carry the schema epoch (returned as `epoch` when there is a row). */
   private async read(table: Table, plan: QueryPlan, withEpoch: boolean): Promise<{ result: QueryResult; epoch?: unknown }> {
     const now = Date.now();
-    const stmt = selectStatement(table.info, table.names, plan, now, withEpoch, this.driver.dialect.recursiveSkipScan);
+    const stmt = selectStatement(table.info, table.names, plan, now, withEpoch, this.driver.dialect.recursiveSkipScan, this.driver.dialect.indexHint);
     // A plan with no order columns pins every key: one row at most.
     const rows = plan.order.length === 0 ? optional(await this.driver.one(stmt.sql, stmt.params)) : await read(this.driver, stmt);
     return this.answer(table, plan, rows, now, withEpoch, stmt);

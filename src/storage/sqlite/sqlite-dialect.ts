@@ -1,6 +1,7 @@
 import type { Dialect } from '../sql/driver.js';
 import type { AttributeType } from '../types.js';
 import { standardSpellings } from '../sql/standard-dialect.js';
+import { q } from '../sql/names.js';
 
 const TYPES: Record<string, string> = {
   blob: 'BLOB', string: 'TEXT', int: 'INTEGER', long: 'INTEGER', varint: 'INTEGER', decimal: 'TEXT', float: 'REAL', double: 'REAL',
@@ -19,7 +20,8 @@ export const sqliteDialect: Dialect = {
   ...standardSpellings,
   columnType,
   keyColumnTypes: (types) => types.map(columnType),
+  indexHint: (index) => ` INDEXED BY ${q(index)}`,
   // Another process held the write lock past busy_timeout.
   isUnavailable: (err) => ['SQLITE_BUSY', 'SQLITE_LOCKED'].some((code) => ((err as { code?: string } | null)?.code ?? '').startsWith(code)),
-  isStaleSchema: (err) => err instanceof Error && (err as { code?: string }).code === 'SQLITE_ERROR' && /no such (table|column)|has no column named/.test(err.message),
+  isStaleSchema: (err) => err instanceof Error && (err as { code?: string }).code === 'SQLITE_ERROR' && /no such (table|column|index)|has no column named/.test(err.message),
 };

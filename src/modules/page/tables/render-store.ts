@@ -88,16 +88,13 @@ export class RenderStore {
     const completing = this.incomplete.get(`${domain}\u0000${tid}`);
     const cached = this.caches.render(domain, tid) ?? (completing && (await completing.catch(() => undefined)));
     if (cached?.title === title && cached.tid === tid) return cached;
-    const revision = rev ?? (await this.revisionOf(ctx, domain, title, tid));
-    const stored = revision === undefined ? undefined : toRender((await this.table(domain).query(ctx, { attributes: { title, rev: revision, tid }, limit: 1 })).items[0]);
+    // Without its revision, found through the tid's index, which answers the whole row (each engine
+    // reads the row it names): one read, not the revision's number first and then its row.
+    const query = rev === undefined ? { index: 'by_tid', attributes: { tid, title }, limit: 1 } : { attributes: { title, rev, tid }, limit: 1 };
+    const stored = toRender((await this.table(domain).query(ctx, query)).items[0]);
     // A render copied to a page's new title keeps its tid: the one remembered may be the other copy.
     if (cached || !keep || !stored || !this.seen.admits(`${domain}\u0000${tid}`)) return stored;
     return this.remember(domain, stored);
-  }
-
-  /** The revision of a stored render: rows are keyed by revision first, so a tid alone is found through its index. */
-  private async revisionOf(ctx: RequestContext, domain: string, title: string, tid: string): Promise<number | undefined> {
-    return (await this.table(domain).query(ctx, { index: 'by_tid', attributes: { tid, title }, proj: ['rev'], limit: 1 })).items[0]?.rev as number | undefined;
   }
 
   /** The newest stored render of a revision. */
