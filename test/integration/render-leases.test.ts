@@ -5,7 +5,7 @@ import pino from 'pino';
 import { RenderLeases } from '../../src/modules/page/tables/render-leases.js';
 import type { Request, RequestContext } from '../../src/router/types.js';
 import { admin, freshDomain, parsoidRequests, processConfig, request, sleep, startProcess, tempDir } from '../helpers.js';
-import { WIKI_URL } from '../wiki.js';
+import { etagOf, waitFor, WIKI_URL } from '../wiki.js';
 
 describe('renders across processes sharing the storage (workers, or several machines)', () => {
   const domain = freshDomain();
@@ -37,6 +37,30 @@ describe('renders across processes sharing the storage (workers, or several mach
     });
     assert.equal(stored.status, 200, stored.text);
     assert.equal(stored.json.items.length, 1, 'one render stored');
+  });
+
+  it('renders anew for an authorised no-cache that waited on another process\'s render of the revision, rather than serve that one', async () => {
+    // The render another process is making may have begun before what the no-cache is for (a
+    // template edited since): the forced render waits its turn, then asks Parsoid itself.
+    const title = 'Toronto';
+    const first = await request(`${bases[0]}/${domain}/v1/page/${title}/html`);
+    assert.equal(first.status, 200);
+    const { rev } = etagOf(first);
+    // Stored once its lease is given back: until then a forced render would wait on this process's own.
+    const latestTid = async () => (await request(`${bases[0]}/${domain}/sys/table/page_revisions/_query`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ attributes: { title }, limit: 1 }) })).json.items[0]?.latest_tid as string | undefined;
+    await waitFor('the first render stored', 10_000, async () => ((await latestTid()) ? true : undefined));
+    const leases = `${bases[0]}/${domain}/sys/table/page_render_leases/`;
+    const hold = (holder: string | null) => request(leases, { method: 'PUT', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ attributes: { key: String(rev), holder, _ttl: 30 } }) });
+    assert.equal((await hold('another-process')).status, 201);
+    const before = await parsoidRequests(bases[0]!, domain);
+    const forced = request(`${bases[0]}/${domain}/v1/page/${title}/html`, { headers: { ...admin, 'cache-control': 'no-cache' } });
+    await sleep(400);
+    assert.equal(await parsoidRequests(bases[0]!, domain), before, 'it waits while the lease is held');
+    assert.equal((await hold(null)).status, 201);
+    const answer = await forced;
+    assert.equal(answer.status, 200, answer.text.slice(0, 300));
+    assert.equal((await parsoidRequests(bases[0]!, domain)) - before, 1, 'the forced render asked Parsoid itself');
+    assert.equal(etagOf(answer).tid, etagOf(first).tid, 'the same content keeps its tid');
   });
 });
 

@@ -240,8 +240,11 @@ export class Renderer implements RenderAhead {
       const render = await this.stored(ctx, domain, row);
       if (render) return finished(render);
     }
-    // A render another process made while this one waited: the newest, forced or not.
+    // A render another process made while this one waited: the newest, forced or not. Not for a
+    // forced render: the one it waited for may have begun before what the force is for (a template
+    // edited, a client's no-cache), so it waits its turn and renders anew.
     const madeElsewhere = async () => {
+      if (force) return undefined;
       const render = await this.renders.newestOf(ctx, domain, row.title, row.rev);
       return render && finished(render);
     };
