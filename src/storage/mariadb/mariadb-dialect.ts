@@ -97,8 +97,7 @@ export function mariadbDialect(collation: string): Dialect {
     inserted: (column) => `VALUES(${q(column)})`,
     insertIfAbsent: (table, columns) => `INSERT IGNORE INTO ${q(table)} (${columns.map(q).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
     isUnavailable,
-    // No such table, unknown column.
-    // No such table, column, or (an index named in a read) key.
+    // No such table, unknown column, or no such key (an index a read names).
     isStaleSchema: (err) => [1146, 1054, 1176].includes((err as { errno?: number } | null)?.errno ?? 0),
     // Data too long (a key longer than its column), out of range.
     isValueRefused: (err) => [1406, 1264].includes((err as { errno?: number } | null)?.errno ?? 0),
