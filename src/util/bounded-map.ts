@@ -47,6 +47,11 @@ export class SecondSight {
     return false;
   }
 
+  /** Whether `key` would be admitted now, without counting this as its coming. */
+  wouldAdmit(key: string): boolean {
+    return this.seen.has(fnv1a(key));
+  }
+
   /** Counts `key` as seen once: the next time it comes, it is admitted. */
   note(key: string): void {
     this.seen.set(fnv1a(key), true);

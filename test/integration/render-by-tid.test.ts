@@ -5,6 +5,7 @@ import { request, tempDir } from '../helpers.js';
 import { etagOf, startAgainstWiki, waitFor, type AgainstWiki } from '../wiki.js';
 
 const TITLE = 'Bodmin';
+const PROPS = ['html', 'data-parsoid', 'data-mw', 'wikitext'] as const;
 
 /**
  * A render read by its tid alone costs the same few storage reads however long its page's
@@ -55,3 +56,72 @@ describe('a render by tid against the real wiki, with every cache in memory off'
     assert.equal(long, short);
   });
 });
+
+/**
+ * A read that sends one property of a stored render as it is reads that property alone; the render
+ * is kept in memory only whole, so a later read of another property never finds part of it.
+ */
+describe('one property of a stored render, read alone', () => {
+  let store: string;
+  /** Every property of the render as the service that made it sends it. */
+  const made = new Map<string, string>();
+  let rev = 0;
+  let tid = '';
+
+  before(async () => {
+    store = path.join(tempDir(), 'store.sqlite3');
+    const env = await startAgainstWiki({ storage: { backend: 'sqlite', path: store } });
+    try {
+      const first = await request(`${env.v1}/page/${TITLE}/html`);
+      assert.equal(first.status, 200, first.text);
+      ({ rev, tid } = etagOf(first));
+      await waitFor('the render stored', 10_000, async () => ((await env.s.app.storage.get('wiki.test', { table: 'parsoid', attributes: { title: TITLE, rev, tid } })).items.length ? true : undefined));
+      for (const prop of PROPS) made.set(prop, (await request(`${env.v1}/page/${TITLE}/${prop}/${tid}`)).text);
+    } finally {
+      await env.close();
+    }
+  });
+
+  for (const by of ['revision', 'tid'] as const) {
+    it(`by ${by}: each property as its maker sent it, read alone until the render is kept, then from the whole render kept`, async () => {
+      // A fresh service on the same store: nothing of the render in memory.
+      const env = await startAgainstWiki({ storage: { backend: 'sqlite', path: store } });
+      try {
+        const url = (prop: string) => `${env.v1}/page/${TITLE}/${prop}/${by === 'tid' ? tid : rev}`;
+        const kept = () => env.s.app.page.service.caches.render('wiki.test', tid);
+        const html = await request(url('html'));
+        assert.equal(html.status, 200, html.text);
+        assert.equal(html.text, made.get('html'));
+        assert.deepEqual(etagOf(html), { rev, tid });
+        assert.equal(kept(), undefined, 'read once, its HTML alone: nothing kept');
+        // The second read keeps the render, whole: every property then comes from memory, unchanged.
+        assert.equal((await request(url('html'))).text, made.get('html'));
+        assert.deepEqual(Object.keys(kept()?.parts ?? {}).sort(), [...PROPS].sort());
+        for (const prop of PROPS) {
+          const res = await request(url(prop));
+          assert.equal(res.status, 200, `${prop}: ${res.text}`);
+          assert.equal(res.text, made.get(prop), prop);
+        }
+        assert.equal(env.wikiRequests('parsoid'), 0, 'all from storage');
+      } finally {
+        await env.close();
+      }
+    });
+  }
+
+  it('reads any property alone at first, and keeps the whole render at the second read of another', async () => {
+    const env = await startAgainstWiki({ storage: { backend: 'sqlite', path: store } });
+    try {
+      const kept = () => env.s.app.page.service.caches.render('wiki.test', tid);
+      const wikitext = await request(`${env.v1}/page/${TITLE}/wikitext/${rev}`);
+      assert.equal(wikitext.status, 200, wikitext.text);
+      assert.equal(wikitext.text, made.get('wikitext'));
+      assert.equal(kept(), undefined);
+      assert.equal((await request(`${env.v1}/page/${TITLE}/data-mw/${rev}`)).text, made.get('data-mw'));
+      assert.deepEqual(Object.keys(kept()?.parts ?? {}).sort(), [...PROPS].sort());
+    } finally {
+      await env.close();
+    }
+  });
+});
+

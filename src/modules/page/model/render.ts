@@ -33,6 +33,20 @@ export interface Render extends BundleRender {
   digest: string;
 }
 
+/** What an answer's headers say of its render: which it is, and where a redirect page points. */
+export type RenderHead = Pick<BundleRender, 'title' | 'rev' | 'tid' | 'redirect'>;
+
+/**
+ * One property of a stored render, read alone with the render's head: what a read that sends the
+ * property as stored needs (a render's four parts are some 15 KB compressed, its HTML about 6).
+ */
+export interface StoredPart {
+  prop: Prop;
+  render: RenderHead;
+  body: Buffer;
+  type: string;
+}
+
 /** The render a property is read from: a page bundle's property may be read before the wikitext is there. */
 export type PropRender = { prop: BundleProp; render: BundleRender } | { prop: 'wikitext'; render: Render };
 
@@ -47,10 +61,15 @@ export function partOf(render: Render, prop: Prop): Buffer;
 export function partOf(render: BundleRender, prop: BundleProp): Buffer;
 export function partOf(render: BundleRender, prop: Prop): Buffer {
   const { types, parts } = render as Render;
-  if (types[prop] === '') {
+  return exposed(prop, types[prop], parts[prop]);
+}
+
+/** A property's bytes, or the 404 of one the wiki does not expose (its type stored empty: see `partOf`). */
+export function exposed(prop: Prop, type: string, bytes: Buffer): Buffer {
+  if (type === '') {
     throw new HttpError(404, `${prop}-unavailable`, `This wiki does not expose ${prop}: its renders come from MediaWiki's core REST API, which serves HTML with data-mw inline and no data-parsoid.`);
   }
-  return parts[prop];
+  return bytes;
 }
 
 /** The property a `PropRender` names, and its content type. */

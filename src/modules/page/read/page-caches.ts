@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { HttpError } from '../../../util/errors.js';
 import type { Reuse } from '../../../router/types.js';
 import type { Wiki } from '../../../upstream/wiki.js';
-import type { BundleRender, Render } from '../model/render.js';
+import type { Render, RenderHead } from '../model/render.js';
 import type { RevisionRow } from '../model/revision.js';
 import { TitleCache } from '../model/title-cache.js';
 
@@ -62,7 +62,7 @@ export class PageCaches {
   private readonly renders: LRUCache<string, Render>;
   /** Of each capped wiki: its renders' keys, oldest kept first, and their bytes. */
   private readonly shares = new Map<string, { keys: Set<string>; bytes: number }>();
-  private readonly headers = new WeakMap<BundleRender, Map<string, Readonly<Record<string, string>>>>();
+  private readonly headers = new WeakMap<RenderHead, Map<string, Readonly<Record<string, string>>>>();
   private readonly misses: LRUCache<string, HttpError> | undefined;
   private readonly titles: LRUCache<string, string>;
 
@@ -128,7 +128,7 @@ export class PageCaches {
   }
 
   /** The response headers of `render` under `key`, built on first use; shared by every answer of it, so frozen. */
-  headersFor(render: BundleRender, key: string, build: () => Record<string, string>): Readonly<Record<string, string>> {
+  headersFor(render: RenderHead, key: string, build: () => Record<string, string>): Readonly<Record<string, string>> {
     let perRender = this.headers.get(render);
     if (!perRender) this.headers.set(render, (perRender = new Map()));
     let headers = perRender.get(key);

@@ -14,7 +14,7 @@ import { wikitextIn, type KnownWikitext } from '../../../upstream/revision-text.
 import { isUnavailable } from '../../../upstream/wiki.js';
 import { RevisionMoved } from '../model/page-moves.js';
 import { latestPurge } from '../model/purge-urls.js';
-import { PROPS, type BundleProp, type BundleRender, type Prop, type PropRender, type Render } from '../model/render.js';
+import { PROPS, type BundleProp, type BundleRender, type Prop, type PropRender, type Render, type StoredPart } from '../model/render.js';
 import type { RevisionRow } from '../model/revision.js';
 import { RenderLeases } from '../tables/render-leases.js';
 import type { RenderStore } from '../tables/render-store.js';
@@ -172,22 +172,53 @@ export class Renderer implements RenderAhead {
   async renderByTid(ctx: RequestContext, domain: string, title: string, tid: string): Promise<Render> {
     const render = await this.renders.byTid(ctx, domain, title, tid);
     if (!render) throw notFound(`No render ${tid} of ${title}.`, 'render-not-found');
-    const stored = await this.revisions.table(domain).get(ctx, title, render.rev);
+    await this.servableByTid(ctx, domain, title, render.rev, async () => render);
+    return render;
+  }
+
+  /**
+   * One property of a stored render by tid, read alone (see RenderStore.part), refused as
+   * `renderByTid` refuses; undefined where the whole render is to be read (`renderByTid`).
+   */
+  async partByTid(ctx: RequestContext, domain: string, title: string, tid: string, prop: Prop): Promise<StoredPart | undefined> {
+    const part = await this.renders.part(ctx, domain, title, undefined, tid, prop);
+    if (part) await this.servableByTid(ctx, domain, title, part.render.rev, () => this.renders.byTid(ctx, domain, title, tid));
+    return part;
+  }
+
+  /**
+   * Whether a render of revision `rev` found by its tid may be served: refused as the revision
+   * would be (hidden: 403, page deleted: 404). A revision whose page moved throws `RevisionMoved`,
+   * its render (`whole`) first copied under the new title, so the redirect to the same URL under
+   * that title finds it (a move copies only the revision's newest render).
+   */
+  private async servableByTid(ctx: RequestContext, domain: string, title: string, rev: number, whole: () => Promise<Render | undefined>): Promise<void> {
+    const stored = await this.revisions.table(domain).get(ctx, title, rev);
     let row: RevisionRow | undefined;
     try {
       row = stored && (await this.revisions.checkedWithWiki(ctx, domain, stored));
     } catch (e) {
-      // Its page moved: the render goes with it under its tid, so the redirect to the same URL
-      // under the new title finds it (a move copies only the revision's newest render).
       if (e instanceof RevisionMoved) {
-        await this.renders.save(ctx, domain, { ...render, title: e.title }).catch((err) => {
-          if (!(err instanceof HttpError && err.status === 412)) throw err;
-        });
+        const render = await whole();
+        if (render) {
+          await this.renders.save(ctx, domain, { ...render, title: e.title }).catch((err) => {
+            if (!(err instanceof HttpError && err.status === 412)) throw err;
+          });
+        }
       }
       throw e;
     }
-    if (row?.text_hidden) throw forbidden(`The text of revision ${render.rev} is hidden.`, 'revision-hidden');
-    return render;
+    if (row?.text_hidden) throw forbidden(`The text of revision ${rev} is hidden.`, 'revision-hidden');
+  }
+
+  /**
+   * One property of a revision's stored render, read alone (see RenderStore.part), by the render
+   * its row points to; refused as `renderFor` refuses (hidden: 403). Undefined where `renderFor`
+   * reads or makes the whole render.
+   */
+  async storedPart(ctx: RequestContext, domain: string, row: RevisionRow, prop: Prop): Promise<StoredPart | undefined> {
+    if (row.text_hidden) throw forbidden(`The text of revision ${row.rev} is hidden.`, 'revision-hidden');
+    return row.tid ? this.renders.part(ctx, domain, row.title, row.rev, row.tid, prop) : undefined;
   }
 
   /**

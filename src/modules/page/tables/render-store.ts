@@ -2,7 +2,7 @@ import type { RequestContext } from '../../../router/types.js';
 import type { Row } from '../../../storage/types.js';
 import { TableClient } from '../../../table-access/table-client.js';
 import { SecondSight } from '../../../util/bounded-map.js';
-import { PROPS, type Prop, type Render } from '../model/render.js';
+import { exposed, partOf, PROPS, type Prop, type Render, type StoredPart } from '../model/render.js';
 
 const COLUMN: Record<Prop, string> = { html: 'html', 'data-parsoid': 'data_parsoid', 'data-mw': 'data_mw', wikitext: 'wikitext' };
 
@@ -95,6 +95,30 @@ export class RenderStore {
     // A render copied to a page's new title keeps its tid: the one remembered may be the other copy.
     if (cached || !keep || !stored || !this.seen.admits(`${domain}\u0000${tid}`)) return stored;
     return this.remember(domain, stored);
+  }
+
+  /**
+   * One property of a render, read alone with the render's head (its column and `meta`), for a read
+   * that sends it as stored; a render in memory answers it. Undefined where the whole render is to be
+   * read instead (`byTid`): none stored, one still being completed, or this read the one that keeps
+   * the render in memory (its second among the last `RENDERS_SEEN`), which must keep it whole: a
+   * render kept in memory is every reader's, whatever property it reads.
+   */
+  async part(ctx: RequestContext, domain: string, title: string, rev: number | undefined, tid: string, prop: Prop): Promise<StoredPart | undefined> {
+    const key = `${domain}\u0000${tid}`;
+    const cached = this.caches.render(domain, tid);
+    if (cached?.title === title) return { prop, render: cached, body: partOf(cached, prop), type: cached.types[prop] };
+    if (this.incomplete.has(key) || (!cached && this.seen.wouldAdmit(key))) return undefined;
+    const column = COLUMN[prop];
+    const proj = ['title', 'rev', 'tid', column, 'meta'];
+    const query = rev === undefined ? { index: 'by_tid', attributes: { tid, title }, proj, limit: 1 } : { attributes: { title, rev, tid }, proj, limit: 1 };
+    const [row] = (await this.table(domain).query(ctx, query)).items;
+    if (!row) return undefined;
+    // Counted as `byTid` counts a read: the next read of this render keeps it.
+    if (!cached) this.seen.note(key);
+    const meta = row.meta as { types: Record<Prop, string>; redirect?: string };
+    const render = { title: row.title as string, rev: row.rev as number, tid: row.tid as string, ...(meta.redirect ? { redirect: meta.redirect } : {}) };
+    return { prop, render, body: exposed(prop, meta.types[prop], row[column] as Buffer), type: meta.types[prop] };
   }
 
   /** The newest stored render of a revision. */

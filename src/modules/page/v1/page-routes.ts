@@ -13,7 +13,7 @@ import { titleSegment, type NormalizeTitle } from '../model/title-url.js';
 import { contentReuse, type PageCaches, type PageReuse } from '../read/page-caches.js';
 import type { PageService } from '../read/page-service.js';
 import { revisionMetadata, type RevisionRow } from '../model/revision.js';
-import { propOf, propRender, PROPS, type BundleRender, type Prop, type PropRender } from '../model/render.js';
+import { propOf, propRender, PROPS, type Prop, type PropRender, type RenderHead, type StoredPart } from '../model/render.js';
 import { pageSpecs, REVID } from '../model/page-spec.js';
 import { gunzip } from '../../../util/compression.js';
 
@@ -36,7 +36,7 @@ type ContentKind = keyof CachePolicy;
 /** How a property is sent: as stored, or (HTML) in 2.x form with data-mw inline, asked by profile or query. */
 type Form = 'stored' | '2-by-profile' | '2-by-query';
 
-function contentHeaders(domain: string, render: BundleRender, prop: Prop, type: string, kind: ContentKind, cache: CachePolicy, form: Form, language: string): Record<string, string> {
+function contentHeaders(domain: string, render: RenderHead, prop: Prop, type: string, kind: ContentKind, cache: CachePolicy, form: Form, language: string): Record<string, string> {
   const byTid = kind === 'render';
   const headers: Record<string, string> = {
     'content-type': form === 'stored' ? type : HTML_2_TYPE,
@@ -70,30 +70,48 @@ export interface PageReadParts {
  * and time (saves and transforms: edit/edit-module.ts; drafts: drafts/branch-routes.ts).
  */
 export function pageReadModule({ service, caches, cache, html2, normalize }: PageReadParts): Module {
+  /** How a property is sent: HTML in 2.x form (data-mw inline) for a 2.x profile or ?data-mw=inline, else as stored. */
+  function formOf(req: RouteRequest, prop: Prop): Form {
+    if (prop !== 'html') return 'stored';
+    if (req.query.get('data-mw') === 'inline') return '2-by-query';
+    return negotiateHtml(req.headers.accept, '999') === '2' ? '2-by-profile' : 'stored';
+  }
+
+  /** Whether a read sends its property whole and as stored: then that property alone is read (`StoredPart`). */
+  const sentAsStored = (req: RouteRequest, prop: Prop) => req.query.get('section') === null && formOf(req, prop) === 'stored';
+
   /**
-   * A render's property as the client asked for it: HTML in 2.x form (data-mw inline) for a 2.x
-   * profile or ?data-mw=inline, else as stored. Headers are built once per render and form.
+   * A render's property as the client asked for it (`formOf`), or one of its sections. A
+   * `StoredPart` (read alone, where `sentAsStored`) is sent as it is. Headers are built once per
+   * render and form.
    */
-  async function content(req: RouteRequest, found: PropRender, kind: ContentKind, reuse: PageReuse): Promise<Response> {
+  async function content(req: RouteRequest, found: PropRender | StoredPart, kind: ContentKind, reuse: PageReuse): Promise<Response> {
     const { render, prop } = found;
-    const section = req.query.get('section');
-    if (section !== null) return sectionContent(req, found, kind, Number(section));
-    let form: Form = 'stored';
-    if (prop === 'html') {
-      if (req.query.get('data-mw') === 'inline') form = '2-by-query';
-      else if (negotiateHtml(req.headers.accept, '999') === '2') form = '2-by-profile';
+    const form = formOf(req, prop);
+    let sent: { body: Buffer; type: string };
+    if ('body' in found) sent = found;
+    else {
+      const section = req.query.get('section');
+      if (section !== null) return sectionContent(req, found, kind, Number(section));
+      const stored = propOf(found);
+      sent = { body: form === 'stored' ? stored.body : await html2.of(req.domain, found.render), type: stored.type };
     }
-    const stored = propOf(found);
-    const body = form === 'stored' ? stored.body : await html2.of(req.domain, render);
     const language = (await service.wiki(req.domain).siteInfo()).general.lang;
     // The surrogate keys too: they name the render's page and revision, so they are made with its headers.
     const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () =>
-      tagged(contentHeaders(req.domain, render, prop, stored.type, kind, cache, form, language), contentKeys(req.domain, render.title, render.rev, kind === 'latest')),
+      tagged(contentHeaders(req.domain, render, prop, sent.type, kind, cache, form, language), contentKeys(req.domain, render.title, render.rev, kind === 'latest')),
     );
     const note = service.reads.noter(req.domain, render.title);
     note();
     const wiki = service.wiki(req.domain);
-    return { status: 200, headers: markedIfUnchecked(wiki, headers), body, reuse: contentReuse(reuse, wiki, note) };
+    return { status: 200, headers: markedIfUnchecked(wiki, headers), body: sent.body, reuse: contentReuse(reuse, wiki, note) };
+  }
+
+  /** The render a revision's property is sent from: that property alone where it is sent as stored and stored (see RenderStore.part), else the whole render, made on a miss. */
+  async function renderOf(req: RouteRequest, ctx: RequestContext, row: RevisionRow, prop: Prop): Promise<PropRender | StoredPart> {
+    const force = askedAnew(req, ctx);
+    const part = !force && sentAsStored(req, prop) ? await service.renderer.storedPart(ctx, req.domain, row, prop) : undefined;
+    return part ?? service.renderer.renderFor(ctx, req.domain, row, force, prop);
   }
 
   /**
@@ -195,7 +213,7 @@ export function pageReadModule({ service, caches, cache, html2, normalize }: Pag
           const prop = asProp(req.params.prop!);
           const reuse = caches.reuseOfPage(req.domain, title);
           const row = await latestOrAt(req, ctx, title);
-          return content(req, await service.renderer.renderFor(ctx, req.domain, row, askedAnew(req, ctx), prop), req.query.has('ts') ? 'revision' : 'latest', reuse);
+          return content(req, await renderOf(req, ctx, row, prop), req.query.has('ts') ? 'revision' : 'latest', reuse);
         }),
       },
       {
@@ -217,10 +235,11 @@ export function pageReadModule({ service, caches, cache, html2, normalize }: Pag
           const reuse = caches.reuseOfPage(req.domain, title);
           if (REVID.test(revision)) {
             const row = await service.revisions.revision(ctx, req.domain, title, Number(revision), askedAnew(req, ctx), service.renderer);
-            return content(req, await service.renderer.renderFor(ctx, req.domain, row, askedAnew(req, ctx), prop), 'revision', reuse);
+            return content(req, await renderOf(req, ctx, row, prop), 'revision', reuse);
           }
-          const render = await service.renderer.renderByTid(ctx, req.domain, title, revision.toLowerCase());
-          return content(req, propRender(render, prop), 'render', reuse);
+          const tid = revision.toLowerCase();
+          const part = sentAsStored(req, prop) ? await service.renderer.partByTid(ctx, req.domain, title, tid, prop) : undefined;
+          return content(req, part ?? propRender(await service.renderer.renderByTid(ctx, req.domain, title, tid), prop), 'render', reuse);
         }),
       },
       {

@@ -9,14 +9,19 @@ function storedRenders(count: number) {
   const rows = Array.from({ length: count }, (_, i) => ({
     title: 'Page', rev: i + 1, tid: `0000000${i}-0000-1000-8000-000000000000`,
     html: Buffer.from(`<p>${i}</p>`), data_parsoid: Buffer.from('{}'), data_mw: Buffer.from('{}'), wikitext: Buffer.from(`${i}`),
-    meta: { types: {}, digest: `d${i}` },
+    meta: { types: { html: 'text/html', 'data-parsoid': i === 2 ? '' : 'application/json', 'data-mw': 'application/json', wikitext: 'text/plain' }, digest: `d${i}` },
   }));
-  const reads = { count: 0 };
+  const reads = { count: 0, queries: [] as Record<string, unknown>[] };
   const ctx = {
     request: async (req: Request) => {
       reads.count++;
-      const attributes = (req.body as { attributes: Record<string, unknown> }).attributes;
-      return { status: 200, body: { items: rows.filter((r) => r.title === attributes.title && r.rev === attributes.rev && r.tid === attributes.tid) } };
+      const query = req.body as { attributes: Record<string, unknown>; proj?: string[] };
+      reads.queries.push(query);
+      const { attributes, proj } = query;
+      const items = rows
+        .filter((r) => r.title === attributes.title && (attributes.rev === undefined || r.rev === attributes.rev) && r.tid === attributes.tid)
+        .map((r) => (proj ? Object.fromEntries(proj.map((c) => [c, r[c as keyof typeof r]])) : r));
+      return { status: 200, body: { items } };
     },
   } as unknown as RequestContext;
   return { rows, reads, ctx };
@@ -55,5 +60,34 @@ describe('the render store', () => {
     const render = { title: row.title, rev: row.rev, tid: row.tid, parts: { html: row.html, 'data-parsoid': row.data_parsoid, 'data-mw': row.data_mw, wikitext: row.wikitext }, types: {}, digest: 'd' } as unknown as Render;
     await store.save(ctx, 'd', render);
     assert.equal(memory.render('d', row.tid), render);
+  });
+
+  it('reads one property alone, with the render\'s head, and keeps the render whole when it keeps it', async () => {
+    const { rows, reads, ctx } = storedRenders(2);
+    const memory = new MapMemory();
+    const store = new RenderStore(memory);
+    const row = rows[1]!;
+    const html = await store.part(ctx, 'd', 'Page', row.rev, row.tid, 'html');
+    assert.deepEqual(html, { prop: 'html', render: { title: 'Page', rev: row.rev, tid: row.tid }, body: row.html, type: 'text/html' });
+    assert.deepEqual(reads.queries.at(-1)!.proj, ['title', 'rev', 'tid', 'html', 'meta'], 'the HTML column alone, not the other three');
+    assert.equal(memory.kept.size, 0, 'a property read alone is never kept: a render kept is every reader\'s');
+    // Its second read is the one that keeps it: left to the whole render's read, which keeps it whole.
+    assert.equal(await store.part(ctx, 'd', 'Page', row.rev, row.tid, 'html'), undefined);
+    assert.equal((await store.byTid(ctx, 'd', 'Page', row.tid, row.rev))?.parts['data-parsoid'], row.data_parsoid);
+    const kept = memory.render('d', row.tid)!;
+    assert.deepEqual(kept.parts, { html: row.html, 'data-parsoid': row.data_parsoid, 'data-mw': row.data_mw, wikitext: row.wikitext });
+    const before = reads.count;
+    assert.equal((await store.part(ctx, 'd', 'Page', row.rev, row.tid, 'data-parsoid'))?.body, row.data_parsoid);
+    assert.equal(reads.count, before, 'then every property is answered from memory');
+  });
+
+  it('finds a property by the tid alone through its index, and answers one the wiki does not expose 404', async () => {
+    const { rows, reads, ctx } = storedRenders(3);
+    const store = new RenderStore(new MapMemory());
+    const [found, unexposed] = [rows[1]!, rows[2]!];
+    assert.equal((await store.part(ctx, 'd', 'Page', undefined, found.tid, 'wikitext'))?.render.rev, found.rev);
+    assert.equal(reads.queries.at(-1)!.index, 'by_tid');
+    await assert.rejects(store.part(ctx, 'd', 'Page', undefined, unexposed.tid, 'data-parsoid'), { status: 404, problemType: 'urn:problem:data-parsoid-unavailable' });
+    assert.equal(await store.part(ctx, 'd', 'Page', undefined, '00000009-0000-1000-8000-000000000000', 'html'), undefined, 'none stored');
   });
 });
