@@ -89,19 +89,30 @@ describe('one property of a stored render, read alone', () => {
       try {
         const url = (prop: string) => `${env.v1}/page/${TITLE}/${prop}/${by === 'tid' ? tid : rev}`;
         const kept = () => env.s.app.page.service.caches.render('wiki.test', tid);
+        // The columns each read of the render table asks for (all of them: '*').
+        const columnsRead: string[][] = [];
+        const { storage } = env.s.app;
+        const get = storage.get.bind(storage);
+        storage.get = (domain, query) => {
+          if (query.table === 'parsoid') columnsRead.push(typeof query.proj === 'string' ? [query.proj] : (query.proj ?? ['*']));
+          return get(domain, query);
+        };
         const html = await request(url('html'));
         assert.equal(html.status, 200, html.text);
         assert.equal(html.text, made.get('html'));
         assert.deepEqual(etagOf(html), { rev, tid });
         assert.equal(kept(), undefined, 'read once, its HTML alone: nothing kept');
+        assert.deepEqual(columnsRead, [['title', 'rev', 'tid', 'html', 'meta']], 'the HTML column alone, not the other three parts');
         // The second read keeps the render, whole: every property then comes from memory, unchanged.
         assert.equal((await request(url('html'))).text, made.get('html'));
+        assert.deepEqual(columnsRead.at(-1), ['*'], 'the read that keeps the render reads it whole');
         assert.deepEqual(Object.keys(kept()?.parts ?? {}).sort(), [...PROPS].sort());
         for (const prop of PROPS) {
           const res = await request(url(prop));
           assert.equal(res.status, 200, `${prop}: ${res.text}`);
           assert.equal(res.text, made.get(prop), prop);
         }
+        assert.equal(columnsRead.length, 2, 'the other properties from memory');
         assert.equal(env.wikiRequests('parsoid'), 0, 'all from storage');
       } finally {
         await env.close();
