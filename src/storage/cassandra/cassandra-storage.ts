@@ -2,6 +2,7 @@ import cassandra from 'cassandra-driver';
 import type { CassandraStorageConfig } from '../../config.js';
 import { conditionFailed, invalidInput, missing, StorageError, unavailable } from '../errors.js';
 import { decodeToken, encodeToken } from '../paging.js';
+import { KeptPlans, withValues } from '../kept-plans.js';
 import { planQuery, type QueryPlan } from '../query-plan.js';
 import { compareSchemas, describe, normalizeSchema, publicSchema, TABLE_NAME, withIndexLayout, type TableInfo } from '../schema.js';
 import type { StorageHealth, TableStorage } from '../table-storage.js';
@@ -42,6 +43,8 @@ export class CassandraTableStorage implements TableStorage {
   private readonly session: CqlSession;
   private readonly indexes: IndexUpkeep;
   private readonly retention: Retention;
+  /** Key reads' plans, kept per shape: a later read of one brings only its key values. */
+  private readonly plans = new KeptPlans<undefined>(toCql);
 
   private constructor(private readonly client: cassandra.Client, private readonly options: CassandraOptions) {
     this.meta = qualified(metaKeyspaceName(options.keyspace_prefix), 'tables');
@@ -180,7 +183,10 @@ export class CassandraTableStorage implements TableStorage {
   private async query(domain: string, query: Query): Promise<QueryResult> {
     const table = await this.table(domain, query.table);
     // Pages continue from the driver's paging state, wrapped in the shared token format.
-    const plan = planQuery(table.info, { ...query, next: undefined }, toCql);
+    const { next: _next, ...asked } = query;
+    const found = this.plans.find(table.info, asked, '');
+    const plan = found ? withValues(found.kept.plan, found.values) : planQuery(table.info, asked, toCql);
+    if (!found) this.plans.keep(table.info, asked, '', plan, undefined);
     let pageState: string | undefined;
     if (query.next !== undefined && query.next !== null) {
       const [state] = decodeToken(query.next, plan.fingerprint(), 1);
