@@ -3,7 +3,7 @@ import { HttpError } from '../util/errors.js';
 import { isFormKind, type BodyKind } from '../router/types.js';
 import { formTypeOf } from '../util/form-type.js';
 import { parseForm } from './form.js';
-import { parseJson, type JsonLimits } from './json.js';
+import { parseJson, type JsonLimits } from '../util/json.js';
 
 function isJsonType(contentType: string | undefined): boolean {
   if (!contentType) return false;

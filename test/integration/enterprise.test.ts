@@ -127,6 +127,16 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
       assert.deepEqual(Object.keys(res.json).sort(), ['message', 'status']);
       assert.equal(res.json.status, status);
     }
+    // Filters as JSON in the query: answered by them, and bounded as a JSON body is (a nest too deep for the comparisons is a 400, not a 500).
+    const jsonQuery = await article(title('Main'), { query: `?fields=name&filters=${encodeURIComponent(JSON.stringify([{ field: 'namespace.identifier', value: 0 }]))}` });
+    assert.deepEqual(jsonQuery.json, [{ name: title('Main').replace(/_/g, ' ') }]);
+    assert.equal(filteredOut.json.message, `An article named ${title('Main')} matching the filters was not found.`);
+    const deep = `[{"field":"name","value":${'['.repeat(2000)}${']'.repeat(2000)}}]`;
+    for (const query of [`?filters=${deep}`, '?filters=[{"field":"name"']) {
+      const res = await article(title('Main'), { query });
+      assert.equal(res.status, 400, res.text);
+      assert.deepEqual(Object.keys(res.json).sort(), ['message', 'status']);
+    }
     const missing = await article(`${PREFIX}No such page`);
     assert.equal(missing.status, 404);
     assert.equal(missing.json.status, 404);

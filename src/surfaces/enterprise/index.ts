@@ -1,4 +1,5 @@
 import type { Module, Response, RouteRequest } from '../../router/types.js';
+import { parseJson } from '../../util/json.js';
 import { HttpError } from '../../util/errors.js';
 import { parseTime } from '../../util/tid.js';
 import { ARTICLE_FIELDS, checkFields, contentReuse, passes, selectFields, SNAPSHOT_FIELDS, startOf, STRUCTURED_FIELDS, type PageDoor, type Download, type RealtimeOptions, type ShelvedSnapshot } from '../../modules/page/door.js';
@@ -33,9 +34,10 @@ function fromQuery(query: URLSearchParams): Record<string, unknown> {
   const filters = query.getAll('filters').flatMap((text) => {
     if (text.trim().startsWith('[')) {
       try {
-        return JSON.parse(text) as unknown[];
-      } catch {
-        throw invalid('filters is neither JSON nor field:value pairs.');
+        // Bounded as a JSON body is: a query of `[[[[…` must not reach the filters' comparisons.
+        return parseJson(Buffer.from(text)) as unknown[];
+      } catch (e) {
+        throw invalid(e instanceof HttpError && e.status === 413 ? `filters: ${e.message.replace('The JSON body', 'its JSON')}` : 'filters is neither JSON nor field:value pairs.');
       }
     }
     return text.split(',').filter(Boolean).map((pair) => {
@@ -165,7 +167,7 @@ export function enterpriseModule(page: PageDoor): Module {
     }
     const line = await enterprise.article(ctx, req.domain, title, at);
     const items = shaped(JSON.parse(line) as Record<string, unknown>, ask);
-    if (!items.length) throw notFound(`No article named ${req.params.name!.slice(0, 255)} matching the filters`);
+    if (!items.length) throw notFound(`An article named ${req.params.name!.slice(0, 255)} matching the filters`);
     return { ...records(req, items), ...reused() };
   };
   const structured = async (req: RouteRequest, ctx: Parameters<Module['routes'][number]['handler']>[1]): Promise<Response> => {
@@ -173,7 +175,7 @@ export function enterpriseModule(page: PageDoor): Module {
     const title = await enterprise.titleOf(req.domain, req.params.name!);
     const reuse = page.answers.reuseOfPage(req.domain, title);
     const items = shaped(await enterprise.structured(ctx, req.domain, title), ask);
-    if (!items.length) throw notFound(`No article named ${req.params.name!.slice(0, 255)} matching the filters`);
+    if (!items.length) throw notFound(`An article named ${req.params.name!.slice(0, 255)} matching the filters`);
     return { ...records(req, items), reuse: contentReuse(reuse, page.wiki(req.domain), () => undefined) };
   };
   const snapshots = (req: RouteRequest) => {

@@ -1,5 +1,5 @@
 import { HttpError, badRequest } from '../../../util/errors.js';
-import { parseJson } from '../../../http/json.js';
+import { parseJson } from '../../../util/json.js';
 import { withBody } from '../../../router/typed-body.js';
 import type { RequestContext, Response, Route, RouteRequest } from '../../../router/types.js';
 import type { Credentials } from '../../../upstream/action-api.js';

@@ -1,4 +1,4 @@
-import { HttpError, badRequest } from '../util/errors.js';
+import { HttpError, badRequest } from './errors.js';
 
 /** Bounds on what one JSON body may build in memory. */
 export interface JsonLimits {
