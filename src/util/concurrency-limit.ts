@@ -19,3 +19,13 @@ export function concurrencyLimit(n: number): <T>(task: () => Promise<T>) => Prom
     }
   };
 }
+
+/**
+ * `fn` of each item, at most `n` at a time, the results in the items' order. A request that fans
+ * out into one storage read per item (a listing's thousand pages) takes its turns beside other
+ * requests' reads instead of queueing all of its own ahead of them in the connection pool.
+ */
+export function mapAtMost<T, R>(items: readonly T[], n: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const limit = concurrencyLimit(n);
+  return Promise.all(items.map((item) => limit(() => fn(item))));
+}

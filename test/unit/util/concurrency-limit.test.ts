@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { concurrencyLimit } from '../../../src/util/concurrency-limit.js';
+import { concurrencyLimit, mapAtMost } from '../../../src/util/concurrency-limit.js';
 
 describe('a concurrency limit', () => {
   it('runs at most n tasks at once, starting them in the order given, each as soon as a place is free', async () => {
@@ -34,5 +34,20 @@ describe('a concurrency limit', () => {
     const after = limit(async () => 'ran');
     await assert.rejects(failed, /no/);
     assert.equal(await after, 'ran');
+  });
+});
+
+describe('mapping at most n at a time', () => {
+  it('gives each item\'s result in the items\' order, with at most n under way', async () => {
+    let running = 0;
+    let most = 0;
+    const results = await mapAtMost(Array.from({ length: 50 }, (_, i) => i), 4, async (i) => {
+      most = Math.max(most, ++running);
+      for (let t = 0; t < i % 3; t++) await nextTurn();
+      running--;
+      return `item ${i}`;
+    });
+    assert.deepEqual(results, Array.from({ length: 50 }, (_, i) => `item ${i}`));
+    assert.equal(most, 4);
   });
 });

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { atMostEntries, BoundedMap } from '../../../util/bounded-map.js';
+import { mapAtMost } from '../../../util/concurrency-limit.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { LinkTargetState } from '../../../upstream/action-api.js';
 import { isUnavailable } from '../../../upstream/wiki.js';
@@ -14,6 +15,8 @@ const DOMAINS = 1024;
 const TITLES_PER_REQUEST = 50;
 /** Requests for states in flight at once, per display or change batch. */
 const CONCURRENT_REQUESTS = 4;
+/** Stored link states one page's display reads at once. */
+const STORED_READS_AT_ONCE = 8;
 /** A stored state is asked again after this long even if no change was seen (following may be off). */
 const STATE_MAX_AGE_MS = 24 * 3600_000;
 const sameState = (a: LinkTargetState, b: LinkTargetState) =>
@@ -56,11 +59,12 @@ export class LinkStates {
   async of(ctx: RequestContext, domain: string, targets: string[]): Promise<Map<string, LinkTargetState>> {
     const found = new Map<string, LinkTargetState>();
     const unknown: string[] = [];
-    await Promise.all(targets.map(async (target) => {
+    // A page of thousands of links reads their stored states a few at a time (see mapAtMost).
+    await mapAtMost(targets, STORED_READS_AT_ONCE, async (target) => {
       const known = this.memory.get(`${domain}\u0000${target}`) ?? (await this.stored(ctx, domain, target));
       if (known) found.set(target, known);
       else unknown.push(target);
-    }));
+    });
     if (unknown.length) {
       try {
         for (const state of await this.askWiki(domain, unknown)) {

@@ -1,10 +1,14 @@
 import { madeFrom } from '../../../storage/answer-validity.js';
+import { mapAtMost } from '../../../util/concurrency-limit.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { Row } from '../../../storage/types.js';
 import { ListingCoverage } from './listing-coverage.js';
 import type { RenderStore } from '../tables/render-store.js';
 import type { PageRevisions } from '../tables/page-revisions.js';
 import type { RevisionRow } from '../model/revision.js';
+
+/** Storage reads one listing at a time has under way at once. */
+const READS_AT_ONCE = 8;
 
 /** One page of the page listing (see PageListings.listPages). */
 export interface PageListing {
@@ -53,8 +57,10 @@ export class PageListings {
       const live = pages.filter((page) => deletedAt(page) === Infinity && page.latest_rev !== null);
       return { items: live.map((page) => ({ title: page.title, rev: page.latest_rev!, tid: page.latest_tid })) };
     }
-    // Each page's revision at that time is in its own partition: looked up side by side.
-    const then = await Promise.all(pages.filter((page) => deletedAt(page) > at).map(async (page) => ({ page, row: await revs.currentAt(ctx, page.title, at) })));
+    // Each page's revision at that time is in its own partition: looked up side by side, a few at
+    // a time, so that a listing of a thousand pages does not hold every other request's reads
+    // behind its thousand in the connection pool.
+    const then = await mapAtMost(pages.filter((page) => deletedAt(page) > at), READS_AT_ONCE, async (page) => ({ page, row: await revs.currentAt(ctx, page.title, at) }));
     return { items: then.filter(({ row }) => row).map(({ page, row }) => ({ title: page.title, rev: row!.rev, tid: row!.tid })) };
   }
 
