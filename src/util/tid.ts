@@ -98,10 +98,19 @@ export function maxTidAt(ms: number): string {
 }
 
 /** Parses a time in either URL form; unparseable or future times are 400s. */
+/** Whether an ISO time's date (its first ten characters) is a day of the calendar: Date.parse takes 2020-02-30 for March 1st. */
+function isCalendarDay(iso: string): boolean {
+  const [y, m, d] = [Number(iso.slice(0, 4)), Number(iso.slice(5, 7)), Number(iso.slice(8, 10))];
+  // setUTCFullYear, unlike Date.UTC, takes years below 100 as they are.
+  const day = new Date(0);
+  day.setUTCFullYear(y, m - 1, d);
+  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
+}
+
 export function parseTime(text: string): number {
   const compact = COMPACT.exec(text);
   const iso = compact ? `${compact[1]}-${compact[2]}-${compact[3]}T${compact[4]}:${compact[5]}:${compact[6]}${compact[7] ?? ''}Z` : text;
-  const ms = ISO.test(iso) ? Date.parse(iso) : NaN;
+  const ms = ISO.test(iso) && isCalendarDay(iso) ? Date.parse(iso) : NaN;
   if (!Number.isFinite(ms)) {
     throw badRequest(`'${text.slice(0, 64)}' is not a time: use ISO 8601 (2014-01-01T20:23:22.100Z) or 20140101T20:23:22.100Z.`, 'invalid-time');
   }

@@ -405,7 +405,7 @@ describe('Wikimedia Enterprise APIs for the wiki', () => {
     // Only what changed: a corpus page read (and stored) but not changed is not in it.
     assert.equal(byName.get('Bodmin'), undefined);
     assert.equal((await request(`${base}/batches/${today}/nowiki_namespace_0`)).status, 404);
-    assert.equal((await request(`${base}/batches/yesterday`)).status, 400);
+    for (const day of ['yesterday', '2026-02-30', '2026-13-01']) assert.equal((await request(`${base}/batches/${day}`)).status, 400, day);
     assert.deepEqual((await request(`${base}/batches/2001-01-01`)).json, []);
   });
 });

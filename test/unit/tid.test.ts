@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compareTids, isTid, maxTidAt, newTid, tidAfter, tidTime, unguessableTid } from '../../src/util/tid.js';
+import { compareTids, isTid, maxTidAt, newTid, parseTime, tidAfter, tidTime, unguessableTid } from '../../src/util/tid.js';
 
 describe('unguessable time-uuids (ids that alone grant access)', () => {
   it('are version-1 time-uuids of now, whose random parts differ from one to the next', () => {
@@ -54,5 +54,17 @@ describe('the sortable form of a time-uuid', () => {
     const byTime = [...ids].sort((a, b) => tidTime(a) - tidTime(b) || compareTids(a, b));
     const byText = [...ids].sort((a, b) => (timeuuidToSortable(a) < timeuuidToSortable(b) ? -1 : 1));
     assert.deepEqual(byText.map(tidTime), byTime.map(tidTime));
+  });
+});
+
+describe('times a client gives (?ts=, since)', () => {
+  it('takes ISO 8601 and the compact form, and refuses a day the calendar lacks rather than take it for another', () => {
+    assert.equal(parseTime('2020-02-29T12:00:00Z'), Date.UTC(2020, 1, 29, 12));
+    assert.equal(parseTime('20200229T12:00:00Z'), Date.UTC(2020, 1, 29, 12));
+    assert.equal(parseTime('2020-03-01T01:00:00+02:00'), Date.UTC(2020, 1, 29, 23));
+    assert.equal(parseTime('0050-01-01T00:00:00Z'), Date.parse('0050-01-01T00:00:00Z'));
+    for (const day of ['2019-02-29T00:00:00Z', '2020-02-30T00:00:00Z', '2020-04-31T00:00:00Z', '2020-13-01T00:00:00Z', '2020-00-10T00:00:00Z', '20200230T00:00:00Z']) {
+      assert.throws(() => parseTime(day), (e: { status?: number }) => e.status === 400, day);
+    }
   });
 });

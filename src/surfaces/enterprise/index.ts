@@ -214,7 +214,9 @@ export function enterpriseModule(page: PageDoor): Module {
   /** A day's batches (Enterprise's hourly updated bundles of the day's changed pages): described as snapshots are, without chunks. */
   const dayOf = (req: RouteRequest) => {
     const day = req.params.date!;
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(Date.parse(`${day}T00:00:00Z`))) throw invalid(`${day.slice(0, 40)} is not a day (YYYY-MM-DD).`);
+    // A day the calendar has: Date.parse takes 2026-02-30 for March 2nd.
+    const parsed = /^\d{4}-\d{2}-\d{2}$/.test(day) ? Date.parse(`${day}T00:00:00Z`) : Number.NaN;
+    if (Number.isNaN(parsed) || new Date(parsed).toISOString().slice(0, 10) !== day) throw invalid(`${day.slice(0, 40)} is not a day (YYYY-MM-DD).`);
     return day;
   };
   const batchOf = (s: ShelvedSnapshot) => {
