@@ -67,8 +67,8 @@ function open(file: string, cacheKb: number): Db {
  * transaction's own pages. Measured: with 16 MB the writer's cache only added to memory (sustained
  * small writes grew the process by 15 MB more), with no change in 50 KB conditional writes per second.
  */
-const READER_CACHE_KB = 16384;
-const WRITER_CACHE_KB = 2048;
+export const READER_CACHE_KB = 16384;
+export const WRITER_CACHE_KB = 2048;
 
 /**
  * SQLite through better-sqlite3 (WAL). Reads use their own connection, so they never see a write
