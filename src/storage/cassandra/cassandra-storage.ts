@@ -44,7 +44,7 @@ export class CassandraTableStorage implements TableStorage {
   private readonly indexes: IndexUpkeep;
   private readonly retention: Retention;
   /** Key reads' plans, kept per shape: a later read of one brings only its key values. */
-  private readonly plans = new KeptPlans<undefined>(toCql);
+  private readonly plans = new KeptPlans<string | undefined>(toCql);
 
   private constructor(private readonly client: cassandra.Client, private readonly options: CassandraOptions) {
     this.meta = qualified(metaKeyspaceName(options.keyspace_prefix), 'tables');
@@ -186,7 +186,9 @@ export class CassandraTableStorage implements TableStorage {
     const { next: _next, ...asked } = query;
     const found = this.plans.find(table.info, asked, '');
     const plan = found ? withValues(found.kept.plan, found.values) : planQuery(table.info, asked, toCql);
-    if (!found) this.plans.keep(table.info, asked, '', plan, undefined);
+    // A read of the table itself keeps its statement's text with its plan.
+    const select = found ? found.kept.made : query.index === undefined ? this.tableSelect(table, plan) : undefined;
+    if (!found) this.plans.keep(table.info, asked, '', plan, select);
     let pageState: string | undefined;
     if (query.next !== undefined && query.next !== null) {
       const [state] = decodeToken(query.next, plan.fingerprint(), 1);
@@ -196,11 +198,12 @@ export class CassandraTableStorage implements TableStorage {
     const paged = plan.order.length > 0;
     const options: cassandra.QueryOptions = paged ? { fetchSize: plan.limit, pageState } : {};
     const { items, state } =
-      query.index !== undefined ? await this.indexQuery(table, query.index, plan, options) : await this.tableQuery(table, plan, options);
+      query.index !== undefined ? await this.indexQuery(table, query.index, plan, options) : await this.tableQuery(table, plan, select ?? this.tableSelect(table, plan), options);
     return paged && state ? { items, next: encodeToken(plan.fingerprint(), [state]) } : { items };
   }
 
-  private async tableQuery(table: Table, plan: QueryPlan, options: cassandra.QueryOptions): Promise<{ items: Row[]; state?: string }> {
+  /** The CQL of a plan's read of the table itself: the same for every read of its shape (kept with its plan). */
+  private tableSelect(table: Table, plan: QueryPlan): string {
     const { info } = table;
     const clustering = info.range.map((column) => ({ column, dir: info.rangeOrder[column] ?? ('asc' as const) }));
     // DISTINCT must name every partition key column; other rows carry their first range key, so
@@ -208,7 +211,13 @@ export class CassandraTableStorage implements TableStorage {
     const columns = plan.distinct
       ? [...new Set([...info.hash, ...plan.output])]
       : [...new Set([...plan.output, ...plan.order.map((o) => o.column), ...info.range.slice(0, 1), ...(plan.withTTL ? ['_exp'] : [])])];
-    const result = await this.session.run(selectCql(table.main, plan, columns, clustering, plan.distinct), options);
+    return selectCql(table.main, plan, columns, clustering, plan.distinct).query;
+  }
+
+  /** `select`'s parameters are the plan's predicates' values, in order (as `selectCql` writes them). */
+  private async tableQuery(table: Table, plan: QueryPlan, select: string, options: cassandra.QueryOptions): Promise<{ items: Row[]; state?: string }> {
+    const { info } = table;
+    const result = await this.session.run({ query: select, params: plan.predicates.map((p) => p.value) }, options);
     const rows = (result.rows as unknown as CqlRow[]).filter((r) => plan.distinct || info.range.length === 0 || r[info.range[0]!] !== null);
     return { items: rows.map((r) => this.toItem(info, r, plan)), state: result.pageState ?? undefined };
   }
