@@ -36,7 +36,8 @@ export interface QueryPlan {
   currentVersions?: { tid: string; entity: string[] };
   /**
    * A storage group's table read across one wiki's partitions: its domain pinned, no other hash
-   * key given. SQL engines answer it from the key's prefix; a distributed one filters.
+   * key given. SQL engines answer it from the key's prefix; Cassandra from its index on the domain
+   * (filtering where it has none).
    */
   scoped: boolean;
   /** The secondary index read, if any: an engine that may not choose it by itself is told to (see Dialect.indexHint). */

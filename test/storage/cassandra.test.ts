@@ -5,6 +5,7 @@ import { cqlTable, keyspaceName } from '../../src/storage/cassandra/cql-schema.j
 import { describe as describeTable, normalizeSchema } from '../../src/storage/schema.js';
 import { after, before, describe, it } from 'node:test';
 import { openStorage, type TableStorage } from '../../src/storage/index.js';
+import { GroupedStorage, groupStore } from '../../src/storage/storage-groups.js';
 import { CASSANDRA_HOST, cassandraConfig, freshDomain } from '../helpers.js';
 import { rejectsWith, storageConformance } from './conformance.js';
 
@@ -86,5 +87,90 @@ describe('cassandra: what only this engine bounds', () => {
       patched.execute = execute;
       patched.batch = batch;
     }
+  });
+
+  describe("a storage group's wiki, listed through an index by domain", () => {
+    const schema = { table: 'titles', attributes: { title: 'string', rev: 'int', note: 'string' }, index: [{ attribute: 'title', type: 'hash' }, { attribute: 'rev', type: 'range' }] };
+    let client: cassandra.Client;
+    before(async () => {
+      client = new cassandra.Client({ contactPoints: [CASSANDRA_HOST], localDataCenter: 'datacenter1' });
+      await client.connect();
+    });
+    after(() => client.shutdown());
+
+    const farmOf = () => `g${process.pid}i${Date.now().toString(36)}`;
+    const groupedFor = (farm: string, inner: TableStorage) => new GroupedStorage(inner, (domain) => (domain.endsWith(`.${farm}.test`) ? farm : undefined));
+    const domainIndexes = async (farm: string) => {
+      const keyspace = keyspaceName(cassandraConfig().keyspace_prefix, groupStore(farm));
+      const { rows } = await client.execute('SELECT index_name, options FROM system_schema.indexes WHERE keyspace_name = ?', [keyspace], { prepare: true });
+      return rows.filter((r) => (r.options as Record<string, string>).target === '"_domain"').map((r) => ({ keyspace, name: r.index_name as string, kind: (r.options as Record<string, string>).class_name }));
+    };
+
+    it("reads one wiki's partitions through the index, which the group's table is made with", async () => {
+      const farm = farmOf();
+      const grouped = groupedFor(farm, storage);
+      const [a, b] = [`a.${farm}.test`, `b.${farm}.test`];
+      await grouped.createTable(a, 'titles', schema);
+      const [index] = await domainIndexes(farm);
+      assert.ok(index, 'the group table has an index on the domain');
+      assert.match(index.kind, /StorageAttachedIndex/);
+      for (let i = 0; i < 30; i++) await grouped.put(i % 3 === 0 ? a : b, { table: 'titles', attributes: { title: `T${i}`, rev: 1, note: 'x' } });
+      // The storage's own statement for a wiki's listing, traced by Cassandra.
+      const traced: string[] = [];
+      const inner = (storage as unknown as { client: cassandra.Client }).client;
+      type Execute = (query: string, params?: unknown[], options?: cassandra.QueryOptions) => Promise<cassandra.types.ResultSet>;
+      const patched = inner as unknown as { execute: Execute };
+      const execute = patched.execute;
+      patched.execute = async (query, params, options) => {
+        if (!/"_domain" = \?(?! AND)/.test(query) || /LIMIT 1$/.test(query)) return execute.call(inner, query, params, options);
+        const result = await execute.call(inner, query, params, { ...options, traceQuery: true });
+        if (result.info.traceId) traced.push(String(result.info.traceId));
+        return result;
+      };
+      let listed: string[] = [];
+      try {
+        let next: string | undefined;
+        do {
+          const page = await grouped.get(a, { table: 'titles', distinct: true, limit: 4, ...(next ? { next } : {}) });
+          listed.push(...page.items.map((r) => r.title as string));
+          next = page.next;
+        } while (next);
+      } finally {
+        patched.execute = execute;
+      }
+      assert.deepEqual(listed.sort(), Array.from({ length: 10 }, (_, i) => `T${i * 3}`).sort(), "a's ten titles, paged, and none of b's");
+      assert.ok(traced.length >= 3, `every page of the listing was traced (${traced.length})`);
+      const activities = async (id: string) => {
+        for (let attempt = 0; attempt < 20; attempt++) {
+          const trace = await inner.metadata.getTrace(cassandra.types.Uuid.fromString(id)).catch(() => undefined);
+          if (trace && trace.events.length > 0) return trace.events.map((e) => e.activity);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        return [];
+      };
+      const events = await activities(traced[0]!);
+      assert.ok(events.some((e) => e.includes(`using index ${index.name}`)), `read through the index: ${events.slice(0, 5).join(' | ')}`);
+    });
+
+    it('indexes a group table made before the index at its next set-up, and lists its rows at once', async () => {
+      const farm = farmOf();
+      const a = `a.${farm}.test`;
+      await groupedFor(farm, storage).createTable(a, 'titles', schema);
+      for (let i = 0; i < 20; i++) await groupedFor(farm, storage).put(a, { table: 'titles', attributes: { title: `T${i}`, rev: 1, note: 'x' } });
+      const [made] = await domainIndexes(farm);
+      await client.execute(`DROP INDEX "${made!.keyspace}"."${made!.name}"`);
+      assert.deepEqual(await domainIndexes(farm), [], 'as a store made before the index has it');
+      // A process started afterwards sets the table up as every start does.
+      const later = await openStorage(cassandraConfig());
+      try {
+        const grouped = groupedFor(farm, later);
+        assert.equal(await grouped.createTable(a, 'titles', schema), 'unchanged');
+        assert.equal((await domainIndexes(farm)).length, 1, 'the index is made');
+        const { items } = await grouped.get(a, { table: 'titles', distinct: true });
+        assert.equal(items.length, 20, 'and answers as soon as the set-up returns');
+      } finally {
+        await later.close();
+      }
+    });
   });
 });

@@ -11,6 +11,7 @@ import type { Delete, Query, QueryResult, Row, TableSchema, Write } from '../typ
 import { planDelete, planWrite, type WritePlan } from '../write-plan.js';
 import { isStaleSchema } from './cql-errors.js';
 import { definitionTag, IndexUpkeep, type Table } from './cql-indexes.js';
+import { DomainIndex } from './cql-domain-index.js';
 import { Retention } from './cql-retention.js';
 import { consistency, CqlSession, SESSION_CLIENT_OPTIONS, type CqlRow } from './cql-session.js';
 import { SchemaCache } from '../schema-cache.js';
@@ -43,6 +44,7 @@ export class CassandraTableStorage implements TableStorage {
   private readonly session: CqlSession;
   private readonly indexes: IndexUpkeep;
   private readonly retention: Retention;
+  private readonly domainIndex: DomainIndex;
   /** Key reads' plans, kept per shape: a later read of one brings only its key values. */
   private readonly plans = new KeptPlans<string | undefined>(toCql);
 
@@ -55,6 +57,7 @@ export class CassandraTableStorage implements TableStorage {
     this.session = new CqlSession(client, consistency(options.consistency.read), consistency(options.consistency.write));
     this.indexes = new IndexUpkeep(this.session);
     this.retention = new Retention(this.session, this.indexes);
+    this.domainIndex = new DomainIndex(this.session);
   }
 
   static async open(options: CassandraOptions): Promise<CassandraTableStorage> {
@@ -154,6 +157,8 @@ export class CassandraTableStorage implements TableStorage {
         outcome = 'updated';
       }
     }
+    // Made with a group's table, or at the first set-up of one made before the index was.
+    await this.domainIndex.ensure(next);
     this.tables.set(`${domain}\u0000${name}`, next);
     return outcome;
   }
