@@ -89,6 +89,38 @@ describe('cassandra: what only this engine bounds', () => {
     }
   });
 
+  it("reads an index page's rows a few at a time, not all of the page's at once", async () => {
+    const domain = freshDomain();
+    await storage.createTable(domain, 'tagged', {
+      table: 'tagged', attributes: { k: 'string', tag: 'string' }, index: [{ attribute: 'k', type: 'hash' }],
+      secondaryIndexes: { by_tag: [{ attribute: 'tag', type: 'hash' }, { attribute: 'k', type: 'range' }] },
+    });
+    for (let i = 0; i < 200; i++) await storage.put(domain, { table: 'tagged', attributes: { k: `k${i}`, tag: 'same' } });
+    const inner = (storage as unknown as { client: cassandra.Client }).client;
+    type Execute = (query: string, params?: unknown[], options?: cassandra.QueryOptions) => Promise<cassandra.types.ResultSet>;
+    const patched = inner as unknown as { execute: Execute };
+    const execute = patched.execute;
+    let inFlight = 0;
+    let most = 0;
+    patched.execute = async (query, params, options) => {
+      // A row read by its whole key: what each entry of the index page asks for.
+      const rowRead = /^SELECT .* WHERE "k" = \?$/.test(query);
+      if (rowRead) most = Math.max(most, ++inFlight);
+      try {
+        return await execute.call(inner, query, params, options);
+      } finally {
+        if (rowRead) inFlight--;
+      }
+    };
+    try {
+      const { items } = await storage.get(domain, { table: 'tagged', index: 'by_tag', attributes: { tag: 'same' }, limit: 1000 });
+      assert.equal(items.length, 200);
+    } finally {
+      patched.execute = execute;
+    }
+    assert.ok(most > 1 && most <= 32, `rows read at once: ${most}`);
+  });
+
   describe("a storage group's wiki, listed through an index by domain", () => {
     const schema = { table: 'titles', attributes: { title: 'string', rev: 'int', note: 'string' }, index: [{ attribute: 'title', type: 'hash' }, { attribute: 'rev', type: 'range' }] };
     let client: cassandra.Client;

@@ -20,10 +20,17 @@ import {
 } from './cql-schema.js';
 import { deleteCql, insertRowCql, readCql, selectCql, updateCql, type CqlStatement } from './cql-statements.js';
 import { fromCql, toCql } from './cql-values.js';
+import { mapAtMost } from '../../util/concurrency-limit.js';
 
 const { consistencies } = cassandra.types;
 
 type CassandraOptions = Omit<CassandraStorageConfig, 'backend'>;
+
+/**
+ * The rows an index query's entries name, read this many at once: a page of up to 1,000 entries
+ * takes its turns beside other requests' reads instead of queueing all of its own ahead of them.
+ */
+const INDEX_ROWS_AT_ONCE = 32;
 
 /** Tries at claiming a new table's definition when a claim's outcome is lost. */
 const CREATE_ATTEMPTS = 4;
@@ -235,15 +242,17 @@ export class CassandraTableStorage implements TableStorage {
     const columns = [...new Set([...plan.output, ...index.columns, ...(plan.withTTL ? ['_exp'] : [])])];
     // An entry is a pointer: the primary row is read and must still carry the entry's values
     // (an entry left behind by an interrupted update or an expired row is skipped).
-    const rows = await Promise.all(
-      (result.rows as unknown as CqlRow[]).map(async (entry) => {
+    const rows = await mapAtMost(
+      result.rows as unknown as CqlRow[],
+      INDEX_ROWS_AT_ONCE,
+      async (entry) => {
         const key = Object.fromEntries(keys.map((k) => [k, entry[k]]));
         const [row] = (await this.session.run(readCql(table.main, key, columns))).rows as unknown as CqlRow[];
         const current = row !== undefined && index.columns.every((c) => this.indexes.sameValue(info, c, row[c], entry[c]));
         // On a versioned table, only an entity's current version (its newest tid) is found.
         if (current && plan.currentVersions && !(await this.indexes.isCurrentVersion(table, plan.currentVersions, key))) return undefined;
         return current ? row : undefined;
-      }),
+      },
     );
     return { items: rows.filter((r) => r !== undefined).map((r) => this.toItem(info, r, plan)), state: result.pageState ?? undefined };
   }
