@@ -89,6 +89,27 @@ describe('cassandra: what only this engine bounds', () => {
     }
   });
 
+  it('writes no tombstone with a row that never expires, and still clears the expiry of one written with a TTL before', async () => {
+    const domain = freshDomain();
+    await storage.createTable(domain, 'kept', { table: 'kept', attributes: { k: 'string', v: 'string' }, index: [{ attribute: 'k', type: 'hash' }] });
+    await storage.put(domain, { table: 'kept', attributes: { k: 'a', v: 'one', _ttl: 3600 } });
+    const ttl = async () => (await storage.get(domain, { table: 'kept', attributes: { k: 'a' }, withTTL: true })).items[0]?._ttl;
+    assert.ok(typeof (await ttl()) === 'number');
+    await storage.put(domain, { table: 'kept', attributes: { k: 'a', v: 'two' } });
+    assert.equal(await ttl(), null, 'written again without a TTL, it no longer expires');
+    await storage.put(domain, { table: 'kept', attributes: { k: 'b', v: 'three' } });
+    const inner = (storage as unknown as { client: cassandra.Client }).client;
+    const keyspace = keyspaceName(cassandraConfig().keyspace_prefix, domain);
+    const { rows } = await inner.execute('SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?', [keyspace], { prepare: true });
+    const traced = await inner.execute(`SELECT * FROM "${keyspace}"."${rows[0]!.table_name as string}" WHERE "k" = ?`, ['b'], { prepare: true, traceQuery: true });
+    let events: string[] = [];
+    for (let attempt = 0; attempt < 20 && !events.some((e) => /live rows/.test(e)); attempt++) {
+      await new Promise((r) => setTimeout(r, 250));
+      events = ((await inner.metadata.getTrace(traced.info.traceId).catch(() => undefined))?.events ?? []).map((e) => e.activity);
+    }
+    assert.ok(events.some((e) => /Read 1 live rows and 0 tombstone cells/.test(e)), events.filter((e) => /live rows/.test(e)).join(' | ') || 'no trace');
+  });
+
   it("reads an index page's rows a few at a time, not all of the page's at once", async () => {
     const domain = freshDomain();
     await storage.createTable(domain, 'tagged', {

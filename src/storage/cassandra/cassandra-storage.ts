@@ -19,7 +19,7 @@ import {
   cqlTable, createTableCql, dropTableCql, keyspaceName, metaKeyspaceName, migrateTableCql, q, qualified,
 } from './cql-schema.js';
 import { deleteCql, insertRowCql, readCql, selectCql, updateCql, type CqlStatement } from './cql-statements.js';
-import { fromCql, toCql } from './cql-values.js';
+import { expiryOf, fromCql, NO_EXPIRY, toCql } from './cql-values.js';
 import { mapAtMost } from '../../util/concurrency-limit.js';
 
 const { consistencies } = cassandra.types;
@@ -260,7 +260,10 @@ export class CassandraTableStorage implements TableStorage {
   private toItem(info: TableInfo, row: CqlRow, plan: QueryPlan): Row {
     const item: Row = {};
     for (const c of plan.output) item[c] = fromCql(info.schema.attributes[c]!, row[c]);
-    if (plan.withTTL) item._ttl = row._exp === null || row._exp === undefined ? null : Math.max(0, Math.ceil((Number(row._exp) - Date.now()) / 1000));
+    if (plan.withTTL) {
+      const expires = expiryOf(row._exp);
+      item._ttl = expires === null ? null : Math.max(0, Math.ceil((expires - Date.now()) / 1000));
+    }
     return item;
   }
 
@@ -277,7 +280,7 @@ export class CassandraTableStorage implements TableStorage {
     const policy = info.schema.revisionRetentionPolicy;
     const ttls = [plan.ttl, policy.type === 'ttl' ? policy.ttl : undefined].filter((t): t is number => t !== undefined);
     const ttl = ttls.length > 0 ? Math.min(...ttls) : 0;
-    const exp = ttl > 0 ? BigInt(now + ttl * 1000) : null;
+    const exp = ttl > 0 ? BigInt(now + ttl * 1000) : NO_EXPIRY;
     const key = plan.row && Object.fromEntries([...info.hash, ...info.range].map((k) => [k, plan.row![k]]));
     // An index entry can move only when it holds a column outside the primary key (the page
     // revisions' by-revision index holds none): only then is the row's prior state read.
@@ -334,7 +337,7 @@ export class CassandraTableStorage implements TableStorage {
    * ride on an UPDATE of the columns written (a row's always includes `_exp`); a static condition
    * with no static written re-writes the expected value, which changes nothing when it holds.
    */
-  private writeStatements(table: Table, plan: WritePlan, exp: bigint | null, ttl: number): CqlStatement[] {
+  private writeStatements(table: Table, plan: WritePlan, exp: bigint, ttl: number): CqlStatement[] {
     const { info } = table;
     const statements: CqlStatement[] = [];
     const condition = (c: WritePlan['conditions'][number]) => ({ column: c.column, value: toCql(info.schema.attributes[c.column]!, c.expected) });

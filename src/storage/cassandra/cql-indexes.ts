@@ -4,7 +4,7 @@ import type { TableInfo } from '../schema.js';
 import { q, type CqlTable, type IndexTable } from './cql-schema.js';
 import type { CqlSession, CqlRow } from './cql-session.js';
 import { deleteCql, readCql, type CqlStatement } from './cql-statements.js';
-import { fromCql } from './cql-values.js';
+import { expiryOf, fromCql } from './cql-values.js';
 
 /** Index entries written at once while an index is filled from its table's rows. */
 const FILL_PARALLEL = 64;
@@ -91,7 +91,10 @@ export class IndexUpkeep {
     for await (const page of this.session.pages({ query: `SELECT ${index.columns.map(q).join(', ')}, "_exp" FROM ${table.main}`, params: [] })) {
       const entries = page
         .filter((row) => index.columns.every((c) => row[c] !== null && row[c] !== undefined))
-        .map((row) => this.insertEntry(indexTable, Object.fromEntries(index.columns.map((c) => [c, row[c]])), row._exp === null ? 0 : Math.max(1, Math.ceil((Number(row._exp) - Date.now()) / 1000))));
+        .map((row) => {
+          const expires = expiryOf(row._exp);
+          return this.insertEntry(indexTable, Object.fromEntries(index.columns.map((c) => [c, row[c]])), expires === null ? 0 : Math.max(1, Math.ceil((expires - Date.now()) / 1000)));
+        });
       // Side by side, FILL_PARALLEL at a time: an index added to a table of a million rows (a
       // migration at start-up) is written in minutes, where one entry after the other took hours.
       for (let i = 0; i < entries.length; i += FILL_PARALLEL) await Promise.all(entries.slice(i, i + FILL_PARALLEL).map((entry) => this.session.runWrites([entry])));

@@ -6,7 +6,7 @@ import { timeuuidMillis } from '../../util/timeuuid.js';
 import type { IndexUpkeep, Table } from './cql-indexes.js';
 import type { CqlRow, CqlSession } from './cql-session.js';
 import { deleteCql, insertRowCql, readCql } from './cql-statements.js';
-import { fromCql } from './cql-values.js';
+import { expiryOf, fromCql } from './cql-values.js';
 
 /** A table's retention policy applied after a row write (storage/retention.ts says which rows go). */
 export class Retention {
@@ -20,7 +20,7 @@ export class Retention {
     const { info } = table;
     const policy = info.schema.revisionRetentionPolicy;
     if (policy.type !== 'latest' && policy.type !== 'latest_hash' && policy.type !== 'interval') return;
-    const rows = (await this.session.all(readCql(table.main, plan.hashKey, [...info.range, '_exp']))).filter((r) => r._exp === null && r[info.range[0]!] !== null);
+    const rows = (await this.session.all(readCql(table.main, plan.hashKey, [...info.range, '_exp']))).filter((r) => expiryOf(r._exp) === null && r[info.range[0]!] !== null);
     const normalized = (r: CqlRow) => info.range.map((c) => fromCql(info.schema.attributes[c]!, r[c]));
     // Newest first, as the SQL backends read them (every range key descending), or in the table's own order.
     const declared = retentionOrder(policy) === 'declared';

@@ -33,7 +33,7 @@ export function selectCql(
 }
 
 /** Insert of a row's keys and the regular columns a write names, with its expiry (undefined: not written here). */
-export function insertRowCql(table: string, row: Record<string, unknown>, exp: bigint | null | undefined, ttl: number, ifNotExists: boolean): CqlStatement {
+export function insertRowCql(table: string, row: Record<string, unknown>, exp: bigint | undefined, ttl: number, ifNotExists: boolean): CqlStatement {
   const values = exp === undefined ? row : { ...row, _exp: exp };
   const columns = Object.keys(values);
   return {

@@ -114,3 +114,17 @@ export function fromCql(type: AttributeType, value: unknown): unknown {
   const items = (value as unknown[]).map((v) => scalarFromCql(element, v)).sort((a, b) => compareScalars(element, a, b));
   return items.map((v) => output(element, v));
 }
+
+/**
+ * `_exp` of a row that never expires. Written as a value, not as null: a null written in CQL is a
+ * tombstone cell, which every read of the row then reads past and every compaction keeps for
+ * `gc_grace_seconds`, one per row written. Rows written before read back null; both mean none.
+ */
+export const NO_EXPIRY = 0n;
+
+/** A row's expiry (ms since the epoch) from its `_exp` cell, or null if it never expires. */
+export function expiryOf(cell: unknown): number | null {
+  if (cell === null || cell === undefined) return null;
+  const ms = Number(cell);
+  return ms === 0 ? null : ms;
+}
