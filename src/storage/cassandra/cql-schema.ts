@@ -95,7 +95,8 @@ export function createTableCql(info: TableInfo, t: CqlTable): string[] {
   const column = (c: string, suffix = '') => `${q(c)} ${cqlType(info.schema.attributes[c]!)}${suffix}`;
   const clustering = info.range.map((column) => ({ column, dir: info.rangeOrder[column] ?? ('asc' as const) }));
   // `_exp` (expiry, ms since the epoch) is written with the row's TTL: it says which rows already
-  // expire, which retention policies and withTTL need and TTL() cannot tell for null columns.
+  // expire, which retention policies and withTTL need and TTL() cannot tell for null columns
+  // (0 or null: never; see NO_EXPIRY).
   const columns = [
     ...[...info.hash, ...info.range].map((c) => column(c)),
     ...info.statics.map((c) => column(c, ' STATIC')),
