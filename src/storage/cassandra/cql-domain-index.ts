@@ -45,7 +45,8 @@ export class DomainIndex {
     try {
       await this.session.ddl(`CREATE CUSTOM INDEX IF NOT EXISTS ${q(name)} ON ${q(table.cql.keyspace)}.${q(table.cql.main)} (${q(GROUP_DOMAIN)}) USING 'StorageAttachedIndex'`);
     } catch (err) {
-      // A Cassandra without SAI (before 5.0) keeps filtering, as storage groups always did there.
+      // A Cassandra without SAI (before 5.0), or whose operator turned secondary indexes off (a
+      // guardrail), keeps filtering, as storage groups always did there.
       if (withoutSai(err)) return;
       throw err;
     }
@@ -70,5 +71,5 @@ export class DomainIndex {
 
 function withoutSai(err: unknown): boolean {
   const message = err instanceof Error ? err.message : '';
-  return (err instanceof cassandra.errors.ResponseError || err instanceof StorageError) && /StorageAttachedIndex|Unable to find custom indexer class|storage.attached/i.test(message);
+  return (err instanceof cassandra.errors.ResponseError || err instanceof StorageError) && /StorageAttachedIndex|Unable to find custom indexer class|Guardrail secondary_indexes/i.test(message);
 }
