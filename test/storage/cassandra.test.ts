@@ -89,7 +89,7 @@ describe('cassandra: what only this engine bounds', () => {
     }
   });
 
-  it('writes no tombstone with a row that never expires, and still clears the expiry of one written with a TTL before', async () => {
+  it('writes no tombstone with a new row that never expires or has a null, and still clears the expiry of one written with a TTL before', async () => {
     const domain = freshDomain();
     await storage.createTable(domain, 'kept', { table: 'kept', attributes: { k: 'string', v: 'string' }, index: [{ attribute: 'k', type: 'hash' }] });
     await storage.put(domain, { table: 'kept', attributes: { k: 'a', v: 'one', _ttl: 3600 } });
@@ -97,7 +97,9 @@ describe('cassandra: what only this engine bounds', () => {
     assert.ok(typeof (await ttl()) === 'number');
     await storage.put(domain, { table: 'kept', attributes: { k: 'a', v: 'two' } });
     assert.equal(await ttl(), null, 'written again without a TTL, it no longer expires');
-    await storage.put(domain, { table: 'kept', attributes: { k: 'b', v: 'three' } });
+    // A new row's null (`if: 'not exists'`) is nothing to clear: no tombstone for it either.
+    await storage.put(domain, { table: 'kept', attributes: { k: 'b', v: null }, if: 'not exists' });
+    assert.deepEqual((await storage.get(domain, { table: 'kept', attributes: { k: 'b' } })).items.map((r) => r.v), [null]);
     const inner = (storage as unknown as { client: cassandra.Client }).client;
     const keyspace = keyspaceName(cassandraConfig().keyspace_prefix, domain);
     const { rows } = await inner.execute('SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?', [keyspace], { prepare: true });

@@ -346,7 +346,10 @@ export class CassandraTableStorage implements TableStorage {
     if (plan.row) {
       const keys = [...info.hash, ...info.range];
       if (rowConditions.length === 0) {
-        statements.push(insertRowCql(table.main, plan.row, exp, ttl, plan.notExists));
+        // A row that does not exist yet has no value for a null to clear: written, the null would
+        // only be a tombstone cell (a render without data-parsoid had one, every read passing it).
+        const row = plan.notExists ? withoutNulls(plan.row) : plan.row;
+        statements.push(insertRowCql(table.main, row, exp, ttl, plan.notExists));
       } else {
         const key = Object.fromEntries(keys.map((k) => [k, plan.row![k]]));
         const regular = Object.fromEntries(Object.entries(plan.row).filter(([c]) => !keys.includes(c)));
@@ -389,3 +392,6 @@ export class CassandraTableStorage implements TableStorage {
     return this.client.shutdown();
   }
 }
+
+const withoutNulls = (row: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(row).filter(([, value]) => value !== null && value !== undefined));
