@@ -201,6 +201,7 @@ export class CassandraTableStorage implements TableStorage {
     // A read of the table itself keeps its statement's text with its plan.
     const select = found ? found.kept.made : query.index === undefined ? this.tableSelect(table, plan) : undefined;
     if (!found) this.plans.keep(table.info, asked, '', plan, select);
+    if (plan.scoped) this.domainIndex.checkListable(table);
     let pageState: string | undefined;
     if (query.next !== undefined && query.next !== null) {
       const [state] = decodeToken(query.next, plan.fingerprint(), 1);
@@ -389,6 +390,7 @@ export class CassandraTableStorage implements TableStorage {
   }
 
   close(): Promise<void> {
+    this.domainIndex.stop();
     return this.client.shutdown();
   }
 }

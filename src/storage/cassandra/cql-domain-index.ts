@@ -1,35 +1,52 @@
 import cassandra from 'cassandra-driver';
 import { GROUP_DOMAIN } from '../schema.js';
-import { StorageError } from '../errors.js';
+import { StorageError, unavailable } from '../errors.js';
 import { q } from './cql-schema.js';
 import type { CqlSession } from './cql-session.js';
 import type { Table } from './cql-indexes.js';
 
-/** How long a start waits for Cassandra to index a group table's existing rows. */
-const BUILD_WAIT_MS = 60 * 60 * 1000;
-const PROBE_INTERVAL_MS = 1000;
+export interface DomainIndexTiming {
+  /** How long a table's set-up waits for Cassandra to index its existing rows before going on without. */
+  setupWaitMs: number;
+  /** Between two asks whether the index answers yet. */
+  probeIntervalMs: number;
+}
+
+const TIMING: DomainIndexTiming = { setupWaitMs: 30_000, probeIntervalMs: 1000 };
+
+/** The part of the session the index needs. */
+type Session = Pick<CqlSession, 'ddl' | 'run'>;
 
 /** A storage group's table: the domain is the first of several partition key columns. */
 export const isGroupTable = (table: Table) => table.info.hash[0] === GROUP_DOMAIN && table.info.hash.length > 1;
 
 export const domainIndexName = (table: Table) => `${table.cql.main}_domain`;
 
+const keyOf = (table: Table) => `${table.cql.keyspace}.${table.cql.main}`;
+
 /**
  * A storage group's tables are indexed by domain with Cassandra's own storage-attached index
  * (SAI), so that one wiki's rows (its page listing, its snapshot) are found without reading every
  * partition of the group. Cassandra keeps the index in the row's own mutation: nothing to write
- * beside a row, no entry to remove with it, none left behind by an expiry. A table made before
- * the index gets it at its first set-up, and that set-up waits until Cassandra has indexed the
- * rows already there: until then a read through the index fails.
+ * beside a row, no entry to remove with it, none left behind by an expiry.
+ *
+ * A table made before the index gets it at its first set-up. Until Cassandra has indexed the rows
+ * already there, a read through the index fails (filtering is not an alternative: Cassandra picks
+ * the index once it exists). The set-up waits for that a while; a group large enough to take
+ * longer is served meanwhile, every read by key as before, and only its wikis' listings answer 503
+ * until the index answers.
  */
 export class DomainIndex {
   private readonly ready = new Map<string, Promise<void>>();
+  /** Tables whose index Cassandra is still building. */
+  private readonly building = new Set<string>();
+  private stopped = false;
 
-  constructor(private readonly session: CqlSession) {}
+  constructor(private readonly session: Session, private readonly timing: DomainIndexTiming = TIMING) {}
 
   ensure(table: Table): Promise<void> {
     if (!isGroupTable(table)) return Promise.resolve();
-    const key = `${table.cql.keyspace}.${table.cql.main}`;
+    const key = keyOf(table);
     let ready = this.ready.get(key);
     if (!ready) {
       ready = this.make(table);
@@ -38,6 +55,20 @@ export class DomainIndex {
       ready.catch(() => this.ready.delete(key));
     }
     return ready;
+  }
+
+  /** Stops watching builds (the storage is closed). */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Refuses a read across one wiki's partitions while its table's index is being built. */
+  checkListable(table: Table): void {
+    if (!this.building.has(keyOf(table))) return;
+    throw unavailable(
+      `Cassandra is indexing the storage group's table by domain (after an upgrade); a wiki's listing answers once it is done. Reads by key are served meanwhile.`,
+      'index-building',
+    );
   }
 
   private async make(table: Table): Promise<void> {
@@ -50,22 +81,37 @@ export class DomainIndex {
       if (withoutSai(err)) return;
       throw err;
     }
-    await this.queryable(table);
+    if (await this.answersWithin(table, this.timing.setupWaitMs, true)) return;
+    const key = keyOf(table);
+    this.building.add(key);
+    void this.answersWithin(table, Infinity, false).then(
+      () => this.building.delete(key),
+      // Anything but "not yet" (the table dropped, say): listings go back to answering for themselves.
+      () => this.building.delete(key),
+    );
   }
 
-  /** Until a read through the index is answered (it fails while Cassandra builds the index). */
-  private async queryable(table: Table): Promise<void> {
+  /**
+   * Whether a read through the index is answered within `ms` (it fails while Cassandra builds it).
+   * A watch in the background (`holdsProcess` false) does not keep the process alive.
+   */
+  private async answersWithin(table: Table, ms: number, holdsProcess: boolean): Promise<boolean> {
     const probe = { query: `SELECT ${q(GROUP_DOMAIN)} FROM ${table.main} WHERE ${q(GROUP_DOMAIN)} = ? LIMIT 1`, params: [''] };
-    const deadline = Date.now() + BUILD_WAIT_MS;
-    for (;;) {
+    const deadline = Date.now() + ms;
+    while (!this.stopped) {
       try {
         await this.session.run(probe);
-        return;
+        return true;
       } catch (err) {
-        if (!(err instanceof StorageError && err.kind === 'unavailable') || Date.now() > deadline) throw err;
-        await new Promise((r) => setTimeout(r, PROBE_INTERVAL_MS));
+        if (!(err instanceof StorageError && err.kind === 'unavailable')) throw err;
+        if (Date.now() + this.timing.probeIntervalMs > deadline) return false;
+        await new Promise((r) => {
+          const timer = setTimeout(r, this.timing.probeIntervalMs);
+          if (!holdsProcess) timer.unref();
+        });
       }
     }
+    return false;
   }
 }
 
