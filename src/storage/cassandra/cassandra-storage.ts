@@ -180,7 +180,9 @@ export class CassandraTableStorage implements TableStorage {
   }
 
   async dropTable(domain: string, name: string): Promise<void> {
-    const { cql } = await this.table(domain, name);
+    const table = await this.table(domain, name);
+    const { cql } = table;
+    this.domainIndex.forget(table);
     await this.session.runWrites([{ query: `DELETE FROM ${this.meta} WHERE domain = ? AND name = ?`, params: [domain, name] }]);
     await this.bumpEpoch();
     this.tables.delete(`${domain}\u0000${name}`);

@@ -57,6 +57,12 @@ export class DomainIndex {
     return ready;
   }
 
+  /** A table dropped: made again, it is indexed again. */
+  forget(table: Table): void {
+    this.ready.delete(keyOf(table));
+    this.building.delete(keyOf(table));
+  }
+
   /** Stops watching builds (the storage is closed). */
   stop(): void {
     this.stopped = true;

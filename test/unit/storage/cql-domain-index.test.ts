@@ -49,6 +49,9 @@ describe("a storage group table's index by domain", () => {
     assert.ok(listable(index));
     await index.ensure(groupTable);
     assert.equal(s.seen.ddl.length, 1, 'once per table and process');
+    index.forget(groupTable);
+    await index.ensure(groupTable);
+    assert.equal(s.seen.ddl.length, 2, 'and again for a table dropped and made again');
   });
 
   it('lets a long build go on after the set-up, listings refused (503) until the index answers', async () => {
