@@ -157,6 +157,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     maxConnections: config.max_connections,
     answerMemoBytes: config.answer_cache_bytes,
     clientAddress: new ClientAddress(config.trusted_proxies),
+    streams: { perClient: config.max_streams_per_client, total: config.max_streams ?? Math.max(1, Math.floor(config.max_connections / 2)) },
   });
   let sweeper: NodeJS.Timeout | undefined;
   if (config.ttl_sweep_interval > 0) {

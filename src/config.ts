@@ -156,6 +156,10 @@ export interface Config {
   keep_alive_timeout: number;
   /** Open connections beyond which requests are shed with 503 (bounded by the descriptor limit). */
   max_connections: number;
+  /** Streamed answers (change streams, Realtime, downloads) one client may hold at once (429 beyond). */
+  max_streams_per_client: number;
+  /** Streamed answers all clients together may hold (503 beyond); by default half of `max_connections`. */
+  max_streams?: number;
   /** How long the wiki's "no such page or revision" is remembered, in ms (0 = not at all). */
   negative_cache_ms: number;
   /** Worker processes under a supervisor that restarts them; 0 serves in the one process. */
@@ -284,6 +288,7 @@ export function defaultConfig(dataDir = './data'): Config {
     request_timeout: 60,
     keep_alive_timeout: 65,
     max_connections: defaultMaxConnections(),
+    max_streams_per_client: 16,
     negative_cache_ms: 10_000,
     workers: 1,
     rest_v1: true,
@@ -367,6 +372,10 @@ function validate(config: Config): Config {
   }
   if (config.request_timeout < config.headers_timeout) fail('request_timeout cannot be shorter than headers_timeout');
   if (!Number.isInteger(config.max_connections) || config.max_connections < 1) fail('max_connections must be a positive integer');
+  if (!Number.isInteger(config.max_streams_per_client) || config.max_streams_per_client < 1) fail('max_streams_per_client must be a positive integer');
+  if (config.max_streams !== undefined && (!Number.isInteger(config.max_streams) || config.max_streams < 1 || config.max_streams > config.max_connections)) {
+    fail('max_streams must be a positive integer, at most max_connections');
+  }
   const fds = descriptorLimit();
   if (fds !== undefined && config.max_connections * 1.1 > fds - 256) {
     fail(`max_connections ${config.max_connections} leaves too few of the process's ${fds} descriptors; raise the limit (ulimit -n) or lower it`);
@@ -443,7 +452,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     if (parsed !== undefined && (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))) fail(`${file}: settings must be a YAML mapping (key: value)`);
     if (parsed) {
-      const wrong = unknownSetting(parsed as Record<string, unknown>, [...Object.keys(defaultConfig()), 'admin_token', 'fault_injection']);
+      const wrong = unknownSetting(parsed as Record<string, unknown>, [...Object.keys(defaultConfig()), 'admin_token', 'fault_injection', 'max_streams']);
       if (wrong) fail(`${file}: ${wrong}`);
       Object.assign(config, parsed, {
         listen: { ...config.listen, ...parsed.listen },

@@ -62,6 +62,29 @@ export class ClientAddress {
     const kept = claimed !== undefined && this.trusts(address) && isAddressList(claimed) ? claimed : undefined;
     return kept ? `${kept}, ${address}` : address;
   }
+
+  /**
+   * Who a request is from, for limits per client: the nearest address of its forwarded chain (as
+   * `forward` left it, the peer last) that is not a trusted proxy, i.e. the client the outermost
+   * trusted front saw; an IPv6 address by its /64, which one subscriber holds whole.
+   */
+  clientOf(forwardedFor: string | undefined, peer: string | undefined): string {
+    const chain = (forwardedFor ?? '').split(',').map((a) => unmapped(a.trim())).filter((a) => a !== '');
+    if (chain.length === 0) return peer ? subscriberOf(unmapped(peer)) : '';
+    let at = chain.length - 1;
+    while (at > 0 && this.trusts(chain[at]!)) at--;
+    return subscriberOf(chain[at]!);
+  }
+}
+
+/** An IPv4 address as it is; an IPv6 address as its first 64 bits (`2001:db8:0:1::/64`). */
+function subscriberOf(address: string): string {
+  if (isIP(address) !== 6) return address;
+  const [head = '', tail] = address.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups.slice(0, 4).map((g) => Number.parseInt(g, 16).toString(16)).join(':')}::/64`;
 }
 
 /** An IPv4 address as itself, not as the IPv6 socket names it (`::ffff:10.0.0.1`). */

@@ -15,6 +15,7 @@ import { encodeBody, varyForEncoding } from './encoding.js';
 import { relativeLocation } from './relative-location.js';
 import { bodyToBytes, toJson } from './serialize.js';
 import { ClientAddress } from './client-address.js';
+import { StreamGate } from './stream-gate.js';
 import { WriteBatch } from './write-batch.js';
 import { PipelineGate } from './pipeline-gate.js';
 
@@ -32,6 +33,8 @@ export interface HttpOptions {
   answerMemoBytes?: number;
   /** Proxies whose `X-Forwarded-For` is believed (`trusted_proxies`); none by default. */
   clientAddress?: ClientAddress;
+  /** Streamed answers at once: per client (`max_streams_per_client`) and in all (`max_streams`). */
+  streams?: { perClient: number; total: number };
 }
 
 const REQUEST_ID = /^[\w\-.:]{1,128}$/;
@@ -122,6 +125,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
   const adminToken = options.adminToken ? Buffer.from(options.adminToken) : undefined;
   const clientAddress = options.clientAddress ?? new ClientAddress();
   const memo = options.answerMemoBytes ? new AnswerMemo(options.answerMemoBytes) : undefined;
+  const streams = new StreamGate(options.streams?.perClient ?? Infinity, options.streams?.total ?? Infinity);
   /**
    * Answers being made for a key of the memo: a request that arrives meanwhile waits for the
    * answer kept rather than making its own. When a kept answer's second ran out under load, every
@@ -280,8 +284,22 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     await finish(req, res, arrival, response, match, memoKey);
   }
 
-  /** A body that is a stream (change events): headers at once, the body as it comes, never compressed or kept. */
-  function streamed(res: ServerResponse, arrival: Arrival, response: Response & { body: Readable }, match?: RouteMatch): void {
+  /**
+   * A body that is a stream (change events, a download): headers at once, the body as it comes,
+   * never compressed or kept; within the client's share of streams (`StreamGate`), else refused.
+   */
+  function streamed(req: IncomingMessage, res: ServerResponse, arrival: Arrival, response: Response & { body: Readable }, match?: RouteMatch): Promise<void> | void {
+    const release = arrival.method === 'HEAD' ? () => undefined : streams.take(clientAddress.clientOf(arrival.headers['x-forwarded-for'], req.socket.remoteAddress));
+    if (release instanceof HttpError) {
+      response.body.destroy();
+      metrics.streamsRefused.inc({ reason: release.status === 429 ? 'client' : 'total' });
+      return finish(req, res, arrival, errorResponse(release, arrival, log, router.surfaceOf(arrival.path)?.renderProblem), match);
+    }
+    metrics.streams.set(streams.size);
+    res.once('close', () => {
+      release();
+      metrics.streams.set(streams.size);
+    });
     const headers: Record<string, string> = {};
     for (const k in response.headers) headers[k.toLowerCase()] = String(response.headers[k]);
     headers['x-request-id'] = arrival.requestId;
@@ -303,7 +321,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
 
   /** Headers made final, the body encoded, the answer kept to be sent again if it may be, and written. */
   async function finish(req: IncomingMessage, res: ServerResponse, arrival: Arrival, response: Response, match?: RouteMatch, memoKey?: string): Promise<void> {
-    if (response.body instanceof Readable) return streamed(res, arrival, response as Response & { body: Readable }, match);
+    if (response.body instanceof Readable) return streamed(req, res, arrival, response as Response & { body: Readable }, match);
     const { method, path, headers, requestId, started } = arrival;
     let body: Buffer = Buffer.alloc(0);
     const outHeaders: Record<string, string> = {};

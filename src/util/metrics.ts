@@ -73,6 +73,8 @@ export class Metrics {
   readonly wikiCircuitOpen = this.gauge('wiki_circuit_open', 'Whether requests to a wiki fail at once because it stopped answering (1) or go to it (0); for a farm\'s pattern, how many of its wikis do', ['domain'] as const);
   readonly connections = this.gauge('http_open_connections', 'Open client connections');
   readonly shed = this.counter('http_shed_requests_total', 'Requests answered 503 because too many connections were open');
+  readonly streams = this.gauge('http_open_streams', 'Streamed answers under way (change streams, Realtime, downloads)');
+  readonly streamsRefused = this.counter('http_refused_streams_total', 'Streams refused: the client held its share (client, 429) or the service held its limit (total, 503)', ['reason'] as const);
   readonly pipelineCut = this.counter('http_pipelining_cut_connections_total', 'Connections closed for pipelining more requests than may wait for their answers');
   readonly workerRestarts = this.gauge('worker_restarts_total', 'Worker processes the supervisor restarted after they died (since it started)');
   readonly transactions = this.counter(

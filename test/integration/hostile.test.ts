@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
@@ -162,6 +163,76 @@ describe('slow and idle connections', () => {
     for (const socket of sockets) socket.destroy();
     await sleep(200);
     assert.equal((await request(`${s.base}/_health`)).status, 200);
+  });
+});
+
+describe('long-lived streams', () => {
+  let s: TestServer;
+  before(async () => {
+    // Connections for 40; streams for 3 a client and 5 in all; the local peer is a trusted front.
+    s = await startServer({ max_connections: 40, max_streams_per_client: 3, max_streams: 5, trusted_proxies: ['127.0.0.1'] });
+  });
+  after(() => s.close());
+
+  /** A change stream held open from `client` (as the trusted front names it): its status, and a way to hang up. */
+  const open = (client?: string) => {
+    let req!: http.ClientRequest;
+    const status = new Promise<{ status: number; type?: string; retryAfter?: string }>((resolve, reject) => {
+      req = http.get(`${s.base}/${s.domain}/v1/changes`, { headers: { accept: 'text/event-stream', ...(client ? { 'x-forwarded-for': client } : {}) } }, (res) => {
+        if (res.statusCode === 200) return resolve({ status: 200 });
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, type: JSON.parse(text).type, retryAfter: res.headers['retry-after'] as string }));
+      });
+      req.on('error', reject);
+    });
+    return { status, close: () => req.destroy() };
+  };
+
+  it("holds a client to its share of streams, and all to theirs, leaving every other request its connection", async () => {
+    const first = [open('198.51.100.1'), open('198.51.100.1'), open('198.51.100.1')];
+    assert.deepEqual(await Promise.all(first.map((c) => c.status)), [{ status: 200 }, { status: 200 }, { status: 200 }]);
+    const fourth = open('198.51.100.1');
+    assert.deepEqual(await fourth.status, { status: 429, type: 'urn:problem:too-many-streams', retryAfter: '30' });
+    // Another client behind the same front has a share of its own, up to the service's total.
+    const other = [open('198.51.100.2'), open('198.51.100.2')];
+    assert.deepEqual(await Promise.all(other.map((c) => c.status)), [{ status: 200 }, { status: 200 }]);
+    const past = open('198.51.100.3');
+    assert.deepEqual(await past.status, { status: 503, type: 'urn:problem:streams-full', retryAfter: '30' });
+    // Every other request is served meanwhile, and the metrics say what happened.
+    const metrics = await request(`${s.base}/metrics`);
+    assert.equal(metrics.status, 200);
+    assert.match(metrics.text, /^http_open_streams 5$/m);
+    assert.match(metrics.text, /^http_refused_streams_total\{reason="client"\} 1$/m);
+    assert.match(metrics.text, /^http_refused_streams_total\{reason="total"\} 1$/m);
+    // A stream that ends gives its place back.
+    first[0]!.close();
+    for (let tries = 0; !/^http_open_streams 4$/m.test((await request(`${s.base}/metrics`)).text); tries++) {
+      assert.ok(tries < 50, 'the closed stream gave its place back');
+      await sleep(20);
+    }
+    const again = open('198.51.100.1');
+    assert.equal((await again.status).status, 200);
+    for (const c of [...first, again, ...other]) c.close();
+  });
+
+  it('counts a client by its own address where its peer is no trusted front: no claimed address buys another share', async () => {
+    const untrusted = await startServer({ max_streams_per_client: 2, max_streams: 10 });
+    try {
+      const base = untrusted.base;
+      const streams = ['192.0.2.1', '192.0.2.2', '192.0.2.3'].map((claimed) => {
+        let req!: http.ClientRequest;
+        const status = new Promise<number>((resolve, reject) => {
+          req = http.get(`${base}/${untrusted.domain}/v1/changes`, { headers: { 'x-forwarded-for': claimed } }, (res) => resolve(res.statusCode!));
+          req.on('error', reject);
+        });
+        return { status, close: () => req.destroy() };
+      });
+      assert.deepEqual((await Promise.all(streams.map((c) => c.status))).sort(), [200, 200, 429]);
+      for (const c of streams) c.close();
+    } finally {
+      await untrusted.close();
+    }
   });
 });
 

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ClientAddress } from '../../../src/http/client-address.js';
+import { StreamGate } from '../../../src/http/stream-gate.js';
+import { HttpError } from '../../../src/util/errors.js';
 import { parseProxy } from '../../../src/util/addresses.js';
 import { staysUnderPassedRoutes } from '../../../src/surfaces/rest-php/pass-through.js';
 
@@ -41,6 +43,53 @@ describe('the client address passed on to the wiki', () => {
   it('refuses a trusted_proxies entry that is no address or range', () => {
     for (const bad of ['localhost', '10.0.0.0/33', '10.0.0.0/8/1', '::1/129', '10.0.0.0/x', '']) assert.throws(() => parseProxy(bad), /not an IP address|no valid prefix/, bad);
     assert.deepEqual(parseProxy('10.0.0.0/8'), { address: '10.0.0.0', prefix: 8, family: 'ipv4' });
+  });
+});
+
+describe('who a client is, for its share of streams', () => {
+  const fronted = new ClientAddress(['10.0.0.0/8']);
+  const clientOf = (address: ClientAddress, claimed: string | undefined, peer: string) => {
+    const headers: Record<string, string> = claimed === undefined ? {} : { 'x-forwarded-for': claimed };
+    address.forward(headers, peer);
+    return address.clientOf(headers['x-forwarded-for'], peer);
+  };
+
+  it('is the peer unless it is a trusted proxy: then the address that proxy saw, past every trusted hop', () => {
+    assert.equal(clientOf(new ClientAddress(), '198.51.100.1', '203.0.113.4'), '203.0.113.4', "an untrusted peer's claim names no one");
+    assert.equal(clientOf(fronted, '198.51.100.1', '203.0.113.4'), '203.0.113.4');
+    assert.equal(clientOf(fronted, '198.51.100.1', '10.1.1.1'), '198.51.100.1');
+    assert.equal(clientOf(fronted, '198.51.100.1, 10.2.2.2', '::ffff:10.1.1.1'), '198.51.100.1', 'two trusted hops');
+    assert.equal(clientOf(fronted, '192.0.2.9, 198.51.100.1, 10.2.2.2', '10.1.1.1'), '198.51.100.1', 'what the client itself claimed is not believed');
+    assert.equal(clientOf(fronted, undefined, '10.1.1.1'), '10.1.1.1', 'a trusted proxy that names no one is its own client');
+  });
+
+  it('takes an IPv6 client by its /64, however the address is written', () => {
+    const v6 = new ClientAddress();
+    assert.equal(clientOf(v6, undefined, '2001:db8:0:1::5'), '2001:db8:0:1::/64');
+    assert.equal(clientOf(v6, undefined, '2001:0db8:0000:0001:ffff:1:2:3'), '2001:db8:0:1::/64');
+    assert.equal(clientOf(v6, undefined, '2001:db8::1'), '2001:db8:0:0::/64');
+    assert.equal(clientOf(v6, undefined, '::1'), '0:0:0:0::/64');
+    assert.notEqual(clientOf(v6, undefined, '2001:db8:0:2::5'), clientOf(v6, undefined, '2001:db8:0:1::5'));
+  });
+
+  it('holds each client to its share and all to the total, giving a place back once however often it is released', () => {
+    const gate = new StreamGate(2, 3);
+    const a1 = gate.take('a');
+    const a2 = gate.take('a');
+    assert.equal(typeof a1, 'function');
+    assert.equal(typeof a2, 'function');
+    const a3 = gate.take('a');
+    assert.ok(a3 instanceof HttpError && a3.status === 429 && a3.headers['retry-after'], 'a third from the same client');
+    const b1 = gate.take('b');
+    assert.equal(typeof b1, 'function', 'another client has its own share');
+    const b2 = gate.take('b');
+    assert.ok(b2 instanceof HttpError && b2.status === 503, 'past the total');
+    assert.equal(gate.size, 3);
+    (a1 as () => void)();
+    (a1 as () => void)();
+    assert.equal(gate.size, 2, 'released once');
+    assert.equal(typeof gate.take('b'), 'function');
+    assert.ok(gate.take('a') instanceof HttpError, 'the total again, not a share counted twice free');
   });
 });
 
