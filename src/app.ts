@@ -154,6 +154,7 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     headersTimeout: config.headers_timeout,
     requestTimeout: config.request_timeout,
     keepAliveTimeout: config.keep_alive_timeout,
+    sendTimeout: config.send_timeout,
     maxConnections: config.max_connections,
     answerMemoBytes: config.answer_cache_bytes,
     clientAddress: new ClientAddress(config.trusted_proxies),

@@ -152,6 +152,8 @@ export interface Config {
   headers_timeout: number;
   /** Seconds a client may take to send its whole request. */
   request_timeout: number;
+  /** Seconds a client may take none of an answer's bytes before its connection is closed. */
+  send_timeout: number;
   /** Seconds an idle keep-alive connection stays open (longer than a proxy's idle timeout). */
   keep_alive_timeout: number;
   /** Open connections beyond which requests are shed with 503 (bounded by the descriptor limit). */
@@ -287,6 +289,7 @@ export function defaultConfig(dataDir = './data'): Config {
     headers_timeout: 10,
     request_timeout: 60,
     keep_alive_timeout: 65,
+    send_timeout: 60,
     max_connections: defaultMaxConnections(),
     max_streams_per_client: 16,
     negative_cache_ms: 10_000,
@@ -367,7 +370,7 @@ function validate(config: Config): Config {
   for (const key of ['ttl_sweep_interval', 'latest_check_interval', 'revision_recheck_interval', 'page_cache_ms', 'render_cache_bytes', 'answer_cache_bytes', 'negative_cache_ms', 'transaction_sweep_interval', 'branch_sweep_interval'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] >= 0)) fail(`${key} must be a number of at least 0`);
   }
-  for (const key of ['headers_timeout', 'request_timeout', 'keep_alive_timeout', 'transaction_lease', 'transaction_lifetime', 'branch_ttl', 'change_log_days', 'change_stream_stall_timeout'] as const) {
+  for (const key of ['headers_timeout', 'request_timeout', 'send_timeout', 'keep_alive_timeout', 'transaction_lease', 'transaction_lifetime', 'branch_ttl', 'change_log_days', 'change_stream_stall_timeout'] as const) {
     if (typeof config[key] !== 'number' || !(config[key] > 0)) fail(`${key} must be a positive number of seconds`);
   }
   if (config.request_timeout < config.headers_timeout) fail('request_timeout cannot be shorter than headers_timeout');

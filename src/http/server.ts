@@ -15,6 +15,7 @@ import { encodeBody, varyForEncoding } from './encoding.js';
 import { relativeLocation } from './relative-location.js';
 import { bodyToBytes, toJson } from './serialize.js';
 import { ClientAddress } from './client-address.js';
+import { SendWatch } from './send-watch.js';
 import { StreamGate } from './stream-gate.js';
 import { WriteBatch } from './write-batch.js';
 import { PipelineGate } from './pipeline-gate.js';
@@ -33,6 +34,8 @@ export interface HttpOptions {
   answerMemoBytes?: number;
   /** Proxies whose `X-Forwarded-For` is believed (`trusted_proxies`); none by default. */
   clientAddress?: ClientAddress;
+  /** Seconds an answer's bytes may wait untouched by its client before the connection is closed (`send_timeout`). */
+  sendTimeout?: number;
   /** Streamed answers at once: per client (`max_streams_per_client`) and in all (`max_streams`). */
   streams?: { perClient: number; total: number };
 }
@@ -125,6 +128,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
   const adminToken = options.adminToken ? Buffer.from(options.adminToken) : undefined;
   const clientAddress = options.clientAddress ?? new ClientAddress();
   const memo = options.answerMemoBytes ? new AnswerMemo(options.answerMemoBytes) : undefined;
+  const sending = new SendWatch((options.sendTimeout ?? 60) * 1000, () => metrics.sendTimeouts.inc());
   const streams = new StreamGate(options.streams?.perClient ?? Infinity, options.streams?.total ?? Infinity);
   /**
    * Answers being made for a key of the memo: a request that arrives meanwhile waits for the
@@ -159,6 +163,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       try {
         res.writeHead(entry.status, headersFor(entry, arrival.requestId));
         res.end(arrival.method === 'HEAD' ? undefined : entry.body);
+        sending.watch(res.socket);
       } catch (err) {
         failed(res, err);
       }
@@ -316,6 +321,8 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     res.on('close', () => response.body.destroy());
     // A stream cut short (too slow a client) cuts the connection: a pipe would leave it silent.
     response.body.on('close', () => response.body.readableEnded || res.destroy());
+    // Held back by its client (the pipe waits for it to read): watched from then.
+    response.body.on('pause', () => sending.watch(res.socket));
     response.body.pipe(res);
   }
 
@@ -373,6 +380,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
         if (outHeaders['set-cookie']?.includes('\n')) written['set-cookie'] = outHeaders['set-cookie'].split('\n');
         res.writeHead(status, written);
         res.end(payload);
+        sending.watch(res.socket);
       } catch (err) {
         failed(res, err);
       }

@@ -75,6 +75,7 @@ export class Metrics {
   readonly shed = this.counter('http_shed_requests_total', 'Requests answered 503 because too many connections were open');
   readonly streams = this.gauge('http_open_streams', 'Streamed answers under way (change streams, Realtime, downloads)');
   readonly streamsRefused = this.counter('http_refused_streams_total', 'Streams refused: the client held its share (client, 429) or the service held its limit (total, 503)', ['reason'] as const);
+  readonly sendTimeouts = this.counter('http_send_timeouts_total', 'Connections closed because their client took none of an answer for send_timeout seconds');
   readonly pipelineCut = this.counter('http_pipelining_cut_connections_total', 'Connections closed for pipelining more requests than may wait for their answers');
   readonly workerRestarts = this.gauge('worker_restarts_total', 'Worker processes the supervisor restarted after they died (since it started)');
   readonly transactions = this.counter(

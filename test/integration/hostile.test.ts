@@ -166,6 +166,39 @@ describe('slow and idle connections', () => {
   });
 });
 
+describe('clients that never read their answer', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer({ send_timeout: 1, max_body_bytes: 64 * 1024 * 1024 });
+  });
+  after(() => s.close());
+
+  it('closes the connection once the client has taken nothing for send_timeout, and counts it', async () => {
+    const bucket = `${s.base}/${s.domain}/sys/key_value/big`;
+    assert.equal((await request(bucket, { method: 'PUT', headers: admin })).status, 201);
+    // Larger than what the kernel's buffers of a loopback connection hold on both sides.
+    const value = Buffer.alloc(48 * 1024 * 1024, 7);
+    assert.equal((await request(`${bucket}/v`, { method: 'PUT', headers: { ...admin, 'content-type': 'application/octet-stream' }, body: value })).status, 201);
+    const metric = async (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec((await request(`${s.base}/metrics`)).text)?.[1]);
+    const socket = net.connect(Number(new URL(s.base).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write(`GET /${s.domain}/sys/key_value/big/v HTTP/1.1\r\nHost: x\r\nAuthorization: ${admin.authorization}\r\n\r\n`);
+    socket.pause();
+    const started = Date.now();
+    while ((await metric('http_send_timeouts_total')) < 1) {
+      assert.ok(Date.now() - started < 10_000, 'cut within a few seconds');
+      await sleep(100);
+    }
+    assert.ok(Date.now() - started >= 900, `not before send_timeout: ${Date.now() - started} ms`);
+    assert.equal(await metric('http_open_connections'), 1, "the service's end is closed (the one open is the metrics' own)");
+    socket.destroy();
+    // A client that reads takes the same answer whole.
+    const whole = await request(`${bucket}/v`, { headers: admin });
+    assert.equal(whole.status, 200);
+    assert.equal(whole.raw.length, value.length);
+  });
+});
+
 describe('long-lived streams', () => {
   let s: TestServer;
   before(async () => {
@@ -358,5 +391,20 @@ describe('hostile form bodies against a real process with a small heap', () => {
     const status = (await import('node:fs')).readFileSync(`/proc/${child.pid}/status`, 'utf8');
     const peakKb = Number(/VmHWM:\s+(\d+)/.exec(status)![1]);
     assert.ok(peakKb < 256 * 1024, `peak RSS ${Math.round(peakKb / 1024)} MB`);
+  });
+
+  it('serves two dozen snapshot pages of 500 records asked at once, each sent as it is made, within its client share of streams', async () => {
+    // Each some 9 MB of records, 18 MB as JS strings: made whole and joined, twenty ended the process.
+    const url = `${base}/wiki.test/v1/snapshot/?limit=500`;
+    const answers = await Promise.all(Array.from({ length: 24 }, () => request(url)));
+    const served = answers.filter((a) => a.status === 200);
+    assert.ok(served.length >= 16, `${served.length} served`);
+    assert.ok(answers.every((a) => a.status === 200 || (a.status === 429 && a.json.type === 'urn:problem:too-many-streams')), answers.map((a) => a.status).join(' '));
+    const lines = served[0]!.text.trim().split('\n');
+    assert.equal(lines.length, 500, 'a whole page of records');
+    assert.equal(JSON.parse(lines[499]!).is_part_of.identifier, JSON.parse(lines[0]!).is_part_of.identifier);
+    assert.ok(served.every((a) => a.raw.length === served[0]!.raw.length), 'every answer whole');
+    assert.equal(child.exitCode, null, 'the process is still running');
+    assert.equal((await request(`${base}/_health`)).status, 200);
   });
 });
