@@ -9,6 +9,8 @@ export class StorageError extends Error {
     readonly kind: StorageErrorKind,
     readonly code: string,
     readonly detail: string,
+    /** For `unavailable`: seconds after which asking again is worth it. */
+    readonly retryAfter = 1,
   ) {
     super(detail);
     this.name = 'StorageError';
@@ -22,4 +24,4 @@ export const missing = (detail: string, code = 'not-found') => new StorageError(
 /** A conditional write whose condition did not hold; nothing was written. */
 export const conditionFailed = (detail: string, code = 'condition-failed') => new StorageError('condition-failed', code, detail);
 /** The engine could not answer now (too few replicas, a timeout); a write's outcome may be unknown. */
-export const unavailable = (detail: string, code = 'storage-unavailable') => new StorageError('unavailable', code, detail);
+export const unavailable = (detail: string, code = 'storage-unavailable', retryAfter = 1) => new StorageError('unavailable', code, detail, retryAfter);

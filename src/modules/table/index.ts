@@ -27,7 +27,7 @@ const TITLE_OF: Record<string, string> = { 'schema-version-not-higher': 'Schema 
 /** Storage's errors as HTTP errors; storage that cannot answer now is worth a retry shortly: says when. */
 function httpError(e: unknown): never {
   if (e instanceof StorageError) {
-    throw new HttpError(STATUS_OF[e.kind], e.code, e.detail, { ...(e.kind === 'unavailable' ? { headers: { 'retry-after': '1' } } : {}), title: TITLE_OF[e.code] });
+    throw new HttpError(STATUS_OF[e.kind], e.code, e.detail, { ...(e.kind === 'unavailable' ? { headers: { 'retry-after': String(e.retryAfter) } } : {}), title: TITLE_OF[e.code] });
   }
   throw e;
 }

@@ -24,6 +24,9 @@ export const domainIndexName = (table: Table) => `${table.cql.main}_domain`;
 
 const keyOf = (table: Table) => `${table.cql.keyspace}.${table.cql.main}`;
 
+/** Seconds after which a listing refused while the index is built is worth asking again. */
+const INDEX_BUILDING_RETRY_S = 10;
+
 /**
  * A storage group's tables are indexed by domain with Cassandra's own storage-attached index
  * (SAI), so that one wiki's rows (its page listing, its snapshot) are found without reading every
@@ -74,6 +77,8 @@ export class DomainIndex {
     throw unavailable(
       `Cassandra is indexing the storage group's table by domain (after an upgrade); a wiki's listing answers once it is done. Reads by key are served meanwhile.`,
       'index-building',
+      // Building takes seconds to minutes (about 4 s for 100,000 partitions on one node).
+      INDEX_BUILDING_RETRY_S,
     );
   }
 

@@ -33,6 +33,7 @@ const listable = (index: DomainIndex) => {
   } catch (e) {
     assert.equal((e as StorageError).code, 'index-building');
     assert.equal((e as StorageError).kind, 'unavailable');
+    assert.equal((e as StorageError).retryAfter, 10, 'asked again in seconds, not at once');
     return false;
   }
 };
