@@ -4,11 +4,20 @@
  * snapshot runs one task a page.
  */
 export function concurrencyLimit(n: number): <T>(task: () => Promise<T>) => Promise<T> {
+  return boundedConcurrency(n, Infinity, () => new Error('unreachable'));
+}
+
+/**
+ * `concurrencyLimit` that lets at most `maxWaiting` tasks wait: one more is refused at once with
+ * `busy()` (thrown), not queued behind work it would wait seconds for.
+ */
+export function boundedConcurrency(n: number, maxWaiting: number, busy: () => Error): <T>(task: () => Promise<T>) => Promise<T> {
   let active = 0;
   const waiting: (() => void)[] = [];
   return async <T>(task: () => Promise<T>): Promise<T> => {
     // A finished task hands its place to the next waiting one: no newcomer takes it in between.
     if (active < n) active++;
+    else if (waiting.length >= maxWaiting) throw busy();
     else await new Promise<void>((resolve) => waiting.push(resolve));
     try {
       return await task();

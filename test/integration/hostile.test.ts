@@ -407,4 +407,15 @@ describe('hostile form bodies against a real process with a small heap', () => {
     assert.equal(child.exitCode, null, 'the process is still running');
     assert.equal((await request(`${base}/_health`)).status, 200);
   });
+
+  it("makes sixty displays of the corpus's longest article asked at once with options no cache has, a few at a time", async () => {
+    // Each display holds its article's tree across its links' reads: all at once, a 128 MB heap ran out.
+    const url = (i: number) => `${base}/wiki.test/v1/page/United_Kingdom/display?stubthreshold=${i + 1}`;
+    assert.equal((await request(url(0))).status, 200, 'the article is there');
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => request(url(i + 1))));
+    assert.deepEqual([...new Set(answers.map((a) => a.status))], [200], answers.map((a) => a.status).join(' '));
+    assert.ok(answers.every((a) => a.text.includes('United Kingdom')));
+    assert.equal(child.exitCode, null, 'the process is still running');
+    assert.equal((await request(`${base}/_health`)).status, 200);
+  });
 });

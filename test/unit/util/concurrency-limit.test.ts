@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { concurrencyLimit, mapAtMost } from '../../../src/util/concurrency-limit.js';
+import { boundedConcurrency, concurrencyLimit, mapAtMost } from '../../../src/util/concurrency-limit.js';
 
 describe('a concurrency limit', () => {
   it('runs at most n tasks at once, starting them in the order given, each as soon as a place is free', async () => {
@@ -24,6 +24,25 @@ describe('a concurrency limit', () => {
     assert.deepEqual(await Promise.all([...first, ...later]), Array.from({ length: 20 }, (_, i) => i * 2));
     assert.equal(most, 3);
     assert.deepEqual(started, Array.from({ length: 20 }, (_, i) => i));
+  });
+
+  it('refuses a task at once past the tasks allowed to wait, and takes one again once a place frees', async () => {
+    const limit = boundedConcurrency(2, 3, () => new Error('busy'));
+    const gates: (() => void)[] = [];
+    const task = () => limit(() => new Promise<string>((resolve) => gates.push(() => resolve('done'))));
+    const admitted = Array.from({ length: 5 }, task);
+    await assert.rejects(task(), /busy/, 'two running, three waiting: the sixth is refused');
+    await nextTurn();
+    assert.equal(gates.length, 2, 'two run');
+    gates.shift()!();
+    await nextTurn();
+    const again = task();
+    await nextTurn();
+    for (let i = 0; i < 5; i++) {
+      gates.shift()?.();
+      await nextTurn();
+    }
+    assert.deepEqual(await Promise.all([...admitted, again]), Array(6).fill('done'));
   });
 
   it('frees a failed task\'s place, and hands its failure to its caller alone', async () => {

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { badRequest } from '../../../util/errors.js';
+import { badRequest, HttpError } from '../../../util/errors.js';
+import { boundedConcurrency } from '../../../util/concurrency-limit.js';
+import { SingleFlight } from '../model/single-flight.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { LinkTargetState } from '../../../upstream/action-api.js';
 import type { BundleRender } from '../model/render.js';
@@ -39,6 +41,15 @@ function digestOf(targets: string[], states: ReadonlyMap<string, LinkTargetState
   return hash.digest('base64url').slice(0, 16);
 }
 
+/**
+ * Displays made at once by this process, and waiting to be. A long article's display holds its
+ * HTML's tree and the HTML made from it (some 10 MB for an article of 800 KB) across the reads of
+ * its links' states: sixty asked at once, with options no cache had, ended a process with a 128 MB
+ * heap. Past the waiting ones, a 503 to ask again.
+ */
+const MAKING = 4;
+const MAKING_WAITING = 256;
+
 export interface DisplayAnswer {
   /** Gzipped HTML. */
   body: Buffer;
@@ -61,6 +72,9 @@ interface Cached extends DisplayAnswer {
 export class DisplayPages {
   private readonly cache: LRUCache<string, Cached>;
   private readonly keysOfPage = new Map<string, Set<string>>();
+  /** Requests for the same display while it is made wait for that one. */
+  private readonly making = new SingleFlight();
+  private readonly turn = boundedConcurrency(MAKING, MAKING_WAITING, () => new HttpError(503, 'display-busy', `${MAKING + MAKING_WAITING} displays are being made or waiting; ask again shortly.`, { headers: { 'retry-after': '2' } }));
 
   constructor(
     private readonly linkStates: LinkStates,
@@ -92,15 +106,19 @@ export class DisplayPages {
         return cached;
       }
     }
-    const html = (await gunzip(render.parts.html)).toString('utf8');
-    const made = await displayHtml(render.title, html, options, (targets) => this.linkStates.of(ctx, domain, targets), images);
-    if (latest) await this.linkStates.record(ctx, domain, render.title, render.tid, made.targets);
-    const answer: Cached = { key, body: await gzip(made.html, { level: 6 }), digest: digestOf(made.targets, made.states, options.stubThreshold, images), targets: made.targets, checked: Date.now() };
+    const answer = await this.making.run(key, () => this.turn(() => this.make(ctx, domain, render, options, latest, key, images)));
     this.cache.set(key, answer);
     let keys = this.keysOfPage.get(page);
     if (!keys) this.keysOfPage.set(page, (keys = new Set()));
     keys.add(key);
     return answer;
+  }
+
+  private async make(ctx: RequestContext, domain: string, render: BundleRender, options: DisplayOptions, latest: boolean, key: string, images: DisplayImages): Promise<Cached> {
+    const html = (await gunzip(render.parts.html)).toString('utf8');
+    const made = await displayHtml(render.title, html, options, (targets) => this.linkStates.of(ctx, domain, targets), images);
+    if (latest) await this.linkStates.record(ctx, domain, render.title, render.tid, made.targets);
+    return { key, body: await gzip(made.html, { level: 6 }), digest: digestOf(made.targets, made.states, options.stubThreshold, images), targets: made.targets, checked: Date.now() };
   }
 
   /**
