@@ -3,6 +3,8 @@ import { Parser } from 'htmlparser2';
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../../../util/errors.js';
 import type { BundleRender } from './render.js';
+import { SingleFlight } from './single-flight.js';
+import { boundedConcurrency } from '../../../util/concurrency-limit.js';
 import { compress, decompress } from '../../../http/encoding.js';
 
 const SPEC = 'https://www.mediawiki.org/wiki/Specs/HTML/';
@@ -173,9 +175,19 @@ export function html2Gzipped(parts: Html2Parts): Buffer {
   return zlib.gzipSync(Buffer.from(html), { level: 6 });
 }
 
+/**
+ * Large renders made 2.x at once and waiting to be: each waiting one holds its parts' copy for the
+ * thread; past them, a 503 to ask again rather than a queue without end.
+ */
+const THREAD_MAKING = 4;
+const THREAD_WAITING = 256;
+
 /** The 2.x form of stored renders, gzipped, made once per render (renders never change), bounded in bytes. */
 export class Html2Cache {
   private readonly made: LRUCache<string, Buffer>;
+  /** A render asked for again while it is made waits for that one. */
+  private readonly making = new SingleFlight();
+  private readonly threadTurn = boundedConcurrency(THREAD_MAKING, THREAD_WAITING, () => new HttpError(503, 'html-busy', `${THREAD_MAKING + THREAD_WAITING} long renders are being made 2.x or waiting; ask again shortly.`, { headers: { 'retry-after': '2' } }));
 
   /** `thread`: where large renders are made 2.x (none: all here). */
   constructor(maxBytes: number, private readonly thread?: Html2Maker) {
@@ -192,9 +204,11 @@ export class Html2Cache {
     const key = `${domain}\u0000${render.tid}`;
     const hit = this.made.get(key);
     if (hit) return hit;
-    const made = (await this.onThread(render)) ?? (await this.here(render));
-    this.made.set(key, made);
-    return made;
+    return this.making.run(key, async () => {
+      const made = (await this.onThread(render)) ?? (await this.here(render));
+      this.made.set(key, made);
+      return made;
+    });
   }
 
   /** A large render's 2.x HTML, made on the thread; undefined for one made here. */
@@ -202,11 +216,11 @@ export class Html2Cache {
     if (!this.thread) return undefined;
     if (render.plain) {
       const { html, dataMw } = render.plain;
-      return html.length + dataMw.length >= THREAD_HTML2_BYTES ? this.thread({ html, dataMw, gzipped: false }) : undefined;
+      return html.length + dataMw.length >= THREAD_HTML2_BYTES ? this.threadTurn(() => this.thread!({ html, dataMw, gzipped: false })) : undefined;
     }
     const html = render.parts.html;
     const dataMw = render.parts['data-mw'];
-    return (html.length + dataMw.length) * GZIP_RATIO >= THREAD_HTML2_BYTES ? this.thread({ html, dataMw, gzipped: true }) : undefined;
+    return (html.length + dataMw.length) * GZIP_RATIO >= THREAD_HTML2_BYTES ? this.threadTurn(() => this.thread!({ html, dataMw, gzipped: true })) : undefined;
   }
 
   private async here(render: BundleRender): Promise<Buffer> {

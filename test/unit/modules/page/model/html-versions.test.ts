@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { HttpError } from '../../../../../src/util/errors.js';
 import { Html2Cache, negotiateHtml, THREAD_HTML2_BYTES, toHtml2, toHtml2ByTokenizer, type Html2Parts } from '../../../../../src/modules/page/model/html-versions.js';
 import { workerFormatter } from '../../../../../src/modules/page/thread/page-thread.js';
 import type { BundleRender } from '../../../../../src/modules/page/model/render.js';
@@ -105,6 +106,27 @@ describe('the 2.x HTML of renders, kept', () => {
     } finally {
       await thread.close();
     }
+  });
+
+  it('makes a render asked for many times at once once, and refuses long ones past those waiting for the thread with a 503', async () => {
+    const asked: (() => void)[] = [];
+    const cache = new Html2Cache(1 << 24, (parts) => new Promise((resolve) => asked.push(() => resolve(gzipSync(parts.html)))));
+    const long = renderOf(4000, 'same', false);
+    const same = Array.from({ length: 20 }, () => cache.of('d', long));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(asked.length, 1, 'one making for twenty askers');
+    // Four being made, 256 waiting: the next long render is refused at once.
+    const others = Array.from({ length: 259 }, (_, i) => cache.of('d', renderOf(4000, `other-${i}`, false)));
+    await assert.rejects(cache.of('d', renderOf(4000, 'one-too-many', false)), (e: HttpError) => e.status === 503 && e.headers['retry-after'] === '2');
+    // Small renders are made here, never refused.
+    assert.ok((await cache.of('d', renderOf(3, 'small', false))).length > 0);
+    while (asked.length) {
+      asked.shift()!();
+      await new Promise((r) => setImmediate(r));
+    }
+    const made = await Promise.all(same);
+    assert.ok(made.every((m) => m === made[0]), 'every asker the same answer');
+    assert.equal((await Promise.all(others)).length, 259);
   });
 });
 
