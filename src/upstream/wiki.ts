@@ -1,7 +1,7 @@
 import { Title } from 'mediawiki-title';
 import type { Logger } from 'pino';
 import PQueue from 'p-queue';
-import { concurrencyLimit } from '../util/concurrency-limit.js';
+import { boundedConcurrency } from '../util/concurrency-limit.js';
 import { DEFAULT_USER_AGENT, type WikiConfig } from '../config.js';
 import { HttpError, badRequest, notFound } from '../util/errors.js';
 import type { Metrics } from '../util/metrics.js';
@@ -41,19 +41,9 @@ export function rateLimit(perSecond: number | undefined, maxQueuedSeconds = 30):
  * At most `n` requests under way (unset: no bound); more wait their turn, and beyond 64 times as
  * many waiting the request is refused (503) rather than queued.
  */
-export function boundedConcurrency(n: number | undefined): <T>(request: () => Promise<T>) => Promise<T> {
+export function wikiConcurrency(n: number | undefined): <T>(request: () => Promise<T>) => Promise<T> {
   if (!n) return (request) => request();
-  const limit = concurrencyLimit(n);
-  let pending = 0;
-  return async <T>(request: () => Promise<T>): Promise<T> => {
-    if (pending >= n * 65) throw new HttpError(503, 'upstream-busy', `More requests wait for the wiki than ${n} at a time can answer soon.`, { headers: { 'retry-after': '5' } });
-    pending++;
-    try {
-      return await limit(request);
-    } finally {
-      pending--;
-    }
-  };
+  return boundedConcurrency(n, n * 64, () => new HttpError(503, 'upstream-busy', `More requests wait for the wiki than ${n} at a time can answer soon.`, { headers: { 'retry-after': '5' } }));
 }
 
 /** How often a wiki without v3 routes is asked again, and how often a probe may be repeated. */
@@ -91,7 +81,7 @@ export class Wiki {
   ) {
     const count = (endpoint: string) => metrics.wikiRequests.inc({ domain: label, endpoint });
     const limit = rateLimit(config.requests_per_second);
-    const bounded = boundedConcurrency(config.concurrency);
+    const bounded = wikiConcurrency(config.concurrency);
     const readTimeoutMs = (config.timeout ?? 15) * 1000;
     this.circuit = new Circuit({
       threshold: config.circuit_threshold ?? 2,

@@ -1,10 +1,19 @@
 import type { Module, Response, RouteRequest } from '../../router/types.js';
 import { parseJson } from '../../util/json.js';
 import { HttpError } from '../../util/errors.js';
+import { boundedConcurrency } from '../../util/concurrency-limit.js';
 import { parseTime } from '../../util/tid.js';
 import { ARTICLE_FIELDS, checkFields, contentReuse, passes, selectFields, SNAPSHOT_FIELDS, startOf, STRUCTURED_FIELDS, type PageDoor, type Download, type RealtimeOptions, type ShelvedSnapshot } from '../../modules/page/door.js';
 import { serveDownload } from './downloads.js';
 import { metadataOf } from './metadata.js';
+
+/**
+ * Records made at once by this process (and waiting to be) for On-demand and structured contents:
+ * a long article's record is megabytes as a JS string, and its structured contents its HTML's
+ * tree. Past those waiting, a 503 to ask again.
+ */
+const MAKING = 8;
+const MAKING_WAITING = 256;
 
 /** Enterprise's limit on records per on-demand answer (one a project; a wiki here is one project). */
 const MAX_LIMIT = 10;
@@ -243,6 +252,9 @@ export function enterpriseModule(page: PageDoor): Module {
     if (!found) throw notFound(`${kind.slice(0, -1)} ${req.params.identifier.slice(0, 200)}`);
     return one(shaped(found, ask), `${kind.slice(0, -1)} ${req.params.identifier.slice(0, 200)}`);
   };
+  const turn = boundedConcurrency(MAKING, MAKING_WAITING, () => new HttpError(503, 'busy', `${MAKING + MAKING_WAITING} records are being made or waiting; ask again shortly.`, { headers: { 'retry-after': '2' } }));
+  /** A handler that makes a record, run in its turn (`MAKING`). */
+  const inTurn = (handler: (req: RouteRequest, ctx: Parameters<Module['routes'][number]['handler']>[1]) => Promise<Response>): Module['routes'][number]['handler'] => (req, ctx) => turn(() => handler(req, ctx));
   const spec = (summary: string, parameters: unknown[] = []) => ({ summary, tags: ['enterprise'], parameters, responses: { 200: { description: summary } } });
   const snapshotParam = { name: 'identifier', in: 'path', required: true, schema: { type: 'string', maxLength: 300 } };
   const chunkParam = { name: 'chunk', in: 'path', required: true, schema: { type: 'string', maxLength: 320 } };
@@ -280,8 +292,8 @@ export function enterpriseModule(page: PageDoor): Module {
       // A stream that stays open: its answer says so (what reads every route, the fuzz test among them, tells streams by it).
       ...getAndPost('/v2/articles', "Realtime: every change to the wiki's pages as it happens, one record a line (NDJSON); since, fields, filters, parts, offsets", [], REALTIME_QUERY, realtime)
         .map((route) => ({ ...route, spec: { ...route.spec, responses: { 200: { description: 'application/x-ndjson: one record a line, as the changes happen', content: { 'application/x-ndjson': { schema: { type: 'string' } } } } } } })),
-      ...getAndPost('/v2/articles/{name}', "A page's record, as Enterprise's On-demand answers it (an array)", ARTICLE_PARAMS.slice(0, 1), ARTICLE_PARAMS.slice(1), article, ARTICLE_PARAMS.slice(4)),
-      ...getAndPost('/v2/structured-contents/{name}', "A page's structured contents (abstract, infoboxes, sections, references)", ARTICLE_PARAMS.slice(0, 1), queryParams, structured),
+      ...getAndPost('/v2/articles/{name}', "A page's record, as Enterprise's On-demand answers it (an array)", ARTICLE_PARAMS.slice(0, 1), ARTICLE_PARAMS.slice(1), inTurn(article), ARTICLE_PARAMS.slice(4)),
+      ...getAndPost('/v2/structured-contents/{name}', "A page's structured contents (abstract, infoboxes, sections, references)", ARTICLE_PARAMS.slice(0, 1), queryParams, inTurn(structured)),
       ...getAndPost('/v2/snapshots', 'The snapshots offered (the newest finished one of each namespace)', [], queryParams, snapshots),
       ...getAndPost('/v2/snapshots/{identifier}', "A snapshot's description", [snapshotParam], queryParams, snapshot),
       download('/v2/snapshots/{identifier}/download', "A snapshot's .tar.gz (Range for resumed and parallel downloads)", [snapshotParam],

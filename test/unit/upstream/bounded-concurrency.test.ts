@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { boundedConcurrency } from '../../../src/upstream/wiki.js';
+import { wikiConcurrency } from '../../../src/upstream/wiki.js';
 import { HttpError } from '../../../src/util/errors.js';
 
 it("keeps a wiki's requests under way within its bound, and refuses what would wait beyond 64 times as many", async () => {
-  const bounded = boundedConcurrency(2);
+  const bounded = wikiConcurrency(2);
   let running = 0;
   let most = 0;
   let open!: () => void;
