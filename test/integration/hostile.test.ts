@@ -393,17 +393,21 @@ describe('hostile form bodies against a real process with a small heap', () => {
     assert.ok(peakKb < 256 * 1024, `peak RSS ${Math.round(peakKb / 1024)} MB`);
   });
 
-  it('serves two dozen snapshot pages of 500 records asked at once, each sent as it is made, within its client share of streams', async () => {
-    // Each some 9 MB of records, 18 MB as JS strings: made whole and joined, twenty ended the process.
-    const url = `${base}/wiki.test/v1/snapshot/?limit=500`;
+  it('serves two dozen snapshot pages asked at once, each sent as it is made, within its client share of streams', async () => {
+    // Made whole and joined, twenty pages of 500 records (some 9 MB each, twice that as JS strings)
+    // asked at once ended the process; lines-in-order.test.ts holds how far ahead a page is made.
+    // Fifty records a page here: the pages the store lacks are rendered by the wiki, which the
+    // suite's other files share.
+    const url = `${base}/wiki.test/v1/snapshot/?limit=50`;
     const answers = await Promise.all(Array.from({ length: 24 }, () => request(url)));
     const served = answers.filter((a) => a.status === 200);
     assert.ok(served.length >= 16, `${served.length} served`);
     assert.ok(answers.every((a) => a.status === 200 || (a.status === 429 && a.json.type === 'urn:problem:too-many-streams')), answers.map((a) => a.status).join(' '));
     const lines = served[0]!.text.trim().split('\n');
-    assert.equal(lines.length, 500, 'a whole page of records');
-    assert.equal(JSON.parse(lines[499]!).is_part_of.identifier, JSON.parse(lines[0]!).is_part_of.identifier);
-    assert.ok(served.every((a) => a.raw.length === served[0]!.raw.length), 'every answer whole');
+    assert.equal(lines.length, 50, 'a whole page of records');
+    assert.equal(JSON.parse(lines[49]!).is_part_of.identifier, JSON.parse(lines[0]!).is_part_of.identifier);
+    const names = (text: string) => text.trim().split('\n').map((l) => JSON.parse(l).name as string).join('|');
+    assert.ok(served.every((a) => names(a.text) === names(served[0]!.text)), 'every answer whole, the same pages in the same order');
     assert.equal(child.exitCode, null, 'the process is still running');
     assert.equal((await request(`${base}/_health`)).status, 200);
   });

@@ -1,6 +1,5 @@
 import { decodeToken, encodeToken } from '../model/paging-token.js';
 import { Readable } from 'node:stream';
-import PQueue from 'p-queue';
 import { badRequest } from '../../../util/errors.js';
 import type { Module } from '../../../router/types.js';
 import { parseTime } from '../../../util/tid.js';
@@ -9,6 +8,7 @@ import type { SiteInfo } from '../../../upstream/action-api-types.js';
 import { wikiFacts } from '../model/wiki-facts.js';
 import { deletionsThen, withDeletions } from './deletions-then.js';
 import { SnapshotWriter, type SnapshotSources } from './snapshot-writer.js';
+import { linesInOrder } from './lines-in-order.js';
 import { titlesThen, withTitlesThen } from './titles-then.js';
 
 /** Where the next page of a snapshot starts: its moment, its namespace, and the wiki's listing position. */
@@ -66,33 +66,6 @@ function titleLike(info: SiteInfo, text: string): boolean {
   return new RegExp(`^[${legal}]*$`, 'u').test(text) && !/%[0-9A-Fa-f]{2}/.test(text);
 }
 
-/**
- * Pages made at once for all the snapshot answers of this process. A page's line is its whole
- * record (tens of kilobytes, megabytes for a long article, twice that as a JS string): made all at
- * once and joined, twenty answers of 500 pages asked together filled a 128 MB heap and ended the
- * process. Pages the store lacks are rendered by the wiki meanwhile.
- */
-const making = new PQueue({ concurrency: 8 });
-/** Pages of one answer made ahead of the one being sent: the answer is sent as its client takes it. */
-const AHEAD = 4;
-
-/** Each item's text, in order, made `AHEAD` at a time as the reader takes them (a line left out where there is none). */
-async function* inOrder<T>(items: readonly T[], make: (item: T) => Promise<string | undefined>): AsyncGenerator<string> {
-  const ahead: Promise<string | undefined>[] = [];
-  let next = 0;
-  while (next < items.length || ahead.length > 0) {
-    while (ahead.length < AHEAD && next < items.length) {
-      const item = items[next++]!;
-      const made = making.add(() => make(item)) as Promise<string | undefined>;
-      // A client that hangs up leaves these unread: their failures are nobody's to report.
-      made.catch(() => undefined);
-      ahead.push(made);
-    }
-    const line = await ahead.shift()!;
-    if (line) yield line;
-  }
-}
-
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 500;
 
@@ -143,7 +116,7 @@ export function snapshotModule(service: SnapshotSources): Module {
         const entries = withDeletions(withTitlesThen(listed.pages.map((p) => ({ ...p, title: p.title.replace(/ /g, '_') })), then), deletions, () => false);
         const headers: Record<string, string> = { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store' };
         if (listed.cont) headers.link = `</${req.domain}/v1/snapshot/?next=${encodeToken({ ...cursor, cont: listed.cont })}>; rel="next"`;
-        const lines = inOrder(entries, async (entry) => (await writer.page(ctx, facts, entry, { at: cursor.at })).line);
+        const lines = linesInOrder(entries, async (entry) => (await writer.page(ctx, facts, entry, { at: cursor.at })).line);
         return { status: 200, headers, body: Readable.from(lines, { objectMode: false }) };
       },
     }],
