@@ -1,12 +1,13 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import { HttpError } from '../util/errors.js';
 import type { Metrics } from '../util/metrics.js';
 import type { RouteMatch, Router } from '../router/router.js';
 import type { ProblemRenderer } from '../router/surface.js';
-import type { Response } from '../router/types.js';
+import type { BodyKind, Response } from '../router/types.js';
 import { AnswerMemo, headersFor, keptHeaders, type Found } from './answer-memo.js';
 import { drainBody, parseBody, readBodyBytes } from './body.js';
 import { NOT_MODIFIED_HEADERS, conditionalRead } from './conditional.js';
@@ -14,6 +15,7 @@ import { addBrowserHeaders, isPreflight, preflightResponse } from './browser-hea
 import { encodeBody, varyForEncoding } from './encoding.js';
 import { relativeLocation } from './relative-location.js';
 import { bodyToBytes, toJson } from './serialize.js';
+import { BodyBudget } from './body-budget.js';
 import { ClientAddress } from './client-address.js';
 import { SendWatch } from './send-watch.js';
 import { StreamGate } from './stream-gate.js';
@@ -36,6 +38,8 @@ export interface HttpOptions {
   clientAddress?: ClientAddress;
   /** Seconds an answer's bytes may wait untouched by its client before the connection is closed (`send_timeout`). */
   sendTimeout?: number;
+  /** Bytes of request bodies held at once (see BodyBudget); by default a quarter of the heap's limit. */
+  bodyBudgetBytes?: number;
   /** Streamed answers at once: per client (`max_streams_per_client`) and in all (`max_streams`). */
   streams?: { perClient: number; total: number };
 }
@@ -129,6 +133,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
   const clientAddress = options.clientAddress ?? new ClientAddress();
   const memo = options.answerMemoBytes ? new AnswerMemo(options.answerMemoBytes) : undefined;
   const sending = new SendWatch((options.sendTimeout ?? 60) * 1000, () => metrics.sendTimeouts.inc());
+  const bodies = new BodyBudget(options.bodyBudgetBytes ?? Math.floor(getHeapStatistics().heap_size_limit / 8));
   const streams = new StreamGate(options.streams?.perClient ?? Infinity, options.streams?.total ?? Infinity);
   /**
    * Answers being made for a key of the memo: a request that arrives meanwhile waits for the
@@ -256,6 +261,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       } else {
         const matched = router.resolve(method, uri);
         match = matched;
+        await holdBody(req, res, matched.route?.body);
         const bytes = await readBodyBytes(req, matched.route?.body, options.maxBodyBytes);
         if (memo && bytes && method === 'POST' && matched.route?.readsOnly) {
           const readKey = AnswerMemo.keyOfRead(uri, admin, headers, bytes);
@@ -270,6 +276,20 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
     }
     if ('call' in next) return invoke(req, res, arrival, admin, memoKey, next.call, next.bytes);
     return finish(req, res, arrival, next.response, match, memoKey);
+  }
+
+  /**
+   * Room in the body budget for the body a route reads, held until its answer is sent: its
+   * declared length, or `max_body_bytes` for one sent in chunks. None for a route that reads no
+   * body, and none for one declared too large (refused with a 413 unread).
+   */
+  async function holdBody(req: IncomingMessage, res: ServerResponse, kind: BodyKind | undefined): Promise<void> {
+    if (!kind) return;
+    const declared = req.headers['content-length'];
+    const length = declared !== undefined ? Number(declared) : req.headers['transfer-encoding'] !== undefined ? options.maxBodyBytes : 0;
+    if (!(length > 0) || length > options.maxBodyBytes) return;
+    const release = await bodies.take(length);
+    res.once('close', release);
   }
 
   /** The matched route's handler called with the body read. */

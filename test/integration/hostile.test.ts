@@ -412,6 +412,20 @@ describe('hostile form bodies against a real process with a small heap', () => {
     assert.equal((await request(`${base}/_health`)).status, 200);
   });
 
+  it('takes a 15 MB form and eight 8 MB documents posted to a transform at once, the bodies a few at a time', async () => {
+    const url = `${base}/wiki.test/v1/transform/html/to/wikitext/Hostile_body`;
+    const html = (mb: number) => `<p>${'abcdefghij '.repeat(Math.floor((mb * 1024 * 1024) / 11))}</p>`;
+    // Parsed by URLSearchParams, one such field took some 160 MB of heap and ended the process.
+    const form = await request(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ html: html(15) }).toString() });
+    assert.ok(form.status < 500, `${form.status} ${form.text.slice(0, 200)}`);
+    // Eight at once, each within max_body_bytes, ran the heap out: they now wait for room.
+    const documents = await Promise.all(Array.from({ length: 8 }, () => request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { html: html(8) } })));
+    assert.deepEqual(documents.map((d) => d.status), Array(8).fill(200), documents.map((d) => d.text.slice(0, 100)).join('\n'));
+    assert.ok(documents.every((d) => d.text.startsWith('abcdefghij abcdefghij')));
+    assert.equal(child.exitCode, null, 'the process is still running');
+    assert.equal((await request(`${base}/_health`)).status, 200);
+  });
+
   it("makes sixty displays of the corpus's longest article asked at once with options no cache has, a few at a time", async () => {
     // Each display holds its article's tree across its links' reads: all at once, a 128 MB heap ran out.
     const url = (i: number) => `${base}/wiki.test/v1/page/United_Kingdom/display?stubthreshold=${i + 1}`;
