@@ -155,7 +155,10 @@ export function restPhpModule(api: PageApi): Module {
     return {
       status: 200,
       headers: tagged({ ...headers, 'content-type': 'application/json', etag, ...(row.timestamp ? { 'last-modified': new Date(row.timestamp).toUTCString() } : {}) }, keys),
-      body: object,
+      // As bytes at once: the page's HTML or wikitext as a JS string (twice its size, beyond ASCII)
+      // is then let go here, not held by the answer while it is compressed and written. Held so,
+      // a hundred long articles' `with_html` asked at once ran a 128 MB heap out.
+      body: Buffer.from(JSON.stringify(object)),
       ...reused,
     };
   }
