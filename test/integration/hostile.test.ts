@@ -441,6 +441,19 @@ describe('hostile form bodies against a real process with a small heap', () => {
     assert.equal((await request(`${base}/_health`)).status, 200);
   });
 
+  it("cuts a thousand sections of the corpus's longest article asked at once a few at a time, refusing the rest with a 503", async () => {
+    // Each held the article's 2.x HTML and its data-parsoid parsed: all at once, a 128 MB heap ran out.
+    const url = (i: number) => `${base}/wiki.test/v1/page/United_Kingdom/wikitext?section=${i}`;
+    assert.equal((await request(url(1))).status, 200, 'the article is there, with sections');
+    const answers = await Promise.all(Array.from({ length: 1000 }, (_, i) => request(url(i))));
+    const statuses = new Set(answers.map((a) => a.status));
+    assert.ok([...statuses].every((s) => [200, 404, 503].includes(s)), [...statuses].join(' '));
+    assert.ok(answers.filter((a) => a.status === 503).every((a) => a.json.type === 'urn:problem:sections-busy' && a.headers['retry-after']));
+    assert.ok(answers.some((a) => a.status === 200) && answers.some((a) => a.status === 404), 'sections there and not there told apart');
+    assert.equal(child.exitCode, null, 'the process is still running');
+    assert.equal((await request(`${base}/_health`)).status, 200);
+  });
+
   it("makes sixty displays of the corpus's longest article asked at once with options no cache has, a few at a time", async () => {
     // Each display holds its article's tree across its links' reads: all at once, a 128 MB heap ran out.
     const url = (i: number) => `${base}/wiki.test/v1/page/United_Kingdom/display?stubthreshold=${i + 1}`;

@@ -16,6 +16,7 @@ import { revisionMetadata, type RevisionRow } from '../model/revision.js';
 import { propOf, propRender, PROPS, type Prop, type PropRender, type RenderHead, type StoredPart } from '../model/render.js';
 import { pageSpecs, REVID } from '../model/page-spec.js';
 import { gunzip } from '../../../util/compression.js';
+import { boundedConcurrency } from '../../../util/concurrency-limit.js';
 
 /** The route's schema admits only these (see v1/spec.ts). */
 const asProp = (prop: string) => prop as Prop;
@@ -120,6 +121,10 @@ export function pageReadModule({ service, caches, cache, html2, normalize }: Pag
    * REST API) the wiki cuts the wikitext itself.
    */
   async function sectionContent(req: RouteRequest, found: PropRender, kind: ContentKind, id: number): Promise<Response> {
+    return sectionTurn(() => cutSection(req, found, kind, id));
+  }
+
+  async function cutSection(req: RouteRequest, found: PropRender, kind: ContentKind, id: number): Promise<Response> {
     const { render } = found;
     if (found.prop !== 'html' && found.prop !== 'wikitext') throw badRequest('A section is read as html or wikitext.', 'section-of-property');
     const html2x = await html2.textOf(req.domain, render);
@@ -142,6 +147,13 @@ export function pageReadModule({ service, caches, cache, html2, normalize }: Pag
     const keys = contentKeys(req.domain, render.title, render.rev, kind === 'latest');
     return { status: 200, headers: tagged(markedIfUnchecked(service.wiki(req.domain), headers), keys), body };
   }
+
+  /**
+   * Sections cut at once by this process, and waiting to be: a section of a long article holds its
+   * whole 2.x HTML, and for wikitext its data-parsoid parsed (tens of MB for an article of 800 KB):
+   * a thousand section numbers asked at once ran a 128 MB heap out. Past those waiting, a 503.
+   */
+  const sectionTurn = boundedConcurrency(2, 256, () => new HttpError(503, 'sections-busy', 'Sections of 258 renders are being cut or waiting; ask again shortly.', { headers: { 'retry-after': '2' } }));
 
   const withTitle = titledHandler(normalize);
 
