@@ -454,6 +454,19 @@ describe('hostile form bodies against a real process with a small heap', () => {
     assert.equal((await request(`${base}/_health`)).status, 200);
   });
 
+  it("makes wikitext of a dozen small edits of the corpus's longest article posted at once, each its own", async () => {
+    // Each holds its original render as strings and objects while Parsoid answers: three hundred
+    // at once ran a 128 MB heap out. How many are made at once is held by html-to-wikitext.test.ts
+    // (a few hundred here would hold the suite's shared wiki for minutes).
+    const history = await request(`${base}/wiki.test/v1/page/United_Kingdom/rev/`);
+    const revid = history.json.items[0].rev as number;
+    const url = `${base}/wiki.test/v1/transform/html/to/wikitext/United_Kingdom/${revid}`;
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { html: `<p>Edit ${i}.</p>` } })));
+    assert.deepEqual([...new Set(answers.map((a) => a.status))], [200], answers.map((a) => `${a.status} ${a.text.slice(0, 80)}`).join('\n'));
+    assert.ok(answers.every((a, i) => a.text.trim() === `Edit ${i}.`));
+    assert.equal(child.exitCode, null, 'the process is still running');
+  });
+
   it("makes sixty displays of the corpus's longest article asked at once with options no cache has, a few at a time", async () => {
     // Each display holds its article's tree across its links' reads: all at once, a 128 MB heap ran out.
     const url = (i: number) => `${base}/wiki.test/v1/page/United_Kingdom/display?stubthreshold=${i + 1}`;

@@ -4,6 +4,8 @@ import type { Wiki } from '../../../upstream/wiki.js';
 import { HTML_2, htmlTypeOf, htmlVersionOf, toHtml2 } from '../model/html-versions.js';
 import type { Render } from '../model/render.js';
 import { gunzip } from '../../../util/compression.js';
+import { boundedConcurrency } from '../../../util/concurrency-limit.js';
+import { HttpError } from '../../../util/errors.js';
 
 /** An element with its data-mw inline: HTML of the 2.x kind. */
 const INLINE_DATA_MW = /<[a-z][^>]*\sdata-mw=/i;
@@ -33,10 +35,30 @@ const is2x = (version: string) => version.startsWith('2.');
  * wikitext without editing) is the revision's own wikitext: what selective serialisation gives
  * back for it, answered from the render without asking Parsoid.
  */
-export async function htmlToWikitext(
-  wiki: Wiki, title: string | undefined, html: string,
-  from: { render?: Render; revid?: number; dataMw?: unknown; scrubWikitext?: boolean; original?: Record<string, unknown>; contentType?: string; contentModel?: string },
-): Promise<Part> {
+export function htmlToWikitext(wiki: Wiki, title: string | undefined, html: string, from: HtmlSource): Promise<Part> {
+  return transformTurn(() => serialised(wiki, title, html, from));
+}
+
+/** What the edited HTML came from (see `htmlToWikitext`). */
+interface HtmlSource {
+  render?: Render;
+  revid?: number;
+  dataMw?: unknown;
+  scrubWikitext?: boolean;
+  original?: Record<string, unknown>;
+  contentType?: string;
+  contentModel?: string;
+}
+
+/**
+ * Edits made wikitext at once by this process, and waiting to be. Each holds its original
+ * render's HTML, data-parsoid and data-mw as strings and objects (some 10 MB for an article of
+ * 800 KB) while the wiki's Parsoid answers: three hundred small edits of a long article posted at
+ * once to a transform ran a 128 MB heap out. Past those waiting, a 503.
+ */
+const transformTurn = boundedConcurrency(8, 256, () => new HttpError(503, 'transforms-busy', 'Edits of 264 documents are being made wikitext or waiting; send this again shortly.', { headers: { 'retry-after': '2' } }));
+
+async function serialised(wiki: Wiki, title: string | undefined, html: string, from: HtmlSource): Promise<Part> {
   // Another content model's HTML (JSON's table) is Parsoid's to turn back into that model's text.
   if (from.contentModel && from.contentModel !== 'wikitext') {
     const part = await wiki.transform('html', 'wikitext', { title, revid: from.revid }, { html, contentmodel: from.contentModel });

@@ -52,4 +52,26 @@ describe('edited HTML to wikitext against its render', () => {
       assert.ok(body.original.html.body.includes('<p id="mwAQ">Text</p>'));
     }
   });
+
+  it('makes eight edits wikitext at once, 256 more waiting, and refuses one more with a 503 before it reads its render', async () => {
+    const waiting: (() => void)[] = [];
+    const wiki = { transform: () => new Promise((resolve) => waiting.push(() => resolve({ contentType: WIKITEXT_TYPE, body: Buffer.from('done') }))) } as unknown as Wiki;
+    const edit = () => htmlToWikitext(wiki, 'Page', HTML_999.replace('Text', 'Text edited'), { render });
+    const admitted = Array.from({ length: 8 + 256 }, edit);
+    for (let t = 0; t < 10; t++) await new Promise((r) => setImmediate(r));
+    assert.equal(waiting.length, 8, 'eight sent to Parsoid, the others not yet prepared');
+    await assert.rejects(edit(), (e: { status?: number; problemType?: string }) => e.status === 503 && e.problemType === 'urn:problem:transforms-busy');
+    let done = 0;
+    for (const p of admitted) void p.then(() => done++);
+    let most = 0;
+    while (done < admitted.length) {
+      most = Math.max(most, waiting.length);
+      if (waiting.length > 0) waiting.shift()!();
+      else await new Promise((r) => setTimeout(r, 1));
+    }
+    assert.ok(most <= 8, `at most eight at Parsoid at once (${most})`);
+    const parts = await Promise.all(admitted);
+    assert.equal(parts.length, 264);
+    assert.ok(parts.every((p) => p.body.toString() === 'done'));
+  });
 });
