@@ -1,3 +1,5 @@
+import { HttpError } from './errors.js';
+
 /**
  * Runs the tasks handed to it at most `n` at a time, in the order given. What a snapshot asks of
  * p-queue, without its events and timers: p-queue cost about 10 µs a task where this costs 2, and a
@@ -27,6 +29,15 @@ export function boundedConcurrency(n: number, maxWaiting: number, busy: () => Er
       else active--;
     }
   };
+}
+
+/**
+ * Heavy work a process does `n` at a time with `maxWaiting` more waiting (each holding a long
+ * article's text or tree while it runs): one more is refused at once, a 503 `kind` with
+ * `Retry-After`, saying that `what` are being made.
+ */
+export function workGate(n: number, maxWaiting: number, kind: string, what: string): <T>(task: () => Promise<T>) => Promise<T> {
+  return boundedConcurrency(n, maxWaiting, () => new HttpError(503, kind, `${n + maxWaiting} ${what} are being made or waiting; ask again shortly.`, { headers: { 'retry-after': '2' } }));
 }
 
 /**

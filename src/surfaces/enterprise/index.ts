@@ -1,7 +1,7 @@
 import type { Module, Response, RouteRequest } from '../../router/types.js';
 import { parseJson } from '../../util/json.js';
 import { HttpError } from '../../util/errors.js';
-import { boundedConcurrency } from '../../util/concurrency-limit.js';
+import { workGate } from '../../util/concurrency-limit.js';
 import { parseTime } from '../../util/tid.js';
 import { ARTICLE_FIELDS, checkFields, contentReuse, passes, selectFields, SNAPSHOT_FIELDS, startOf, STRUCTURED_FIELDS, type PageDoor, type Download, type RealtimeOptions, type ShelvedSnapshot } from '../../modules/page/door.js';
 import { serveDownload } from './downloads.js';
@@ -252,7 +252,7 @@ export function enterpriseModule(page: PageDoor): Module {
     if (!found) throw notFound(`${kind.slice(0, -1)} ${req.params.identifier.slice(0, 200)}`);
     return one(shaped(found, ask), `${kind.slice(0, -1)} ${req.params.identifier.slice(0, 200)}`);
   };
-  const turn = boundedConcurrency(MAKING, MAKING_WAITING, () => new HttpError(503, 'busy', `${MAKING + MAKING_WAITING} records are being made or waiting; ask again shortly.`, { headers: { 'retry-after': '2' } }));
+  const turn = workGate(MAKING, MAKING_WAITING, 'busy', 'records');
   /** A handler that makes a record, run in its turn (`MAKING`). */
   const inTurn = (handler: (req: RouteRequest, ctx: Parameters<Module['routes'][number]['handler']>[1]) => Promise<Response>): Module['routes'][number]['handler'] => (req, ctx) => turn(() => handler(req, ctx));
   const spec = (summary: string, parameters: unknown[] = []) => ({ summary, tags: ['enterprise'], parameters, responses: { 200: { description: summary } } });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { badRequest, HttpError } from '../../../util/errors.js';
-import { boundedConcurrency } from '../../../util/concurrency-limit.js';
+import { badRequest } from '../../../util/errors.js';
+import { workGate } from '../../../util/concurrency-limit.js';
 import { SingleFlight } from '../model/single-flight.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { LinkTargetState } from '../../../upstream/action-api.js';
@@ -74,7 +74,7 @@ export class DisplayPages {
   private readonly keysOfPage = new Map<string, Set<string>>();
   /** Requests for the same display while it is made wait for that one. */
   private readonly making = new SingleFlight();
-  private readonly turn = boundedConcurrency(MAKING, MAKING_WAITING, () => new HttpError(503, 'display-busy', `${MAKING + MAKING_WAITING} displays are being made or waiting; ask again shortly.`, { headers: { 'retry-after': '2' } }));
+  private readonly turn = workGate(MAKING, MAKING_WAITING, 'display-busy', 'displays');
 
   constructor(
     private readonly linkStates: LinkStates,

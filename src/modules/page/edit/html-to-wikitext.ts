@@ -4,8 +4,7 @@ import type { Wiki } from '../../../upstream/wiki.js';
 import { HTML_2, htmlTypeOf, htmlVersionOf, toHtml2 } from '../model/html-versions.js';
 import type { Render } from '../model/render.js';
 import { gunzip } from '../../../util/compression.js';
-import { boundedConcurrency } from '../../../util/concurrency-limit.js';
-import { HttpError } from '../../../util/errors.js';
+import { workGate } from '../../../util/concurrency-limit.js';
 
 /** An element with its data-mw inline: HTML of the 2.x kind. */
 const INLINE_DATA_MW = /<[a-z][^>]*\sdata-mw=/i;
@@ -56,7 +55,7 @@ interface HtmlSource {
  * 800 KB) while the wiki's Parsoid answers: three hundred small edits of a long article posted at
  * once to a transform ran a 128 MB heap out. Past those waiting, a 503.
  */
-const transformTurn = boundedConcurrency(8, 256, () => new HttpError(503, 'transforms-busy', 'Edits of 264 documents are being made wikitext or waiting; send this again shortly.', { headers: { 'retry-after': '2' } }));
+const transformTurn = workGate(8, 256, 'transforms-busy', 'edited documents in wikitext');
 
 async function serialised(wiki: Wiki, title: string | undefined, html: string, from: HtmlSource): Promise<Part> {
   // Another content model's HTML (JSON's table) is Parsoid's to turn back into that model's text.

@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { HttpError } from '../../../util/errors.js';
 import type { BundleRender } from './render.js';
 import { SingleFlight } from './single-flight.js';
-import { boundedConcurrency } from '../../../util/concurrency-limit.js';
+import { workGate } from '../../../util/concurrency-limit.js';
 import { compress, decompress } from '../../../http/encoding.js';
 
 const SPEC = 'https://www.mediawiki.org/wiki/Specs/HTML/';
@@ -187,7 +187,7 @@ export class Html2Cache {
   private readonly made: LRUCache<string, Buffer>;
   /** A render asked for again while it is made waits for that one. */
   private readonly making = new SingleFlight();
-  private readonly threadTurn = boundedConcurrency(THREAD_MAKING, THREAD_WAITING, () => new HttpError(503, 'html-busy', `${THREAD_MAKING + THREAD_WAITING} long renders are being made 2.x or waiting; ask again shortly.`, { headers: { 'retry-after': '2' } }));
+  private readonly threadTurn = workGate(THREAD_MAKING, THREAD_WAITING, 'html-busy', 'long renders in 2.x form');
 
   /** `thread`: where large renders are made 2.x (none: all here). */
   constructor(maxBytes: number, private readonly thread?: Html2Maker) {

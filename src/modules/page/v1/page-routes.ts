@@ -16,7 +16,7 @@ import { revisionMetadata, type RevisionRow } from '../model/revision.js';
 import { propOf, propRender, PROPS, type Prop, type PropRender, type RenderHead, type StoredPart } from '../model/render.js';
 import { pageSpecs, REVID } from '../model/page-spec.js';
 import { gunzip } from '../../../util/compression.js';
-import { boundedConcurrency } from '../../../util/concurrency-limit.js';
+import { workGate } from '../../../util/concurrency-limit.js';
 
 /** The route's schema admits only these (see v1/spec.ts). */
 const asProp = (prop: string) => prop as Prop;
@@ -153,7 +153,7 @@ export function pageReadModule({ service, caches, cache, html2, normalize }: Pag
    * whole 2.x HTML, and for wikitext its data-parsoid parsed (tens of MB for an article of 800 KB):
    * a thousand section numbers asked at once ran a 128 MB heap out. Past those waiting, a 503.
    */
-  const sectionTurn = boundedConcurrency(2, 256, () => new HttpError(503, 'sections-busy', 'Sections of 258 renders are being cut or waiting; ask again shortly.', { headers: { 'retry-after': '2' } }));
+  const sectionTurn = workGate(2, 256, 'sections-busy', 'sections');
 
   const withTitle = titledHandler(normalize);
 
