@@ -1,6 +1,5 @@
 import { HttpError } from '../util/errors.js';
 
-
 /**
  * The bytes of request bodies this process holds at once, however many requests bring them. A
  * body is held from its first byte until its answer is sent, parsed meanwhile into strings of up

@@ -38,7 +38,7 @@ export interface HttpOptions {
   clientAddress?: ClientAddress;
   /** Seconds an answer's bytes may wait untouched by its client before the connection is closed (`send_timeout`). */
   sendTimeout?: number;
-  /** Bytes of request bodies held at once (see BodyBudget); by default a quarter of the heap's limit. */
+  /** Bytes of request bodies held at once (see BodyBudget); by default an eighth of the heap's limit. */
   bodyBudgetBytes?: number;
   /** Streamed answers at once: per client (`max_streams_per_client`) and in all (`max_streams`). */
   streams?: { perClient: number; total: number };
