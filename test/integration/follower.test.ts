@@ -395,7 +395,9 @@ describe('a template\'s dependents: the most-read first', () => {
     const parsoid = env.wikiRequests('parsoid');
     await env.wiki.edit(template, 'Order two.');
     const order: string[] = [];
-    await waitFor('all three re-rendered', 15_000, async () => {
+    // Three renders a second apart, each waiting its turn at the wiki's PHP workers behind other
+    // files' renders: one CI run on a loaded machine needed more than 15 s.
+    await waitFor('all three re-rendered', FOLLOWED_MS + 40_000, async () => {
       for (const t of titles) {
         if (!order.includes(t) && etagOf(await request(`${env.v1}/page/${t}/html`)).tid !== tids[t]) order.push(t);
       }
