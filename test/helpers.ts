@@ -187,14 +187,15 @@ export function startProcess(env: Record<string, string>): { child: ChildProcess
 /**
  * A config file for a service process on a shared SQLite file in `dir`, or on `storage` (two
  * processes, one storage), with short leases so another process finishes a dead one's transactions quickly.
+ * `alsoDomains`: more names for the same wiki (each a wiki of its own to the service).
  */
-export function processConfig(dir: string, domain: string, wikiUrl: string, extra = '', storage?: StorageConfig): Record<string, string> {
+export function processConfig(dir: string, domain: string, wikiUrl: string, extra = '', storage?: StorageConfig, alsoDomains: string[] = []): Record<string, string> {
   const file = path.join(dir, `config-${domainCounter++}.yaml`);
   const shared = storage ?? { backend: 'sqlite', path: path.join(dir, 'shared.sqlite3') };
   fs.writeFileSync(
     file,
     `storage: ${JSON.stringify(shared)}\n` +
-      `wikis:\n  ${domain}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\n    timeout: ${TEST_WIKI_TIMEOUT_S}\n` +
+      `wikis:\n${[domain, ...alsoDomains].map((d) => `  ${d}:\n    action_api: ${wikiUrl}/api.php\n    rest_api: ${wikiUrl}/rest.php\n    timeout: ${TEST_WIKI_TIMEOUT_S}\n`).join('')}` +
       `admin_token: ${ADMIN_TOKEN}\nlog_level: info\ntransaction_lease: 1\ntransaction_sweep_interval: 0.3\n` +
       `${extra.includes('follow_changes') ? '' : 'follow_changes: false\n'}${extra}`,
   );

@@ -32,12 +32,67 @@ export function boundedConcurrency(n: number, maxWaiting: number, busy: () => Er
 }
 
 /**
- * Heavy work a process does `n` at a time with `maxWaiting` more waiting (each holding a long
- * article's text or tree while it runs): one more is refused at once, a 503 `kind` with
- * `Retry-After`, saying that `what` are being made.
+ * `boundedConcurrency` shared fairly by keys (the wikis of a farm): a freed place goes to the next
+ * key in turn with a task waiting, not to the oldest waiting task, and when every waiting place is
+ * taken a newcomer whose key waits for fewer tasks than the key waiting for the most takes that
+ * key's newest place (refused with `busy()` in its stead). One key alone may still use every place;
+ * a flood of one key's tasks neither refuses other keys' tasks nor makes them wait behind it.
  */
-export function workGate(n: number, maxWaiting: number, kind: string, what: string): <T>(task: () => Promise<T>) => Promise<T> {
-  return boundedConcurrency(n, maxWaiting, () => new HttpError(503, kind, `${n + maxWaiting} ${what} are being made or waiting; ask again shortly.`, { headers: { 'retry-after': '2' } }));
+export function fairConcurrency(n: number, maxWaiting: number, busy: () => Error): <T>(key: string, task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  let waitingCount = 0;
+  /** Keys with tasks waiting, in the order their turns come (a key served moves to the end). */
+  const waiting = new Map<string, { start: () => void; refuse: (err: Error) => void }[]>();
+  const handOver = (): boolean => {
+    for (const [key, queue] of waiting) {
+      const next = queue.shift()!;
+      waiting.delete(key);
+      if (queue.length > 0) waiting.set(key, queue);
+      waitingCount--;
+      next.start();
+      return true;
+    }
+    return false;
+  };
+  /** Takes a waiting place from the key waiting for the most, if it waits for more than `key` would. */
+  const displaced = (key: string): boolean => {
+    let longest: string | undefined;
+    let most = 0;
+    for (const [k, queue] of waiting) if (queue.length > most) [longest, most] = [k, queue.length];
+    if (longest === undefined || most <= (waiting.get(key)?.length ?? 0) + 1) return false;
+    const queue = waiting.get(longest)!;
+    queue.pop()!.refuse(busy());
+    if (queue.length === 0) waiting.delete(longest);
+    waitingCount--;
+    return true;
+  };
+  return async <T>(key: string, task: () => Promise<T>): Promise<T> => {
+    if (active < n) active++;
+    else {
+      if (waitingCount >= maxWaiting && !displaced(key)) throw busy();
+      await new Promise<void>((start, refuse) => {
+        const queue = waiting.get(key);
+        if (queue) queue.push({ start, refuse });
+        else waiting.set(key, [{ start, refuse }]);
+        waitingCount++;
+      });
+    }
+    try {
+      return await task();
+    } finally {
+      // A finished task hands its place to the next waiting one: no newcomer takes it in between.
+      if (!handOver()) active--;
+    }
+  };
+}
+
+/**
+ * Heavy work a process does `n` at a time with `maxWaiting` more waiting (each holding a long
+ * article's text or tree while it runs), shared fairly by wikis (`fairConcurrency`): one more is
+ * refused at once, a 503 `kind` with `Retry-After`, saying that `what` are being made.
+ */
+export function workGate(n: number, maxWaiting: number, kind: string, what: string): <T>(wiki: string, task: () => Promise<T>) => Promise<T> {
+  return fairConcurrency(n, maxWaiting, () => new HttpError(503, kind, `${n + maxWaiting} ${what} are being made or waiting; ask again shortly.`, { headers: { 'retry-after': '2' } }));
 }
 
 /**

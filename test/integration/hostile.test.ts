@@ -353,7 +353,7 @@ describe('hostile form bodies against a real process with a small heap', () => {
   before(async () => {
     const { tempDir, processConfig, startProcess } = await import('../helpers.js');
     const { WIKI_URL } = await import('../wiki.js');
-    const started = startProcess({ ...processConfig(tempDir(), 'wiki.test', WIKI_URL), NODE_OPTIONS: '--max-old-space-size=128' });
+    const started = startProcess({ ...processConfig(tempDir(), 'wiki.test', WIKI_URL, '', undefined, ['other.test']), NODE_OPTIONS: '--max-old-space-size=128' });
     child = started.child;
     base = `http://127.0.0.1:${await started.port}`;
   });
@@ -441,11 +441,23 @@ describe('hostile form bodies against a real process with a small heap', () => {
     assert.equal((await request(`${base}/_health`)).status, 200);
   });
 
-  it("cuts a thousand sections of the corpus's longest article asked at once a few at a time, refusing the rest with a 503", async () => {
+  it("cuts a thousand sections of the corpus's longest article asked at once a few at a time, refusing the rest with a 503, and serves another wiki's section meanwhile", async () => {
     // Each held the article's 2.x HTML and its data-parsoid parsed: all at once, a 128 MB heap ran out.
-    const url = (i: number) => `${base}/wiki.test/v1/page/United_Kingdom/wikitext?section=${i}`;
+    const url = (i: number, domain = 'wiki.test') => `${base}/${domain}/v1/page/United_Kingdom/wikitext?section=${i}`;
     assert.equal((await request(url(1))).status, 200, 'the article is there, with sections');
-    const answers = await Promise.all(Array.from({ length: 1000 }, (_, i) => request(url(i))));
+    assert.equal((await request(url(2, 'other.test'))).status, 200, 'and stored for the other wiki');
+    const { waitFor } = await import('../wiki.js');
+    let answered = 0;
+    const flood = Array.from({ length: 1000 }, (_, i) => request(url(i)).then((a) => (answered++, a)));
+    // Sent once the flood's requests have all arrived and filled the gate's waiting places: the
+    // other wiki takes a place from the flood's newest, and its turn comes next.
+    await waitFor('the flood refused in part', 30_000, async () => (answered >= 100 ? true : undefined));
+    const other = await request(url(3, 'other.test'));
+    const answeredBeforeOther = answered;
+    const answers = await Promise.all(flood);
+    assert.equal(other.status, 200, `${other.status} ${other.text.slice(0, 200)}`);
+    const admitted = answers.filter((a) => a.status !== 503).length;
+    assert.ok(answeredBeforeOther - (1000 - admitted) < admitted / 4, `the other wiki's section came before most of the flood's (${answeredBeforeOther} of 1000 answered, ${admitted} admitted)`);
     const statuses = new Set(answers.map((a) => a.status));
     assert.ok([...statuses].every((s) => [200, 404, 503].includes(s)), [...statuses].join(' '));
     assert.ok(answers.filter((a) => a.status === 503).every((a) => a.json.type === 'urn:problem:sections-busy' && a.headers['retry-after']));

@@ -254,7 +254,7 @@ export function enterpriseModule(page: PageDoor): Module {
   };
   const turn = workGate(MAKING, MAKING_WAITING, 'busy', 'records');
   /** A handler that makes a record, run in its turn (`MAKING`). */
-  const inTurn = (handler: (req: RouteRequest, ctx: Parameters<Module['routes'][number]['handler']>[1]) => Promise<Response>): Module['routes'][number]['handler'] => (req, ctx) => turn(() => handler(req, ctx));
+  const inTurn = (handler: (req: RouteRequest, ctx: Parameters<Module['routes'][number]['handler']>[1]) => Promise<Response>): Module['routes'][number]['handler'] => (req, ctx) => turn(req.domain, () => handler(req, ctx));
   const spec = (summary: string, parameters: unknown[] = []) => ({ summary, tags: ['enterprise'], parameters, responses: { 200: { description: summary } } });
   const snapshotParam = { name: 'identifier', in: 'path', required: true, schema: { type: 'string', maxLength: 300 } };
   const chunkParam = { name: 'chunk', in: 'path', required: true, schema: { type: 'string', maxLength: 320 } };

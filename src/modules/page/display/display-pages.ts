@@ -106,7 +106,7 @@ export class DisplayPages {
         return cached;
       }
     }
-    const answer = await this.making.run(key, () => this.turn(() => this.make(ctx, domain, render, options, latest, key, images)));
+    const answer = await this.making.run(key, () => this.turn(domain, () => this.make(ctx, domain, render, options, latest, key, images)));
     this.cache.set(key, answer);
     let keys = this.keysOfPage.get(page);
     if (!keys) this.keysOfPage.set(page, (keys = new Set()));

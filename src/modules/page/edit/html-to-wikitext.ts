@@ -35,7 +35,7 @@ const is2x = (version: string) => version.startsWith('2.');
  * back for it, answered from the render without asking Parsoid.
  */
 export function htmlToWikitext(wiki: Wiki, title: string | undefined, html: string, from: HtmlSource): Promise<Part> {
-  return transformTurn(() => serialised(wiki, title, html, from));
+  return transformTurn(wiki.domain, () => serialised(wiki, title, html, from));
 }
 
 /** What the edited HTML came from (see `htmlToWikitext`). */

@@ -205,22 +205,22 @@ export class Html2Cache {
     const hit = this.made.get(key);
     if (hit) return hit;
     return this.making.run(key, async () => {
-      const made = (await this.onThread(render)) ?? (await this.here(render));
+      const made = (await this.onThread(domain, render)) ?? (await this.here(render));
       this.made.set(key, made);
       return made;
     });
   }
 
   /** A large render's 2.x HTML, made on the thread; undefined for one made here. */
-  private onThread(render: BundleRender): Promise<Buffer> | undefined {
+  private onThread(domain: string, render: BundleRender): Promise<Buffer> | undefined {
     if (!this.thread) return undefined;
     if (render.plain) {
       const { html, dataMw } = render.plain;
-      return html.length + dataMw.length >= THREAD_HTML2_BYTES ? this.threadTurn(() => this.thread!({ html, dataMw, gzipped: false })) : undefined;
+      return html.length + dataMw.length >= THREAD_HTML2_BYTES ? this.threadTurn(domain, () => this.thread!({ html, dataMw, gzipped: false })) : undefined;
     }
     const html = render.parts.html;
     const dataMw = render.parts['data-mw'];
-    return (html.length + dataMw.length) * GZIP_RATIO >= THREAD_HTML2_BYTES ? this.threadTurn(() => this.thread!({ html, dataMw, gzipped: true })) : undefined;
+    return (html.length + dataMw.length) * GZIP_RATIO >= THREAD_HTML2_BYTES ? this.threadTurn(domain, () => this.thread!({ html, dataMw, gzipped: true })) : undefined;
   }
 
   private async here(render: BundleRender): Promise<Buffer> {

@@ -121,7 +121,7 @@ export function pageReadModule({ service, caches, cache, html2, normalize }: Pag
    * REST API) the wiki cuts the wikitext itself.
    */
   async function sectionContent(req: RouteRequest, found: PropRender, kind: ContentKind, id: number): Promise<Response> {
-    return sectionTurn(() => cutSection(req, found, kind, id));
+    return sectionTurn(req.domain, () => cutSection(req, found, kind, id));
   }
 
   async function cutSection(req: RouteRequest, found: PropRender, kind: ContentKind, id: number): Promise<Response> {
