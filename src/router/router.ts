@@ -45,6 +45,8 @@ export interface ContextOptions {
   external?: boolean;
   /** The outside request this one serves, for logs; a root request is its own. */
   root?: { method: string; uri: string };
+  /** Who the outside request is from (see RequestContext.client), worked out when first asked. */
+  client?: () => string;
 }
 
 /** Turns `/{domain}/x/{id}` into find-my-way's `/:domain/x/:id`. */
@@ -306,6 +308,7 @@ class Context implements RequestContext {
   readonly external: boolean;
   readonly root?: { method: string; uri: string };
   private child: RequestContext | undefined;
+  private clientAddress: string | undefined;
 
   constructor(private readonly router: Router, private readonly options: ContextOptions) {
     this.requestId = options.requestId;
@@ -314,6 +317,10 @@ class Context implements RequestContext {
     this.depth = options.depth ?? 0;
     this.external = options.external ?? false;
     this.root = options.root;
+  }
+
+  client(): string | undefined {
+    return (this.clientAddress ??= this.options.client?.());
   }
 
   request(req: Request): Promise<Response> {

@@ -58,6 +58,12 @@ export interface RequestContext {
   readonly external: boolean;
   /** The outside request at the root of this one (for logs and traces), if there is one. */
   readonly root?: { method: string; uri: string };
+  /**
+   * Who the outside request is from, for limits per client: its address, or the one a trusted
+   * proxy names, an IPv6 client by its /64 (see http/client-address.ts); undefined for work the
+   * service does of itself.
+   */
+  client(): string | undefined;
   readonly log: Logger;
   /** Issue an internal request through the same dispatcher, without an HTTP hop. Rejects with HttpError on status >= 400. */
   request(req: Request): Promise<Response>;

@@ -110,6 +110,11 @@ export interface WikiUser {
   id: number;
   name: string;
   anon: boolean;
+  /**
+   * The wiki's `edit` rate limits that apply to them, by category (`{ip: {hits: 8, seconds: 60}}`);
+   * empty when none do (`noratelimit`). Given by `userInfo` alone.
+   */
+  editLimits?: Record<string, { hits: number; seconds: number }>;
 }
 
 /** What an edit needs to know first: a CSRF token, who the caller is, and the page's latest revision. */

@@ -137,13 +137,13 @@ export class ActionApi {
   async userInfo(credentials: Credentials): Promise<WikiUser> {
     let json: Record<string, any>;
     try {
-      json = await this.call({ action: 'query', meta: 'userinfo' }, { credentials });
+      json = await this.call({ action: 'query', meta: 'userinfo', uiprop: 'ratelimits' }, { credentials });
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       throw new HttpError(502, 'upstream-error', `The Action API failed: ${e.info}`);
     }
     const info = json.query.userinfo;
-    return { id: info.id as number, name: info.name as string, anon: !!info.anon };
+    return { id: info.id as number, name: info.name as string, anon: !!info.anon, editLimits: info.ratelimits?.edit ?? {} };
   }
 
   /** Whether `token` is the CSRF token of the credentials' session (the wiki decides). */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { branchSuite } from '../branch-suite.js';
 import { admin, BACKENDS, request, sleep, startProcess, type TestServer } from '../helpers.js';
-import { crashTestProcesses, startAgainstWiki, waitFor, type AgainstWiki } from '../wiki.js';
+import { crashTestProcesses, FAST_FOLLOWER, startAgainstWiki, waitFor, WIKI_URL, WikiAdmin, type AgainstWiki } from '../wiki.js';
 
 const RUN = Date.now().toString(36);
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -75,5 +75,69 @@ describe('a promote survives kill -9 in its transaction (two real processes)', (
     assert.equal((await request(`${base}/${domain}/v1/page/${title}/branches/${made.json.branch}/promote`, { method: 'POST', headers: JSON_TYPE })).status, 409);
     const history = await wiki.history(title, 10);
     assert.equal(history.filter((h) => h.revid > rev0).length, 1, 'one edit');
+  });
+});
+
+describe("changes of drafts counted against the wiki's own edit rate limits", () => {
+  let env: AgainstWiki;
+  before(async () => {
+    env = await startAgainstWiki({ ...FAST_FOLLOWER });
+  });
+  after(() => env.close());
+
+  it("keeps a user's branch listed, and moves every branch with its page, past a thousand anonymous branches of it", async () => {
+    const title = `Branch crowd ${RUN}`;
+    const rev = await env.wiki.edit(title, 'Crowded.');
+    const url = (t: string) => `${env.v1}/page/${encodeURIComponent(t)}/branches/`;
+    const session = { cookie: env.wiki.cookieHeader(), 'x-csrf-token': env.wiki.csrfToken() };
+    const start = (headers: Record<string, string>, text: string) => request(url(title), { method: 'POST', headers: { ...JSON_TYPE, ...headers }, body: { wikitext: text, base_revid: rev } });
+    const own = await start(session, 'Mine.');
+    assert.equal(own.status, 201, own.text);
+    const anonymous: string[] = [];
+    for (let i = 0; i < 1005; i += 25) {
+      const made = await Promise.all(Array.from({ length: 25 }, (_, j) => start({}, `Anonymous ${i + j}.`)));
+      for (const m of made) {
+        assert.equal(m.status, 201, m.text);
+        anonymous.push(m.json.branch);
+      }
+    }
+    // Read newest first, a page's list of a thousand would end before the user's own.
+    const listed = await request(url(title), { headers: session });
+    assert.deepEqual(listed.json.items.map((b: { branch: string }) => b.branch), [own.json.branch]);
+    const to = `${title} moved`;
+    await env.wiki.move(title, to);
+    const meta = (branch: string, headers: Record<string, string> = {}) => request(`${url(to)}${branch}`, { headers });
+    await waitFor('the oldest anonymous branch moved', 60_000, async () => ((await meta(anonymous[0]!)).status === 200 ? true : undefined));
+    assert.equal((await meta(anonymous[anonymous.length - 1]!)).json.page, to.replace(/ /g, '_'));
+    assert.equal((await meta(own.json.branch, session)).status, 200);
+  });
+
+  it("refuses a user's writes past the wiki's edit limit for them with 429 and Retry-After, and counts no one else's", async () => {
+    const reviewer = await new WikiAdmin().login('Reviewer');
+    // The wiki's word on the limit (its bot password grants no `noratelimit`): 90 a minute by MediaWiki's defaults.
+    const info = await fetch(`${WIKI_URL}/api.php?action=query&meta=userinfo&uiprop=ratelimits&format=json&formatversion=2`, { headers: { cookie: reviewer.cookieHeader() } });
+    const limits = ((await info.json()) as { query: { userinfo: { ratelimits: Record<string, Record<string, unknown>> } } }).query.userinfo.ratelimits;
+    const limit = limits.edit!.user as { hits: number; seconds: number };
+    assert.ok(limit.hits >= 1 && limit.hits <= 200, JSON.stringify(limits));
+    const title = `Branch rate ${RUN}`;
+    const rev = await env.wiki.edit(title, 'Limited.');
+    const url = `${env.v1}/page/${encodeURIComponent(title)}/branches/`;
+    const session = { cookie: reviewer.cookieHeader(), 'x-csrf-token': reviewer.csrfToken() };
+    const start = (headers: Record<string, string>, i: number) => request(url, { method: 'POST', headers: { ...JSON_TYPE, ...headers }, body: { wikitext: `Draft ${i}.`, base_revid: rev } });
+    for (let i = 0; i < limit.hits; i += 10) {
+      const made = await Promise.all(Array.from({ length: Math.min(10, limit.hits - i) }, (_, j) => start(session, i + j)));
+      assert.deepEqual([...new Set(made.map((m) => m.status))], [201], made.map((m) => m.text).join('\n'));
+    }
+    const refused = await start(session, limit.hits);
+    assert.equal(refused.status, 429, refused.text);
+    assert.equal(refused.json.type, 'urn:problem:rate-limited');
+    assert.match(refused.headers['content-type'] ?? '', /problem\+json/);
+    const wait = Number(refused.headers['retry-after']);
+    assert.ok(wait >= 1 && wait <= 2 * limit.seconds, `Retry-After ${wait}`);
+    // A version of a branch is a change too; reading is not.
+    const branch = (await request(url, { headers: session })).json.items[0].branch as string;
+    assert.equal((await request(`${url}${branch}/wikitext`, { headers: session })).status, 200);
+    // Anonymous callers are another count (and this wiki exempts them: `noratelimit` for everyone but bot passwords without it).
+    for (let i = 0; i < 3; i++) assert.equal((await start({}, i)).status, 201);
   });
 });

@@ -67,7 +67,7 @@ describe('renders across processes sharing the storage (workers, or several mach
 describe('a render lease', () => {
   /** Internal requests answered by hand: every lease write succeeds; `writes` records them. */
   const context = (writes: Request[]): RequestContext => ({
-    requestId: 't', depth: 0, admin: true, external: false, log: pino({ level: 'silent' }),
+    requestId: 't', depth: 0, admin: true, external: false, client: () => undefined, log: pino({ level: 'silent' }),
     request: async (req) => {
       writes.push(req);
       return { status: 201, body: {} };

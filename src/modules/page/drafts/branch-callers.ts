@@ -5,6 +5,7 @@ import type { RequestContext, RouteRequest } from '../../../router/types.js';
 import type { Credentials } from '../../../upstream/action-api.js';
 import type { Wiki } from '../../../upstream/wiki.js';
 import { forwardedCredentials } from '../edit/save-routes.js';
+import { countedUnder, MEDIAWIKI_ANON_EDIT_LIMITS, WriteLimits, type EditLimits } from './write-limits.js';
 
 /** Who asks: a wiki user's name, or null (anonymous), with what identifies them to the wiki. */
 export interface Caller {
@@ -17,6 +18,12 @@ export interface Caller {
 /** How long the wiki's word on who a session is, or on its token, is kept. */
 const KNOWN_MS = 60_000;
 
+/** A session as the wiki knows it: the user (null: anonymous) and the edit rate limits that apply to them. */
+interface Known {
+  user: string | null;
+  limits: EditLimits;
+}
+
 /**
  * The caller of a branch route, as the wiki knows them: their Cookie or Authorization is sent to
  * `meta=userinfo` (once a minute per session). The service's own admin credential is never
@@ -25,24 +32,41 @@ const KNOWN_MS = 60_000;
  * A browser sends its cookies with any form a web page posts, so a change made as a user known
  * only by a Cookie carries that user's own CSRF token (`csrf_token` or `X-CSRF-Token`), checked by
  * the wiki (`action=checktoken`): without one it is 403, as for saves.
+ *
+ * Every change counts against the wiki's own edit rate limits for that caller (`uiprop=ratelimits`:
+ * none for those it exempts), as an edit would: a branch is stored for weeks, and anyone may start
+ * one, so without them one client could write drafts as fast as storage takes them.
  */
 export class BranchCallers {
-  private readonly known = new BoundedMap<string, { user: Promise<string | null>; until: number }>(10_000);
+  private readonly known = new BoundedMap<string, { who: Promise<Known>; until: number }>(10_000);
   private readonly tokens = new BoundedMap<string, { valid: Promise<boolean>; until: number }>(10_000);
+  private readonly writes = new WriteLimits();
 
   constructor(private readonly wiki: (domain: string) => Wiki) {}
 
   /** Who the request's credentials belong to. */
   async reader(req: Pick<RouteRequest, 'headers' | 'domain'>, ctx: RequestContext): Promise<Caller> {
-    const credentials = forwardedCredentials(req, ctx);
-    if (req.headers['x-csrf-token']) credentials.csrfToken = req.headers['x-csrf-token'];
-    const { user, until } = this.userOf(req.domain, credentials);
-    return { user: await user, credentials, knownUntil: until };
+    return (await this.identified(req, ctx, false)).caller;
   }
 
-  /** Who asks for a change; a Cookie session must prove it meant to (its CSRF token). */
+  /** The caller, and (`withLimits`, or with a session) the wiki's word on them. */
+  private async identified(req: Pick<RouteRequest, 'headers' | 'domain'>, ctx: RequestContext, withLimits: boolean): Promise<{ caller: Caller; known: Known }> {
+    const credentials = forwardedCredentials(req, ctx);
+    if (req.headers['x-csrf-token']) credentials.csrfToken = req.headers['x-csrf-token'];
+    // Without a session the caller is anonymous: the wiki need not be asked to read.
+    const anonymous = !credentials.cookie && !credentials.authorization;
+    if (anonymous && !withLimits) return { caller: { user: null, credentials, knownUntil: Infinity }, known: { user: null, limits: {} } };
+    const { who, until } = this.whoIs(req.domain, credentials);
+    const known = await who;
+    return { caller: { user: known.user, credentials, knownUntil: anonymous ? Infinity : until }, known };
+  }
+
+  /**
+   * Who asks for a change; a Cookie session must prove it meant to (its CSRF token); the change
+   * counted against the wiki's edit rate limits for them (429 `rate-limited` past one).
+   */
   async writer(req: Pick<RouteRequest, 'headers' | 'domain'>, ctx: RequestContext, bodyToken?: unknown): Promise<Caller> {
-    const caller = await this.reader(req, ctx);
+    const { caller, known } = await this.identified(req, ctx, true);
     if (typeof bodyToken === 'string' && bodyToken) caller.credentials.csrfToken = bodyToken;
     const { cookie, authorization, csrfToken } = caller.credentials;
     if (caller.user !== null && cookie && !authorization) {
@@ -53,6 +77,7 @@ export class BranchCallers {
         throw new HttpError(403, 'bad-token', 'The CSRF token is not the one of your session on the wiki.', { extensions: { wiki_code: 'badtoken' } });
       }
     }
+    this.writes.take(req.domain, countedUnder(known.user, ctx.client(), known.limits));
     return caller;
   }
 
@@ -74,16 +99,22 @@ export class BranchCallers {
     return createHash('sha256').update(`${domain}\u0000${credentials.cookie ?? ''}\u0000${credentials.authorization ?? ''}\u0000${extra}`).digest('base64url');
   }
 
-  private userOf(domain: string, credentials: Credentials): { user: Promise<string | null>; until: number } {
-    if (!credentials.cookie && !credentials.authorization) return { user: Promise.resolve(null), until: Infinity };
-    const key = this.keyOf(domain, credentials);
+  /**
+   * Who a session is, asked of the wiki once a minute. Without a session: anonymous (for as long
+   * as that stays true), with the limits the wiki sets anonymous editors, asked once a minute per
+   * wiki, or MediaWiki's defaults while it cannot be asked.
+   */
+  private whoIs(domain: string, credentials: Credentials): { who: Promise<Known>; until: number } {
+    const anonymous = !credentials.cookie && !credentials.authorization;
+    const key = anonymous ? `anonymous\u0000${domain}` : this.keyOf(domain, credentials);
     const now = Date.now();
     const hit = this.known.get(key);
     if (hit && hit.until > now) return hit;
-    const known = { user: this.wiki(domain).api.userInfo(credentials).then((u) => (u.anon ? null : u.name)), until: now + KNOWN_MS };
-    this.known.set(key, known);
-    known.user.catch(() => this.known.delete(key));
-    return known;
+    const asked = this.wiki(domain).api.userInfo(anonymous ? {} : credentials).then((u): Known => ({ user: u.anon ? null : u.name, limits: u.editLimits ?? {} }));
+    const who = anonymous ? asked.catch((): Known => ({ user: null, limits: MEDIAWIKI_ANON_EDIT_LIMITS })) : asked;
+    this.known.set(key, { who, until: now + KNOWN_MS });
+    who.catch(() => this.known.delete(key));
+    return { who, until: now + KNOWN_MS };
   }
 
   private tokenValid(domain: string, credentials: Credentials, token: string): Promise<boolean> {

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { HttpError, badRequest } from '../../../util/errors.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { AnswerValidity } from '../../../storage/answer-validity.js';
-import { tidAfter, tidTime, unguessableTid } from '../../../util/tid.js';
+import { compareTids, tidAfter, tidTime, unguessableTid } from '../../../util/tid.js';
 import { BoundedMap } from '../../../util/bounded-map.js';
 import type { PageSaver, SaveResult } from '../edit/page-saver.js';
 import { step } from '../edit/save-steps.js';
@@ -174,11 +174,18 @@ export class Branches {
     return { head: full, version: { tid, ...content }, others };
   }
 
-  /** The page's open branches `caller` may see: their own, and those shared with them. */
+  /**
+   * The page's open branches `caller` may see: their own, and those shared with them. Read from
+   * the caller's own lists, not the page's: anyone may start branches of a page (anonymous ones
+   * too), and a page's list read newest first would let a flood of them hide a user's own.
+   */
   async visibleOfPage(ctx: RequestContext, domain: string, title: string, caller: Caller): Promise<ListedBranch[]> {
     if (caller.user === null) return [];
-    const listed = await this.tablesOf(domain).lists.ofPage(ctx, title);
-    return listed.filter((b) => b.owner === caller.user || (caller.user !== null && b.shares[caller.user] !== undefined));
+    const { own, shared } = await this.ofUser(ctx, domain, caller.user);
+    const seen = new Set<string>();
+    return [...own, ...shared]
+      .filter((b) => b.page === title && b.state === 'open' && !seen.has(b.branch) && seen.add(b.branch))
+      .sort((a, b) => compareTids(b.branch, a.branch));
   }
 
   /** A user's own branches and those shared with them, on every page. */
@@ -353,11 +360,14 @@ export class Branches {
   async pageMoved(ctx: RequestContext, domain: string, from: string, to: string): Promise<number> {
     const t = this.tablesOf(domain);
     let moved = 0;
-    for (const listed of await t.lists.ofPage(ctx, from)) {
-      const head = await t.branches.head(ctx, listed.branch);
-      if (!head || head.page !== from) continue;
-      await this.changeMeta(ctx, domain, head, { page: to });
-      moved++;
+    // Every page of the list, however many branches anyone started: each moved is written out of it.
+    for await (const listedPage of t.lists.allOfPage(ctx, from)) {
+      for (const listed of listedPage) {
+        const head = await t.branches.head(ctx, listed.branch);
+        if (!head || head.page !== from) continue;
+        await this.changeMeta(ctx, domain, head, { page: to });
+        moved++;
+      }
     }
     return moved;
   }

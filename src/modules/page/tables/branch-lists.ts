@@ -67,24 +67,30 @@ export class BranchLists {
     await Promise.all(lists.map((list) => this.table.delete(ctx, { list, branch })));
   }
 
-  private async read(ctx: RequestContext, list: string): Promise<ListedBranch[]> {
-    const { items } = await this.table.query(ctx, { attributes: { list }, limit: MAX_LISTED });
+  private async read(ctx: RequestContext, list: string, next?: string): Promise<{ items: ListedBranch[]; next?: string }> {
+    const page = await this.table.query(ctx, { attributes: { list }, limit: MAX_LISTED, ...(next ? { next } : {}) });
     // An entry is true to the day: one whose branch expired a day ago or more waits for the sweep.
     const live = Date.now() - (this.ttlSeconds + 86400) * 1000;
-    return items.filter((row) => Date.parse(row.updated as string) > live).map((row) => ({
+    const items = page.items.filter((row) => Date.parse(row.updated as string) > live).map((row) => ({
       branch: row.branch as string, page: row.page as string, owner: (row.owner as string | null) ?? null, state: row.state as BranchState,
       updated: row.updated as string, shares: (row.shares as Record<string, Access> | null) ?? {},
     }));
+    return { items, ...(page.next ? { next: page.next } : {}) };
   }
 
-  /** The page's open branches. */
-  ofPage(ctx: RequestContext, title: string): Promise<ListedBranch[]> {
-    return this.read(ctx, PAGE(title));
+  /** Every open branch of the page, anyone's, a page of entries at a time (a move takes them all along). */
+  async *allOfPage(ctx: RequestContext, title: string): AsyncGenerator<ListedBranch[]> {
+    let next: string | undefined;
+    do {
+      const read = await this.read(ctx, PAGE(title), next);
+      yield read.items;
+      next = read.next;
+    } while (next);
   }
 
   /** A user's own branches, and those shared with them. */
   async ofUser(ctx: RequestContext, user: string): Promise<{ own: ListedBranch[]; shared: ListedBranch[] }> {
     const [own, shared] = await Promise.all([this.read(ctx, OWNER(user)), this.read(ctx, SHARED(user))]);
-    return { own, shared };
+    return { own: own.items, shared: shared.items };
   }
 }

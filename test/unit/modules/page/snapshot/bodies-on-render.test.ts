@@ -9,7 +9,7 @@ import type { Request, RequestContext } from '../../../../../src/router/types.js
 
 /** Internal requests answered by `answer`; `seen` records them. */
 function context(seen: Request[], answer: (req: Request) => Promise<{ status: number; body: unknown }>): RequestContext {
-  return { requestId: 't', depth: 0, admin: true, external: false, log: pino({ level: 'silent' }), request: async (req) => (seen.push(req), answer(req)) };
+  return { requestId: 't', depth: 0, admin: true, external: false, client: () => undefined, log: pino({ level: 'silent' }), request: async (req) => (seen.push(req), answer(req)) };
 }
 
 const render = { title: 'Page', rev: 7, tid: '11111111-0000-1000-8000-000000000000' };
