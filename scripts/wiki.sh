@@ -91,6 +91,9 @@ wfLoadExtension( 'Parsoid', "\$IP/vendor/wikimedia/parsoid/extension.json" );
 \$wgGroupPermissions['*']['edit'] = true;
 \$wgGroupPermissions['*']['createpage'] = true;
 \$wgGroupPermissions['*']['noratelimit'] = true;
+// A limit the tests can reach: bot passwords without the highvolume grant (Reviewer's) lose
+// noratelimit, so Reviewer's stashes of HTML are limited, everyone else's not.
+\$wgRateLimits['stashbasehtml']['user'] = [ 5, 60 ];
 \$wgGroupPermissions['sysop']['deleterevision'] = true;
 \$wgGroupPermissions['sysop']['deletelogentry'] = true;
 \$wgJobRunRate = 0;

@@ -111,10 +111,10 @@ export interface WikiUser {
   name: string;
   anon: boolean;
   /**
-   * The wiki's `edit` rate limits that apply to them, by category (`{ip: {hits: 8, seconds: 60}}`);
-   * empty when none do (`noratelimit`). Given by `userInfo` alone.
+   * The wiki's rate limits that apply to them, by action and category (`{edit: {ip: {hits: 8,
+   * seconds: 60}}}`); empty when none do (`noratelimit`). Given by `userInfo` alone.
    */
-  editLimits?: Record<string, { hits: number; seconds: number }>;
+  rateLimits?: Record<string, Record<string, { hits: number; seconds: number }>>;
 }
 
 /** What an edit needs to know first: a CSRF token, who the caller is, and the page's latest revision. */

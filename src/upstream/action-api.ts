@@ -143,7 +143,7 @@ export class ActionApi {
       throw new HttpError(502, 'upstream-error', `The Action API failed: ${e.info}`);
     }
     const info = json.query.userinfo;
-    return { id: info.id as number, name: info.name as string, anon: !!info.anon, editLimits: info.ratelimits?.edit ?? {} };
+    return { id: info.id as number, name: info.name as string, anon: !!info.anon, rateLimits: info.ratelimits ?? {} };
   }
 
   /** Whether `token` is the CSRF token of the credentials' session (the wiki decides). */

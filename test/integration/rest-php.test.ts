@@ -450,6 +450,35 @@ describe('rest.php/v1: MediaWiki REST API from storage', () => {
     assert.equal((await request(`${rest}/page/${key}/bare`)).json.latest.id, merged.json.latest.id, 'nothing saved');
   });
 
+  it("counts stashes against the wiki's own stashbasehtml limit for the caller, answering as the wiki does past it", async () => {
+    // Reviewer's bot password has no noratelimit and the test wiki limits users to 5 stashes a
+    // minute (scripts/wiki.sh); anonymous callers (noratelimit there) and the bot are not limited.
+    const { WikiAdmin } = await import('../wiki.js');
+    const reviewer = await new WikiAdmin().login('Reviewer');
+    const session = { cookie: reviewer.cookieHeader() };
+    const title = `Rest php stash limit ${RUN}`;
+    await a.wiki.edit(title, 'Stashed often.');
+    const key = encodeURIComponent(title.replace(/ /g, '_'));
+    const sequence = async (base: string, headers: Record<string, string>) => {
+      const answers = [];
+      for (let i = 0; i < 7; i++) answers.push(await request(`${base}/page/${key}/html?stash=true`, { headers }));
+      return answers;
+    };
+    const ours = await sequence(rest, session);
+    // What the wiki answers the same caller (its count is its own; a run within the minute before may have spent it).
+    const wiki = await sequence(WIKI_REST, session);
+    assert.ok(wiki.slice(0, 5).every((r) => r.status === 200 || r.status === 429) && wiki.slice(5).every((r) => r.status === 429), wiki.map((r) => r.status).join(' '));
+    assert.deepEqual(ours.map((r) => r.status), [200, 200, 200, 200, 200, 429, 429], 'five a minute, as the wiki counts them');
+    const { errorKey: _added, ...refusal } = ours[5]!.json;
+    assert.deepEqual(refusal, wiki[6]!.json, "the wiki's body (its 1.39 fields; errorKey is current MediaWiki's)");
+    assert.equal(ours[5]!.json.errorKey, 'parsoid-stash-rate-limit-error');
+    // A stashing transform counts too; plain HTML and anonymous stashes do not.
+    const transform = await request(`${rest}/transform/wikitext/to/html/${key}`, { method: 'POST', headers: { ...session, 'content-type': 'application/json' }, body: { wikitext: 'x', stash: true } });
+    assert.equal(transform.status, 429, transform.text);
+    assert.equal((await request(`${rest}/page/${key}/html`, { headers: session })).status, 200);
+    assert.deepEqual((await sequence(rest, {})).map((r) => r.status), Array(7).fill(200));
+  });
+
   it('transforms edited HTML back selectively from the render its ETag names (flavor=stash)', async () => {
     const title = `Rest php selser ${RUN}`;
     const key = encodeURIComponent(title.replace(/ /g, '_'));

@@ -22,6 +22,28 @@ describe('rest_v1: Wikimedia REST API compatibility', () => {
   after(() => s.close());
 
 
+  it("limits stashes to RESTBase's five a second per client, with its 429 request_rate_exceeded", async () => {
+    const title = `Rest v1 stash rate ${RUN}`;
+    await wiki.edit(title, 'Stashed often.');
+    const url = `${rest}/page/html/${encodeURIComponent(title.replace(/ /g, '_'))}?stash=true`;
+    assert.equal((await request(url, { from: '127.0.0.6' })).status, 200, 'rendered and stored');
+    // Fifty in ten seconds is RESTBase's five a second over its limiter's window.
+    const burst = await Promise.all(Array.from({ length: 49 }, () => request(url, { from: '127.0.0.6' })));
+    assert.deepEqual([...new Set(burst.map((r) => r.status))], [200]);
+    assert.equal(burst[0]!.headers['cache-control'], 'no-cache', 'a stash is not kept by caches');
+    const refused = await request(url, { from: '127.0.0.6' });
+    assert.equal(refused.status, 429, refused.text);
+    assert.equal(refused.json.type, 'https://mediawiki.org/wiki/HyperSwitch/errors/request_rate_exceeded');
+    assert.equal(refused.json.title, 'Stashing rate limit exceeded');
+    assert.equal(refused.json.rate_limit_per_second, 5);
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    // A stashing transform from that client is refused before Parsoid is asked; another client, and HTML without a stash, are not.
+    const transform = await request(`${rest}/transform/wikitext/to/html/${encodeURIComponent(title.replace(/ /g, '_'))}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { wikitext: 'x', stash: true }, from: '127.0.0.6' });
+    assert.equal(transform.status, 429, transform.text);
+    assert.equal((await request(url.replace('?stash=true', ''), { from: '127.0.0.6' })).status, 200);
+    assert.equal((await request(url, { from: '127.0.0.7' })).status, 200);
+  });
+
   it('stashes wikitext turned into HTML (stash=true): the edited HTML with that ETag keeps every untouched byte', async () => {
     const wikitext = "Para one with [[Bodmin|the town]] and text.\n\n*item  one\n*item two\n\n{{Nosuchtemplate | a = b }}\n\nPara ''three''  here.";
     const form = { 'content-type': 'application/x-www-form-urlencoded' };

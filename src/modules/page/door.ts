@@ -1,4 +1,4 @@
-import type { Module, RequestContext } from '../../router/types.js';
+import type { Module, RequestContext, RouteRequest } from '../../router/types.js';
 import type { Wiki } from '../../upstream/wiki.js';
 import type { PageSaver } from './edit/page-saver.js';
 import type { Transforms } from './edit/transforms.js';
@@ -39,6 +39,11 @@ export interface PageDoor {
   html2(domain: string, render: BundleRender): Promise<Buffer>;
   /** Counts a read of a page (the stored pages' read counts); called once it was answered. */
   noter(domain: string, title: string): () => void;
+  /**
+   * Counts a request against the wiki's own rate limits of `action` (`stashbasehtml`) for its
+   * caller, as the wiki would count it (see edit/wiki-callers.ts): past them, a 429 `rate-limited`.
+   */
+  limit(req: Pick<RouteRequest, 'headers' | 'domain'>, ctx: RequestContext, action: string): Promise<void>;
   /** Wikimedia Enterprise's records of pages, the finished snapshots offered for download, and the wiki's changes as Realtime streams them. */
   readonly enterprise: EnterpriseReads & { readonly snapshots: SnapshotShelf; readonly realtime: ChangeStreams['realtime'] };
 }
@@ -71,6 +76,7 @@ export { askedAnew, type CachePolicy } from './model/cache-control.js';
 export { contentKeys, surrogateKeys, tagged } from './model/surrogate-keys.js';
 export { titleSegment } from './model/title-url.js';
 export { renderOfETag } from './model/served-etag.js';
+export { RateLimits } from './edit/rate-limits.js';
 export { contentReuse, type PageReuse } from './read/page-caches.js';
 // Enterprise's records and snapshots.
 export type { EnterpriseReads } from './enterprise/enterprise-reads.js';

@@ -21,6 +21,8 @@ import { snapshotScheduleModule } from './enterprise/snapshot-schedule.js';
 import { PAGE_THREAD_IDLE_MS, workerFormatter } from './thread/page-thread.js';
 import type { PageMove } from './follow/change-plan.js';
 import { BranchCallers } from './drafts/branch-callers.js';
+import { WikiCallers } from './edit/wiki-callers.js';
+import { forwardedCredentials } from './edit/save-routes.js';
 import { BranchExpirySweep } from './drafts/branch-expiry-sweep.js';
 import { branchRecordsModule } from './drafts/branch-records.js';
 import { branchRoutesModule } from './drafts/branch-routes.js';
@@ -62,7 +64,8 @@ export function pageModules(options: PageModuleOptions): PageApi {
   const saver = new PageSaver(service, locksOf, options.log, html2);
   const transforms = new Transforms(service);
   const branches = new Branches(service, saver, options.branchTtlSeconds, options.log);
-  const callers = new BranchCallers((domain) => service.wiki(domain));
+  const wikiCallers = new WikiCallers((domain) => service.wiki(domain));
+  const callers = new BranchCallers((domain) => service.wiki(domain), wikiCallers);
   /** The normalized title, for writes (never redirected: a redirected POST loses its body). */
   const normalize = (req: RouteRequest) => caches.title(req.domain, req.params.title!, () => service.wiki(req.domain).normalize(req.params.title!));
 
@@ -129,6 +132,7 @@ export function pageModules(options: PageModuleOptions): PageApi {
     answers: caches,
     html2: (domain, render) => html2.of(domain, render),
     noter: (domain, title) => service.reads.noter(domain, title),
+    limit: (req, ctx, action) => wikiCallers.limit(req.domain, action, forwardedCredentials(req, ctx), ctx.client()),
     enterprise: { ...records, snapshots: shelf, realtime: streams.realtime },
   };
   return { modules, service, transforms, saver, normalize, caches, cache, html2, followers: follower.followers, door };

@@ -1,4 +1,6 @@
 import { HttpError } from '../../util/errors.js';
+import type { RequestContext, RouteRequest } from '../../router/types.js';
+import type { PageDoor } from '../../modules/page/door.js';
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable',
@@ -52,4 +54,20 @@ function pick(extensions: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of ['wiki_code', 'wiki_message', 'latest_revid']) if (k in extensions) out[k] = extensions[k];
   return out;
+}
+
+/**
+ * A stash (`flavor=stash`, a transform with `stash`) counted against the wiki's own
+ * `stashbasehtml` rate limit for its caller, as MediaWiki's HTML helper counts it, and refused past
+ * it in that helper's words.
+ */
+export async function withinStashLimit(door: Pick<PageDoor, 'limit'>, req: Pick<RouteRequest, 'headers' | 'domain'>, ctx: RequestContext): Promise<void> {
+  try {
+    await door.limit(req, ctx, 'stashbasehtml');
+  } catch (e) {
+    if (!(e instanceof HttpError) || e.status !== 429) throw e;
+    throw new MediaWikiError(429, 'parsoid-stash-rate-limit-error', 'Stashing failed because rate limit was exceeded. Please try again later.', {
+      reason: 'Rate limiter tripped, wait for a few minutes and try again',
+    });
+  }
 }

@@ -4,7 +4,7 @@ import { tidTime } from '../../util/tid.js';
 import type { Module, RequestContext, Response, Route, RouteRequest } from '../../router/types.js';
 import { gunzip, gzip } from '../../util/compression.js';
 import { pageObject, rawUrlEncode, revisionObject, titleStyleEncode, wikiRestUrl } from './bodies.js';
-import { MediaWikiError } from './errors.js';
+import { MediaWikiError, withinStashLimit } from './errors.js';
 import { passToWiki } from './pass-through.js';
 import { restPhpWrites } from './writes.js';
 import { HTML_2_TYPE, PageMoved, RevisionMoved, askedAnew, contentKeys, contentReuse, negotiateHtml, tagged, titleSegment, type BundleRender, type CachePolicy, type PageDoor as PageApi, type PageReuse, type Render, type RevisionRow } from '../../modules/page/door.js';
@@ -118,6 +118,7 @@ export function restPhpModule(api: PageApi): Module {
   async function answer(ctx: RequestContext, req: RouteRequest, row: RevisionRow, form: Form, latest: boolean, reuse?: PageReuse, bundle?: BundleRender): Promise<Response> {
     const wiki = api.wiki(req.domain);
     const flavor = form === 'html' || form === 'with_html' ? flavorOf(req) : 'view';
+    if (flavor === 'stash') await withinStashLimit(api, req, ctx);
     const note = api.noter(req.domain, row.title);
     note();
     const reused = reuse && flavor !== 'stash' ? { reuse: contentReuse(reuse, wiki, note) } : {};

@@ -2,7 +2,7 @@ import { badRequest, HttpError } from '../../util/errors.js';
 import { withBody } from '../../router/typed-body.js';
 import type { Handler, Response, Route, RouteRequest } from '../../router/types.js';
 import { ParsoidRefusal } from '../../upstream/parsoid.js';
-import { MediaWikiBody, MediaWikiError, transformProblem } from './errors.js';
+import { MediaWikiBody, MediaWikiError, transformProblem, withinStashLimit } from './errors.js';
 import { credentialsOf, parseDataMw, parseOriginal, renderOfETag, targetOf, type PageDoor as PageApi } from '../../modules/page/door.js';
 
 /** `PUT page/{title}` as MediaWiki takes it. */
@@ -165,6 +165,7 @@ export function restPhpWrites(api: PageApi, answers: SavedAnswers, passThrough: 
     const bodyOnly = isSet(body.body_only ?? body.bodyOnly);
     if (!isSet(body.stash) && req.query.get('stash') !== 'true') return transformed(await transforms.toHtml(ctx, req.domain, target, wikitext, bodyOnly, body.contentmodel));
     if (wikitext === undefined) throw badRequest('A stashed transform needs its wikitext.', 'invalid-transform');
+    await withinStashLimit(api, req, ctx);
     const { part, etag } = await transforms.toStashedHtml(ctx, req.domain, target, wikitext, bodyOnly);
     return transformed(part, etag);
   });

@@ -6,12 +6,21 @@ import type { Module, RequestContext, Response, Route, RouteRequest } from '../.
 import { restV1Specs, toHtmlBody, toWikitextBody } from './spec.js';
 import { leadSummary } from './summary.js';
 import { gunzip } from '../../util/compression.js';
-import { HTML_2_TYPE, RevisionMoved, askedAnew, contentKeys, contentReuse, markedIfUnchecked, negotiateHtml, parseDataMw, parseOriginal, partOf, renderOfETag, surrogateKeys, tagged, targetOf, threePaths, titleSegment, type BundleRender, type CachePolicy, type HtmlVersion, type PageDoor as PageApi, type Render, type RevisionRow } from '../../modules/page/door.js';
+import { HTML_2_TYPE, RevisionMoved, askedAnew, contentKeys, contentReuse, markedIfUnchecked, negotiateHtml, parseDataMw, parseOriginal, partOf, renderOfETag, surrogateKeys, tagged, targetOf, threePaths, titleSegment, type BundleRender, type CachePolicy, type HtmlVersion, type PageDoor as PageApi, type Render, type RevisionRow, RateLimits } from '../../modules/page/door.js';
 
 const SUMMARY_CACHE_BYTES = 8 * 1024 * 1024;
 const SUMMARY_TYPE = 'application/json; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/Summary/1.4.2"';
 
 const enc = titleSegment;
+
+/**
+ * RESTBase's limit of stashes (HTML asked with `stash`, a transform to HTML with `stash`): five a
+ * second per client address (its `stash_ratelimit`), averaged over ten seconds as its rate
+ * limiter measured; past it a 429 `request_rate_exceeded`. A stash is stored for a day.
+ */
+const STASHES_PER_SECOND = 5;
+const STASH_LIMIT = { hits: STASHES_PER_SECOND * 10, seconds: 10 };
+
 /**
  * `/{domain}/rest_v1/...`: Wikimedia's REST API (RESTBase's content and transform routes) over
  * the same storage, so existing clients and MediaWiki's own RESTBase client work unchanged.
@@ -22,6 +31,18 @@ export function restV1Module(api: PageApi): Module {
   const { normalize, transforms, cache, pages, renders, answers } = api;
   // Bounded in bytes: a lead paragraph can be long.
   const summaries = new LRUCache<string, Record<string, unknown>>({ maxSize: SUMMARY_CACHE_BYTES, sizeCalculation: (summary) => 2 * JSON.stringify(summary).length });
+  const stashes = new RateLimits();
+
+  /** A stash counted against RESTBase's limit for the client that asks (none for the service's own requests). */
+  function withinStashRate(ctx: RequestContext): void {
+    const client = ctx.client();
+    if (client === undefined) return;
+    const wait = stashes.take('stash', [[`ip:${client}`, STASH_LIMIT]]);
+    if (wait === undefined) return;
+    throw new HttpError(429, 'request_rate_exceeded', `More than ${STASHES_PER_SECOND} stashes a second from one client.`, {
+      title: 'Stashing rate limit exceeded', headers: { 'retry-after': String(wait) }, extensions: { rate_limit_per_second: STASHES_PER_SECOND },
+    });
+  }
 
   /** A non-normalised title is answered with a redirect to the same rest_v1 URL with the wiki's form. */
   async function titleOr301(req: RouteRequest): Promise<string | Response> {
@@ -70,6 +91,8 @@ export function restV1Module(api: PageApi): Module {
   }
 
   const html: Route['handler'] = async (req, ctx) => {
+    const stash = !!req.query.get('stash');
+    if (stash) withinStashRate(ctx);
     const version = negotiateHtml(req.headers.accept, '2');
     const title = await titleOr301(req);
     if (typeof title !== 'string') return title;
@@ -97,6 +120,9 @@ export function restV1Module(api: PageApi): Module {
       // RESTBase's redirect: 302 to the target's HTML, the redirect page itself in the body.
       return { status: 302, headers: { ...headers, location: `/${req.domain}/rest_v1/page/html/${enc(render.redirect.replace(/ /g, '_'))}` }, body };
     }
+    // A stash is counted each time it is asked (above): it is neither answered again from memory
+    // nor kept by caches, as RESTBase sent it (no-cache).
+    if (stash) return { status: 200, headers: { ...headers, 'cache-control': 'no-cache' }, body };
     return { status: 200, headers, body, reuse: contentReuse(reuse, api.wiki(req.domain), note) };
   };
 
@@ -209,6 +235,7 @@ export function restV1Module(api: PageApi): Module {
     const body = req.body;
     const target = await targetOf(req, normalize, 'revision');
     if (!body.stash && req.query.get('stash') !== 'true') return transformed(await transforms.toHtml(ctx, req.domain, target, body.wikitext, !!body.body_only));
+    withinStashRate(ctx);
     const { part, etag } = await transforms.toStashedHtml(ctx, req.domain, target, body.wikitext, !!body.body_only);
     const answer = transformed(part);
     return etag ? { ...answer, headers: { ...answer.headers, etag } } : answer;

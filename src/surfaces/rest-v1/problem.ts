@@ -8,8 +8,13 @@ const TYPES: Record<number, string> = {
   428: 'precondition_required', 429: 'too_many_requests', 501: 'not_implemented', 502: 'bad_gateway', 503: 'service_unavailable', 504: 'gateway_timeout',
 };
 
+/** Types RESTBase's own modules named beyond the status's (its stash rate limit's). */
+const OWN_TYPES = new Set(['request_rate_exceeded']);
+
 /** An error in RESTBase's shape: `{type, title, method, detail, uri}`, plus our own details. */
 export function restbaseProblem(error: HttpError, method: string, uri: string): Record<string, unknown> {
   const { type: _ours, status: _status, instance: _instance, ...rest } = error.toProblem();
-  return { ...rest, type: `${ERRORS}${TYPES[error.status] ?? 'server_error'}`, title: error.title, method: method.toLowerCase(), detail: error.detail, uri };
+  const kind = error.problemType.replace(/^urn:problem:/, '');
+  const type = OWN_TYPES.has(kind) ? kind : (TYPES[error.status] ?? 'server_error');
+  return { ...rest, type: `${ERRORS}${type}`, title: error.title, method: method.toLowerCase(), detail: error.detail, uri };
 }

@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import { BoundedMap } from '../../../util/bounded-map.js';
 import { HttpError } from '../../../util/errors.js';
 import type { RequestContext, RouteRequest } from '../../../router/types.js';
 import type { Credentials } from '../../../upstream/action-api.js';
 import type { Wiki } from '../../../upstream/wiki.js';
 import { forwardedCredentials } from '../edit/save-routes.js';
-import { countedUnder, MEDIAWIKI_ANON_EDIT_LIMITS, WriteLimits, type EditLimits } from './write-limits.js';
+import { KNOWN_MS, WikiCallers, type KnownCaller } from '../edit/wiki-callers.js';
 
 /** Who asks: a wiki user's name, or null (anonymous), with what identifies them to the wiki. */
 export interface Caller {
@@ -15,14 +14,6 @@ export interface Caller {
   knownUntil: number;
 }
 
-/** How long the wiki's word on who a session is, or on its token, is kept. */
-const KNOWN_MS = 60_000;
-
-/** A session as the wiki knows it: the user (null: anonymous) and the edit rate limits that apply to them. */
-interface Known {
-  user: string | null;
-  limits: EditLimits;
-}
 
 /**
  * The caller of a branch route, as the wiki knows them: their Cookie or Authorization is sent to
@@ -38,11 +29,9 @@ interface Known {
  * one, so without them one client could write drafts as fast as storage takes them.
  */
 export class BranchCallers {
-  private readonly known = new BoundedMap<string, { who: Promise<Known>; until: number }>(10_000);
   private readonly tokens = new BoundedMap<string, { valid: Promise<boolean>; until: number }>(10_000);
-  private readonly writes = new WriteLimits();
 
-  constructor(private readonly wiki: (domain: string) => Wiki) {}
+  constructor(private readonly wiki: (domain: string) => Wiki, private readonly callers: WikiCallers) {}
 
   /** Who the request's credentials belong to. */
   async reader(req: Pick<RouteRequest, 'headers' | 'domain'>, ctx: RequestContext): Promise<Caller> {
@@ -50,13 +39,13 @@ export class BranchCallers {
   }
 
   /** The caller, and (`withLimits`, or with a session) the wiki's word on them. */
-  private async identified(req: Pick<RouteRequest, 'headers' | 'domain'>, ctx: RequestContext, withLimits: boolean): Promise<{ caller: Caller; known: Known }> {
+  private async identified(req: Pick<RouteRequest, 'headers' | 'domain'>, ctx: RequestContext, withLimits: boolean): Promise<{ caller: Caller; known: KnownCaller }> {
     const credentials = forwardedCredentials(req, ctx);
     if (req.headers['x-csrf-token']) credentials.csrfToken = req.headers['x-csrf-token'];
     // Without a session the caller is anonymous: the wiki need not be asked to read.
     const anonymous = !credentials.cookie && !credentials.authorization;
     if (anonymous && !withLimits) return { caller: { user: null, credentials, knownUntil: Infinity }, known: { user: null, limits: {} } };
-    const { who, until } = this.whoIs(req.domain, credentials);
+    const { who, until } = this.callers.whoIs(req.domain, credentials);
     const known = await who;
     return { caller: { user: known.user, credentials, knownUntil: anonymous ? Infinity : until }, known };
   }
@@ -77,7 +66,7 @@ export class BranchCallers {
         throw new HttpError(403, 'bad-token', 'The CSRF token is not the one of your session on the wiki.', { extensions: { wiki_code: 'badtoken' } });
       }
     }
-    this.writes.take(req.domain, countedUnder(known.user, ctx.client(), known.limits));
+    this.callers.count(req.domain, 'edit', known, ctx.client());
     return caller;
   }
 
@@ -95,30 +84,8 @@ export class BranchCallers {
     return user;
   }
 
-  private keyOf(domain: string, credentials: Credentials, extra = ''): string {
-    return createHash('sha256').update(`${domain}\u0000${credentials.cookie ?? ''}\u0000${credentials.authorization ?? ''}\u0000${extra}`).digest('base64url');
-  }
-
-  /**
-   * Who a session is, asked of the wiki once a minute. Without a session: anonymous (for as long
-   * as that stays true), with the limits the wiki sets anonymous editors, asked once a minute per
-   * wiki, or MediaWiki's defaults while it cannot be asked.
-   */
-  private whoIs(domain: string, credentials: Credentials): { who: Promise<Known>; until: number } {
-    const anonymous = !credentials.cookie && !credentials.authorization;
-    const key = anonymous ? `anonymous\u0000${domain}` : this.keyOf(domain, credentials);
-    const now = Date.now();
-    const hit = this.known.get(key);
-    if (hit && hit.until > now) return hit;
-    const asked = this.wiki(domain).api.userInfo(anonymous ? {} : credentials).then((u): Known => ({ user: u.anon ? null : u.name, limits: u.editLimits ?? {} }));
-    const who = anonymous ? asked.catch((): Known => ({ user: null, limits: MEDIAWIKI_ANON_EDIT_LIMITS })) : asked;
-    this.known.set(key, { who, until: now + KNOWN_MS });
-    who.catch(() => this.known.delete(key));
-    return { who, until: now + KNOWN_MS };
-  }
-
   private tokenValid(domain: string, credentials: Credentials, token: string): Promise<boolean> {
-    const key = this.keyOf(domain, credentials, token);
+    const key = this.callers.keyOf(domain, credentials, token);
     const now = Date.now();
     const hit = this.tokens.get(key);
     if (hit && hit.until > now) return hit.valid;

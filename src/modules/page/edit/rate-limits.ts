@@ -1,5 +1,4 @@
 import { BoundedMap } from '../../../util/bounded-map.js';
-import { HttpError } from '../../../util/errors.js';
 
 /** One of the wiki's rate limits: at most `hits` in `seconds`. */
 export interface RateLimit {
@@ -8,14 +7,11 @@ export interface RateLimit {
 }
 
 /**
- * The wiki's `edit` rate limits that apply to a caller, by category, as `meta=userinfo&uiprop=ratelimits`
- * gives them (`anon`, `user`, `newbie`, `ip`, `subnet`, a group's name); empty for a caller the wiki
- * exempts (`noratelimit`).
+ * The wiki's rate limits of one action (`edit`, `stashbasehtml`) that apply to a caller, by
+ * category, as `meta=userinfo&uiprop=ratelimits` gives them (`anon`, `user`, `newbie`, `ip`,
+ * `subnet`, a group's name); empty for a caller the wiki exempts (`noratelimit`).
  */
-export type EditLimits = Record<string, RateLimit>;
-
-/** MediaWiki's own defaults for an anonymous editor, for when the wiki cannot be asked. */
-export const MEDIAWIKI_ANON_EDIT_LIMITS: EditLimits = { ip: { hits: 8, seconds: 60 } };
+export type ActionLimits = Record<string, RateLimit>;
 
 /** Categories counted by something other than the user account. */
 const NOT_PER_USER = new Set(['anon', 'ip', 'subnet', 'ip-all', 'subnet-all', 'user-global']);
@@ -32,7 +28,7 @@ function subnetOf(client: string): string {
  * (`subnet`) where the wiki names them (for anonymous and new users), and the account: its
  * `newbie` limit, else the most generous of `user` and its groups'.
  */
-export function countedUnder(user: string | null, client: string | undefined, limits: EditLimits): [string, RateLimit][] {
+export function countedUnder(user: string | null, client: string | undefined, limits: ActionLimits): [string, RateLimit][] {
   const counted: [string, RateLimit][] = [];
   if (user === null && limits.anon) counted.push(['anon', limits.anon]);
   if (client && limits.ip) counted.push([`ip:${client}`, limits.ip]);
@@ -57,19 +53,19 @@ interface Window {
 }
 
 /**
- * Writes counted against the wiki's own edit rate limits, per wiki and per what `countedUnder`
- * names, in a sliding window (the last whole window weighed by how much of it still overlaps):
- * a write that would take any count past its limit is refused, and counts nowhere. Kept per
- * process, in bounded memory (the least recently counted forgotten first).
+ * Actions counted against rate limits, per wiki (or any scope) and per what `countedUnder` names,
+ * in a sliding window (the last whole window weighed by how much of it still overlaps): an action
+ * that would take any count past its limit is refused, and counts nowhere. Kept per process, in
+ * bounded memory (the least recently counted forgotten first).
  */
-export class WriteLimits {
+export class RateLimits {
   private readonly windows = new BoundedMap<string, Window>(100_000);
 
-  /** Counts one write under `counted`, or throws a 429 `rate-limited` with the seconds until one would pass. */
-  take(domain: string, counted: [string, RateLimit][], now = Date.now()): void {
+  /** Counts one action under `counted` in `scope`; refused, the whole seconds until one would pass instead. */
+  take(scope: string, counted: [string, RateLimit][], now = Date.now()): number | undefined {
     const seen = counted.map(([key, limit]) => {
       const length = limit.seconds * 1000;
-      const at = `${domain}\u0000${limit.seconds}\u0000${key}`;
+      const at = `${scope}\u0000${limit.seconds}\u0000${key}`;
       const window = this.advanced(this.windows.get(at), length, now);
       const into = (now - window.start) / length;
       const used = window.previous * (1 - into) + window.current;
@@ -82,14 +78,13 @@ export class WriteLimits {
         const fromPrevious = window.previous > 0 ? (1 - (limit.hits - 1 - window.current) / window.previous - into) * length : 0;
         return window.current + 1 > limit.hits ? (1 - into) * length + (1 - (limit.hits - 1) / window.current) * length : fromPrevious;
       }));
-      throw new HttpError(429, 'rate-limited', 'You have made too many changes of drafts in a short time; the wiki\'s own edit rate limits apply. Wait a little and try again.', {
-        headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) },
-      });
+      return Math.max(1, Math.ceil(wait / 1000));
     }
     for (const { at, window } of seen) {
       window.current++;
       this.windows.set(at, window);
     }
+    return undefined;
   }
 
   private advanced(window: Window | undefined, length: number, now: number): Window {
