@@ -112,6 +112,23 @@ describe("changes of drafts counted against the wiki's own edit rate limits", ()
     assert.equal((await meta(own.json.branch, session)).status, 200);
   });
 
+  it('refuses a version larger than the wiki takes a page, with 413 as the wiki refuses such an edit', async () => {
+    const general = ((await (await fetch(`${WIKI_URL}/api.php?action=query&meta=siteinfo&format=json&formatversion=2`)).json()) as { query: { general: { maxarticlesize: number } } }).query.general;
+    const title = `Branch size ${RUN}`;
+    const rev = await env.wiki.edit(title, 'Small.');
+    const start = (wikitext: string) => request(`${env.v1}/page/${encodeURIComponent(title)}/branches/`, { method: 'POST', headers: JSON_TYPE, body: { wikitext, base_revid: rev } });
+    const largest = await start('é'.repeat(general.maxarticlesize / 2));
+    assert.equal(largest.status, 201, 'as large as a page may be (in bytes, not characters)');
+    const over = await start(`${'é'.repeat(general.maxarticlesize / 2)}x`);
+    assert.equal(over.status, 413, over.text.slice(0, 300));
+    assert.equal(over.json.type, 'urn:problem:content-too-big');
+    assert.equal(over.json.wiki_code, 'contenttoobig');
+    // The same limit for a new version.
+    const url = `${env.v1}/page/${encodeURIComponent(title)}/branches/${largest.json.branch}`;
+    const updated = await request(url, { method: 'PUT', headers: { ...JSON_TYPE, 'if-match': String(largest.headers.etag) }, body: { wikitext: `${'é'.repeat(general.maxarticlesize / 2)}x` } });
+    assert.equal(updated.status, 413, updated.text.slice(0, 300));
+  });
+
   it("refuses a user's writes past the wiki's edit limit for them with 429 and Retry-After, and counts no one else's", async () => {
     const reviewer = await new WikiAdmin().login('Reviewer');
     // The wiki's word on the limit (its bot password grants no `noratelimit`): 90 a minute by MediaWiki's defaults.

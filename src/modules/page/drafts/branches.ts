@@ -141,9 +141,24 @@ export class Branches {
     if ((input.wikitext === undefined) === (input.html === undefined)) throw badRequest('Give either wikitext or html.', 'invalid-branch');
     if (input.tid !== undefined && input.html === undefined) throw badRequest('tid names the render HTML was edited from; it goes with html.', 'invalid-branch');
     const common = { base_revid: baseRevid, author: caller.user, comment: input.comment ?? null };
-    if (input.wikitext !== undefined) return { ...common, base_tid: null, wikitext: input.wikitext, html: null, html_type: null, data_mw: null };
+    if (input.wikitext !== undefined) {
+      await this.withinArticleSize(domain, input.wikitext);
+      return { ...common, base_tid: null, wikitext: input.wikitext, html: null, html_type: null, data_mw: null };
+    }
     const wikitext = await this.saver.htmlAsWikitext(ctx, domain, { title, html: input.html, tid: input.tid, dataMw: input.dataMw, baseRevid: baseRevid ?? undefined });
+    await this.withinArticleSize(domain, wikitext);
     return { ...common, base_tid: input.tid ?? null, wikitext, html: input.html!, html_type: null, data_mw: input.dataMw ?? null };
+  }
+
+  /**
+   * A version's wikitext no larger than the wiki takes a page (`$wgMaxArticleSize`, its site
+   * info's `maxarticlesize` in bytes): a larger one could never be promoted, and a branch is
+   * stored for weeks. Refused as the wiki refuses such an edit (`contenttoobig`), with a 413.
+   */
+  private async withinArticleSize(domain: string, wikitext: string): Promise<void> {
+    const max = Number((await this.service.wiki(domain).siteInfo()).general.maxarticlesize);
+    if (!(max > 0) || Buffer.byteLength(wikitext, 'utf8') <= max) return;
+    throw new HttpError(413, 'content-too-big', `The content you supplied exceeds the article size limit of ${Math.floor(max / 1024)} kibibytes.`, { extensions: { wiki_code: 'contenttoobig' } });
   }
 
   /** Starts a branch of `title` from `baseRevid` (default: the latest revision). */
