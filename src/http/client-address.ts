@@ -75,7 +75,26 @@ export class ClientAddress {
     while (at > 0 && this.trusts(chain[at]!)) at--;
     return subscriberOf(chain[at]!);
   }
+
+  /**
+   * `clientOf`, but undefined for a request the service's own side makes of itself: a trusted
+   * proxy, or a process on this host, that names no client (the wiki's servers asking for a
+   * VisualEditor session, a front's health check). Limits meant for outside clients (RESTBase's
+   * stashes per client) leave those alone, as RESTBase left requests that did not come in from
+   * outside.
+   */
+  outsideClientOf(forwardedFor: string | undefined, peer: string | undefined): string | undefined {
+    const chain = (forwardedFor ?? '').split(',').map((a) => unmapped(a.trim())).filter((a) => a !== '');
+    const only = chain.length === 1 ? chain[0]! : chain.length === 0 && peer ? unmapped(peer) : undefined;
+    if (only !== undefined && (this.trusts(only) || LOOPBACK.check(only, isIP(only) === 6 ? 'ipv6' : 'ipv4'))) return undefined;
+    return this.clientOf(forwardedFor, peer) || undefined;
+  }
 }
+
+/** This host's own addresses. */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
 
 /** An IPv4 address as it is; an IPv6 address as its first 64 bits (`2001:db8:0:1::/64`). */
 function subscriberOf(address: string): string {

@@ -301,7 +301,7 @@ export function createHttpServer(router: Router, log: Logger, metrics: Metrics, 
       if (admitting) await admitting;
       if (match.api !== 'global' && match.params.domain) metrics.servedFor(match.params.domain);
       const reqBody = await parseBody(bytes, match.route?.body, headers['content-type']);
-      const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri }, client: () => clientAddress.clientOf(headers['x-forwarded-for'], req.socket.remoteAddress) });
+      const ctx = router.context({ requestId, admin, log, external: true, root: { method, uri }, client: () => clientAddress.outsideClientOf(headers['x-forwarded-for'], req.socket.remoteAddress) });
       response = await router.invoke(match, { method, uri, headers, body: reqBody }, ctx);
     } catch (err) {
       response = errorResponse(err, arrival, log, router.surfaceOf(arrival.path)?.renderProblem);

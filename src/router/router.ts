@@ -46,7 +46,7 @@ export interface ContextOptions {
   /** The outside request this one serves, for logs; a root request is its own. */
   root?: { method: string; uri: string };
   /** Who the outside request is from (see RequestContext.client), worked out when first asked. */
-  client?: () => string;
+  client?: () => string | undefined;
 }
 
 /** Turns `/{domain}/x/{id}` into find-my-way's `/:domain/x/:id`. */

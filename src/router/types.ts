@@ -61,7 +61,7 @@ export interface RequestContext {
   /**
    * Who the outside request is from, for limits per client: its address, or the one a trusted
    * proxy names, an IPv6 client by its /64 (see http/client-address.ts); undefined for work the
-   * service does of itself.
+   * service does of itself, and for a request a trusted proxy or this host makes of itself.
    */
   client(): string | undefined;
   readonly log: Logger;

@@ -63,6 +63,22 @@ describe('who a client is, for its share of streams', () => {
     assert.equal(clientOf(fronted, undefined, '10.1.1.1'), '10.1.1.1', 'a trusted proxy that names no one is its own client');
   });
 
+  it('is no outside client for a trusted proxy or this host asking for itself, and the same client as clientOf otherwise', () => {
+    const outside = (address: ClientAddress, claimed: string | undefined, peer: string) => {
+      const headers: Record<string, string> = claimed === undefined ? {} : { 'x-forwarded-for': claimed };
+      address.forward(headers, peer);
+      return address.outsideClientOf(headers['x-forwarded-for'], peer);
+    };
+    assert.equal(outside(fronted, undefined, '10.1.1.1'), undefined, 'a trusted host (the wiki) asking for itself');
+    assert.equal(outside(new ClientAddress(), undefined, '127.0.0.1'), undefined, 'a process on this host');
+    assert.equal(outside(new ClientAddress(), undefined, '::1'), undefined);
+    assert.equal(outside(new ClientAddress(), '198.51.100.1', '127.0.0.1'), undefined, 'an untrusted local front names no one: its own request');
+    assert.equal(outside(fronted, '198.51.100.1', '10.1.1.1'), '198.51.100.1', 'a client a trusted front names');
+    assert.equal(outside(new ClientAddress(['127.0.0.1']), '198.51.100.1', '127.0.0.1'), '198.51.100.1');
+    assert.equal(outside(fronted, undefined, '203.0.113.4'), '203.0.113.4', 'a client on its own');
+    assert.equal(outside(new ClientAddress(), '192.0.2.1', '2001:db8:0:1::5'), '2001:db8:0:1::/64');
+  });
+
   it('takes an IPv6 client by its /64, however the address is written', () => {
     const v6 = new ClientAddress();
     assert.equal(clientOf(v6, undefined, '2001:db8:0:1::5'), '2001:db8:0:1::/64');
