@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
 import type { Logger } from 'pino';
-import { intervalMs, type Config } from './config.js';
+import { intervalMs, type Config, type WikiConfig } from './config.js';
 import { closeGracefully, createHttpServer } from './http/server.js';
 import { ClientAddress } from './http/client-address.js';
 import { createLogger } from './util/logger.js';
@@ -20,7 +20,7 @@ import { openStorage, type TableStorage } from './storage/index.js';
 import { MeasuredStorage } from './storage/measured-storage.js';
 import { GroupedStorage } from './storage/storage-groups.js';
 import { CachePurger } from './upstream/cache-purger.js';
-import { Wiki } from './upstream/wiki.js';
+import { FARM_CONCURRENCY, farmConcurrency, Wiki, type FarmGate } from './upstream/wiki.js';
 import { ConfiguredWikis } from './upstream/wikis.js';
 import { groupHomes } from './upstream/wiki-entries.js';
 
@@ -45,7 +45,10 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
   const log = options.log ?? createLogger(config.log_level);
   const metrics = new Metrics();
   // Wikis listed by name are made now; a farm's (by pattern) when first asked for.
-  const wikis = new ConfiguredWikis(config.wikis, (domain, wiki, label) => new Wiki(domain, wiki, config.user_agent, metrics, log, label), config.farm, log);
+  // A pattern's wikis share one bound on requests under way to the farm (WikiConfig.farm_concurrency).
+  const farms = new Map<string, FarmGate>();
+  const farmOf = (label: string, wiki: WikiConfig) => (label.startsWith('*.') ? farms.get(label) ?? farms.set(label, farmConcurrency(wiki.farm_concurrency ?? FARM_CONCURRENCY)).get(label) : undefined);
+  const wikis = new ConfiguredWikis(config.wikis, (domain, wiki, label) => new Wiki(domain, wiki, config.user_agent, metrics, log, label, farmOf(label, wiki)), config.farm, log);
   metrics.wikiLabel = (domain) => wikis.labelOf(domain);
   metrics.countBusiestWikis(config.farm.top_wikis);
   const measured = new MeasuredStorage(await openStorage(config.storage), {

@@ -2,7 +2,7 @@
  * The settings a config file may hold, to refuse a misspelt one (`listen_port`) instead of
  * silently ignoring it, naming the nearest real one.
  */
-const WIKI_KEYS = ['action_api', 'rest_api', 'parsoid_domain', 'parsoid', 'maxlag', 'requests_per_second', 'timeout', 'circuit_threshold', 'circuit_probe_interval', 'notice_secret', 'storage_group', 'concurrency', 'domains_file'];
+const WIKI_KEYS = ['action_api', 'rest_api', 'parsoid_domain', 'parsoid', 'maxlag', 'requests_per_second', 'timeout', 'circuit_threshold', 'circuit_probe_interval', 'notice_secret', 'storage_group', 'concurrency', 'farm_concurrency', 'domains_file'];
 const STORAGE_KEYS: Record<string, string[]> = {
   sqlite: ['backend', 'path', 'read_cache_mb'],
   postgres: ['backend', 'url', 'pool_size'],

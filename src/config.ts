@@ -28,6 +28,13 @@ export interface WikiConfig {
    * connection to the farm.
    */
   concurrency?: number;
+  /**
+   * For a pattern: requests under way at once to all of its wikis together, from this process
+   * (default 64), shared fairly by wiki (a freed place goes to the next wiki in turn); past 64
+   * times as many waiting, a 503. The farm's servers are one MediaWiki install: each wiki's own
+   * `concurrency` alone lets a thousand wikis' cold misses ask it thousands of renders at once.
+   */
+  farm_concurrency?: number;
   /** Seconds an Action API read may take (default 15); renders and edits have longer ones of their own. */
   timeout?: number;
   /**
@@ -358,6 +365,9 @@ function validate(config: Config): Config {
       if (wiki[key] !== undefined && !(typeof wiki[key] === 'number' && wiki[key]! > 0)) fail(`wikis.${domain}.${key} must be a positive number of seconds`);
     }
     if (wiki.concurrency !== undefined && !(Number.isInteger(wiki.concurrency) && wiki.concurrency >= 1)) fail(`wikis.${domain}.concurrency must be a whole number, at least 1`);
+    if (wiki.farm_concurrency !== undefined && !(domain.startsWith('*.') && Number.isInteger(wiki.farm_concurrency) && wiki.farm_concurrency >= 1)) {
+      fail(`wikis.${domain}.farm_concurrency must be a whole number, at least 1, in a pattern's entry ("*.farm.example")`);
+    }
     if (wiki.circuit_threshold !== undefined && !(Number.isInteger(wiki.circuit_threshold) && wiki.circuit_threshold >= 1)) fail(`wikis.${domain}.circuit_threshold must be a whole number, at least 1`);
     if (wiki.notice_secret !== undefined && !(typeof wiki.notice_secret === 'string' && wiki.notice_secret.length >= 16)) fail(`wikis.${domain}.notice_secret must be a string of at least 16 characters`);
   }

@@ -1,7 +1,7 @@
 import { Title } from 'mediawiki-title';
 import type { Logger } from 'pino';
 import PQueue from 'p-queue';
-import { boundedConcurrency } from '../util/concurrency-limit.js';
+import { boundedConcurrency, fairConcurrency } from '../util/concurrency-limit.js';
 import { DEFAULT_USER_AGENT, type WikiConfig } from '../config.js';
 import { HttpError, badRequest, notFound } from '../util/errors.js';
 import type { Metrics } from '../util/metrics.js';
@@ -46,6 +46,20 @@ export function wikiConcurrency(n: number | undefined): <T>(request: () => Promi
   return boundedConcurrency(n, n * 64, () => new HttpError(503, 'upstream-busy', `More requests wait for the wiki than ${n} at a time can answer soon.`, { headers: { 'retry-after': '5' } }));
 }
 
+/** A farm's requests under way at once by default (see WikiConfig.farm_concurrency). */
+export const FARM_CONCURRENCY = 64;
+
+/** Requests to the wikis of one farm, shared fairly by wiki: see `farmConcurrency`. */
+export type FarmGate = <T>(domain: string, request: () => Promise<T>) => Promise<T>;
+
+/**
+ * At most `n` requests under way to a farm's wikis together, a freed place handed to the next
+ * wiki in turn; beyond 64 times as many waiting, 503.
+ */
+export function farmConcurrency(n: number): FarmGate {
+  return fairConcurrency(n, n * 64, () => new HttpError(503, 'upstream-busy', `More requests wait for the farm than ${n} at a time can answer soon.`, { headers: { 'retry-after': '5' } }));
+}
+
 /** How often a wiki without v3 routes is asked again, and how often a probe may be repeated. */
 const MODE_RECHECK_MS = 3600_000;
 const PROBE_INTERVAL_MS = 60_000;
@@ -78,6 +92,8 @@ export class Wiki {
     private readonly log?: Logger,
     /** What its metrics are labelled with: a farm's wikis share their pattern's series. */
     label = domain,
+    /** A farm's wiki: the farm's bound on requests under way, shared with its other wikis. */
+    farm?: FarmGate,
   ) {
     const count = (endpoint: string) => metrics.wikiRequests.inc({ domain: label, endpoint });
     const limit = rateLimit(config.requests_per_second);
@@ -105,7 +121,7 @@ export class Wiki {
     const outcome = (o: string) => metrics.wikiOutcomes.inc({ domain: label, outcome: o });
     const schedule = <T>(request: () => Promise<T>, options?: { background?: boolean }) => {
       const notSent = this.circuit.isOpen;
-      const sent = this.circuit.run(() => bounded(() => limit(request)), { counts: !options?.background });
+      const sent = this.circuit.run(() => bounded(() => limit(farm ? () => farm(domain, request) : request)), { counts: !options?.background });
       sent.then(() => outcome('ok'), (e: unknown) => outcome(notSent ? 'circuit-open' : outcomeOf(e)));
       return sent;
     };

@@ -39,7 +39,9 @@ describe('a real MediaWiki farm through one pattern', () => {
     file = (storage as { path: string }).path;
     service = await startServer({
       storage,
-      wikis: { '*.farm.test': { action_api: `${WIKI_URL}/farm/{label}/api.php`, rest_api: `${WIKI_URL}/farm/{label}/rest.php`, timeout: 60 } },
+      // One request under way to the farm at a time, for all its wikis: nothing the service asks
+      // of the wiki may wait on another request to it while it holds the place.
+      wikis: { '*.farm.test': { action_api: `${WIKI_URL}/farm/{label}/api.php`, rest_api: `${WIKI_URL}/farm/{label}/rest.php`, timeout: 60, farm_concurrency: 1 } },
       // The farm's wikis are followed by the group's poller alone: reads never ask the wiki again.
       ...FAST_FOLLOWER,
       follow_changes: 'stored',
@@ -60,6 +62,13 @@ describe('a real MediaWiki farm through one pattern', () => {
     const page = await request(`${service.base}/gamma.farm.test/rest.php/v1/page/Farm_home`);
     assert.equal(page.status, 200, page.text);
     assert.equal(page.json.source, await source('gamma'));
+  });
+
+  it('serves the pages of every wiki asked at once, one request to the farm at a time', async () => {
+    const run = Date.now().toString(36);
+    const asked = ['alpha', 'beta', 'gamma'].flatMap((name) => ['Farm_home', `Farm_missing_${run}_1`, `Farm_missing_${run}_2`].map((title) => ({ domain: `${name}.farm.test`, title })));
+    const answers = await Promise.all(asked.map(({ domain, title }) => html(domain, title)));
+    assert.deepEqual(answers.map((r) => r.status), asked.map(({ title }) => (title === 'Farm_home' ? 200 : 404)), answers.map((r) => r.text.slice(0, 120)).join('\n'));
   });
 
   it('answers a name the farm has no wiki for with 404 no-such-wiki', async () => {

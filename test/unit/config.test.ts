@@ -38,7 +38,10 @@ describe('configuration', () => {
       [`${farm}    storage_group: "Bad Name"\n`, /storage_group must be a name/],
       [`${farm}farm:\n  discoveries_per_second: 0\n`, /farm.discoveries_per_second must be a positive number/],
       [`${farm}farm:\n  discoveries: 1\n`, /farm.discoveries is not a setting/],
+      [`${farm}    farm_concurrency: 0\n`, /farm_concurrency must be a whole number, at least 1, in a pattern's entry/],
+      ['wikis:\n  wiki.example:\n    action_api: a\n    rest_api: b\n    farm_concurrency: 4\n', /farm_concurrency must be .* in a pattern's entry/],
     ];
+    assert.equal(loadConfig({ CONFIG: file(`${farm}    farm_concurrency: 16\n`) }).wikis['*.farm.example']?.farm_concurrency, 16);
     for (const [yaml, message] of refused) assert.throws(() => loadConfig({ CONFIG: file(yaml) }), message, yaml);
   });
 
