@@ -7,9 +7,11 @@ const title = { name: 'title', in: 'path', required: true, schema: { type: 'stri
 const revision = { name: 'revision', in: 'path', required: true, schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } };
 const tid = { name: 'tid', in: 'path', required: true, schema: { type: 'string', pattern: TID_PATTERN.source }, description: "The render's time-uuid (from the ETag)" };
 const redirect = { name: 'redirect', in: 'query', schema: { type: 'boolean' }, description: 'false: a redirect page is answered 200, not 302 to its target' };
-const stash = { name: 'stash', in: 'query', schema: { type: 'boolean' }, description: 'Accepted for compatibility: every render is stored, so a later transform finds it anyway' };
+const stash = { name: 'stash', in: 'query', schema: { type: 'boolean' }, description: 'Accepted for compatibility (every render is stored, so a later transform finds it anyway); counted as RESTBase counted stashes, five a second per client, and sent no-cache' };
 const accept = { name: 'accept', in: 'header', schema: { type: 'string' }, description: 'text/html; profile=".../Specs/HTML/2.x.y" (default) or 999.x; another major is a 406' };
 const errors = { 400: problem('Bad title or revision'), 403: problem('The revision is hidden'), 404: problem('No such page, revision or render'), 406: problem('An HTML version that cannot be served') };
+/** What a route that may stash also answers. */
+const stashErrors = { ...errors, 429: problem('More than five stashes a second from one client (request_rate_exceeded, as RESTBase answered it)') };
 const htmlResponse = {
   description: 'Parsoid HTML; ETag "{revision}/{tid}"; 302 to the target for a redirect page (the page itself in the body)',
   content: { 'text/html': { schema: { type: 'string' } } },
@@ -22,10 +24,10 @@ const formOrJson = (schema: Record<string, unknown>) => ({
   required: true,
   content: { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema }, 'multipart/form-data': { schema } },
 });
-const transform = (summary: string, body: Record<string, unknown>, response: Record<string, unknown>, headers: Record<string, unknown>[] = []) => ({
-  bare: { tags, summary, parameters: headers, requestBody: formOrJson(body), responses: { 200: response, ...errors } },
-  title: { tags, summary: `${summary}, for a page`, parameters: [title, ...headers], requestBody: formOrJson(body), responses: { 200: response, ...errors } },
-  revision: { tags, summary: `${summary}, for a revision`, parameters: [title, revision, ...headers], requestBody: formOrJson(body), responses: { 200: response, ...errors } },
+const transform = (summary: string, body: Record<string, unknown>, response: Record<string, unknown>, headers: Record<string, unknown>[] = [], failures: Record<string, unknown> = errors) => ({
+  bare: { tags, summary, parameters: headers, requestBody: formOrJson(body), responses: { 200: response, ...failures } },
+  title: { tags, summary: `${summary}, for a page`, parameters: [title, ...headers], requestBody: formOrJson(body), responses: { 200: response, ...failures } },
+  revision: { tags, summary: `${summary}, for a revision`, parameters: [title, revision, ...headers], requestBody: formOrJson(body), responses: { 200: response, ...failures } },
 });
 
 /** The bodies of the transforms, as RESTBase took them. */
@@ -41,9 +43,9 @@ export const toWikitextBody = {
 } as const;
 
 export const restV1Specs = {
-  html: { tags, summary: 'Latest HTML of a page', parameters: [title, redirect, stash, accept], responses: { 200: htmlResponse, ...errors } },
-  htmlRevision: { tags, summary: 'HTML of a revision', parameters: [title, revision, redirect, stash, accept], responses: { 200: htmlResponse, ...errors } },
-  htmlTid: { tags, summary: 'HTML of one render (immutable)', parameters: [title, revision, tid, redirect, stash, accept], responses: { 200: htmlResponse, ...errors } },
+  html: { tags, summary: 'Latest HTML of a page', parameters: [title, redirect, stash, accept], responses: { 200: htmlResponse, ...stashErrors } },
+  htmlRevision: { tags, summary: 'HTML of a revision', parameters: [title, revision, redirect, stash, accept], responses: { 200: htmlResponse, ...stashErrors } },
+  htmlTid: { tags, summary: 'HTML of one render (immutable)', parameters: [title, revision, tid, redirect, stash, accept], responses: { 200: htmlResponse, ...stashErrors } },
   dataParsoid: {
     tags, summary: 'data-parsoid of one render (the tid of the HTML the client holds)',
     parameters: [title, revision, tid, redirect],
@@ -61,6 +63,8 @@ export const restV1Specs = {
     'Wikitext to HTML',
     toHtmlBody,
     { description: 'Parsoid HTML', content: { 'text/html': { schema: { type: 'string' } } } },
+    [],
+    stashErrors,
   ),
   toWikitext: transform(
     'HTML to wikitext (selective serialisation from the render named by If-Match)',

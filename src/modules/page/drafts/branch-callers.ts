@@ -14,7 +14,6 @@ export interface Caller {
   knownUntil: number;
 }
 
-
 /**
  * The caller of a branch route, as the wiki knows them: their Cookie or Authorization is sent to
  * `meta=userinfo` (once a minute per session). The service's own admin credential is never

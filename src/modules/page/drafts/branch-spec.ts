@@ -27,6 +27,11 @@ const common = {
   403: problem('A change asked with a Cookie and no valid CSRF token, or by a user the branch is shared with to read'),
   404: problem('No such branch, or not one the caller may see'),
 };
+/** What every change of a branch may also answer. */
+const change = {
+  ...common,
+  429: problem("Past the wiki's own edit rate limits for the caller (Retry-After says when to try again)"),
+};
 const metadata = { description: '{branch, page, owner, state, base_revid, latest_tid, created, updated, expires, merged_rev, shares}; ETag names the latest version' };
 
 /** A version's content as a client sends it. */
@@ -61,7 +66,7 @@ export const branchSpecs = {
   create: {
     tags, summary: 'Start a branch (a draft) of the page from a revision (default the latest)',
     parameters: [title, csrfHeader], requestBody: formOrJson(branchBody),
-    responses: { 201: { description: '{branch, tid, base_revid, others}: others are the open branches of the page the caller may join; Location is the branch, ETag its version' }, 400: problem('Neither or both of wikitext and html, or a bad base'), 413: problem('The content is too big'), ...common },
+    responses: { 201: { description: '{branch, tid, base_revid, others}: others are the open branches of the page the caller may join; Location is the branch, ETag its version' }, 400: problem('Neither or both of wikitext and html, or a bad base'), 413: problem('Larger than the wiki takes a page (content-too-big)'), ...change },
   },
   list: { tags, summary: "The page's open branches the caller may see (their own, and those shared with them)", parameters: [title], responses: { 200: { description: '{items}' } } },
   mine: {
@@ -73,9 +78,9 @@ export const branchSpecs = {
   update: {
     tags, summary: 'A new version of the branch, over the version named by If-Match (exactly one of concurrent updates of a version wins)',
     parameters: [title, branch, ifMatch, csrfHeader], requestBody: formOrJson(branchBody),
-    responses: { 200: metadata, 400: problem('A malformed If-Match'), 409: problem('The branch is merged or abandoned'), 412: problem('Another version came first'), 413: problem('The content is too big'), 428: problem('No If-Match'), ...common },
+    responses: { 200: metadata, 400: problem('A malformed If-Match'), 409: problem('The branch is merged or abandoned'), 412: problem('Another version came first'), 413: problem('Larger than the wiki takes a page (content-too-big)'), 428: problem('No If-Match'), ...change },
   },
-  abandon: { tags, summary: 'Abandon the branch (its content is kept until it expires)', parameters: [title, branch, csrfHeader], responses: { 200: metadata, 409: problem('The branch is merged'), ...common } },
+  abandon: { tags, summary: 'Abandon the branch (its content is kept until it expires)', parameters: [title, branch, csrfHeader], responses: { 200: metadata, 409: problem('The branch is merged'), ...change } },
   content: {
     tags, summary: "The branch's latest content", parameters: [title, branch, format, ...htmlForm],
     responses: { 200: { description: 'Wikitext, or HTML (as edited, or rendered by Parsoid from the wikitext); ETag names the version' }, ...common },
@@ -85,18 +90,18 @@ export const branchSpecs = {
   promote: {
     tags, summary: 'Save the branch to the wiki as the caller (three-way merged with the revisions made since its base) and mark it merged, in one transaction',
     parameters: [title, branch, ifMatch, csrfHeader], requestBody: { required: false, content: { 'application/json': { schema: actionBody } } },
-    responses: { 201: { description: '{title, rev, tid, branch}' }, 200: { description: 'The wiki had the text already: the branch is marked merged with that revision' }, 409: problem('Merge conflicts (conflicts lists the hunks; nothing saved), or an edit conflict'), 412: problem('If-Match names an older version'), ...common },
+    responses: { 201: { description: '{title, rev, tid, branch}' }, 200: { description: 'The wiki had the text already: the branch is marked merged with that revision' }, 409: problem('Merge conflicts (conflicts lists the hunks; nothing saved), or an edit conflict'), 412: problem('If-Match names an older version'), ...change },
   },
   rebase: {
     tags, summary: 'Bring the branch up to the page\'s current revision (three-way merge): a new version',
     parameters: [title, branch, ifMatch, csrfHeader], requestBody: { required: false, content: { 'application/json': { schema: actionBody } } },
-    responses: { 200: metadata, 409: problem('Merge conflicts: conflicts lists the hunks; nothing written'), 412: problem('Another version came first'), ...common },
+    responses: { 200: metadata, 409: problem('Merge conflicts: conflicts lists the hunks; nothing written'), 412: problem('Another version came first'), ...change },
   },
   share: {
     tags, summary: 'Share the branch with a user, to read or to change (the owner only)',
-    parameters: [title, branch, user, csrfHeader], requestBody: formOrJson(shareBody), responses: { 200: metadata, ...common },
+    parameters: [title, branch, user, csrfHeader], requestBody: formOrJson(shareBody), responses: { 200: metadata, ...change },
   },
-  unshare: { tags, summary: 'Stop sharing the branch with a user', parameters: [title, branch, user, csrfHeader], responses: { 200: metadata, ...common } },
+  unshare: { tags, summary: 'Stop sharing the branch with a user', parameters: [title, branch, user, csrfHeader], responses: { 200: metadata, ...change } },
   merged: {
     tags: ['page saves'], summary: "A promote's step: the branch's version {tid} became revision {rev} (idempotent)",
     parameters: [branch, { name: 'rev', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }, tid],
