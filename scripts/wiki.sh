@@ -200,12 +200,24 @@ seed_fixtures() {
 # bot password, made once (a wiki installed before it existed gets it on its next start).
 REVIEWER_USER=Reviewer
 REVIEWER_PASSWORD=reviewerbotpassword0123456789abc
+BLOCKED_USER=Blockeduser
+BLOCKED_PASSWORD=blockedbotpassword0123456789abcd
 seed_users() {
-  [ -f "$WIKI_DIR/.users" ] && return 0
-  maint createAndPromote --force "$REVIEWER_USER" ReviewerPassword123 >>"$WIKI_DIR/logs/install.log" 2>&1
-  maint createBotPassword --appid="$BOT_APP" --grants=basic,editpage,createeditmovepage \
-    "$REVIEWER_USER" "$REVIEWER_PASSWORD" >>"$WIKI_DIR/logs/install.log" 2>&1 || true
-  touch "$WIKI_DIR/.users"
+  if [ ! -f "$WIKI_DIR/.users" ]; then
+    maint createAndPromote --force "$REVIEWER_USER" ReviewerPassword123 >>"$WIKI_DIR/logs/install.log" 2>&1
+    maint createBotPassword --appid="$BOT_APP" --grants=basic,editpage,createeditmovepage \
+      "$REVIEWER_USER" "$REVIEWER_PASSWORD" >>"$WIKI_DIR/logs/install.log" 2>&1 || true
+    touch "$WIKI_DIR/.users"
+  fi
+  # A user blocked from editing, for what the service lets them do (drafts): made once. Without
+  # autoblock: its refused edit would block the address every test edits from (127.0.0.1) for a day.
+  if [ ! -f "$WIKI_DIR/.users-blocked" ]; then
+    maint createAndPromote --force "$BLOCKED_USER" BlockedPassword123 >>"$WIKI_DIR/logs/install.log" 2>&1
+    maint createBotPassword --appid="$BOT_APP" --grants=basic,editpage,createeditmovepage \
+      "$BLOCKED_USER" "$BLOCKED_PASSWORD" >>"$WIKI_DIR/logs/install.log" 2>&1 || true
+    echo "$BLOCKED_USER" | maint blockUsers --performer Admin --reason 'test fixture' --disable-autoblock >>"$WIKI_DIR/logs/install.log" 2>&1
+    touch "$WIKI_DIR/.users-blocked"
+  fi
 }
 
 # One PHP-FPM pool: its name, its socket (in serve/), its workers.

@@ -15,6 +15,14 @@ export async function parsoidWikitext(title: string, rev: number): Promise<{ typ
   return { type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()) };
 }
 
+/** The test wiki's users with bot passwords (scripts/wiki.sh). */
+type WikiUserName = 'Botuser' | 'Reviewer' | 'Blockeduser';
+const BOT_PASSWORDS: Record<WikiUserName, string> = {
+  Botuser: 'restbasebotpassword0123456789abc',
+  Reviewer: 'reviewerbotpassword0123456789abc',
+  Blockeduser: 'blockedbotpassword0123456789abcd',
+};
+
 /** A session on the real wiki's Action API: bot login, then edits, moves, deletions, revision deletions. */
 export class WikiAdmin {
   private cookies = new Map<string, string>();
@@ -22,7 +30,7 @@ export class WikiAdmin {
 
   constructor(private readonly base = WIKI_URL) {}
 
-  private user: 'Botuser' | 'Reviewer' = 'Botuser';
+  private user: WikiUserName = 'Botuser';
 
   /** A call; a write whose session the wiki lost meanwhile (`badtoken`) logs in again and is sent once more. */
   private async call(params: Record<string, string>, post = false): Promise<any> {
@@ -51,10 +59,10 @@ export class WikiAdmin {
     return json;
   }
 
-  /** Logs in as the bot (an admin), or as `user` (scripts/wiki.sh makes Reviewer, a plain editor). */
-  async login(user: 'Botuser' | 'Reviewer' = 'Botuser'): Promise<this> {
+  /** Logs in as the bot (an admin), or as `user` (scripts/wiki.sh makes Reviewer, a plain editor, and Blockeduser, blocked from editing). */
+  async login(user: WikiUserName = 'Botuser'): Promise<this> {
     this.user = user;
-    const password = user === 'Botuser' ? 'restbasebotpassword0123456789abc' : 'reviewerbotpassword0123456789abc';
+    const password = BOT_PASSWORDS[user];
     const token = (await this.call({ action: 'query', meta: 'tokens', type: 'login' })).query.tokens.logintoken;
     const login = await this.call({ action: 'login', lgname: `${user}@restbase`, lgpassword: password, lgtoken: token }, true);
     if (login.login.result !== 'Success') throw new Error(`bot login failed: ${JSON.stringify(login)}`);

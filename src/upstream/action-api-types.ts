@@ -115,6 +115,10 @@ export interface WikiUser {
    * seconds: 60}}}`); empty when none do (`noratelimit`). Given by `userInfo` alone.
    */
   rateLimits?: Record<string, Record<string, { hits: number; seconds: number }>>;
+  /** Their rights on the wiki (`edit`, …). Given by `userInfo` alone. */
+  rights?: string[];
+  /** Blocked from editing the whole wiki (a partial block is not). Given by `userInfo` alone. */
+  blocked?: boolean;
 }
 
 /** What an edit needs to know first: a CSRF token, who the caller is, and the page's latest revision. */

@@ -137,13 +137,16 @@ export class ActionApi {
   async userInfo(credentials: Credentials): Promise<WikiUser> {
     let json: Record<string, any>;
     try {
-      json = await this.call({ action: 'query', meta: 'userinfo', uiprop: 'ratelimits' }, { credentials });
+      json = await this.call({ action: 'query', meta: 'userinfo', uiprop: 'ratelimits|rights|blockinfo' }, { credentials });
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       throw new HttpError(502, 'upstream-error', `The Action API failed: ${e.info}`);
     }
     const info = json.query.userinfo;
-    return { id: info.id as number, name: info.name as string, anon: !!info.anon, rateLimits: info.ratelimits ?? {} };
+    return {
+      id: info.id as number, name: info.name as string, anon: !!info.anon, rateLimits: info.ratelimits ?? {},
+      rights: Array.isArray(info.rights) ? (info.rights as string[]) : [], blocked: info.blockid !== undefined && !info.blockpartial,
+    };
   }
 
   /** Whether `token` is the CSRF token of the credentials' session (the wiki decides). */

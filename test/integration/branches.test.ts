@@ -112,6 +112,28 @@ describe("changes of drafts counted against the wiki's own edit rate limits", ()
     assert.equal((await meta(own.json.branch, session)).status, 200);
   });
 
+  it('refuses changes of drafts to a user the wiki blocked from editing, as the wiki refuses their edits', async () => {
+    const blocked = await new WikiAdmin().login('Blockeduser');
+    const session = { cookie: blocked.cookieHeader(), 'x-csrf-token': blocked.csrfToken() };
+    const title = `Branch blocked ${RUN}`;
+    const rev = await env.wiki.edit(title, 'Open to editors.');
+    // The wiki's own answer to their edit, for comparison.
+    const own = await (await fetch(`${WIKI_URL}/api.php`, {
+      method: 'POST', headers: { cookie: blocked.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ action: 'edit', title, text: 'Blocked edit.', token: blocked.csrfToken(), format: 'json', formatversion: '2' }).toString(),
+    })).json() as { error?: { code: string } };
+    assert.equal(own.error?.code, 'blocked');
+    const made = await request(`${env.v1}/page/${encodeURIComponent(title)}/branches/`, { method: 'POST', headers: { ...JSON_TYPE, ...session }, body: { wikitext: 'Drafted anyway.', base_revid: rev } });
+    assert.equal(made.status, 403, made.text);
+    assert.equal(made.json.type, 'urn:problem:blocked');
+    assert.equal(made.json.wiki_code, 'blocked');
+    // Reading is not a change: their (empty) list still answers.
+    assert.equal((await request(`${env.v1}/branches/`, { headers: session })).status, 200);
+    // Another user's change is not refused.
+    const open = await request(`${env.v1}/page/${encodeURIComponent(title)}/branches/`, { method: 'POST', headers: { ...JSON_TYPE, cookie: env.wiki.cookieHeader(), 'x-csrf-token': env.wiki.csrfToken() }, body: { wikitext: 'Drafted.', base_revid: rev } });
+    assert.equal(open.status, 201, open.text);
+  });
+
   it('refuses a version larger than the wiki takes a page, with 413 as the wiki refuses such an edit', async () => {
     const general = ((await (await fetch(`${WIKI_URL}/api.php?action=query&meta=siteinfo&format=json&formatversion=2`)).json()) as { query: { general: { maxarticlesize: number } } }).query.general;
     const title = `Branch size ${RUN}`;

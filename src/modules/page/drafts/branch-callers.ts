@@ -23,9 +23,11 @@ export interface Caller {
  * only by a Cookie carries that user's own CSRF token (`csrf_token` or `X-CSRF-Token`), checked by
  * the wiki (`action=checktoken`): without one it is 403, as for saves.
  *
- * Every change counts against the wiki's own edit rate limits for that caller (`uiprop=ratelimits`:
- * none for those it exempts), as an edit would: a branch is stored for weeks, and anyone may start
- * one, so without them one client could write drafts as fast as storage takes them.
+ * A change needs what an edit of the wiki needs: the `edit` right and no block of the whole wiki
+ * (403 otherwise), and counts against the wiki's own edit rate limits for that caller
+ * (`uiprop=ratelimits`: none for those it exempts), as an edit would: a branch is stored for
+ * weeks, so without them anyone could write drafts of a wiki closed to them, as fast as storage
+ * takes them.
  */
 export class BranchCallers {
   private readonly tokens = new BoundedMap<string, { valid: Promise<boolean>; until: number }>(10_000);
@@ -43,7 +45,7 @@ export class BranchCallers {
     if (req.headers['x-csrf-token']) credentials.csrfToken = req.headers['x-csrf-token'];
     // Without a session the caller is anonymous: the wiki need not be asked to read.
     const anonymous = !credentials.cookie && !credentials.authorization;
-    if (anonymous && !withLimits) return { caller: { user: null, credentials, knownUntil: Infinity }, known: { user: null, limits: {} } };
+    if (anonymous && !withLimits) return { caller: { user: null, credentials, knownUntil: Infinity }, known: { user: null, limits: {}, mayEdit: false, blocked: false } };
     const { who, until } = this.callers.whoIs(req.domain, credentials);
     const known = await who;
     return { caller: { user: known.user, credentials, knownUntil: anonymous ? Infinity : until }, known };
@@ -64,6 +66,11 @@ export class BranchCallers {
       if (!(await this.tokenValid(req.domain, caller.credentials, csrfToken))) {
         throw new HttpError(403, 'bad-token', 'The CSRF token is not the one of your session on the wiki.', { extensions: { wiki_code: 'badtoken' } });
       }
+    }
+    // What the wiki would let them do to a page: a wiki closed to anonymous editing keeps its drafts closed too.
+    if (known.blocked) throw new HttpError(403, 'blocked', 'You have been blocked from editing this wiki, so you cannot change drafts of it.', { extensions: { wiki_code: 'blocked' } });
+    if (!known.mayEdit) {
+      throw new HttpError(403, 'permission-denied', `${known.user === null ? 'Anonymous callers' : 'You'} may not edit pages of this wiki, so ${known.user === null ? 'they' : 'you'} cannot change drafts of it.`, { extensions: { wiki_code: 'permissiondenied' } });
     }
     this.callers.count(req.domain, 'edit', known, ctx.client());
     return caller;

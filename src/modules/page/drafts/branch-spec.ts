@@ -30,6 +30,7 @@ const common = {
 /** What every change of a branch may also answer. */
 const change = {
   ...common,
+  403: problem('A change asked with a Cookie and no valid CSRF token, by a user the branch is shared with to read, by a caller without the wiki\'s edit right (permission-denied) or blocked from editing it (blocked)'),
   429: problem("Past the wiki's own edit rate limits for the caller (Retry-After says when to try again)"),
 };
 const metadata = { description: '{branch, page, owner, state, base_revid, latest_tid, created, updated, expires, merged_rev, shares}; ETag names the latest version' };

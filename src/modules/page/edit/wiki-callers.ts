@@ -5,10 +5,14 @@ import { BoundedMap } from '../../../util/bounded-map.js';
 import { HttpError } from '../../../util/errors.js';
 import { countedUnder, RateLimits, type ActionLimits } from './rate-limits.js';
 
-/** A session as the wiki knows it: the user (null: anonymous) and its rate limits that apply to them, by action. */
+/** A session as the wiki knows it: the user (null: anonymous), whether they may edit, and its rate limits that apply to them, by action. */
 export interface KnownCaller {
   user: string | null;
   limits: Record<string, ActionLimits>;
+  /** Has the wiki's `edit` right. */
+  mayEdit: boolean;
+  /** Blocked from editing the whole wiki. */
+  blocked: boolean;
 }
 
 /** How long the wiki's word on who a session is, and on its limits, is kept. */
@@ -42,8 +46,8 @@ export class WikiCallers {
 
   /**
    * Who a session is, asked of the wiki once a minute. Without a session: anonymous, with the
-   * limits the wiki sets anonymous callers, asked once a minute per wiki, or MediaWiki's defaults
-   * while it cannot be asked.
+   * rights and limits the wiki gives anonymous callers, asked once a minute per wiki, or
+   * MediaWiki's defaults (may edit, 8 edits a minute per address) while it cannot be asked.
    */
   whoIs(domain: string, credentials: Credentials): { who: Promise<KnownCaller>; until: number } {
     const anonymous = !credentials.cookie && !credentials.authorization;
@@ -51,8 +55,10 @@ export class WikiCallers {
     const now = Date.now();
     const hit = this.known.get(key);
     if (hit && hit.until > now) return hit;
-    const asked = this.wiki(domain).api.userInfo(anonymous ? {} : credentials).then((u): KnownCaller => ({ user: u.anon ? null : u.name, limits: u.rateLimits ?? {} }));
-    const who = anonymous ? asked.catch((): KnownCaller => ({ user: null, limits: MEDIAWIKI_ANON_LIMITS })) : asked;
+    const asked = this.wiki(domain).api.userInfo(anonymous ? {} : credentials).then((u): KnownCaller => ({
+      user: u.anon ? null : u.name, limits: u.rateLimits ?? {}, mayEdit: (u.rights ?? []).includes('edit'), blocked: !!u.blocked,
+    }));
+    const who = anonymous ? asked.catch((): KnownCaller => ({ user: null, limits: MEDIAWIKI_ANON_LIMITS, mayEdit: true, blocked: false })) : asked;
     this.known.set(key, { who, until: now + KNOWN_MS });
     who.catch(() => this.known.delete(key));
     return { who, until: now + KNOWN_MS };
