@@ -202,6 +202,7 @@ REVIEWER_USER=Reviewer
 REVIEWER_PASSWORD=reviewerbotpassword0123456789abc
 BLOCKED_USER=Blockeduser
 BLOCKED_PASSWORD=blockedbotpassword0123456789abcd
+BLOCKED_ADDRESS=203.0.113.77
 seed_users() {
   if [ ! -f "$WIKI_DIR/.users" ]; then
     maint createAndPromote --force "$REVIEWER_USER" ReviewerPassword123 >>"$WIKI_DIR/logs/install.log" 2>&1
@@ -217,6 +218,11 @@ seed_users() {
       "$BLOCKED_USER" "$BLOCKED_PASSWORD" >>"$WIKI_DIR/logs/install.log" 2>&1 || true
     echo "$BLOCKED_USER" | maint blockUsers --performer Admin --reason 'test fixture' --disable-autoblock >>"$WIKI_DIR/logs/install.log" 2>&1
     touch "$WIKI_DIR/.users-blocked"
+  fi
+  # An address blocked from editing (a documentation address, which the tests name in X-Forwarded-For).
+  if [ ! -f "$WIKI_DIR/.address-blocked" ]; then
+    echo "$BLOCKED_ADDRESS" | maint blockUsers --performer Admin --reason 'test fixture' --disable-autoblock >>"$WIKI_DIR/logs/install.log" 2>&1
+    touch "$WIKI_DIR/.address-blocked"
   fi
 }
 

@@ -81,7 +81,8 @@ describe('a promote survives kill -9 in its transaction (two real processes)', (
 describe("changes of drafts counted against the wiki's own edit rate limits", () => {
   let env: AgainstWiki;
   before(async () => {
-    env = await startAgainstWiki({ ...FAST_FOLLOWER });
+    // The test speaks as a front on 127.0.0.1 that names its clients (X-Forwarded-For).
+    env = await startAgainstWiki({ ...FAST_FOLLOWER, trusted_proxies: ['127.0.0.1'] });
   });
   after(() => env.close());
 
@@ -112,7 +113,7 @@ describe("changes of drafts counted against the wiki's own edit rate limits", ()
     assert.equal((await meta(own.json.branch, session)).status, 200);
   });
 
-  it('refuses changes of drafts to a user the wiki blocked from editing, as the wiki refuses their edits', async () => {
+  it('refuses changes of drafts to a user or an address the wiki blocked from editing, as the wiki refuses their edits', async () => {
     const blocked = await new WikiAdmin().login('Blockeduser');
     const session = { cookie: blocked.cookieHeader(), 'x-csrf-token': blocked.csrfToken() };
     const title = `Branch blocked ${RUN}`;
@@ -127,6 +128,12 @@ describe("changes of drafts counted against the wiki's own edit rate limits", ()
     assert.equal(made.status, 403, made.text);
     assert.equal(made.json.type, 'urn:problem:blocked');
     assert.equal(made.json.wiki_code, 'blocked');
+    // An address the wiki blocked (scripts/wiki.sh) is blocked here too for anonymous drafts; the one beside it is not.
+    const anonymous = (address: string) => request(`${env.v1}/page/${encodeURIComponent(title)}/branches/`, { method: 'POST', headers: { ...JSON_TYPE, 'x-forwarded-for': address }, body: { wikitext: 'Anonymous draft.', base_revid: rev } });
+    const fromBlocked = await anonymous('203.0.113.77');
+    assert.equal(fromBlocked.status, 403, fromBlocked.text);
+    assert.equal(fromBlocked.json.type, 'urn:problem:blocked');
+    assert.equal((await anonymous('203.0.113.78')).status, 201);
     // Reading is not a change: their (empty) list still answers.
     assert.equal((await request(`${env.v1}/branches/`, { headers: session })).status, 200);
     // Another user's change is not refused.

@@ -46,16 +46,18 @@ export class WikiCallers {
 
   /**
    * Who a session is, asked of the wiki once a minute. Without a session: anonymous, with the
-   * rights and limits the wiki gives anonymous callers, asked once a minute per wiki, or
-   * MediaWiki's defaults (may edit, 8 edits a minute per address) while it cannot be asked.
+   * rights, block and limits the wiki gives an anonymous caller from that address (its forwarded
+   * chain sent on, as for an edit, so a blocked address is blocked here too), asked once a minute
+   * per address, or MediaWiki's defaults (may edit, 8 edits a minute per address) while the wiki
+   * cannot be asked.
    */
   whoIs(domain: string, credentials: Credentials): { who: Promise<KnownCaller>; until: number } {
     const anonymous = !credentials.cookie && !credentials.authorization;
-    const key = anonymous ? `anonymous\u0000${domain}` : this.keyOf(domain, credentials);
+    const key = anonymous ? `anonymous\u0000${domain}\u0000${credentials.forwardedFor ?? ''}` : this.keyOf(domain, credentials);
     const now = Date.now();
     const hit = this.known.get(key);
     if (hit && hit.until > now) return hit;
-    const asked = this.wiki(domain).api.userInfo(anonymous ? {} : credentials).then((u): KnownCaller => ({
+    const asked = this.wiki(domain).api.userInfo(anonymous ? { ...(credentials.forwardedFor ? { forwardedFor: credentials.forwardedFor } : {}) } : credentials).then((u): KnownCaller => ({
       user: u.anon ? null : u.name, limits: u.rateLimits ?? {}, mayEdit: (u.rights ?? []).includes('edit'), blocked: !!u.blocked,
     }));
     const who = anonymous ? asked.catch((): KnownCaller => ({ user: null, limits: MEDIAWIKI_ANON_LIMITS, mayEdit: true, blocked: false })) : asked;
