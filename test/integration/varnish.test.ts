@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { request, sleep, tempDir } from '../helpers.js';
 import type { Config } from '../../src/config.js';
-import { etagOf, FAST_FOLLOWER, startAgainstWiki, waitFor, type AgainstWiki } from '../wiki.js';
+import { etagOf, FAST_FOLLOWER, startAgainstWiki, storedPage, waitFor, type AgainstWiki } from '../wiki.js';
 
 const RUN = Date.now().toString(36);
 const VCL = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../deploy/varnish/wikistore.vcl');
@@ -116,13 +116,20 @@ describe('a real Varnish in front of a service following the wiki', () => {
       return ok(res) ? res : undefined;
     });
 
-  it('serves a page edited on the wiki through the cache within 3 s, then from the cache again', async () => {
+  it('serves a page edited on the wiki through the cache within 3 s of its render stored, then from the cache again', async () => {
     const title = `Cache follows ${RUN}`.replace(/ /g, '_');
     const first = await env.wiki.edit(title, 'Cached first.');
     const url = `${cache}/wiki.test/v1/page/${title}/html`;
     assert.equal(etagOf(await request(url)).rev, first);
     assert.ok(hit(await request(url)), 'the second read is a cache hit');
     const second = await env.wiki.edit(title, 'Edited on the wiki.');
+    // The new revision's render waits its turn at the wiki's PHP workers (other files' renders
+    // share them: one run on a loaded machine took longer than 3 s); from the moment it is
+    // stored, the cache has it within 3 s.
+    await waitFor('the new revision stored and rendered', 30_000, async () => {
+      const page = await storedPage(env.s.base, title);
+      return page?.latest_rev === second && page.latest_tid ? true : undefined;
+    });
     const fresh = await within3s('the new revision through Varnish', url, (res) => res.status === 200 && etagOf(res).rev === second);
     assert.match(fresh.text, /Edited on the wiki/);
     assert.ok(hit(await request(url)), 'and cached again');
