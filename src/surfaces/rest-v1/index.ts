@@ -91,7 +91,8 @@ export function restV1Module(api: PageApi): Module {
   }
 
   const html: Route['handler'] = async (req, ctx) => {
-    const stash = !!req.query.get('stash');
+    const asked = req.query.get('stash');
+    const stash = asked !== null && asked !== 'false' && asked !== '0';
     if (stash) withinStashRate(ctx);
     const version = negotiateHtml(req.headers.accept, '2');
     const title = await titleOr301(req);

@@ -28,10 +28,10 @@ const MEDIAWIKI_ANON_LIMITS: Record<string, ActionLimits> = {
 };
 
 /**
- * Callers as the wiki knows them: who a forwarded Cookie or Authorization belongs to, and the
- * wiki's own rate limits for them (`meta=userinfo&uiprop=ratelimits`, once a minute per session;
- * for anonymous callers once a minute per wiki), and their actions counted against those limits
- * as MediaWiki's rate limiter counts them (see rate-limits.ts).
+ * Callers as the wiki knows them: who a forwarded Cookie or Authorization belongs to, their
+ * rights, blocks and the wiki's own rate limits for them (`meta=userinfo`, once a minute per
+ * session; for anonymous callers once a minute per address), and their actions counted against
+ * those limits as MediaWiki's rate limiter counts them (see rate-limits.ts).
  */
 export class WikiCallers {
   private readonly known = new BoundedMap<string, { who: Promise<KnownCaller>; until: number }>(10_000);
