@@ -48,6 +48,12 @@ describe('page API under faults and hostile requests', () => {
         assert.equal(byTid.headers.etag, stored.headers.etag);
         assert.equal((await request(`${v1}/page/bodmin/html`)).status, 301, 'titles still normalise');
         assert.equal((await request(`${v1}/page/Toronto/html`)).status, 503, 'what is not stored needs the wiki');
+        // A stash is counted against the wiki's limit for its caller, whom only the wiki knows:
+        // while it is down, a stored render is still served, anonymous or with a session.
+        for (const headers of [{}, { cookie: 'wiki_session=unknown' }] as Record<string, string>[]) {
+          const stash = await request(`${second.base}/wiki.test/rest.php/v1/revision/${revid}/html?flavor=stash`, { headers });
+          assert.equal(stash.status, 200, stash.text.slice(0, 200));
+        }
       } finally {
         await second.close();
       }

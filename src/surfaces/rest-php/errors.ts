@@ -59,12 +59,14 @@ function pick(extensions: Record<string, unknown>): Record<string, unknown> {
 /**
  * A stash (`flavor=stash`, a transform with `stash`) counted against the wiki's own
  * `stashbasehtml` rate limit for its caller, as MediaWiki's HTML helper counts it, and refused past
- * it in that helper's words.
+ * it in that helper's words. While the wiki cannot say who a session is, the stash is served
+ * uncounted: stored content is served while the wiki is down.
  */
 export async function withinStashLimit(door: Pick<PageDoor, 'limit'>, req: Pick<RouteRequest, 'headers' | 'domain'>, ctx: RequestContext): Promise<void> {
   try {
     await door.limit(req, ctx, 'stashbasehtml');
   } catch (e) {
+    if (e instanceof HttpError && e.status >= 500) return;
     if (!(e instanceof HttpError) || e.status !== 429) throw e;
     throw new MediaWikiError(429, 'parsoid-stash-rate-limit-error', 'Stashing failed because rate limit was exceeded. Please try again later.', {
       reason: 'Rate limiter tripped, wait for a few minutes and try again',
