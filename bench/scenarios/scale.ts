@@ -766,8 +766,10 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
     }
   } finally {
     await storage.close();
-    // A store of a million renders is some 16 GB: not left behind (the other engines keep theirs).
-    fs.rmSync(dir, { recursive: true, force: true });
+    // A store of a million renders is some 16 GB: not left behind (the other engines keep theirs),
+    // unless WIKISTORE_BENCH_KEEP_STORE asks for it, to trace reads against it afterwards.
+    if (process.env.WIKISTORE_BENCH_KEEP_STORE === '1') console.log(`scale ${backend.name}: store kept in ${dir}`);
+    else fs.rmSync(dir, { recursive: true, force: true });
   }
   return rows;
 }

@@ -45,6 +45,8 @@ export interface StoredPart {
   render: RenderHead;
   body: Buffer;
   type: string;
+  /** `render` is a head made for this read alone (no render in memory): nothing is kept against it. */
+  oneOff?: true;
 }
 
 /** The render a property is read from: a page bundle's property may be read before the wikitext is there. */

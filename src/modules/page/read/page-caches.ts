@@ -5,6 +5,7 @@ import type { Wiki } from '../../../upstream/wiki.js';
 import type { Render, RenderHead } from '../model/render.js';
 import type { RevisionRow } from '../model/revision.js';
 import { TitleCache } from '../model/title-cache.js';
+import { FrequencySketch } from '../../../util/frequency-sketch.js';
 
 export interface PageCacheOptions {
   /** How long a page's stored state may be served from memory (other processes' writes). */
@@ -45,6 +46,12 @@ export function contentReuse(make: PageReuse, wiki: Wiki, onReuse: () => void, a
   return wiki.circuit.isOpen ? undefined : make(() => !wiki.circuit.isOpen && alsoValid(), onReuse);
 }
 
+/**
+ * Renders whose recent uses are counted (the frequency sketch's width): as many as the renders a
+ * read keeps on second sight are remembered among (render-store.ts), several times what 32 MB holds.
+ */
+const RENDER_USES_WIDTH = 8192;
+
 const sizeOfRender = (r: Render) => Math.max(1, r.parts.html.length + r.parts['data-parsoid'].length + r.parts['data-mw'].length + r.parts.wikitext.length);
 
 /**
@@ -60,6 +67,8 @@ const sizeOfRender = (r: Render) => Math.max(1, r.parts.html.length + r.parts['d
 export class PageCaches {
   private readonly rows = new Map<string, TitleCache<RevisionRow | undefined>>();
   private readonly renders: LRUCache<string, Render>;
+  /** Recent uses of renders by tid, kept or not: what a render read from storage is admitted by (`wouldKeepRender`). */
+  private readonly renderUses = new FrequencySketch(RENDER_USES_WIDTH, 10 * RENDER_USES_WIDTH);
   /** Of each capped wiki: its renders' keys, oldest kept first, and their bytes. */
   private readonly shares = new Map<string, { keys: Set<string>; bytes: number }>();
   private readonly headers = new WeakMap<RenderHead, Map<string, Readonly<Record<string, string>>>>();
@@ -99,6 +108,24 @@ export class PageCaches {
 
   render(domain: string, tid: string): Render | undefined {
     return this.renders.get(`${domain}\u0000${tid}`);
+  }
+
+  /** Counts a use of the render `tid` (whether it is in memory or not). */
+  noteRenderUse(domain: string, tid: string): void {
+    this.renderUses.increment(`${domain}\u0000${tid}`);
+  }
+
+  /**
+   * Whether a render read from storage is worth keeping: while the cache has room, yes; once it is
+   * full, only if the render was used more often lately than the one it would push out (TinyLFU's
+   * admission). Reads spread over more renders than the cache holds then keep the renders it has,
+   * where each read pushed out one that would be read again, to be pushed out itself unread.
+   */
+  wouldKeepRender(domain: string, tid: string): boolean {
+    const { size, calculatedSize, maxSize } = this.renders;
+    if (size === 0 || calculatedSize + calculatedSize / size <= maxSize) return true;
+    const victim = this.renders.rkeys().next().value;
+    return victim === undefined || this.renderUses.frequency(`${domain}\u0000${tid}`) > this.renderUses.frequency(victim);
   }
 
   rememberRender(domain: string, render: Render): void {

@@ -37,6 +37,10 @@ const RENDERS_SEEN = 8192;
 export interface RenderMemory {
   render(domain: string, tid: string): Render | undefined;
   rememberRender(domain: string, render: Render): void;
+  /** Counts a use of a render, in memory or not. */
+  noteRenderUse(domain: string, tid: string): void;
+  /** Whether a render read from storage now would be kept (room, or used more than what it would push out). */
+  wouldKeepRender(domain: string, tid: string): boolean;
 }
 
 /**
@@ -49,9 +53,10 @@ export class RenderStore {
   private readonly incomplete = new Map<string, Promise<Render>>();
   /**
    * Renders read from storage by tid are kept in memory the second time they are read among the
-   * last `RENDERS_SEEN`: under reads of old revisions, each kept at once pushed a hotter one out and
-   * lived long enough to be collected with the old generation (a major collection every quarter
-   * second, the reads' p99).
+   * last `RENDERS_SEEN`, and, once the cache is full, only if read more often lately than the render
+   * they would push out (`RenderMemory.wouldKeepRender`): under reads of old revisions, each kept at
+   * once pushed a hotter one out and lived long enough to be collected with the old generation (a
+   * major collection every quarter second, the reads' p99).
    */
   private readonly seen = new SecondSight(RENDERS_SEEN);
 
@@ -84,6 +89,7 @@ export class RenderStore {
 
   /** `keep: false` for a reader going through every page once (a snapshot): what it reads is not kept in memory. */
   async byTid(ctx: RequestContext, domain: string, title: string, tid: string, rev?: number, { keep = true } = {}): Promise<Render | undefined> {
+    if (keep) this.caches.noteRenderUse(domain, tid);
     // Only a render still being completed is waited for: a plain miss goes on to storage at once.
     const completing = this.incomplete.get(`${domain}\u0000${tid}`);
     const cached = this.caches.render(domain, tid) ?? (completing && (await completing.catch(() => undefined)));
@@ -93,7 +99,7 @@ export class RenderStore {
     const query = rev === undefined ? { index: 'by_tid', attributes: { tid, title }, limit: 1 } : { attributes: { title, rev, tid }, limit: 1 };
     const stored = toRender((await this.table(domain).query(ctx, query)).items[0]);
     // A render copied to a page's new title keeps its tid: the one remembered may be the other copy.
-    if (cached || !keep || !stored || !this.seen.admits(`${domain}\u0000${tid}`)) return stored;
+    if (cached || !keep || !stored || !this.seen.admits(`${domain}\u0000${tid}`) || !this.caches.wouldKeepRender(domain, tid)) return stored;
     return this.remember(domain, stored);
   }
 
@@ -107,8 +113,13 @@ export class RenderStore {
   async part(ctx: RequestContext, domain: string, title: string, rev: number | undefined, tid: string, prop: Prop): Promise<StoredPart | undefined> {
     const key = `${domain}\u0000${tid}`;
     const cached = this.caches.render(domain, tid);
-    if (cached?.title === title) return { prop, render: cached, body: partOf(cached, prop), type: cached.types[prop] };
-    if (this.incomplete.has(key) || (!cached && this.seen.wouldAdmit(key))) return undefined;
+    if (cached?.title === title) {
+      this.caches.noteRenderUse(domain, tid);
+      return { prop, render: cached, body: partOf(cached, prop), type: cached.types[prop] };
+    }
+    // Where the whole render is read instead, `byTid` counts the use.
+    if (this.incomplete.has(key) || (!cached && this.seen.wouldAdmit(key) && this.caches.wouldKeepRender(domain, tid))) return undefined;
+    this.caches.noteRenderUse(domain, tid);
     const column = COLUMN[prop];
     const proj = ['title', 'rev', 'tid', column, 'meta'];
     const query = rev === undefined ? { index: 'by_tid', attributes: { tid, title }, proj, limit: 1 } : { attributes: { title, rev, tid }, proj, limit: 1 };
@@ -118,7 +129,7 @@ export class RenderStore {
     if (!cached) this.seen.note(key);
     const meta = row.meta as { types: Record<Prop, string>; redirect?: string };
     const render = { title: row.title as string, rev: row.rev as number, tid: row.tid as string, ...(meta.redirect ? { redirect: meta.redirect } : {}) };
-    return { prop, render, body: exposed(prop, meta.types[prop], row[column] as Buffer), type: meta.types[prop] };
+    return { prop, render, body: exposed(prop, meta.types[prop], row[column] as Buffer), type: meta.types[prop], oneOff: true };
   }
 
   /** The newest stored render of a revision. */

@@ -99,9 +99,9 @@ export function pageReadModule({ service, caches, cache, html2, normalize }: Pag
     }
     const language = (await service.wiki(req.domain).siteInfo()).general.lang;
     // The surrogate keys too: they name the render's page and revision, so they are made with its headers.
-    const headers = caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, () =>
-      tagged(contentHeaders(req.domain, render, prop, sent.type, kind, cache, form, language), contentKeys(req.domain, render.title, render.rev, kind === 'latest')),
-    );
+    const build = () => tagged(contentHeaders(req.domain, render, prop, sent.type, kind, cache, form, language), contentKeys(req.domain, render.title, render.rev, kind === 'latest'));
+    // A head read for this answer alone is never seen again: its headers are not kept against it.
+    const headers = 'oneOff' in found ? build() : caches.headersFor(render, `${req.domain}\u0000${prop}\u0000${kind}\u0000${form}`, build);
     const note = service.reads.noter(req.domain, render.title);
     note();
     const wiki = service.wiki(req.domain);

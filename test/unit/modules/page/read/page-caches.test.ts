@@ -54,6 +54,26 @@ describe('page caches', () => {
     assert.equal(caches.render('d', 't2'), undefined, 'the least recently used went first');
   });
 
+  it('once full, admits a render read from storage only if it was used more often lately than the one it would push out', () => {
+    const caches = new PageCaches({ rowTtlMs: 1, renderBytes: 30, missTtlMs: 0 });
+    /** A read as the render store makes it: a use counted, kept if the caches would keep it. */
+    const read = (tid: string) => {
+      caches.noteRenderUse('d', tid);
+      if (caches.render('d', tid)) return 'hit';
+      if (caches.wouldKeepRender('d', tid)) caches.rememberRender('d', render(tid));
+      return 'miss';
+    };
+    assert.equal(caches.wouldKeepRender('d', 'x'), true, 'an empty cache takes anything');
+    // Reads cycling over five renders where three fit: the first three are kept and stay.
+    const cycled = [];
+    for (let round = 0; round < 4; round++) for (const tid of ['c0', 'c1', 'c2', 'c3', 'c4']) cycled.push(read(tid));
+    assert.deepEqual(cycled.slice(5), Array(3).fill(['hit', 'hit', 'hit', 'miss', 'miss']).flat(), 'three of five read from memory, where LRU would read none');
+    // A render read more often than the least used one kept is admitted in its place.
+    for (let i = 0; i < 10; i++) caches.noteRenderUse('d', 'hot');
+    assert.equal(caches.wouldKeepRender('d', 'hot'), true);
+    assert.equal(caches.wouldKeepRender('d', 'c3'), false);
+  });
+
   it("holds a farm's wiki to its share of the renders: its burst evicts its own, never another wiki's", () => {
     const caches = new PageCaches({ rowTtlMs: 1, renderBytes: 800, missTtlMs: 0, capped: (domain) => domain.endsWith('.farm') });
     for (const tid of ['h1', 'h2', 'h3']) caches.rememberRender('hot.farm', render(tid));

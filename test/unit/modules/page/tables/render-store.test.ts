@@ -29,11 +29,20 @@ function storedRenders(count: number) {
 
 class MapMemory implements RenderMemory {
   readonly kept = new Map<string, Render>();
+  readonly uses: string[] = [];
+  /** Whether the memory would take a render read from storage now (false: full of more used ones). */
+  room = true;
   render(domain: string, tid: string) {
     return this.kept.get(`${domain}/${tid}`);
   }
   rememberRender(domain: string, render: Render) {
     this.kept.set(`${domain}/${render.tid}`, render);
+  }
+  noteRenderUse(domain: string, tid: string) {
+    this.uses.push(`${domain}/${tid}`);
+  }
+  wouldKeepRender() {
+    return this.room;
   }
 }
 
@@ -68,7 +77,7 @@ describe('the render store', () => {
     const store = new RenderStore(memory);
     const row = rows[1]!;
     const html = await store.part(ctx, 'd', 'Page', row.rev, row.tid, 'html');
-    assert.deepEqual(html, { prop: 'html', render: { title: 'Page', rev: row.rev, tid: row.tid }, body: row.html, type: 'text/html' });
+    assert.deepEqual(html, { prop: 'html', render: { title: 'Page', rev: row.rev, tid: row.tid }, body: row.html, type: 'text/html', oneOff: true });
     assert.deepEqual(reads.queries.at(-1)!.proj, ['title', 'rev', 'tid', 'html', 'meta'], 'the HTML column alone, not the other three');
     assert.equal(memory.kept.size, 0, 'a property read alone is never kept: a render kept is every reader\'s');
     // Its second read is the one that keeps it: left to the whole render's read, which keeps it whole.
@@ -79,6 +88,29 @@ describe('the render store', () => {
     const before = reads.count;
     assert.equal((await store.part(ctx, 'd', 'Page', row.rev, row.tid, 'data-parsoid'))?.body, row.data_parsoid);
     assert.equal(reads.count, before, 'then every property is answered from memory');
+  });
+
+  it('reads one property alone again where the memory would not keep the render, and counts each use once', async () => {
+    const { rows, reads, ctx } = storedRenders(2);
+    const memory = new MapMemory();
+    memory.room = false;
+    const store = new RenderStore(memory);
+    const row = rows[1]!;
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await store.part(ctx, 'd', 'Page', row.rev, row.tid, 'html'))?.body, row.html);
+      assert.deepEqual(reads.queries.at(-1)!.proj, ['title', 'rev', 'tid', 'html', 'meta'], `read ${i + 1}: the HTML column alone`);
+    }
+    assert.equal((await store.byTid(ctx, 'd', 'Page', row.tid, row.rev))?.rev, row.rev);
+    assert.equal(memory.kept.size, 0, 'a whole render read is not kept either');
+    assert.deepEqual(memory.uses, Array(4).fill(`d/${row.tid}`));
+    // With room, the doorkeeper starts over (its sighting was spent): read once more alone, then
+    // left to the whole render's read, which keeps it and counts the use once.
+    memory.room = true;
+    assert.equal((await store.part(ctx, 'd', 'Page', row.rev, row.tid, 'html'))?.body, row.html);
+    assert.equal(await store.part(ctx, 'd', 'Page', row.rev, row.tid, 'html'), undefined);
+    await store.byTid(ctx, 'd', 'Page', row.tid, row.rev);
+    assert.equal(memory.kept.size, 1);
+    assert.equal(memory.uses.length, 6);
   });
 
   it('finds a property by the tid alone through its index, and answers one the wiki does not expose 404', async () => {
