@@ -68,6 +68,10 @@ export class Metrics {
     [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   );
 
+  readonly renderCacheReads = this.counter('render_cache_reads_total', 'Renders sought by tid in memory, by outcome (hit; miss: read from storage)', ['outcome'] as const);
+  readonly renderCacheOffers = this.counter(
+    'render_cache_offers_total', 'Renders read from storage a second time soon, offered to the render cache, by outcome (kept; refused: the cache is full of renders read more often lately)', ['outcome'] as const,
+  );
   readonly purges = this.counter('cache_purges_total', 'PURGE requests sent to the HTTP caches in front, by outcome (purged, failed)', ['outcome'] as const);
   readonly wikiRequests = this.counter('wiki_requests_total', 'Requests to the wikis, by domain and endpoint (action, parsoid, transforms)', ['domain', 'endpoint'] as const);
   readonly wikiCircuitOpen = this.gauge('wiki_circuit_open', 'Whether requests to a wiki fail at once because it stopped answering (1) or go to it (0); for a farm\'s pattern, how many of its wikis do', ['domain'] as const);

@@ -114,6 +114,15 @@ describe('one property of a stored render, read alone', () => {
         }
         assert.equal(columnsRead.length, 2, 'the other properties from memory');
         assert.equal(env.wikiRequests('parsoid'), 0, 'all from storage');
+        // The render cache's metrics against what happened: a miss for each read of the render
+        // table, a hit for each of the other three properties (the HTML's third read may be
+        // answered before the page module, from the answers kept), the one render offered kept.
+        const counted = async (metric: 'renderCacheReads' | 'renderCacheOffers') =>
+          Object.fromEntries((await env.s.app.metrics[metric].get()).values.map((v) => [v.labels.outcome, v.value]));
+        const reads = await counted('renderCacheReads');
+        assert.equal(reads.miss, columnsRead.length);
+        assert.ok(reads.hit === PROPS.length - 1 || reads.hit === PROPS.length, `${reads.hit} hits`);
+        assert.deepEqual(await counted('renderCacheOffers'), { kept: 1 });
       } finally {
         await env.close();
       }

@@ -32,13 +32,20 @@ import { cachePolicy } from './model/cache-control.js';
 import { Html2Cache } from './model/html-versions.js';
 import type { PageApi, PageModuleOptions } from './page-api.js';
 import type { PageDoor } from './door.js';
-import { PageCaches } from './read/page-caches.js';
+import { PageCaches, type RenderCacheCounts } from './read/page-caches.js';
 import { PageService } from './read/page-service.js';
 import { SaveLocks } from './tables/save-locks.js';
 import { BoundedMap } from '../../util/bounded-map.js';
 import { pageReadModule } from './v1/page-routes.js';
 
 export type { PageApi, PageModuleOptions } from './page-api.js';
+
+/** The render cache's counts as metrics, each outcome's series bound once. */
+function renderCacheCounts(metrics: PageModuleOptions['metrics']): RenderCacheCounts {
+  const [hit, miss] = [metrics.renderCacheReads.labels('hit'), metrics.renderCacheReads.labels('miss')];
+  const [kept, refused] = [metrics.renderCacheOffers.labels('kept'), metrics.renderCacheOffers.labels('refused')];
+  return { sought: (found) => (found ? hit : miss).inc(), offered: (isKept) => (isKept ? kept : refused).inc() };
+}
 
 /**
  * The page module's parts, put together: the read side (`read/`, `v1/`), the edit side (`edit/`:
@@ -48,6 +55,7 @@ export type { PageApi, PageModuleOptions } from './page-api.js';
 export function pageModules(options: PageModuleOptions): PageApi {
   const caches = new PageCaches({
     rowTtlMs: options.pageCacheMs, renderBytes: options.renderCacheBytes, missTtlMs: options.negativeCacheMs, capped: (domain) => options.wikis.isFarmed(domain),
+    counts: renderCacheCounts(options.metrics),
   });
   // One worker thread for a long article's CPU work (its 2.x HTML, its snapshot body), off the
   // event loop: started when first needed, ended when idle, and at close with the bodies' maker.

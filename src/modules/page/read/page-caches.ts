@@ -22,6 +22,14 @@ export interface PageCacheOptions {
    * hot pages.
    */
   capped?: (domain: string) => boolean;
+  /** Told of each render sought (hit or not) and each offered to the cache (kept or not): the metrics. */
+  counts?: RenderCacheCounts;
+}
+
+/** What the render cache reports of itself. */
+export interface RenderCacheCounts {
+  sought(hit: boolean): void;
+  offered(kept: boolean): void;
 }
 
 /** The part of the render cache one wiki of a farm may hold. */
@@ -110,9 +118,17 @@ export class PageCaches {
     return this.renders.get(`${domain}\u0000${tid}`);
   }
 
-  /** Counts a use of the render `tid` (whether it is in memory or not). */
-  noteRenderUse(domain: string, tid: string): void {
+  /** Counts a use of the render `tid`, found in memory (`hit`) or read from storage. */
+  noteRenderUse(domain: string, tid: string, hit: boolean): void {
     this.renderUses.increment(`${domain}\u0000${tid}`);
+    this.options.counts?.sought(hit);
+  }
+
+  /** A render read from storage, offered to the cache: kept if `wouldKeepRender`. */
+  offerRender(domain: string, render: Render): void {
+    const kept = this.wouldKeepRender(domain, render.tid);
+    if (kept) this.rememberRender(domain, render);
+    this.options.counts?.offered(kept);
   }
 
   /**

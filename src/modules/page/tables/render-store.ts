@@ -37,10 +37,12 @@ const RENDERS_SEEN = 8192;
 export interface RenderMemory {
   render(domain: string, tid: string): Render | undefined;
   rememberRender(domain: string, render: Render): void;
-  /** Counts a use of a render, in memory or not. */
-  noteRenderUse(domain: string, tid: string): void;
+  /** Counts a use of a render, found in memory (`hit`) or read from storage. */
+  noteRenderUse(domain: string, tid: string, hit: boolean): void;
   /** Whether a render read from storage now would be kept (room, or used more than what it would push out). */
   wouldKeepRender(domain: string, tid: string): boolean;
+  /** A render read from storage, kept if `wouldKeepRender`. */
+  offerRender(domain: string, render: Render): void;
 }
 
 /**
@@ -89,18 +91,20 @@ export class RenderStore {
 
   /** `keep: false` for a reader going through every page once (a snapshot): what it reads is not kept in memory. */
   async byTid(ctx: RequestContext, domain: string, title: string, tid: string, rev?: number, { keep = true } = {}): Promise<Render | undefined> {
-    if (keep) this.caches.noteRenderUse(domain, tid);
     // Only a render still being completed is waited for: a plain miss goes on to storage at once.
     const completing = this.incomplete.get(`${domain}\u0000${tid}`);
     const cached = this.caches.render(domain, tid) ?? (completing && (await completing.catch(() => undefined)));
-    if (cached?.title === title && cached.tid === tid) return cached;
+    const hit = cached?.title === title && cached.tid === tid;
+    if (keep) this.caches.noteRenderUse(domain, tid, hit);
+    if (hit) return cached;
     // Without its revision, found through the tid's index, which answers the whole row (each engine
     // reads the row it names): one read, not the revision's number first and then its row.
     const query = rev === undefined ? { index: 'by_tid', attributes: { tid, title }, limit: 1 } : { attributes: { title, rev, tid }, limit: 1 };
     const stored = toRender((await this.table(domain).query(ctx, query)).items[0]);
     // A render copied to a page's new title keeps its tid: the one remembered may be the other copy.
-    if (cached || !keep || !stored || !this.seen.admits(`${domain}\u0000${tid}`) || !this.caches.wouldKeepRender(domain, tid)) return stored;
-    return this.remember(domain, stored);
+    if (cached || !keep || !stored || !this.seen.admits(`${domain}\u0000${tid}`)) return stored;
+    this.caches.offerRender(domain, stored);
+    return stored;
   }
 
   /**
@@ -114,12 +118,12 @@ export class RenderStore {
     const key = `${domain}\u0000${tid}`;
     const cached = this.caches.render(domain, tid);
     if (cached?.title === title) {
-      this.caches.noteRenderUse(domain, tid);
+      this.caches.noteRenderUse(domain, tid, true);
       return { prop, render: cached, body: partOf(cached, prop), type: cached.types[prop] };
     }
     // Where the whole render is read instead, `byTid` counts the use.
     if (this.incomplete.has(key) || (!cached && this.seen.wouldAdmit(key) && this.caches.wouldKeepRender(domain, tid))) return undefined;
-    this.caches.noteRenderUse(domain, tid);
+    this.caches.noteRenderUse(domain, tid, false);
     const column = COLUMN[prop];
     const proj = ['title', 'rev', 'tid', column, 'meta'];
     const query = rev === undefined ? { index: 'by_tid', attributes: { tid, title }, proj, limit: 1 } : { attributes: { title, rev, tid }, proj, limit: 1 };

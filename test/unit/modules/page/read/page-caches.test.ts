@@ -55,21 +55,24 @@ describe('page caches', () => {
   });
 
   it('once full, admits a render read from storage only if it was used more often lately than the one it would push out', () => {
-    const caches = new PageCaches({ rowTtlMs: 1, renderBytes: 30, missTtlMs: 0 });
-    /** A read as the render store makes it: a use counted, kept if the caches would keep it. */
+    const counted = { hit: 0, miss: 0, kept: 0, refused: 0 };
+    const counts = { sought: (hit: boolean) => counted[hit ? 'hit' : 'miss']++, offered: (kept: boolean) => counted[kept ? 'kept' : 'refused']++ };
+    const caches = new PageCaches({ rowTtlMs: 1, renderBytes: 30, missTtlMs: 0, counts });
+    /** A read as the render store makes it: a use counted, the render offered to the caches on a miss. */
     const read = (tid: string) => {
-      caches.noteRenderUse('d', tid);
-      if (caches.render('d', tid)) return 'hit';
-      if (caches.wouldKeepRender('d', tid)) caches.rememberRender('d', render(tid));
-      return 'miss';
+      const hit = caches.render('d', tid) !== undefined;
+      caches.noteRenderUse('d', tid, hit);
+      if (!hit) caches.offerRender('d', render(tid));
+      return hit ? 'hit' : 'miss';
     };
     assert.equal(caches.wouldKeepRender('d', 'x'), true, 'an empty cache takes anything');
     // Reads cycling over five renders where three fit: the first three are kept and stay.
     const cycled = [];
     for (let round = 0; round < 4; round++) for (const tid of ['c0', 'c1', 'c2', 'c3', 'c4']) cycled.push(read(tid));
     assert.deepEqual(cycled.slice(5), Array(3).fill(['hit', 'hit', 'hit', 'miss', 'miss']).flat(), 'three of five read from memory, where LRU would read none');
+    assert.deepEqual(counted, { hit: 9, miss: 11, kept: 3, refused: 8 }, 'the counts say so: each use a hit or a miss, each miss kept or refused');
     // A render read more often than the least used one kept is admitted in its place.
-    for (let i = 0; i < 10; i++) caches.noteRenderUse('d', 'hot');
+    for (let i = 0; i < 10; i++) caches.noteRenderUse('d', 'hot', false);
     assert.equal(caches.wouldKeepRender('d', 'hot'), true);
     assert.equal(caches.wouldKeepRender('d', 'c3'), false);
   });

@@ -38,11 +38,14 @@ class MapMemory implements RenderMemory {
   rememberRender(domain: string, render: Render) {
     this.kept.set(`${domain}/${render.tid}`, render);
   }
-  noteRenderUse(domain: string, tid: string) {
-    this.uses.push(`${domain}/${tid}`);
+  noteRenderUse(domain: string, tid: string, hit: boolean) {
+    this.uses.push(`${domain}/${tid}${hit ? ' hit' : ''}`);
   }
   wouldKeepRender() {
     return this.room;
+  }
+  offerRender(domain: string, render: Render) {
+    if (this.room) this.rememberRender(domain, render);
   }
 }
 
@@ -102,7 +105,7 @@ describe('the render store', () => {
     }
     assert.equal((await store.byTid(ctx, 'd', 'Page', row.tid, row.rev))?.rev, row.rev);
     assert.equal(memory.kept.size, 0, 'a whole render read is not kept either');
-    assert.deepEqual(memory.uses, Array(4).fill(`d/${row.tid}`));
+    assert.deepEqual(memory.uses, Array(4).fill(`d/${row.tid}`), 'four uses, none found in memory');
     // With room, the doorkeeper starts over (its sighting was spent): read once more alone, then
     // left to the whole render's read, which keeps it and counts the use once.
     memory.room = true;
@@ -111,6 +114,8 @@ describe('the render store', () => {
     await store.byTid(ctx, 'd', 'Page', row.tid, row.rev);
     assert.equal(memory.kept.size, 1);
     assert.equal(memory.uses.length, 6);
+    await store.part(ctx, 'd', 'Page', row.rev, row.tid, 'wikitext');
+    assert.equal(memory.uses.at(-1), `d/${row.tid} hit`, 'then found in memory');
   });
 
   it('finds a property by the tid alone through its index, and answers one the wiki does not expose 404', async () => {
