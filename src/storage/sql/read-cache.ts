@@ -116,6 +116,20 @@ export class ReadCache {
     return undefined;
   }
 
+  /** Whether an answer is kept for `key` (valid or not: `get` tells). */
+  holds(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  /**
+   * Whether an answer read now for `key` could be kept: its query came once among recent ones (of
+   * either size). When not, `admits` will refuse it, so nothing need be asked before the read to
+   * keep it (the data version it would be kept under).
+   */
+  mayKeep(key: string): boolean {
+    return this.smallSeen.wouldAdmit(key) || this.largeSeen.wouldAdmit(key);
+  }
+
   /**
    * Whether an answer just read is to be kept (`set`): the second time its query comes among
    * recent ones of its size. Asked before anything is spent on keeping it.

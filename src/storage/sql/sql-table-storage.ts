@@ -255,14 +255,23 @@ export class SqlTableStorage implements TableStorage {
     // A TTL in the answer counts down, so such answers are always read anew.
     const key = this.cache && query.withTTL !== true ? cacheKey(domain, query) : undefined;
     if (key === undefined) return this.readNow(domain, query)?.result ?? this.fresh(async () => (await this.readConfirmed(domain, query)).result);
-    const version = this.driver.dataVersion!();
+    const cache = this.cache!;
     const now = Date.now();
-    const cached = this.cache!.get(key, version, now);
-    if (cached) return cached;
+    // The data version is asked (a statement of its own) only where an answer is kept or could be
+    // kept: an answer is kept under the version read before it, and most reads that miss are of
+    // queries not asked recently, whose answers would not be kept anyway.
+    let version: number | undefined;
+    if (cache.holds(key)) {
+      version = this.driver.dataVersion!();
+      const cached = cache.get(key, version, now);
+      if (cached) return cached;
+    }
+    if (version === undefined && cache.mayKeep(key)) version = this.driver.dataVersion!();
     return this.fresh(async () => {
       const { table, result } = this.readNow(domain, query) ?? (await this.readConfirmed(domain, query));
       const size = sizeOfAnswer(result.items);
-      if (this.cache!.admits(key, size)) this.cache!.set(key, result, version, await this.nextExpiry(table, version, now), this.stillAt, size);
+      // (Counted as seen either way; kept only under a version asked before the read.)
+      if (cache.admits(key, size) && version !== undefined) cache.set(key, result, version, await this.nextExpiry(table, version, now), this.stillAt, size);
       return result;
     });
   }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { openStorage } from '../../../../src/storage/index.js';
 import { ReadCache, sizeOfAnswer } from '../../../../src/storage/sql/read-cache.js';
+import { SqliteDriver } from '../../../../src/storage/sqlite/sqlite-driver.js';
 import { freshDomain, tempDir } from '../../../helpers.js';
 
 describe('the SQLite read cache', () => {
@@ -73,6 +74,35 @@ describe('the SQLite read cache', () => {
       await storage.createTable(domain, 't', { attributes: { k: 'string' }, index: [{ attribute: 'k', type: 'hash' }] });
       await storage.put(domain, { table: 't', attributes: { k: 'a' } });
       for (let i = 0; i < 2; i++) assert.deepEqual((await storage.get(domain, { table: 't', attributes: { k: 'a' }, proj: ['k'] })).items, [{ k: 'a' }]);
+      await storage.close();
+    }
+  });
+
+  it('asks the data version only for a read whose answer is kept or could be: not for a query read once', async () => {
+    const storage = await openStorage({ backend: 'sqlite', path: path.join(tempDir(), 'db.sqlite3') });
+    const original = SqliteDriver.prototype.dataVersion;
+    let asked = 0;
+    SqliteDriver.prototype.dataVersion = function (this: SqliteDriver) {
+      asked++;
+      return original.call(this);
+    };
+    try {
+      const domain = freshDomain();
+      await storage.createTable(domain, 't', { attributes: { k: 'string', v: 'int' }, index: [{ attribute: 'k', type: 'hash' }] });
+      for (let i = 0; i < 100; i++) await storage.put(domain, { table: 't', attributes: { k: `k${i}`, v: i } });
+      const read = async (i: number) => (await storage.get(domain, { table: 't', attributes: { k: `k${i}` } })).items[0]?.v;
+      assert.equal(await read(0), 0, 'the definition read in, the epoch checked');
+      const askedBefore = asked;
+      for (let i = 1; i < 100; i++) assert.equal(await read(i), i);
+      assert.equal(asked - askedBefore, 0, 'queries read once: their answers would not be kept, no version asked');
+      assert.equal(await read(1), 1);
+      assert.equal(asked - askedBefore, 1, 'read again: kept, under the version asked before it was read');
+      assert.equal(await read(1), 1);
+      assert.equal(asked - askedBefore, 2, 'read from the cache once its version is confirmed');
+      await storage.put(domain, { table: 't', attributes: { k: 'k1', v: 101 } });
+      assert.equal(await read(1), 101, 'a commit ends the kept answer');
+    } finally {
+      SqliteDriver.prototype.dataVersion = original;
       await storage.close();
     }
   });
