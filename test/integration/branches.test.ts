@@ -141,6 +141,31 @@ describe("changes of drafts counted against the wiki's own edit rate limits", ()
     assert.equal(open.status, 201, open.text);
   });
 
+  it("asks the wiki of at most 21 made-up sessions an address sends in a minute, then refuses its new ones with 429, not its known ones", async () => {
+    const address = '198.51.100.99';
+    const from = (cookie: string) => request(`${env.v1}/branches/`, { headers: { cookie, 'x-forwarded-for': address } });
+    const real = env.wiki.cookieHeader();
+    assert.equal((await from(real)).status, 200, 'a real session, known before');
+    const statuses: number[] = [];
+    const asked: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const before = env.wikiRequests('action');
+      statuses.push((await from(`session=made-up-${RUN}-${i}`)).status);
+      asked.push(env.wikiRequests('action') - before);
+    }
+    // A session the wiki does not know is no one: their own branches are not listed (401) until the address is refused.
+    assert.deepEqual(statuses, [...Array(21).fill(401), ...Array(9).fill(429)]);
+    assert.ok(asked.slice(0, 21).every((n) => n >= 1), `each of the first 21 asked of the wiki: ${asked}`);
+    // (A request's count may land just after its answer: the 21st's, during the 22nd.)
+    assert.ok(asked.slice(21).reduce((a, b) => a + b, 0) <= 1 && asked.slice(23).every((n) => n === 0), `the refused ones asked nothing: ${asked}`);
+    const refused = await from(`session=made-up-${RUN}-last`);
+    assert.equal(refused.json.type, 'urn:problem:rate-limited');
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    assert.equal((await from(real)).status, 200, 'the real session is still served');
+    const elsewhere = await request(`${env.v1}/branches/`, { headers: { cookie: `session=made-up-${RUN}-elsewhere`, 'x-forwarded-for': '198.51.100.100' } });
+    assert.equal(elsewhere.status, 401, 'another address is asked of the wiki, not refused');
+  });
+
   it('refuses a version larger than the wiki takes a page, with 413 as the wiki refuses such an edit', async () => {
     const general = ((await (await fetch(`${WIKI_URL}/api.php?action=query&meta=siteinfo&format=json&formatversion=2`)).json()) as { query: { general: { maxarticlesize: number } } }).query.general;
     const title = `Branch size ${RUN}`;

@@ -46,7 +46,7 @@ export class BranchCallers {
     // Without a session the caller is anonymous: the wiki need not be asked to read.
     const anonymous = !credentials.cookie && !credentials.authorization;
     if (anonymous && !withLimits) return { caller: { user: null, credentials, knownUntil: Infinity }, known: { user: null, limits: {}, mayEdit: false, blocked: false } };
-    const { who, until } = this.callers.whoIs(req.domain, credentials);
+    const { who, until } = this.callers.whoIs(req.domain, credentials, ctx.client());
     const known = await who;
     return { caller: { user: known.user, credentials, knownUntil: anonymous ? Infinity : until }, known };
   }

@@ -28,6 +28,18 @@ const MEDIAWIKI_ANON_LIMITS: Record<string, ActionLimits> = {
 };
 
 /**
+ * Sessions the wiki did not know (it answered them as anonymous, or refused them) that one address
+ * may bring in a window: each costs a request to the wiki, so a client sending a new made-up
+ * Cookie or token with every request would otherwise have the wiki asked for each. Past it, that
+ * address's sessions not already known are refused (429) until the window lets one more through;
+ * sessions already known go on being served.
+ */
+const UNKNOWN_SESSIONS = { hits: 20, seconds: 60 };
+
+/** The wiki answered, and refused the credentials: a 4xx, or an error of its Action API (a 502 `upstream-error`). */
+const refusedByWiki = (e: unknown) => e instanceof HttpError && (e.status < 500 || e.problemType === 'urn:problem:upstream-error');
+
+/**
  * Callers as the wiki knows them: who a forwarded Cookie or Authorization belongs to, their
  * rights, blocks and the wiki's own rate limits for them (`meta=userinfo`, once a minute per
  * session; for anonymous callers once a minute per address), and their actions counted against
@@ -36,6 +48,8 @@ const MEDIAWIKI_ANON_LIMITS: Record<string, ActionLimits> = {
 export class WikiCallers {
   private readonly known = new BoundedMap<string, { who: Promise<KnownCaller>; until: number }>(10_000);
   private readonly counts = new RateLimits();
+  /** Addresses past `UNKNOWN_SESSIONS`, by wiki: until when (ms) their new sessions are refused. */
+  private readonly refused = new BoundedMap<string, number>(10_000);
 
   constructor(private readonly wiki: (domain: string) => Wiki) {}
 
@@ -49,21 +63,38 @@ export class WikiCallers {
    * rights, block and limits the wiki gives an anonymous caller from that address (its forwarded
    * chain sent on, as for an edit, so a blocked address is blocked here too), asked once a minute
    * per address, or MediaWiki's defaults (may edit, 8 edits a minute per address) while the wiki
-   * cannot be asked.
+   * cannot be asked. `client`: the caller's address, which may bring `UNKNOWN_SESSIONS` the wiki
+   * does not know in a window (429 `rate-limited` past it).
    */
-  whoIs(domain: string, credentials: Credentials): { who: Promise<KnownCaller>; until: number } {
+  whoIs(domain: string, credentials: Credentials, client?: string): { who: Promise<KnownCaller>; until: number } {
     const anonymous = !credentials.cookie && !credentials.authorization;
     const key = anonymous ? `anonymous\u0000${domain}\u0000${credentials.forwardedFor ?? ''}` : this.keyOf(domain, credentials);
     const now = Date.now();
     const hit = this.known.get(key);
     if (hit && hit.until > now) return hit;
+    const from = !anonymous && client !== undefined ? `${domain}\u0000${client}` : undefined;
+    const refusedUntil = from === undefined ? undefined : this.refused.get(from);
+    if (refusedUntil !== undefined && refusedUntil > now) {
+      throw new HttpError(429, 'rate-limited', 'Too many sessions the wiki does not know came from this address in a short time. Log in again, or try again later.', {
+        headers: { 'retry-after': String(Math.ceil((refusedUntil - now) / 1000)) },
+      });
+    }
     const asked = this.wiki(domain).api.userInfo(anonymous ? { ...(credentials.forwardedFor ? { forwardedFor: credentials.forwardedFor } : {}) } : credentials).then((u): KnownCaller => ({
       user: u.anon ? null : u.name, limits: u.rateLimits ?? {}, mayEdit: (u.rights ?? []).includes('edit'), blocked: !!u.blocked,
     }));
+    // A session the wiki did not take (anonymous to it, or refused with an error of its API)
+    // counts against its address; a wiki that could not be reached says nothing of it.
+    if (from !== undefined) asked.then((known) => known.user === null && this.unknownSession(from), (e: unknown) => refusedByWiki(e) && this.unknownSession(from));
     const who = anonymous ? asked.catch((): KnownCaller => ({ user: null, limits: MEDIAWIKI_ANON_LIMITS, mayEdit: true, blocked: false })) : asked;
     this.known.set(key, { who, until: now + KNOWN_MS });
     who.catch(() => this.known.delete(key));
     return { who, until: now + KNOWN_MS };
+  }
+
+  /** One more session from `client` the wiki did not know; past `UNKNOWN_SESSIONS`, its new ones are refused for a while. */
+  private unknownSession(from: string): void {
+    const wait = this.counts.take('unknown-sessions', [[`ip:${from}`, UNKNOWN_SESSIONS]]);
+    if (wait !== undefined) this.refused.set(from, Date.now() + wait * 1000);
   }
 
   /**
@@ -83,6 +114,6 @@ export class WikiCallers {
 
   /** `count` for the caller the credentials name. */
   async limit(domain: string, action: string, credentials: Credentials, client: string | undefined): Promise<void> {
-    this.count(domain, action, await this.whoIs(domain, credentials).who, client);
+    this.count(domain, action, await this.whoIs(domain, credentials, client).who, client);
   }
 }
