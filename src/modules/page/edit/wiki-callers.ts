@@ -32,9 +32,10 @@ const MEDIAWIKI_ANON_LIMITS: Record<string, ActionLimits> = {
  * may bring in a window: each costs a request to the wiki, so a client sending a new made-up
  * Cookie or token with every request would otherwise have the wiki asked for each. Past it, that
  * address's sessions not already known are refused (429) until the window lets one more through;
- * sessions already known go on being served.
+ * sessions already known go on being served. One a second on average: an address shared by many
+ * editors (a school's, a carrier's) whose sessions expired comes nowhere near it.
  */
-const UNKNOWN_SESSIONS = { hits: 20, seconds: 60 };
+const UNKNOWN_SESSIONS = { hits: 60, seconds: 60 };
 
 /** The wiki answered, and refused the credentials: a 4xx, or an error of its Action API (a 502 `upstream-error`). */
 const refusedByWiki = (e: unknown) => e instanceof HttpError && (e.status < 500 || e.problemType === 'urn:problem:upstream-error');
