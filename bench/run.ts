@@ -321,7 +321,7 @@ async function runScale(sizes: number[], cassandraSizes: number[]): Promise<void
         const beside = (bare ? `; the bare server reading the same row ${f(bare.rps)} req/s, p99 ${f(bare.p99Ms ?? 0, 2)} ms: ${f(s.rps / bare.rps, 2)} of it, p99 ${f((s.p99Ms ?? 0) / (bare.p99Ms ?? 1), 2)}x` : '') +
           (both ? `; reading the revision's row too ${f(both.rps)} req/s, p99 ${f(both.p99Ms ?? 0, 2)} ms: ${f(s.rps / both.rps, 2)} of it` : '');
         const fromStorage = r.storageReadsPerRequest?.[name];
-        const readShares = fromStorage ? `; per request, the render read from storage ${f(fromStorage.renders, 2)}, the revision's row ${f(fromStorage.revisions, 2)}` : '';
+        const readShares = fromStorage ? `; per request, the render read from storage ${f(fromStorage.renders, 2)} (the render cache's misses ${f(fromStorage.renderCacheMisses, 2)}), the revision's row ${f(fromStorage.revisions, 2)}` : '';
         console.log(`    ${name.padEnd(16)} ${f(s.rps)} req/s (${f(s.rps / b.rps, 2)}x), p50 ${f(s.p50Ms ?? 0, 2)} ms, p99 ${f(s.p99Ms ?? 0, 2)} ms (${f((s.p99Ms ?? 0) / (b.p99Ms ?? 1), 2)}x)${beside}${readShares}`);
       }
       const first = r.firstReads;

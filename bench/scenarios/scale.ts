@@ -86,7 +86,7 @@ export interface ScaleRow {
    * storage, and the revision's (the rest were answered from the caches in memory). What "a read
    * that misses every cache" measures is only as true as these.
    */
-  storageReadsPerRequest: Record<string, { renders: number; revisions: number }>;
+  storageReadsPerRequest: Record<string, { renders: number; revisions: number; renderCacheMisses: number }>;
   /** Reads by revision id of renders the service never read before (SQLite, PostgreSQL). */
   firstReads?: FirstReads;
   /** ms of one request at the first, a middle and the last page of each listing. */
@@ -597,7 +597,7 @@ async function firstReadsOf(serviceBase: string, bareBase: string, unread: strin
 }
 
 /** The service's page reads so far (outside requests of the page API), and its reads of the render and revision tables. */
-async function readCounts(base: string): Promise<{ requests: number; renders: number; revisions: number }> {
+async function readCounts(base: string): Promise<{ requests: number; renders: number; revisions: number; renderCacheMisses: number }> {
   const text = await (await fetch(`${base}/metrics`)).text();
   // Each line's count: route labels hold braces of their own (`{domain}`), so lines are picked by their text.
   const sum = (pick: (line: string) => boolean) => text.split('\n').filter(pick).reduce((n, line) => n + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
@@ -605,6 +605,8 @@ async function readCounts(base: string): Promise<{ requests: number; renders: nu
     requests: sum((l) => l.startsWith('http_requests_total{') && l.includes('/v1/page/') && l.includes('origin="external"')),
     renders: sum((l) => l.startsWith('storage_operation_seconds_count{operation="get",table="parsoid"}')),
     revisions: sum((l) => l.startsWith('storage_operation_seconds_count{operation="get",table="page_revisions"}')),
+    // The render cache's own count of its misses, beside the render table's reads it should match.
+    renderCacheMisses: sum((l) => l.startsWith('render_cache_reads_total{outcome="miss"}')),
   };
 }
 
@@ -705,7 +707,7 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
         const reads: Record<string, Sample> = {};
         const bareReads: Record<string, Sample> = {};
         const bareWithRevisionReads: Record<string, Sample> = {};
-        const storageReadsPerRequest: Record<string, { renders: number; revisions: number }> = {};
+        const storageReadsPerRequest: Record<string, { renders: number; revisions: number; renderCacheMisses: number }> = {};
         let firstReads: FirstReads | undefined;
         // Reads by revision and by tid beside their limit: the same row read by the driver alone,
         // and the render's row with its revision's, as a correct read needs them.
@@ -721,7 +723,7 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
             const bareWithRevisionRounds: Sample[] = [];
             const withBare = BARE_READS.includes(name);
             const round = (base: string) => load({ url: `${base}${list[0]}`, paths: list, headers: { 'accept-encoding': 'gzip' } }, seconds);
-            const counted = { requests: 0, renders: 0, revisions: 0 };
+            const counted = { requests: 0, renders: 0, revisions: 0, renderCacheMisses: 0 };
             for (let r = 0; r < READ_ROUNDS; r++) {
               const before = await readCounts(service.base);
               rounds.push(await round(service.base));
@@ -729,11 +731,12 @@ export async function scaleScenario(backend: ScaleBackend, sizes: number[], wiki
               counted.requests += after.requests - before.requests;
               counted.renders += after.renders - before.renders;
               counted.revisions += after.revisions - before.revisions;
+              counted.renderCacheMisses += after.renderCacheMisses - before.renderCacheMisses;
               if (withBare && bare) bareRounds.push(await round(bare.base));
               if (withBare && bareWithRevision) bareWithRevisionRounds.push(await round(bareWithRevision.base));
             }
             reads[name] = medianSample(rounds);
-            storageReadsPerRequest[name] = { renders: counted.renders / counted.requests, revisions: counted.revisions / counted.requests };
+            storageReadsPerRequest[name] = { renders: counted.renders / counted.requests, revisions: counted.revisions / counted.requests, renderCacheMisses: counted.renderCacheMisses / counted.requests };
             if (bareRounds.length) bareReads[name] = medianSample(bareRounds);
             if (bareWithRevisionRounds.length) bareWithRevisionReads[name] = medianSample(bareWithRevisionRounds);
           }
