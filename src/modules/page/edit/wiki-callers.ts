@@ -36,6 +36,11 @@ const MEDIAWIKI_ANON_LIMITS: Record<string, ActionLimits> = {
  * editors (a school's, a carrier's) whose sessions expired comes nowhere near it.
  */
 const UNKNOWN_SESSIONS = { hits: 60, seconds: 60 };
+/**
+ * Sessions not yet known that one address may have asked of the wiki at once: the window above
+ * counts answers, so a burst of made-up sessions sent together would otherwise all be asked.
+ */
+const LOOKUPS_AT_ONCE = 8;
 
 /** The wiki answered, and refused the credentials: a 4xx, or an error of its Action API (a 502 `upstream-error`). */
 const refusedByWiki = (e: unknown) => e instanceof HttpError && (e.status < 500 || e.problemType === 'urn:problem:upstream-error');
@@ -51,6 +56,8 @@ export class WikiCallers {
   private readonly counts = new RateLimits();
   /** Addresses past `UNKNOWN_SESSIONS`, by wiki: until when (ms) their new sessions are refused. */
   private readonly refused = new BoundedMap<string, number>(10_000);
+  /** Sessions of each address (by wiki) being asked of the wiki now. */
+  private readonly asking = new Map<string, number>();
 
   constructor(private readonly wiki: (domain: string) => Wiki) {}
 
@@ -75,9 +82,10 @@ export class WikiCallers {
     if (hit && hit.until > now) return hit;
     const from = !anonymous && client !== undefined ? `${domain}\u0000${client}` : undefined;
     const refusedUntil = from === undefined ? undefined : this.refused.get(from);
-    if (refusedUntil !== undefined && refusedUntil > now) {
+    const busy = from !== undefined && (this.asking.get(from) ?? 0) >= LOOKUPS_AT_ONCE;
+    if ((refusedUntil !== undefined && refusedUntil > now) || busy) {
       throw new HttpError(429, 'rate-limited', 'Too many sessions the wiki does not know came from this address in a short time. Log in again, or try again later.', {
-        headers: { 'retry-after': String(Math.ceil((refusedUntil - now) / 1000)) },
+        headers: { 'retry-after': String(busy ? 1 : Math.ceil((refusedUntil! - now) / 1000)) },
       });
     }
     const asked = this.wiki(domain).api.userInfo(anonymous ? { ...(credentials.forwardedFor ? { forwardedFor: credentials.forwardedFor } : {}) } : credentials).then((u): KnownCaller => ({
@@ -85,7 +93,21 @@ export class WikiCallers {
     }));
     // A session the wiki did not take (anonymous to it, or refused with an error of its API)
     // counts against its address; a wiki that could not be reached says nothing of it.
-    if (from !== undefined) asked.then((known) => known.user === null && this.unknownSession(from), (e: unknown) => refusedByWiki(e) && this.unknownSession(from));
+    if (from !== undefined) {
+      this.asking.set(from, (this.asking.get(from) ?? 0) + 1);
+      const settled = () => {
+        const left = this.asking.get(from)! - 1;
+        if (left > 0) this.asking.set(from, left);
+        else this.asking.delete(from);
+      };
+      asked.then((known) => {
+        settled();
+        if (known.user === null) this.unknownSession(from);
+      }, (e: unknown) => {
+        settled();
+        if (refusedByWiki(e)) this.unknownSession(from);
+      });
+    }
     const who = anonymous ? asked.catch((): KnownCaller => ({ user: null, limits: MEDIAWIKI_ANON_LIMITS, mayEdit: true, blocked: false })) : asked;
     this.known.set(key, { who, until: now + KNOWN_MS });
     who.catch(() => this.known.delete(key));

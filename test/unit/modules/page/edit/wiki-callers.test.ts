@@ -20,6 +20,23 @@ function fakeWiki() {
 }
 
 describe("the wiki's callers", () => {
+  it('asks the wiki of at most 8 new sessions of one address at once: a burst sent together is refused past that', async () => {
+    const { asked, callers } = fakeWiki();
+    const tries = Array.from({ length: 20 }, (_, i) => {
+      try {
+        return callers.whoIs('w', { cookie: `session=burst-${i}` }, '198.51.100.70').who.then(() => 'asked');
+      } catch (e) {
+        assert.equal((e as { status: number }).status, 429);
+        assert.equal((e as { headers: Record<string, string> }).headers['retry-after'], '1');
+        return 'refused';
+      }
+    });
+    const outcomes = await Promise.all(tries);
+    assert.equal(outcomes.filter((o) => o === 'asked').length, 8);
+    assert.equal(asked.length, 8);
+    assert.equal((await callers.whoIs('w', { cookie: 'session=after-the-burst' }, '198.51.100.70').who).user, null, 'once answered, the next is asked');
+  });
+
   it('asks the wiki once a minute per session, however often it comes', async () => {
     const { asked, callers } = fakeWiki();
     for (let i = 0; i < 5; i++) assert.equal((await callers.whoIs('w', { cookie: 'session=good' }, '198.51.100.1').who).user, 'Editor');
