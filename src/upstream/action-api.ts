@@ -7,6 +7,9 @@ export type { ApiRevision, ApiPage, SiteInfo, RecentChange, ListedPage, LatestLi
 /** A cookie that names a MediaWiki session or login (`{wiki}_session`, `{wiki}UserID`, `{wiki}Token`). */
 const SESSION_COOKIE = /(?:^|;)\s*[^=;]*(?:_session|UserID|UserName|Token)=/i;
 
+/** Revision ids one query may ask (the Action API's limit for a client without `apihighlimits`). */
+export const REVISIONS_PER_QUERY = 50;
+
 const RVPROP = 'ids|timestamp|user|userid|size|sha1|comment|flags|contentmodel|tags';
 const rvprop = (withText = false) => (withText ? `${RVPROP}|content` : RVPROP);
 
@@ -213,6 +216,20 @@ export class ActionApi {
     const json = await this.query({ action: 'query', prop: 'revisions|info', revids: String(revid), rvprop: rvprop(options.withText), rvslots: 'main' });
     if (json.query?.badrevids) return undefined;
     return json.query?.pages?.[0] as ApiPage | undefined;
+  }
+
+  /**
+   * Several revisions described at once (at most REVISIONS_PER_QUERY, the Action API's limit for a
+   * client without `apihighlimits`): each the wiki has, as its page with that revision alone, as
+   * `revision` answers it. Those it has not (their page deleted, never made) are absent.
+   */
+  async revisions(revids: readonly number[]): Promise<Map<number, ApiPage>> {
+    const json = await this.query({ action: 'query', prop: 'revisions|info', revids: revids.join('|'), rvprop: rvprop(), rvslots: 'main' });
+    const found = new Map<number, ApiPage>();
+    for (const page of (json.query?.pages ?? []) as ApiPage[]) {
+      for (const revision of page.revisions ?? []) found.set(revision.revid, { ...page, revisions: [revision] });
+    }
+    return found;
   }
 
   /** Where the page last moved away from `title` went, if it was moved. */

@@ -126,4 +126,34 @@ describe('hidden revisions and deleted pages are not served past the recheck bou
       env.proxy.up = true;
     }
   });
+
+  it('checks revisions read at once past the bound in a few queries, each answered as the wiki says now', async () => {
+    const hiddenTitle = `Batch hidden ${RUN}`.replace(/ /g, '_');
+    const deletedTitle = `Batch deleted ${RUN}`.replace(/ /g, '_');
+    const hidden = await env.wiki.edit(hiddenTitle, 'Text hidden while other revisions are checked.');
+    await env.wiki.edit(hiddenTitle, 'A later revision.');
+    const deleted = await env.wiki.edit(deletedTitle, 'A page deleted while other revisions are checked.');
+    // Revisions of the imported articles, which no test hides or deletes.
+    const listed = await env.wiki.api({ action: 'query', list: 'allrevisions', arvlimit: '500', arvprop: 'ids|user', arvdir: 'newer', arvnamespace: '0' });
+    const imported = (listed.query.allrevisions as { title: string; revisions: { revid: number; user: string }[] }[])
+      .filter((page) => /^[A-Za-z0-9 ]+$/.test(page.title))
+      .flatMap((page) => page.revisions.filter((r) => r.user.startsWith('imported>')).map((r) => ({ title: page.title.replace(/ /g, '_'), rev: r.revid })))
+      .slice(0, 40);
+    assert.equal(imported.length, 40);
+    const all = [...imported, { title: hiddenTitle, rev: hidden }, { title: deletedTitle, rev: deleted }];
+    const metadata = (r: { title: string; rev: number }) => get(`/v1/page/${r.title}/rev/${r.rev}`);
+    for (const r of all) assert.equal((await metadata(r)).status, 200, `${r.title} ${r.rev}`);
+    await env.wiki.hideRevision(hiddenTitle, hidden);
+    await env.wiki.delete(deletedTitle);
+    await sleep(BOUND_S * 1000 + 200);
+
+    const before = env.wikiRequests();
+    const answers = await Promise.all(all.map(metadata));
+    const asked = env.wikiRequests() - before;
+    for (const [i, r] of imported.entries()) assert.equal(answers[i]!.status, 200, `${r.title} ${r.rev}`);
+    assert.equal(answers[40]!.json.hidden.text, true, 'the revision hidden meanwhile says so');
+    assert.equal(answers[41]!.status, 404, 'the deleted page\'s revision is gone');
+    // One query a revision would be 42; batched, a few for the revisions and one for the deleted page's state.
+    assert.ok(asked <= 8, `${asked} requests to the wiki for ${all.length} revisions checked`);
+  });
 });

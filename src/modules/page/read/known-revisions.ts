@@ -8,6 +8,7 @@ import type { ApiPage } from '../../../upstream/action-api.js';
 import type { CachePurger } from '../../../upstream/cache-purger.js';
 import type { Part } from '../../../upstream/parsoid.js';
 import { revisionText, wikitextIn, type KnownWikitext } from '../../../upstream/revision-text.js';
+import { RevisionBatches } from '../../../upstream/revision-batches.js';
 import { isUnavailable } from '../../../upstream/wiki.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
 import { pagePurge, latestPurge, revisionPurge } from '../model/purge-urls.js';
@@ -73,6 +74,8 @@ export class KnownRevisions {
   ) {}
 
   private readonly byTime = new RevisionHistory(this);
+  /** Revisions described by the wiki in batches: the checks of stored revisions, and lookups of ids without their text. */
+  private readonly described = new RevisionBatches((domain) => this.wikis.of(domain).api);
 
 
   /** The domain's page_revisions table. */
@@ -309,7 +312,7 @@ export class KnownRevisions {
   private fetchRevision(domain: string, revid: number, force: boolean, beside?: (wikitext: KnownWikitext) => void): Promise<ApiPage> {
     return this.flights.run(`rev\u0000${domain}\u0000${revid}\u0000${force}`, () =>
       this.caches.unlessMissing(missingRevision(domain, revid), force, async () => {
-        const ask = () => this.wikis.of(domain).api.revision(revid, { withText: beside !== undefined });
+        const ask = () => (beside ? this.wikis.of(domain).api.revision(revid, { withText: true }) : this.described.describe(domain, revid));
         // With its render asked for beside it, the question goes out a turn later: the page
         // bundle, the slower of the two and the one the miss waits for, is begun first.
         const asked = beside ? nextTurn().then(ask) : ask();
