@@ -7,6 +7,7 @@ import { backfillScenario, dependentsScenario, followerScenario, type BackfillRe
 import { httpScenarios } from './scenarios/http.js';
 import { invalidationScenario, type InvalidationReport } from './scenarios/display.js';
 import { pageScenarios, type PageReport } from './scenarios/page.js';
+import { recheckScenario } from './scenarios/rechecks.js';
 import { pageEngineScenarios, type PageEngine } from './scenarios/page-engines.js';
 import { saveScenario, type SaveReport } from './scenarios/save.js';
 import { noticesScenario, type NoticesReport } from './scenarios/notices.js';
@@ -108,6 +109,7 @@ let workers: WorkersReport | undefined;
 if (wikiUrl) {
   page = await pageScenarios(wikiUrl, opts);
   comparisons.push(...page.comparisons);
+  comparisons.push(await recheckScenario(wikiUrl, opts));
   // The same reads on every engine set up, each beside its bare server.
   const engines: PageEngine[] = [{ name: 'sqlite', storage: 'sqlite' }];
   if (pgUrl) engines.push({ name: 'postgres', storage: { yaml: `  backend: postgres\n  url: ${JSON.stringify(pgUrl)}` } });
@@ -157,6 +159,7 @@ function table(head: string[], body: string[][]): void {
   for (const r of body) console.log(line(r));
 }
 table(header, rows);
+for (const c of comparisons) if (c.note) console.log(`${c.scenario}: ${c.note}`);
 const swept = comparisons.filter((c) => c.sweep);
 if (swept.length > 0) {
   console.log('\nby connections (one run each side): ops/s and p99 ms, service vs bare');
