@@ -15,7 +15,9 @@ export function sortableToTimeuuid(s: string): string {
   const low = s.slice(8, 16);
   const mid = s.slice(4, 8);
   const hi = s.slice(0, 4);
-  return `${low}-${mid}-${hi}-${s.slice(16, 20)}-${s.slice(20, 32)}`;
+  // Joined, not concatenated: a concatenation is a tree of four string nodes over five slices,
+  // and a tid kept in a cached row (its `_tid`, its page's `latest_tid`) kept all of them.
+  return [low, mid, hi, s.slice(16, 20), s.slice(20, 32)].join('-');
 }
 
 /** 1582-10-15T00:00:00Z, the start of the Gregorian calendar: the earliest time a v1 time-uuid names. */

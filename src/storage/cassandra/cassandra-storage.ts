@@ -1,4 +1,5 @@
 import cassandra from 'cassandra-driver';
+import { itemMaker } from '../item-maker.js';
 import type { CassandraStorageConfig } from '../../config.js';
 import { conditionFailed, invalidInput, missing, StorageError, unavailable } from '../errors.js';
 import { decodeToken, encodeToken } from '../paging.js';
@@ -261,8 +262,8 @@ export class CassandraTableStorage implements TableStorage {
   }
 
   private toItem(info: TableInfo, row: CqlRow, plan: QueryPlan): Row {
-    const item: Row = {};
-    for (const c of plan.output) item[c] = fromCql(info.schema.attributes[c]!, row[c]);
+    const attributes = info.schema.attributes;
+    const item = itemMaker(plan.output)(row as Record<string, unknown>, (c, stored) => fromCql(attributes[c]!, stored));
     if (plan.withTTL) {
       const expires = expiryOf(row._exp);
       item._ttl = expires === null ? null : Math.max(0, Math.ceil((expires - Date.now()) / 1000));

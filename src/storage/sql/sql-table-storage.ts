@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { conditionFailed, invalidInput, missing, StorageError, unavailable } from '../errors.js';
+import { itemMaker, type ColumnValue } from '../item-maker.js';
 import { encodeToken } from '../paging.js';
 import { planQuery, type QueryPlan } from '../query-plan.js';
 import { ReadCache, sizeOfAnswer } from './read-cache.js';
@@ -368,9 +369,14 @@ export class SqlTableStorage implements TableStorage {
     // to find out would read its values too (a second blob for every latest-revision lookup).
     // A pinned key's value is the parameter sent, the same in every row: decoded once.
     const pinned = stmt.pinned && new Map(stmt.pinned.map(({ column, param }) => [column, fromStorage(info.schema.attributes[column]!, stmt.params[param], this.codec)]));
+    const attributes = info.schema.attributes;
+    const codec = this.codec;
+    const value: ColumnValue = pinned
+      ? (c, stored) => (pinned.has(c) ? pinned.get(c) : fromStorage(attributes[c]!, stored, codec))
+      : (c, stored) => fromStorage(attributes[c]!, stored, codec);
+    const make = itemMaker(plan.output);
     const items = rows.map((row) => {
-      const item: Row = {};
-      for (const c of plan.output) item[c] = pinned?.has(c) ? pinned.get(c) : fromStorage(info.schema.attributes[c]!, row[c], this.codec);
+      const item = make(row, value);
       if (plan.withTTL) item._ttl = row._exp === null || row._exp === undefined ? null : Math.max(0, Math.ceil((Number(row._exp) - now) / 1000));
       return item;
     });
