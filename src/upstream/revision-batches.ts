@@ -1,9 +1,12 @@
 import DataLoader from 'dataloader';
 import { BoundedMap } from '../util/bounded-map.js';
+import { HttpError } from '../util/errors.js';
 import { REVISIONS_PER_QUERY, type ActionApi, type ApiPage } from './action-api.js';
 
 /** Queries of one wiki's revisions under way at once; revisions asked meanwhile wait for one and go together. */
 const QUERIES_AT_ONCE = 2;
+/** Revisions of one wiki asked and not yet answered beyond which more are refused, as the wiki's own queue refuses. */
+const MOST_WAITING = 1024;
 
 /**
  * Revisions described by the wiki in batches (`revids=a|b|…`, up to 50 a query), as a stored
@@ -27,6 +30,8 @@ export class RevisionBatches {
 
 class WikiRevisionBatches {
   private underWay = 0;
+  /** Revisions asked and not yet answered. */
+  private asked = 0;
   /** Batches waiting for a query to end (one gathering; more once each is full), in order. */
   private readonly waiting: (() => void)[] = [];
   private readonly loader: DataLoader<number, ApiPage | undefined, number>;
@@ -55,7 +60,14 @@ class WikiRevisionBatches {
     );
   }
 
-  describe(revid: number): Promise<ApiPage | undefined> {
-    return this.loader.load(revid);
+  async describe(revid: number): Promise<ApiPage | undefined> {
+    // A wiki that answers slower than it is asked would otherwise gather batches without end.
+    if (this.asked >= MOST_WAITING) throw new HttpError(503, 'upstream-busy', `More than ${MOST_WAITING} revisions wait to be asked of the wiki.`, { headers: { 'retry-after': '5' } });
+    this.asked++;
+    try {
+      return await this.loader.load(revid);
+    } finally {
+      this.asked--;
+    }
   }
 }

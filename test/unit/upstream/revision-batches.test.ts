@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { ActionApi, ApiPage } from '../../../src/upstream/action-api.js';
 import { RevisionBatches } from '../../../src/upstream/revision-batches.js';
+import { HttpError } from '../../../src/util/errors.js';
 
 /** A wiki whose revision queries wait until released, recording the ids each one asked. */
 function heldWiki(missing = new Set<number>()) {
@@ -80,4 +81,20 @@ it("keeps each wiki's batches its own", async () => {
   a.releases[0]!();
   b.releases[0]!();
   assert.deepEqual((await Promise.all(answers)).map((p) => p?.title), ['Page 1', 'Page 2']);
+});
+
+it('refuses revisions beyond 1,024 waiting for a wiki, as the wiki\'s own queue refuses (503, Retry-After)', async () => {
+  const wiki = heldWiki();
+  const batches = new RevisionBatches(() => wiki.api);
+  const waiting = Array.from({ length: 1024 }, (_, i) => batches.describe('w.test', i + 1));
+  await assert.rejects(batches.describe('w.test', 5000), (e: unknown) => e instanceof HttpError && e.status === 503 && e.headers?.['retry-after'] === '5');
+  for (let released = 0; released < wiki.queries.length || released === 0; released++) {
+    await turn();
+    wiki.releases[released]!();
+  }
+  assert.equal((await Promise.all(waiting)).length, 1024);
+  const later = batches.describe('w.test', 5000);
+  await turn();
+  wiki.releases.at(-1)!();
+  assert.equal((await later)?.revisions?.[0]?.revid, 5000, 'asked once those waiting were answered');
 });
