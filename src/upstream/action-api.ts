@@ -9,6 +9,8 @@ const SESSION_COOKIE = /(?:^|;)\s*[^=;]*(?:_session|UserID|UserName|Token)=/i;
 
 /** Revision ids one query may ask (the Action API's limit for a client without `apihighlimits`). */
 export const REVISIONS_PER_QUERY = 50;
+/** The endpoint `wiki_requests_total` counts batched revision queries under (the checks of stored revisions). */
+export const REVISIONS_ENDPOINT = 'action-revisions';
 
 const RVPROP = 'ids|timestamp|user|userid|size|sha1|comment|flags|contentmodel|tags';
 const rvprop = (withText = false) => (withText ? `${RVPROP}|content` : RVPROP);
@@ -224,7 +226,7 @@ export class ActionApi {
    * `revision` answers it. Those it has not (their page deleted, never made) are absent.
    */
   async revisions(revids: readonly number[]): Promise<Map<number, ApiPage>> {
-    const json = await this.query({ action: 'query', prop: 'revisions|info', revids: revids.join('|'), rvprop: rvprop(), rvslots: 'main' });
+    const json = await this.query({ action: 'query', prop: 'revisions|info', revids: revids.join('|'), rvprop: rvprop(), rvslots: 'main' }, REVISIONS_ENDPOINT);
     const found = new Map<number, ApiPage>();
     for (const page of (json.query?.pages ?? []) as ApiPage[]) {
       for (const revision of page.revisions ?? []) found.set(revision.revid, { ...page, revisions: [revision] });

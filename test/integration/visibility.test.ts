@@ -136,6 +136,7 @@ describe('hidden revisions and deleted pages are not served past the recheck bou
     assert.equal(answers[41]!.status, 404, 'the deleted page\'s revision is gone');
     // One query a revision would be 42; batched, a few for the revisions and one for the deleted page's state.
     assert.ok(asked <= 8, `${asked} requests to the wiki for ${all.length} revisions checked`);
+    assert.ok(env.wikiRequests('action-revisions') >= 1, 'counted as revision queries');
   });
 
   // Last: the outage it plays pauses the service's checks of this wiki for 10 s.
