@@ -139,6 +139,18 @@ describe('hidden revisions and deleted pages are not served past the recheck bou
     assert.ok(env.wikiRequests('action-revisions') >= 1, 'counted as revision queries');
   });
 
+  it('asks the wiki about 200 made-up revision ids sent at once in a few queries, then remembers they are missing', async () => {
+    const ids = Array.from({ length: 200 }, (_, i) => 900_000_000 + Number.parseInt(RUN.slice(-4), 36) * 1000 + i);
+    const before = env.wikiRequests();
+    const first = await Promise.all(ids.map((id) => get(`/v1/page/Anything/rev/${id}`)));
+    assert.deepEqual(new Set(first.map((r) => r.status)), new Set([404]));
+    const asked = env.wikiRequests() - before;
+    assert.ok(asked <= 50, `${asked} requests to the wiki for 200 made-up ids (one a revision would be 200)`);
+    const again = await Promise.all(ids.map((id) => get(`/v1/page/Anything/rev/${id}`)));
+    assert.deepEqual(new Set(again.map((r) => r.status)), new Set([404]));
+    assert.equal(env.wikiRequests() - before, asked, 'asked again: nothing more of the wiki');
+  });
+
   // Last: the outage it plays pauses the service's checks of this wiki for 10 s.
   it('serves stored revisions while the wiki is down past the bound, without each reader asking it again', async () => {
     const title = `Recheck down ${RUN}`.replace(/ /g, '_');
