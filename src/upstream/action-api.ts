@@ -7,8 +7,8 @@ export type { ApiRevision, ApiPage, SiteInfo, RecentChange, ListedPage, LatestLi
 /** A cookie that names a MediaWiki session or login (`{wiki}_session`, `{wiki}UserID`, `{wiki}Token`). */
 const SESSION_COOKIE = /(?:^|;)\s*[^=;]*(?:_session|UserID|UserName|Token)=/i;
 
-/** Revision ids, or titles, one query may ask (the Action API's limit for a client without `apihighlimits`). */
-export const VALUES_PER_QUERY = 50;
+/** Revision ids one query may ask (the Action API's limit for a client without `apihighlimits`). */
+export const REVISIONS_PER_QUERY = 50;
 /** The endpoint `wiki_requests_total` counts batched revision queries under (the checks of stored revisions). */
 export const REVISIONS_ENDPOINT = 'action-revisions';
 
@@ -221,7 +221,7 @@ export class ActionApi {
   }
 
   /**
-   * Several revisions described at once (at most VALUES_PER_QUERY, the Action API's limit for a
+   * Several revisions described at once (at most REVISIONS_PER_QUERY, the Action API's limit for a
    * client without `apihighlimits`): each the wiki has, as its page with that revision alone, as
    * `revision` answers it. Those it has not (their page deleted, never made) are absent.
    */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { ActionApi, ApiPage } from '../../../src/upstream/action-api.js';
-import { LatestBatches, RevisionBatches } from '../../../src/upstream/revision-batches.js';
+import { RevisionBatches } from '../../../src/upstream/revision-batches.js';
 import { HttpError } from '../../../src/util/errors.js';
 
 /** A wiki whose revision queries wait until released, recording the ids each one asked. */
@@ -97,36 +97,4 @@ it('refuses revisions beyond 1,024 waiting for a wiki, as the wiki\'s own queue 
   await turn();
   wiki.releases.at(-1)!();
   assert.equal((await later)?.revisions?.[0]?.revid, 5000, 'asked once those waiting were answered');
-});
-
-it("asks pages' latest revisions together, each answer with when its query was sent; a page the answer left out is undefined", async () => {
-  const asked: string[][] = [];
-  let sentAt = 0;
-  const release: (() => void)[] = [];
-  const api = {
-    pages: (titles: string[]) => {
-      asked.push(titles);
-      sentAt = Date.now();
-      return new Promise<Map<string, ApiPage>>((resolve) => release.push(() => resolve(new Map(titles.filter((t) => t !== 'Cut').map((t) => [t, { ns: 0, title: t.replace(/_/g, ' '), revisions: [{ revid: t.length }] } as ApiPage])))));
-    },
-  } as unknown as ActionApi;
-  const batches = new LatestBatches(() => api);
-  const first = batches.latest('w.test', 'First_page');
-  await turn();
-  const second = batches.latest('w.test', 'Second');
-  await turn();
-  const rest = ['A', 'B', 'Cut', 'D'].map((t) => batches.latest('w.test', t));
-  await turn();
-  assert.deepEqual(asked, [['First_page'], ['Second']], 'two queries under way; the rest wait');
-  release[0]!();
-  const answer = await first;
-  assert.equal(answer?.page.title, 'First page');
-  assert.ok(answer!.askedAt <= Date.now() && answer!.askedAt >= sentAt - 1000);
-  await turn();
-  assert.deepEqual(asked[2], ['A', 'B', 'Cut', 'D'], 'the waiting ones go together');
-  release[1]!();
-  release[2]!();
-  const answers = await Promise.all(rest);
-  assert.deepEqual(answers.map((a) => a?.page.title), ['A', 'B', undefined, 'D']);
-  assert.equal((await second)?.page.revisions?.[0]?.revid, 6);
 });

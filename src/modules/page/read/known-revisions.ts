@@ -8,7 +8,7 @@ import type { ApiPage } from '../../../upstream/action-api.js';
 import type { CachePurger } from '../../../upstream/cache-purger.js';
 import type { Part } from '../../../upstream/parsoid.js';
 import { revisionText, wikitextIn, type KnownWikitext } from '../../../upstream/revision-text.js';
-import { LatestBatches, RevisionBatches } from '../../../upstream/revision-batches.js';
+import { RevisionBatches } from '../../../upstream/revision-batches.js';
 import { isUnavailable } from '../../../upstream/wiki.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
 import { pagePurge, latestPurge, revisionPurge } from '../model/purge-urls.js';
@@ -76,8 +76,6 @@ export class KnownRevisions {
   private readonly byTime = new RevisionHistory(this);
   /** Revisions described by the wiki in batches: the checks of stored revisions, and lookups of ids without their text. */
   private readonly described = new RevisionBatches((domain) => this.wikis.of(domain).api);
-  /** Pages' latest revisions asked in batches: the checks made after their readers were answered from storage. */
-  private readonly latestAsked = new LatestBatches((domain) => this.wikis.of(domain).api);
 
 
   /** The domain's page_revisions table. */
@@ -114,11 +112,8 @@ export class KnownRevisions {
     const unchecked = !!row && row.checked === null;
     const refresh = () => (force || unchecked ? ask() : this.flights.run(`latest\u0000${domain}\u0000${title}`, ask));
     if (row && !force && !unchecked && row.latest_rev !== null) {
-      // Serve what is stored and let the wiki's answer update it for the next reader: asked with
-      // other pages' (nobody waits for it), alone if the batch's answer left it out.
-      const inBatch = () => this.caches.unlessMissing(missingPage(domain, title), true, async () =>
-        this.askWikiForLatest(ctx, domain, title, row, prerender, answered ?? (await this.latestAsked.latest(domain, title))));
-      this.flights.run(`latest\u0000${domain}\u0000${title}`, inBatch).catch((err) => this.log.warn({ err, domain, title }, 'refreshing the latest revision failed'));
+      // Serve what is stored and let the wiki's answer update it for the next reader.
+      refresh().catch((err) => this.log.warn({ err, domain, title }, 'refreshing the latest revision failed'));
       return this.servedAsLatest(ctx, domain, title, row);
     }
     try {
