@@ -16,6 +16,16 @@ const oneByOne = (columns: readonly string[]): ItemMaker => (row, value) => {
   return item;
 };
 
+/** One object literal of the columns; made one by one where code may not be made (`--disallow-code-generation-from-strings`). */
+function literalOf(columns: readonly string[]): ItemMaker {
+  const fields = columns.map((c) => `${JSON.stringify(c)}: value(${JSON.stringify(c)}, row[${JSON.stringify(c)}])`).join(',\n');
+  try {
+    return new Function('row', 'value', `return {\n${fields}\n};`) as ItemMaker;
+  } catch {
+    return oneByOne(columns);
+  }
+}
+
 /**
  * The maker of items of these columns: one object literal of them, made once per set of columns.
  * Made by assigning each column in turn, an item of more than 16 columns (a page's revision with
@@ -31,11 +41,7 @@ export function itemMaker(columns: readonly string[]): ItemMaker {
   const names = columns.join('\u0000');
   let maker = byNames.get(names);
   if (!maker) {
-    if (columns.some((c) => c === '__proto__')) maker = oneByOne(columns);
-    else {
-      const fields = columns.map((c) => `${JSON.stringify(c)}: value(${JSON.stringify(c)}, row[${JSON.stringify(c)}])`).join(',\n');
-      maker = new Function('row', 'value', `return {\n${fields}\n};`) as ItemMaker;
-    }
+    maker = columns.some((c) => c === '__proto__') ? oneByOne(columns) : literalOf(columns);
     byNames.set(names, maker);
   }
   byArray.set(columns, maker);

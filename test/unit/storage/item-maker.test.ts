@@ -30,3 +30,12 @@ it('makes an item of 26 columns with fast properties, where assigning them one b
   const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.deepEqual(JSON.parse(out), [true, false]);
 });
+
+it('makes items one by one where the process may not make code from strings', () => {
+  const maker = fileURLToPath(new URL('../../../src/storage/item-maker.js', import.meta.url));
+  const script = `
+    const { itemMaker } = await import(${JSON.stringify(maker)});
+    console.log(JSON.stringify(itemMaker(['a', 'b'])({ a: 1, b: 2 }, (c, v) => c + v)));`;
+  const out = execFileSync(process.execPath, ['--disallow-code-generation-from-strings', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.deepEqual(JSON.parse(out), { a: 'a1', b: 'b2' });
+});
