@@ -99,7 +99,7 @@ export class Metrics {
   readonly branchesExpiring = this.gauge('branches_expiring', 'Open branches that expire within a week unless updated, as the last expiry sweep counted them', ['domain'] as const);
   readonly followerChanges = this.counter('follower_changes_total', 'The wiki\'s changes followed, by kind (edit, new, delete/delete, move/move, ...)', ['domain', 'kind'] as const);
   readonly followerTasks = this.counter(
-    'follower_tasks_total', 'Pages refreshed, revisions re-checked and dependents re-rendered by the follower, by outcome (done, failed)', ['domain', 'task', 'outcome'] as const,
+    'follower_tasks_total', 'Pages\' states refreshed, their new revisions rendered, revisions re-checked and dependents re-rendered by the follower, by task and outcome (done, failed)', ['domain', 'task', 'outcome'] as const,
   );
   readonly followerLag = new Histogram({
     name: 'follower_lag_seconds',

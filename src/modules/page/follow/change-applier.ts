@@ -1,6 +1,7 @@
 import type { Metrics } from '../../../util/metrics.js';
 import type { RequestContext } from '../../../router/types.js';
 import type { RecentChange } from '../../../upstream/action-api.js';
+import type { RevisionRow } from '../model/revision.js';
 import type { PageService } from '../read/page-service.js';
 import type { FollowerState } from '../tables/follower-state.js';
 import { planChanges, type ChangePlan, type PageMove } from './change-plan.js';
@@ -11,6 +12,12 @@ export type ApplierSources = Pick<PageService, 'renderer' | 'revisions' | 'wiki'
 
 /** Told of every page a batch of the wiki's changes touched (created, deleted, moved, edited: what links to them may show anew), and the moves among those changes. */
 export type PagesChanged = (ctx: RequestContext, domain: string, titles: string[], moves: PageMove[], protections: string[]) => Promise<void>;
+
+/**
+ * Queue priorities: revisions hidden first (their text must stop being served), then pages' states
+ * (a page deleted or moved), then renders.
+ */
+const PRIORITY = { recheck: 2, refresh: 1, render: 0 } as const;
 
 /** Runs one page's work: the follower's rate-limited queue, or at once for a notice. */
 export type PageTask = (kind: TaskKind, work: () => Promise<unknown>, priority: number) => Promise<void>;
@@ -72,7 +79,7 @@ export class ChangeApplier {
     else links.catch(() => undefined); // reported through `rest`
     if (this.storedOnly) plan.refresh = await this.storedOrMovedThere(ctx, plan.refresh, normalized);
     // Queued now, in the batch's order; revisions hidden first (their text must stop being served).
-    const rechecked = Promise.all(plan.recheck.map(({ title, revid }) => run('recheck', () => this.service.revisions.recheckWithWiki(ctx, this.domain, title, revid), 1)));
+    const rechecked = Promise.all(plan.recheck.map(({ title, revid }) => run('recheck', () => this.service.revisions.recheckWithWiki(ctx, this.domain, title, revid), PRIORITY.recheck)));
     const { stored, rendered } = this.refreshPages(ctx, plan, run);
     const rest = (async () => {
       await Promise.all([rechecked, rendered, links]);
@@ -123,25 +130,38 @@ export class ChangeApplier {
     return titles.filter((t) => stored.has(t));
   }
 
-  /** Each page's state asked of the wiki and stored (`stored`), then its new revision rendered (`rendered`). */
+  /**
+   * Each page's state asked of the wiki and stored (`stored`), then its new revision rendered
+   * (`rendered`). Two tasks, not one: a state is one cheap query and is what stops a deleted or
+   * moved page being served, so it goes ahead of the renders queued (a render holds its place for
+   * as long as the wiki's Parsoid takes, seconds when the wiki is busy).
+   */
   private refreshPages(ctx: RequestContext, plan: ChangePlan, run: PageTask): { stored: Promise<void>; rendered: Promise<void> } {
     const states: Promise<void>[] = [];
+    const lag = this.metrics.followerLag.labels({ domain: this.metrics.wikiLabel(this.domain) });
     const tasks = plan.refresh.map((title) => {
       let storedOne!: () => void;
       let failedOne!: (e: unknown) => void;
       states.push(new Promise<void>((resolve, reject) => ((storedOne = resolve), (failedOne = reject))));
+      const at = plan.changedAt.get(title);
+      const caughtUp = () => at !== undefined && lag.observe(Math.max(0, (Date.now() - at) / 1000));
+      let row: RevisionRow | undefined;
       return run('refresh', async () => {
         try {
-          const row = await this.service.revisions.refreshFromWiki(ctx, this.domain, title);
-          storedOne();
-          if (row) await this.service.renderer.renderAndStore(ctx, this.domain, row);
+          row = await this.service.revisions.refreshFromWiki(ctx, this.domain, title);
         } catch (e) {
           failedOne(e);
           throw e;
         }
-        const at = plan.changedAt.get(title);
-        if (at !== undefined) this.metrics.followerLag.observe({ domain: this.metrics.wikiLabel(this.domain) }, Math.max(0, (Date.now() - at) / 1000));
-      }, 0).finally(() => storedOne());
+        storedOne();
+        if (!row) caughtUp();
+      }, PRIORITY.refresh).finally(() => storedOne()).then(async () => {
+        const latest = row;
+        if (latest) await run('render', async () => {
+          await this.service.renderer.renderAndStore(ctx, this.domain, latest);
+          caughtUp();
+        }, PRIORITY.render);
+      });
     });
     return { stored: Promise.all(states).then(() => undefined), rendered: Promise.all(tasks).then(() => undefined) };
   }

@@ -36,8 +36,11 @@ const OVERLAP_MS = 5_000;
 const NEWEST_SEEN = 500;
 
 /**
- * Batches read ahead of the last one fully applied: their links are looked at at once, their pages
- * wait in the refresh queue behind the earlier batches' pages.
+ * Full batches read ahead of the last one fully applied: their links are looked at at once, their
+ * pages wait in the refresh queue behind the earlier batches' pages. Counted in changes, not
+ * batches: while the wiki renders slowly, a poll a fraction of a second brings a batch of one or
+ * two changes, and three such batches held back the next read (a deletion not even read for as
+ * long as three renders took).
  */
 const BATCHES_AHEAD = 3;
 
@@ -68,7 +71,10 @@ export class ChangeFollower {
   private batches = new InOrderBatches();
   /** The cursor stored last: every change before it is applied. */
   private appliedTo: Cursor | undefined;
+  /** Pages' states asked of the wiki and revisions re-checked: one query each. */
   private readonly pages: PQueue;
+  /** Renders, apart: a render holds its place for seconds when the wiki is busy, and must not hold back a deletion's state. */
+  private readonly renders: PQueue;
   /** Re-renders the pages of changed templates, beside the changes (its own queue and pace). */
   private readonly dependents: TemplateDependents;
   /** What a batch of changes asks of the service, done (the wiki's notices are applied by it too). */
@@ -90,7 +96,9 @@ export class ChangeFollower {
     private readonly log: Logger,
     pagesChanged?: PagesChanged,
   ) {
-    this.pages = new PQueue({ concurrency: options.concurrency, intervalCap: Math.max(1, Math.round(options.pagesPerSecond)), interval: 1000 });
+    const paced = { concurrency: options.concurrency, intervalCap: Math.max(1, Math.round(options.pagesPerSecond)), interval: 1000 };
+    this.pages = new PQueue(paced);
+    this.renders = new PQueue(paced);
     this.applier = new ChangeApplier(domain, service, state, options.storedOnly, metrics, pagesChanged, () => this.dependents.mayHaveQueued());
     this.dependents = new TemplateDependents(domain, service, state, options, log, (kind, work, queue) => this.task(kind, work, queue), () => this.leading);
     // Exported from the start: a process standing by says so (0), it is not just absent.
@@ -166,8 +174,9 @@ export class ChangeFollower {
     this.appliedTo = undefined;
     this.batches = new InOrderBatches();
     this.dependents.mayHaveQueued();
-    // Every queued page and every pause listens to it: the batches under way and a chunk of dependents at most.
-    setMaxListeners(this.options.batchSize * (BATCHES_AHEAD + 1) + DEPENDENTS_CHUNK + 16, this.leadership.signal);
+    // Every queued task and every pause listens to it: a page's state and its render (a move's two
+    // pages) for each change of the batches under way, and a chunk of dependents at most.
+    setMaxListeners(4 * this.options.batchSize * (BATCHES_AHEAD + 1) + DEPENDENTS_CHUNK + 16, this.leadership.signal);
     this.metrics.followerLeading.set({ domain: this.domain }, 1);
     this.log.info({ domain: this.domain, holder: this.holder }, 'following the wiki\'s changes');
     this.stopRenewing = keepRenewed(
@@ -272,15 +281,15 @@ export class ChangeFollower {
     // A batch before it failed meanwhile: this one must not move the cursor past it.
     this.throwIfFailed();
     this.cursor = next;
-    this.applyInOrder(ctx, rest, next);
+    this.applyInOrder(ctx, rest, next, batch.length);
     // Not too far ahead: each batch waiting holds its pages in the queue.
-    await this.batches.atMost(BATCHES_AHEAD);
+    await this.batches.atMost(BATCHES_AHEAD * this.options.batchSize);
     this.throwIfFailed();
     return batch.length >= this.options.batchSize;
   }
 
   /** Stores `next` as the cursor once `rest` and every batch read before it are applied in full. */
-  private applyInOrder(ctx: RequestContext, rest: Promise<void>, next: Cursor): void {
+  private applyInOrder(ctx: RequestContext, rest: Promise<void>, next: Cursor, changes: number): void {
     // This leadership's: a batch of one that ended moves nothing.
     const { signal } = this.leadership;
     this.batches.add(async () => {
@@ -291,7 +300,7 @@ export class ChangeFollower {
         throw new Error('another process follows the wiki now');
       }
       this.appliedTo = next;
-    });
+    }, changes);
   }
 
   /** A batch under way failed: thrown once, and the next read starts from the stored cursor. */
@@ -310,7 +319,7 @@ export class ChangeFollower {
    * (and the batch is read again) only if the wiki or storage is unreachable.
    */
   private async apply(ctx: RequestContext, changes: RecentChange[]): Promise<{ rest: Promise<void> }> {
-    const { rest } = await this.applier.apply(ctx, changes, (kind, work, priority) => this.task(kind, work, this.pages, priority));
+    const { rest } = await this.applier.apply(ctx, changes, (kind, work, priority) => this.task(kind, work, kind === 'render' ? this.renders : this.pages, priority));
     // In an object: a promise returned from an async function would be waited for.
     return { rest };
   }

@@ -13,7 +13,7 @@ export type DependentsSources = Pick<PageService, 'reads' | 'renderer' | 'revisi
 export const DEPENDENTS_CHUNK = 500;
 
 /** What a follower's task did, as its metrics count it. */
-export type TaskKind = 'refresh' | 'recheck' | 'dependent';
+export type TaskKind = 'refresh' | 'render' | 'recheck' | 'dependent';
 /** Runs one page's work on a queue, counted; a failure of the wiki itself is thrown, others logged. */
 export type RunTask = (kind: TaskKind, work: () => Promise<unknown>, queue: PQueue) => Promise<void>;
 
