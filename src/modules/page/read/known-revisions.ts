@@ -14,7 +14,7 @@ import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
 import { pagePurge, latestPurge, revisionPurge } from '../model/purge-urls.js';
 import type { ChangeLogs } from '../tables/change-log.js';
 import type { RevisionRow } from '../model/revision.js';
-import { latestFromApi, PageRevisions } from '../tables/page-revisions.js';
+import { describedAsStored, latestFromApi, PageRevisions } from '../tables/page-revisions.js';
 import type { RenderStore } from '../tables/render-store.js';
 import type { SingleFlight } from '../model/single-flight.js';
 import type { PageCaches } from './page-caches.js';
@@ -271,6 +271,11 @@ export class KnownRevisions {
     if (current && current.moved_page === page.pageid) await revs.clearMoved(ctx, title);
     const latest = page.revisions![0]!;
     return this.stateWrites.writing(domain, title, async () => {
+      // Nothing changed: one write, and nothing to purge or record.
+      if (current && current.rev === latest.revid && current.latest_rev === latest.revid && describedAsStored(current, page, latest)) {
+        const marked = await revs.markStillLatest(ctx, title, page, latest, askedAt);
+        if (marked) return marked;
+      }
       const named = latestFromApi(title, page, latest);
       // Never a revision whose text is hidden; one rendered before is found stored, not rendered again.
       if (prerender && !named.text_hidden && current?.rev !== latest.revid) await prerender.startEarly(ctx, domain, named, revisionText(page, latest.revid));

@@ -67,6 +67,19 @@ function fromApi(title: string, page: ApiPage, r: ApiRevision): Record<string, u
   };
 }
 
+/** The columns of a revision's row that the wiki's description of it sets (all of `fromApi`'s but when it was seen, the time it was made and its tags, compared apart). */
+const DESCRIBED = ['page_id', 'user_id', 'user_text', 'comment', 'minor', 'size', 'sha1', 'content_model', 'text_hidden', 'user_hidden', 'comment_hidden', 'parent_id'] as const;
+
+/** Whether the wiki describes a stored revision as its row already has it. */
+export function describedAsStored(stored: RevisionRow, page: ApiPage, r: ApiRevision): boolean {
+  const described = fromApi(stored.title, page, r);
+  for (const column of DESCRIBED) if ((stored[column] ?? null) !== (described[column] ?? null)) return false;
+  // A timestamp is stored in its own form (milliseconds shown).
+  if (Date.parse(stored.timestamp ?? '') !== Date.parse(String(described.timestamp))) return false;
+  const tags = (t: unknown) => JSON.stringify([...((t as string[] | null) ?? [])].sort());
+  return tags(stored.tags) === tags(described.tags);
+}
+
 /**
  * A revision the wiki just named as its page's latest, as its row will read once stored (before
  * it is): enough to render it while its metadata is being written.
@@ -152,6 +165,23 @@ export class PageRevisions {
     const tid = state.latest_tid as string | null;
     if (before?.deleted) await this.changes.record(ctx, { kind: 'undelete', title, rev: latestRev, ...(tid ? { tid } : {}) });
     else if (tid) await this.changes.record(ctx, { kind: renderChange(before, latestRev), title, rev: latestRev, tid });
+  }
+
+  /**
+   * The wiki named the stored latest revision again, and described it as stored: the revision's
+   * row as the wiki describes it and the page's check time, in one write (the full path rewrites
+   * the row and then the page's state, reading it between). The row is written whole, not only
+   * when it was seen: the caller compared it with a row it may hold from before another process's
+   * write, and its hidden flags must be the wiki's. Undefined, and nothing written, if the state
+   * stored names another revision (or a deletion, or a move) by now: the caller writes in full.
+   */
+  async markStillLatest(ctx: RequestContext, title: string, page: ApiPage, r: ApiRevision, askedAt?: number): Promise<RevisionRow | undefined> {
+    const [before] = (await this.table.query(ctx, { attributes: { title }, limit: 1 })).items as unknown as RevisionRow[];
+    if (!before || before.rev !== r.revid || before.latest_rev !== r.revid || before.deleted || before.moved_to) return undefined;
+    const row = fromApi(title, page, r);
+    const checked = noticedSince(before, askedAt) ? null : (row.seen as string);
+    await this.write(ctx, title, { ...row, checked });
+    return { ...before, ...row, checked } as RevisionRow;
   }
 
   /**
