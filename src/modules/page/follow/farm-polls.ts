@@ -62,7 +62,8 @@ export class FarmPolls {
   private leaseTimer: NodeJS.Timeout | undefined;
   private round: string[] = [];
   private next: string | undefined;
-  private polling = 0;
+  /** Polls under way (a few at most): each ends once its batch is applied, renders and all. */
+  private readonly polling = new Set<Promise<void>>();
   private stopped = false;
 
   constructor(
@@ -141,23 +142,27 @@ export class FarmPolls {
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     const was = this.leading;
     if (was) this.demote();
+    // The polls under way first: a page's render is queued only once its state is stored, so the
+    // queue may be idle for a moment while a poll still has work to queue.
+    await Promise.allSettled([...this.polling]);
     await this.pages.onIdle();
     if (was) await this.lease.release(ctx, LEASE_KEY, this.holder).catch(() => undefined);
   }
 
   /** One poll per tick, at most a few under way: the next recently changed wiki due, else the next in turn. */
   private async tick(ctx: RequestContext): Promise<void> {
-    if (!this.leading || this.polling >= 4) return;
+    if (!this.leading || this.polling.size >= 4) return;
     const domain = this.due() ?? (await this.nextInTurn(ctx));
     if (!domain) return;
-    this.polling++;
+    const polled = this.poll(ctx, domain);
+    this.polling.add(polled);
     try {
-      await this.poll(ctx, domain);
+      await polled;
     } catch (err) {
       this.metrics.followerFailures.inc({ domain: this.label, kind: failureKind(err) });
       this.log.warn({ err, domain }, "polling a farm's wiki failed; it is polled again in its turn");
     } finally {
-      this.polling--;
+      this.polling.delete(polled);
     }
   }
 
