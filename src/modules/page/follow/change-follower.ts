@@ -36,11 +36,9 @@ const OVERLAP_MS = 5_000;
 const NEWEST_SEEN = 500;
 
 /**
- * Full batches read ahead of the last one fully applied: their links are looked at at once, their
- * pages wait in the refresh queue behind the earlier batches' pages. Counted in changes, not
- * batches: while the wiki renders slowly, a poll a fraction of a second brings a batch of one or
- * two changes, and three such batches held back the next read (a deletion not even read for as
- * long as three renders took).
+ * Batches read ahead of the last one fully applied: their links are looked at at once, their pages
+ * wait in the refresh queue behind the earlier batches' pages. While the wiki is slow, the next
+ * read waits and gathers more changes, each page refreshed once for all of them.
  */
 const BATCHES_AHEAD = 3;
 
@@ -281,15 +279,15 @@ export class ChangeFollower {
     // A batch before it failed meanwhile: this one must not move the cursor past it.
     this.throwIfFailed();
     this.cursor = next;
-    this.applyInOrder(ctx, rest, next, batch.length);
+    this.applyInOrder(ctx, rest, next);
     // Not too far ahead: each batch waiting holds its pages in the queue.
-    await this.batches.atMost(BATCHES_AHEAD * this.options.batchSize);
+    await this.batches.atMost(BATCHES_AHEAD);
     this.throwIfFailed();
     return batch.length >= this.options.batchSize;
   }
 
   /** Stores `next` as the cursor once `rest` and every batch read before it are applied in full. */
-  private applyInOrder(ctx: RequestContext, rest: Promise<void>, next: Cursor, changes: number): void {
+  private applyInOrder(ctx: RequestContext, rest: Promise<void>, next: Cursor): void {
     // This leadership's: a batch of one that ended moves nothing.
     const { signal } = this.leadership;
     this.batches.add(async () => {
@@ -300,7 +298,7 @@ export class ChangeFollower {
         throw new Error('another process follows the wiki now');
       }
       this.appliedTo = next;
-    }, changes);
+    });
   }
 
   /** A batch under way failed: thrown once, and the next read starts from the stored cursor. */

@@ -4,9 +4,6 @@
  */
 export class InOrderBatches {
   private readonly applying: Promise<void>[] = [];
-  /** Each batch's changes, and their sum over the batches under way. */
-  private readonly sizes = new Map<Promise<void>, number>();
-  private changes = 0;
   private failed: unknown;
 
   /** Batches not yet finished. */
@@ -15,29 +12,23 @@ export class InOrderBatches {
   }
 
   /** Runs `finish` once the batches added before it have finished, unless one of them failed. */
-  add(finish: () => Promise<void>, changes = 1): void {
+  add(finish: () => Promise<void>): void {
     const before = this.applying.at(-1);
     const applied = (async () => {
       await before;
       await finish();
     })();
     this.applying.push(applied);
-    this.sizes.set(applied, changes);
-    this.changes += changes;
-    const settled = () => {
-      this.applying.splice(this.applying.indexOf(applied), 1);
-      this.changes -= this.sizes.get(applied)!;
-      this.sizes.delete(applied);
-    };
+    const settled = () => this.applying.splice(this.applying.indexOf(applied), 1);
     applied.then(settled, (err: unknown) => {
       settled();
       this.failed ??= err;
     });
   }
 
-  /** Waits until the batches under way hold at most `changes` changes. */
-  async atMost(changes: number): Promise<void> {
-    while (this.changes > changes) await this.applying[0]!.catch(() => undefined);
+  /** Waits until at most `count` batches are under way. */
+  async atMost(count: number): Promise<void> {
+    while (this.applying.length > count) await this.applying[0]!.catch(() => undefined);
   }
 
   /** Throws, once, the failure of a batch under way. */
