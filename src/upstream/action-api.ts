@@ -11,6 +11,8 @@ const SESSION_COOKIE = /(?:^|;)\s*[^=;]*(?:_session|UserID|UserName|Token)=/i;
 export const REVISIONS_PER_QUERY = 50;
 /** The endpoint `wiki_requests_total` counts batched revision queries under (the checks of stored revisions). */
 export const REVISIONS_ENDPOINT = 'action-revisions';
+/** The endpoint `wiki_requests_total` counts the questions of who a client's credentials are under (a session's reader or writer). */
+export const USER_ENDPOINT = 'action-user';
 
 const RVPROP = 'ids|timestamp|user|userid|size|sha1|comment|flags|contentmodel|tags';
 const rvprop = (withText = false) => (withText ? `${RVPROP}|content` : RVPROP);
@@ -142,7 +144,7 @@ export class ActionApi {
   async userInfo(credentials: Credentials): Promise<WikiUser> {
     let json: Record<string, any>;
     try {
-      json = await this.call({ action: 'query', meta: 'userinfo', uiprop: 'ratelimits|rights|blockinfo' }, { credentials });
+      json = await this.call({ action: 'query', meta: 'userinfo', uiprop: 'ratelimits|rights|blockinfo' }, { credentials, endpoint: USER_ENDPOINT });
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       throw new HttpError(502, 'upstream-error', `The Action API failed: ${e.info}`);
