@@ -11,6 +11,12 @@ export interface Sample {
   p50Ms?: number;
   p99Ms?: number;
   p999Ms?: number;
+  /**
+   * This process's CPU time per operation (µs), where the operation runs in it (the storage
+   * layer, its driver): its own cost, which a database server sharing the cores does not move as
+   * it moves throughput.
+   */
+  cpuUsPerOp?: number;
 }
 
 export interface Comparison {
@@ -47,7 +53,7 @@ export function medianSample(samples: Sample[]): Sample {
     const xs = samples.map(f).filter((x): x is number => x !== undefined);
     return xs.length ? median(xs) : undefined;
   };
-  return { rps: pick((s) => s.rps)!, p50Ms: pick((s) => s.p50Ms), p99Ms: pick((s) => s.p99Ms), p999Ms: pick((s) => s.p999Ms) };
+  return { rps: pick((s) => s.rps)!, p50Ms: pick((s) => s.p50Ms), p99Ms: pick((s) => s.p99Ms), p999Ms: pick((s) => s.p999Ms), cpuUsPerOp: pick((s) => s.cpuUsPerOp) };
 }
 
 /** Runs service and baseline alternately for several rounds and compares their medians. */
@@ -90,11 +96,13 @@ export async function throughput(seconds: number, concurrency: number, op: (i: n
   let count = 0;
   const end = performance.now() + seconds * 1000;
   const start = performance.now();
+  const cpu = process.cpuUsage();
   const worker = async () => {
     while (performance.now() < end) await op(count++);
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return { rps: count / ((performance.now() - start) / 1000) };
+  const used = process.cpuUsage(cpu);
+  return { rps: count / ((performance.now() - start) / 1000), cpuUsPerOp: (used.user + used.system) / count };
 }
 
 const hasTaskset = (() => {

@@ -160,6 +160,13 @@ function table(head: string[], body: string[][]): void {
 }
 table(header, rows);
 for (const c of comparisons) if (c.note) console.log(`${c.scenario}: ${c.note}`);
+// The storage layer and its driver run in this process: what each costs it, beside the throughput
+// a server on the same cores makes noisy.
+const inProcess = comparisons.filter((c) => c.scenario.startsWith('storage ') && c.service.cpuUsPerOp !== undefined && c.baseline.cpuUsPerOp !== undefined);
+if (inProcess.length > 0) {
+  console.log('\nthis process\'s CPU per operation (µs, median of the rounds): layer vs its driver');
+  for (const c of inProcess) console.log(`  ${c.scenario}: ${fmt(c.service.cpuUsPerOp, 1)} vs ${fmt(c.baseline.cpuUsPerOp, 1)} (${fmt(c.service.cpuUsPerOp! - c.baseline.cpuUsPerOp!, 1)} more)`);
+}
 const swept = comparisons.filter((c) => c.sweep);
 if (swept.length > 0) {
   console.log('\nby connections (one run each side): ops/s and p99 ms, service vs bare');

@@ -61,6 +61,24 @@ for (const backend of BACKENDS) {
       assert.equal(await proven(Date.now() + 3_600_000), undefined, 'a time after the last check');
     });
 
+    it("reads one row to prove the page's latest revision, two for the one before it, three further back", async () => {
+      for (const r of [row(51, 0, 13, null), row(52, 10, 13, 51), row(53, 20, 13, 52), row(54, 30, 13, 53)]) await revs.saveRow(ctx, 'Reads', r);
+      await revs.markLatest(ctx, 'Reads', 54, null, undefined);
+      const reads = async () => {
+        const metric = await s.app.metrics.storageDuration.get();
+        return metric.values.filter((v) => v.metricName === 'storage_operation_seconds_count' && v.labels.operation === 'get' && v.labels.table === 'page_revisions').reduce((n, v) => n + v.value, 0);
+      };
+      // The table's rows are not kept in memory here (rowTtlMs 0): each proof reads what it needs.
+      const proof = async (ms: number) => {
+        const before = await reads();
+        const rev = (await revs.provenCurrentAt(ctx, 'Reads', ms))?.rev;
+        return `${rev} in ${(await reads()) - before}`;
+      };
+      assert.equal(await proof(at(35)), '54 in 1', 'the latest, checked since: its own row carries the page state');
+      assert.equal(await proof(at(25)), '53 in 2', 'the next revision is the latest: of the page now at the title');
+      assert.equal(await proof(at(15)), '52 in 3', "and the newest row, to know the page is the one now at the title");
+    });
+
     it('does not count the revisions of a page deleted and made again at the same title', async () => {
       // The old page (id 8) kept its rows; the page there now (id 9) began at minute 100.
       for (const r of [row(10, 0, 8, null), row(11, 10, 8, 10), row(20, 100, 9, null), row(21, 110, 9, 20)]) await revs.saveRow(ctx, 'Again', r);

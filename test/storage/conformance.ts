@@ -784,6 +784,22 @@ export function storageConformance(backend: string, config: () => StorageConfig,
         await rejectsWith(storage.put(domain, { table: 'revisions', attributes: { key: 'k', n: 8 } }), 404, /does not exist/);
       });
 
+      it("writes a new row (`if: 'not exists'`) on the definition another process has just changed", async () => {
+        const domain = await table(revisions);
+        const fresh = (attributes: Record<string, unknown>) => storage.put(domain, { table: 'revisions', attributes, if: 'not exists' });
+        await fresh({ key: 'k', tid: tid(1000), note: 'one' });
+        await other.createTable(domain, 'revisions', { ...revisions, version: 2, attributes: { ...revisions.attributes, extra: 'string' } });
+        const second = tid(2000);
+        await soon(() => fresh({ key: 'k', tid: second, note: 'two', extra: 'added' }));
+        await rejectsWith(fresh({ key: 'k', tid: second, note: 'again' }), 412, /exists/);
+        // Recreated with another key and type: the row is written as the new definition says, once.
+        await other.dropTable(domain, 'revisions');
+        await other.createTable(domain, 'revisions', { table: 'revisions', attributes: { key: 'string', note: 'int' }, index: [{ attribute: 'key', type: 'hash' }] });
+        await soon(() => fresh({ key: 'k', note: 7 }));
+        await rejectsWith(fresh({ key: 'k', note: 8 }), 412, /exists/);
+        assert.deepEqual(withoutTid((await storage.get(domain, { table: 'revisions', attributes: { key: 'k' } })).items), [{ key: 'k', note: 7 }]);
+      });
+
       it('reads on the definition another process has just changed, with rows and without', async () => {
         const domain = await table(revisions);
         const query = { table: 'revisions', attributes: { key: 'k' }, limit: 1 };

@@ -176,25 +176,47 @@ export function upsertRowStatement(dialect: Dialect, info: TableInfo, names: Phy
  * in the statement (`lockedRow`), `lockKey` is its last row parameter.
  */
 export function insertUnlessLiveStatement(
-  dialect: Dialect, info: TableInfo, names: PhysicalNames, values: Record<string, unknown>, exp: number | null, now: number, lockKey: string,
+  dialect: Dialect, info: TableInfo, names: PhysicalNames, values: Record<string, unknown>, exp: number | null, now: number, lockKey: string, epoch?: string,
 ): Statement {
-  const keys = [...info.hash, ...info.range];
   const given = Object.keys(values);
-  const table = q(names.main);
-  const columns = [...given, '_exp'];
-  const locked = dialect.lockedRow?.([...given.map((c) => dialect.columnType(info.schema.attributes[c]!)), dialect.int64]);
-  const source = locked ?? `VALUES (${columns.map(() => '?').join(', ')})`;
-  // `_exp` last: MariaDB reads a column assigned earlier in the list with its new value.
-  const sets: [string, string][] = [
-    ...given.filter((c) => !keys.includes(c)).map((c): [string, string] => [c, dialect.inserted(c)]),
-    ...info.regular.filter((c) => !given.includes(c)).map((c): [string, string] => [c, 'NULL']),
-    ['_exp', dialect.inserted('_exp')],
-  ];
-  const { sql, conditionUses } = dialect.upsertWhere(names.main, keys, sets, `${table}."_exp" IS NOT NULL AND ${table}."_exp" <= ?`);
+  const { sql, locked, conditionUses } = insertUnlessLiveSql(dialect, info, names, given, epoch !== undefined);
   return {
-    sql: `INSERT INTO ${table} (${columns.map(q).join(', ')}) ${source} ${sql}`,
-    params: [...Object.values(values), exp, ...(locked ? [lockKey] : []), ...Array.from({ length: conditionUses }, () => now)],
+    sql,
+    params: [...Object.values(values), exp, ...(locked ? [lockKey] : epoch === undefined ? [] : [Number(epoch)]), ...Array.from({ length: conditionUses }, () => now)],
   };
+}
+
+/** The text of `insertUnlessLiveStatement`, kept per table and shape as `updateIfSql`'s is: made anew, it was a twentieth of a small row's write. */
+const insertUnlessLiveShapes = new WeakMap<PhysicalNames, Map<string, { sql: string; locked: boolean; conditionUses: number }>>();
+
+function insertUnlessLiveSql(dialect: Dialect, info: TableInfo, names: PhysicalNames, given: string[], withEpoch: boolean): { sql: string; locked: boolean; conditionUses: number } {
+  let shapes = insertUnlessLiveShapes.get(names);
+  if (!shapes) insertUnlessLiveShapes.set(names, (shapes = new Map()));
+  const shape = `${given.join('\0')}\u0001${withEpoch}`;
+  let made = shapes.get(shape);
+  if (made === undefined) {
+    const keys = [...info.hash, ...info.range];
+    const table = q(names.main);
+    const columns = [...given, '_exp'];
+    const locked = dialect.lockedRow?.([...given.map((c) => dialect.columnType(info.schema.attributes[c]!)), dialect.int64]);
+    // With the epoch (an engine without a partition lock to take, SQLite): the row comes from a
+    // SELECT that yields it only while the schema epoch is still the one given, so that the
+    // statement alone, outside a transaction, writes only on the definitions it was planned on.
+    const placeholders = columns.map(() => '?').join(', ');
+    const source = locked ?? (withEpoch ? `SELECT ${placeholders} WHERE (${readSchemaEpochSql()}) = ?` : `VALUES (${placeholders})`);
+    // `_exp` last: MariaDB reads a column assigned earlier in the list with its new value.
+    const sets: [string, string][] = [
+      ...given.filter((c) => !keys.includes(c)).map((c): [string, string] => [c, dialect.inserted(c)]),
+      ...info.regular.filter((c) => !given.includes(c)).map((c): [string, string] => [c, 'NULL']),
+      ['_exp', dialect.inserted('_exp')],
+    ];
+    const { sql, conditionUses } = dialect.upsertWhere(names.main, keys, sets, `${table}."_exp" IS NOT NULL AND ${table}."_exp" <= ?`);
+    made = { sql: `INSERT INTO ${table} (${columns.map(q).join(', ')}) ${source} ${sql}`, locked: locked !== undefined, conditionUses };
+    // Shapes are few per table; a caller that varied them without end would not grow this past a bound.
+    if (shapes.size >= 256) shapes.clear();
+    shapes.set(shape, made);
+  }
+  return made;
 }
 
 /**

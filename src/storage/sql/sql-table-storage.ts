@@ -425,6 +425,19 @@ export class SqlTableStorage implements TableStorage {
       if (written === 0) throw conditionFailed('The row already exists.', 'row-exists');
       return;
     }
+    // SQLite: the INSERT alone, in autocommit, its row given only while the schema epoch is the
+    // one the definitions were planned on. BEGIN IMMEDIATE, the epoch's read, the row's read and
+    // COMMIT around it took a 50 KB row's write from 155 µs of CPU to 222. None written (a live
+    // row there, or the definitions changed): the transaction below tells which.
+    const autocommit = this.driver.runAlone?.bind(this.driver);
+    const insertEpoch = plan.notExists && plan.conditions.length === 0 && Object.keys(plan.statics).length === 0 && !counts && plan.row && autocommit && this.confirmsInTransaction
+      ? this.tables.currentEpoch()
+      : undefined;
+    if (autocommit && insertEpoch !== undefined) {
+      const now = Date.now();
+      const { sql, params } = insertUnlessLiveStatement(dialect, info, names, plan.row!, this.expiry(info, plan, now), now, '', insertEpoch);
+      if ((await autocommit(sql, params)) > 0) return;
+    }
     const byUpdate = plan.row !== undefined && locked && updatesRowAlone(info, plan, counts);
     if (byUpdate && this.updatesInOne()) {
       const now = Date.now();
@@ -438,7 +451,6 @@ export class SqlTableStorage implements TableStorage {
     // definitions were planned on (the statement checks it). BEGIN IMMEDIATE, the epoch's own read
     // and COMMIT were as much again as the UPDATE. None written (the condition failed, or the
     // definitions changed): the transaction below tells which.
-    const autocommit = this.driver.runAlone?.bind(this.driver);
     const epoch = byUpdate && this.confirmsInTransaction && autocommit ? this.tables.currentEpoch() : undefined;
     if (autocommit && epoch !== undefined) {
       const now = Date.now();

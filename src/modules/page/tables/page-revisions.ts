@@ -321,15 +321,21 @@ export class PageRevisions {
    * page deleted and made again keeps the rows of the old one in the same partition.
    */
   async provenCurrentAt(ctx: RequestContext, title: string, at: number): Promise<RevisionRow | undefined> {
-    const newest = await this.newest(ctx, title);
-    if (!newest || newest.latest_rev === null) return undefined;
+    // The row carries its page's state (static columns): the page's latest revision, or none.
     const row = await this.currentAt(ctx, title, at);
-    if (!row || row.page_id !== newest.page_id) return undefined;
+    if (!row || row.latest_rev === null) return undefined;
+    // The page's latest revision is of the page now at the title: no other row need be read.
     if (row.rev === row.latest_rev) return row.checked !== null && Date.parse(row.checked) >= at ? row : undefined;
     // Of the next revision, only what proves it: not its page's state, nor its other columns.
-    const { items } = await this.table.query(ctx, { attributes: { title, rev: { gt: row.rev } }, order: { rev: 'asc' }, proj: ['parent_id', 'page_id', 'timestamp'], limit: 1 });
-    const next = items[0] as Pick<RevisionRow, 'parent_id' | 'page_id' | 'timestamp'> | undefined;
+    const { items } = await this.table.query(ctx, { attributes: { title, rev: { gt: row.rev } }, order: { rev: 'asc' }, proj: ['rev', 'parent_id', 'page_id', 'timestamp'], limit: 1 });
+    const next = items[0] as Pick<RevisionRow, 'rev' | 'parent_id' | 'page_id' | 'timestamp'> | undefined;
     const provesIt = next && next.parent_id === row.rev && next.page_id === row.page_id && next.timestamp !== null && Date.parse(next.timestamp) > at;
-    return provesIt ? row : undefined;
+    if (!provesIt) return undefined;
+    // A page deleted and made again keeps the old page's rows in its partition: the row must be of
+    // the page now at the title, which the next revision shows when it is the latest, else the
+    // newest row (kept per page) does.
+    if (next.rev === row.latest_rev) return row;
+    const newest = await this.newest(ctx, title);
+    return newest?.page_id === row.page_id ? row : undefined;
   }
 }
