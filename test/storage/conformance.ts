@@ -246,6 +246,10 @@ export function storageConformance(backend: string, config: () => StorageConfig,
         const [after] = (await storage.get(domain, { table: 'types', attributes: { id: 'cas' } })).items;
         assert.equal(Buffer.from(after!.b as Buffer).toString(), 'yes');
         assert.equal(after!.s, 'Ab', 'columns not written keep their values');
+        // Every column but the key made null by a compare-and-set: the row is still there.
+        await storage.put(domain, { table: 'types', attributes: { id: 'bare', s: 'x' } });
+        await storage.put(domain, { table: 'types', attributes: { id: 'bare', s: null }, if: { s: { eq: 'x' } } });
+        assert.deepEqual((await storage.get(domain, { table: 'types', attributes: { id: 'bare' }, proj: ['id', 's'] })).items, [{ id: 'bare', s: null }]);
         await rejectsWith(storage.put(domain, { table: 'types', attributes: { id: 'absent', s: 'x' }, if: { s: { eq: 'x' } } }), 412);
         assert.equal((await storage.get(domain, { table: 'types', attributes: { id: 'absent' } })).items.length, 0);
         await storage.put(domain, { table: 'types', attributes: { id: 'brief', s: 'x', _ttl: 1 } });

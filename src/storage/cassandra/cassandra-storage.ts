@@ -357,8 +357,10 @@ export class CassandraTableStorage implements TableStorage {
       } else {
         const key = Object.fromEntries(keys.map((k) => [k, plan.row![k]]));
         const regular = Object.fromEntries(Object.entries(plan.row).filter(([c]) => !keys.includes(c)));
-        // The INSERT makes the row exist (its marker); `_exp` is the UPDATE's, written once.
-        statements.push(insertRowCql(table.main, key, undefined, ttl, false));
+        // One UPDATE: its `_exp` is always a value (NO_EXPIRY, never null), a live cell with the
+        // write's TTL, which keeps the row as a row marker would. An INSERT of the key beside it
+        // (a marker, needed while `_exp` was written null for rows that never expire) made every
+        // conditional update a batch of two statements.
         statements.push(updateCql(table.main, key, { ...regular, _exp: exp }, ttl, rowConditions));
       }
     }
