@@ -223,6 +223,18 @@ for (const { mode, backend, storage } of RUNS.filter((run) => BACKENDS.some((b) 
     const res = await get('/page/bodmin%20/html?ts=2020-01-01T00:00:00Z');
     assert.equal(res.status, 301);
     assert.equal(located(res), '/wiki.test/v1/page/Bodmin/html?ts=2020-01-01T00:00:00Z');
+    // Segments before the title spelt with percent-escapes reach the same route: the redirect is
+    // to the canonical URL of the same page and part, not to one the escapes' lengths shifted.
+    const origin = v1.slice(0, v1.indexOf('/wiki.test/v1'));
+    for (const [path, to] of [
+      ['/%77iki.test/v1/page/Bodmin/html', '/wiki.test/v1/page/Bodmin/html'],
+      ['/wiki.test/v%31/page/bodmin/html/2046', '/wiki.test/v1/page/Bodmin/html/2046'],
+      ['/wiki.test/v1/p%61ge/Bodmin/data-mw', '/wiki.test/v1/page/Bodmin/data-mw'],
+    ]) {
+      const moved = await request(`${origin}${path}`);
+      assert.equal(moved.status, 301, path);
+      assert.equal(located(moved), to, path);
+    }
     const filter = await get('/page/Bodmin/html?x=1');
     assert.equal(filter.status, 400, 'a query parameter the route does not take is refused, not ignored');
     assert.match(filter.json.detail, /'x'/);

@@ -17,8 +17,12 @@ export function titledHandler(normalize: NormalizeTitle) {
   return (fn: TitledHandler) => async (req: RouteRequest, ctx: RequestContext): Promise<Response> => {
     const title = await normalize(req);
     const prefix = `/${req.domain}/v1/page/`;
-    const rest = req.path.slice(prefix.length).replace(/^[^/]*/, '');
-    if (title !== req.params.title || req.path.slice(prefix.length).split('/', 1)[0] !== titleSegment(title)) {
+    // The path as sent: `/{domain}/v1/page/{title}/...`, any segment perhaps percent-encoded
+    // (`/%77iki.test/v%31/...` reaches the same route), so the title and what follows it are found
+    // by position, not by the length of the canonical prefix.
+    const segments = req.path.split('/');
+    const rest = segments.length > 5 ? `/${segments.slice(5).join('/')}` : '';
+    if (title !== req.params.title || segments[4] !== titleSegment(title) || `${segments.slice(0, 4).join('/')}/` !== prefix) {
       const query = req.uri.includes('?') ? req.uri.slice(req.uri.indexOf('?')) : '';
       return { status: 301, headers: { location: `${prefix}${titleSegment(title)}${rest}${query}`, 'cache-control': 'max-age=3600' } };
     }
