@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { branchSuite } from '../branch-suite.js';
-import { admin, BACKENDS, request, sleep, startProcess, type TestServer } from '../helpers.js';
+import { admin, BACKENDS, located, request, sleep, startProcess, type TestServer } from '../helpers.js';
 import { crashTestProcesses, FAST_FOLLOWER, startAgainstWiki, waitFor, WIKI_URL, WikiAdmin, type AgainstWiki } from '../wiki.js';
 
 const RUN = Date.now().toString(36);
@@ -111,6 +111,14 @@ describe("changes of drafts counted against the wiki's own edit rate limits", ()
     await waitFor('the oldest anonymous branch moved', 60_000, async () => ((await meta(anonymous[0]!)).status === 200 ? true : undefined));
     assert.equal((await meta(anonymous[anonymous.length - 1]!)).json.page, to.replace(/ /g, '_'));
     assert.equal((await meta(own.json.branch, session)).status, 200);
+    // Asked under another title, the branch redirects to the same part of it under its page, even
+    // where that title spells the branch's name.
+    const id = own.json.branch as string;
+    for (const other of [title.replace(/ /g, '_'), `${id[0]!.toUpperCase()}${id.slice(1)}`]) {
+      const moved = await request(`${url(other)}${own.json.branch}/wikitext`, { headers: session });
+      assert.equal(moved.status, 301, moved.text);
+      assert.equal(located(moved), `/wiki.test/v1/page/${encodeURIComponent(to.replace(/ /g, '_'))}/branches/${own.json.branch}/wikitext`);
+    }
   });
 
   it('refuses changes of drafts to a user or an address the wiki blocked from editing, as the wiki refuses their edits', async () => {

@@ -79,8 +79,10 @@ export function branchRoutes({ branches, callers, normalize, bodies }: BranchRou
         return await handle(req, ctx, await branches.get(ctx, req.domain, title, id, caller, need, { recentOk }), caller);
       } catch (e) {
         if (!(e instanceof BranchElsewhere)) throw e;
-        const at = req.path.toLowerCase().indexOf(id);
-        const rest = at < 0 ? '' : req.path.slice(at + id.length);
+        // What follows the branch in `/{domain}/v1/page/{title}/branches/{branch}/...`, found by
+        // position: the title may hold the branch's name.
+        const after = req.path.split('/').slice(7);
+        const rest = after.length > 0 ? `/${after.join('/')}` : '';
         const query = req.query.size ? `?${req.query}` : '';
         // A GET may follow a 301; a change keeps its method and body only through a 308.
         const status = req.method === 'GET' || req.method === 'HEAD' ? 301 : 308;
