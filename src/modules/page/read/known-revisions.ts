@@ -9,7 +9,6 @@ import type { CachePurger } from '../../../upstream/cache-purger.js';
 import type { Part } from '../../../upstream/parsoid.js';
 import { revisionText, wikitextIn, type KnownWikitext } from '../../../upstream/revision-text.js';
 import { RevisionBatches } from '../../../upstream/revision-batches.js';
-import { CHECK_AHEAD, HistoryWalks } from './history-walks.js';
 import { isUnavailable } from '../../../upstream/wiki.js';
 import { movedAway, PageMoved, RevisionMoved } from '../model/page-moves.js';
 import { pagePurge, latestPurge, revisionPurge } from '../model/purge-urls.js';
@@ -77,7 +76,6 @@ export class KnownRevisions {
   private readonly byTime = new RevisionHistory(this);
   /** Revisions described by the wiki in batches: the checks of stored revisions, and lookups of ids without their text. */
   private readonly described = new RevisionBatches((domain) => this.wikis.of(domain).api);
-  private readonly walks = new HistoryWalks();
 
 
   /** The domain's page_revisions table. */
@@ -168,39 +166,10 @@ export class KnownRevisions {
    * so hidden state is never stale for longer. While the wiki is down, what is stored stands.
    */
   async checkedWithWiki(ctx: RequestContext, domain: string, row: RevisionRow, force = false): Promise<RevisionRow> {
-    if (!force && !this.due(domain, row)) return this.servable(row);
-    if (!force) this.checkAhead(ctx, domain, row);
-    return this.recheck(ctx, domain, row, force);
-  }
-
-  /** Whether a stored revision is to be described by the wiki again before it is served. */
-  private due(domain: string, row: RevisionRow): boolean {
     const age = row.seen ? Date.now() - Date.parse(row.seen) : Infinity;
     const paused = (this.recheckPausedUntil.get(domain) ?? 0) > Date.now();
     // A deleted or moved page is learned again through its latest revision, not revision by revision.
-    return !paused && age > this.freshness.revisionRecheckMs && !row.deleted && !movedAway(row);
-  }
-
-  /**
-   * A read due for its check that continues a walk through the page's history: the revisions
-   * stored next in the walk's direction and due too are checked now, beside it (one query of the
-   * wiki's for them all), so the walk's next reads find them checked rather than each wait for
-   * the wiki. Checks ahead stay behind readers' own: bounded per wiki, and never wait for a place.
-   */
-  private checkAhead(ctx: RequestContext, domain: string, row: RevisionRow): void {
-    const side = this.walks.walked(domain, row.title, row.rev);
-    if (!side) return;
-    this.table(domain).beside(ctx, row.title, row.rev, side, CHECK_AHEAD).then((rows) => {
-      for (const next of rows) {
-        if (!this.due(domain, next) || !this.walks.begin(domain, next.title, next.rev)) continue;
-        this.recheck(ctx, domain, next, false)
-          .catch(() => undefined) // a revision gone or moved meanwhile is found so by its own read
-          .finally(() => this.walks.done(domain, next.title, next.rev));
-      }
-    }).catch((err: unknown) => this.log.warn({ err, domain, title: row.title }, 'checking revisions ahead of a walk failed'));
-  }
-
-  private async recheck(ctx: RequestContext, domain: string, row: RevisionRow, force: boolean): Promise<RevisionRow> {
+    if (!force && (paused || age <= this.freshness.revisionRecheckMs || row.deleted || movedAway(row))) return this.servable(row);
     const revs = this.table(domain);
     let page: ApiPage;
     try {

@@ -143,13 +143,6 @@ export class PageRevisions {
     return items as unknown as RevisionRow[];
   }
 
-  /** Up to `limit` stored revisions of the page next to `rev` on one side, nearest first. */
-  async beside(ctx: RequestContext, title: string, rev: number, side: 'older' | 'newer', limit: number): Promise<RevisionRow[]> {
-    const older = side === 'older';
-    const { items } = await this.table.query(ctx, { attributes: { title, rev: older ? { lt: rev } : { gt: rev } }, order: { rev: older ? 'desc' : 'asc' }, limit });
-    return items as unknown as RevisionRow[];
-  }
-
   /** Stores revisions as the wiki describes them (metadata only: render pointers stay). */
   async saveFromApi(ctx: RequestContext, title: string, page: ApiPage, revisions: ApiRevision[]): Promise<void> {
     for (const r of revisions) await this.write(ctx, title, fromApi(title, page, r));
